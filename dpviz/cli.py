@@ -1,0 +1,350 @@
+"""Command line: ``python -m dpviz <command>``.
+
+Errors print one line ``error: ...`` on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .audit import audit
+from .data import encode, read_csv
+from .depth import DEPTH_RULES, resolve_depth
+from .evaluation import cross_validate
+from .forest import DATA_SPLITS, DPRandomForestClassifier
+from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
+from .model_io import ReleasedForest
+from .schema import PrivacyLeakWarning, Schema, infer_schema
+
+
+class CliError(Exception):
+    """A user error: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise CliError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _epsilon(text: str) -> float:
+    try:
+        return _check_epsilon(float(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _depth_rule(text: str) -> str | int:
+    return int(text) if text.strip().lstrip("-").isdigit() else text
+
+
+def _emit(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(_json_safe(result)))
+        return
+    for key, value in result.items():
+        if isinstance(value, dict) and {"mean", "std"} <= value.keys():
+            print(f"{key:>26}: {value['mean']:.4f} ± {value['std']:.4f}")
+        elif isinstance(value, dict):
+            for sub, v in value.items():
+                print(f"{key + '.' + sub:>26}: {v}")
+        else:
+            print(f"{key:>26}: {value}")
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float | np.floating) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _load_data(args) -> tuple:
+    frame = read_csv(args.data)
+    if args.label not in frame.columns:
+        raise ValueError(
+            f"label column {args.label!r} is not in {args.data}; columns are: "
+            + ", ".join(frame.columns[:20])
+        )
+    if args.schema:
+        schema = Schema.load(args.schema)
+        if schema.label != args.label:
+            raise ValueError(
+                f"the schema's label is {schema.label!r} but --label is {args.label!r}"
+            )
+    else:
+        schema = infer_schema(frame, args.label)
+    encoded = encode(frame, schema, training=True)
+    for message in encoded.report.messages():
+        print(f"note: {message}", file=sys.stderr)
+    return frame, schema, encoded
+
+
+def _warn_mechanism(name: str) -> None:
+    mech = get_mechanism(name)
+    if not mech.private:
+        print(
+            f"warning: mechanism {name} is NOT differentially private: {mech.description}",
+            file=sys.stderr,
+        )
+
+
+def cmd_depth(args) -> dict:
+    depth = resolve_depth(args.rule, args.continuous, args.discrete)
+    print(depth)
+    return {}
+
+
+def cmd_mechanism(args) -> dict:
+    mech = get_mechanism(args.name)
+    counts = np.asarray([_parse_counts(args.counts)])
+    _warn_mechanism(mech.id)
+    return {
+        "mechanism": mech.id,
+        "probabilities": mech.probabilities(counts, args.epsilon)[0].tolist(),
+        "smooth_sensitivity": float(smooth_sensitivity(counts, args.epsilon)[0]),
+        "flip_probability": float(mech.flip_probability(counts, args.epsilon)[0]),
+        "private": mech.private,
+    }
+
+
+def _parse_counts(text: str) -> list[int]:
+    try:
+        counts = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"--counts must be whole numbers separated by commas, got {text!r}"
+        ) from None
+    if len(counts) < 2 or min(counts) < 0:
+        raise ValueError("--counts needs at least two non-negative counts, e.g. 5,10")
+    return counts
+
+
+def cmd_audit(args) -> dict:
+    result = audit(args.mechanism, args.epsilon, args.classes, args.max_count)
+    _warn_mechanism(args.mechanism)
+    return result.to_dict()
+
+
+def _model_args(args) -> dict:
+    return {
+        "epsilon": args.epsilon,
+        "n_estimators": args.trees,
+        "depth": args.depth,
+        "mechanism": args.mechanism,
+        "data_split": args.split,
+    }
+
+
+def cmd_evaluate(args) -> dict:
+    _check_algorithm(args.algorithm)
+    _warn_mechanism(args.mechanism)
+    _, schema, encoded = _load_data(args)
+    progress = None
+    if not args.json and sys.stderr.isatty():
+
+        def progress(done, total, message):
+            print(f"\r{message} ({done}/{total})", end="", file=sys.stderr)
+
+    result = cross_validate(
+        encoded,
+        schema,
+        folds=args.folds,
+        repeats=args.repeats,
+        seed=args.seed,
+        progress=progress,
+        **_model_args(args),
+    )
+    result["encoding"] = encoded.report.messages()
+    return result
+
+
+def cmd_train(args) -> dict:
+    _check_algorithm(args.algorithm)
+    _warn_mechanism(args.mechanism)
+    _, schema, encoded = _load_data(args)
+    model = DPRandomForestClassifier(schema=schema, random_state=args.seed, **_model_args(args))
+    model.fit_encoded(encoded, schema)
+    released = ReleasedForest.from_estimator(model)
+    Path(args.out).write_text(released.to_json(), encoding="utf-8")
+    ledger = model.ledger_
+    return {
+        "model": str(args.out),
+        "depth": model.depth_,
+        "n_records": encoded.n_records,
+        "fit_seconds": model.fit_seconds_,
+        "privacy": {
+            "epsilon_total": ledger.epsilon_total,
+            "private": ledger.private,
+            "summary": ledger.describe(),
+        },
+    }
+
+
+def cmd_predict(args) -> dict:
+    model = ReleasedForest.load(args.model)
+    frame = read_csv(args.data)
+    proba = model.predict_proba(frame)
+    predictions = model.classes_[np.argmax(proba, axis=1)]
+    out = frame[[]].copy()
+    out["prediction"] = predictions
+    for i, c in enumerate(model.classes_):
+        out[f"proba[{c}]"] = proba[:, i]
+    if args.out:
+        out.to_csv(args.out, index=False)
+    elif not args.json:
+        out.to_csv(sys.stdout, index=False)
+    return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
+
+
+def cmd_info(args) -> dict:
+    frame = read_csv(args.data)
+    schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    s, r = len(schema.continuous), len(schema.discrete)
+    branching = [2] * s + [len(f.values) for f in schema.discrete]
+    depths = {
+        rule: resolve_depth(rule, s, r, n_records=len(frame), branching=branching)
+        for rule in DEPTH_RULES
+    }
+    if args.schema_out:
+        Path(args.schema_out).write_text(schema.to_json(), encoding="utf-8")
+    return {
+        "n_rows": len(frame),
+        "label": schema.label,
+        "classes": list(schema.classes),
+        "n_continuous": s,
+        "n_discrete": r,
+        "features": {f.name: f.kind for f in schema.features},
+        "schema": schema.to_dict(),
+        "schema_inferred": schema.inferred,
+        "depth": depths,
+        "notes": ["the jpw depth uses the record count, which is not private"],
+    }
+
+
+def _check_algorithm(name: str) -> None:
+    if name != "fletcher_islam":
+        raise ValueError(f"unknown algorithm {name!r}; available: fletcher_islam")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m dpviz", description="Differentially private random forests.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("depth", help="tree depth under a depth rule")
+    p.add_argument("--continuous", type=int, required=True)
+    p.add_argument("--discrete", type=int, required=True)
+    p.add_argument("--rule", default="theorem2", choices=["theorem2", "half", "full"])
+    p.set_defaults(func=cmd_depth)
+
+    p = sub.add_parser("mechanism", help="exact output probabilities of a leaf mechanism")
+    p.add_argument("--name", required=True)
+    p.add_argument("--counts", required=True)
+    p.add_argument("--epsilon", type=_epsilon, required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_mechanism)
+
+    p = sub.add_parser("audit", help="exact worst-case privacy loss of a leaf mechanism")
+    p.add_argument("--mechanism", required=True)
+    p.add_argument("--epsilon", type=_epsilon, required=True)
+    p.add_argument("--classes", type=_positive_int, default=2)
+    p.add_argument("--max-count", type=_positive_int, default=40)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_audit)
+
+    def data_args(p, label=True):
+        p.add_argument("--data", required=True, help="CSV file")
+        p.add_argument("--label", required=label, help="label column")
+        p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
+
+    def model_args(p):
+        p.add_argument("--algorithm", default="fletcher_islam")
+        p.add_argument("--mechanism", default="permute_flip")
+        p.add_argument("--epsilon", type=_epsilon, required=True)
+        p.add_argument("--trees", type=_positive_int, default=100)
+        p.add_argument("--depth", type=_depth_rule, default="theorem2")
+        p.add_argument("--split", choices=DATA_SPLITS, default="disjoint")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("evaluate", help="cross-validate a DP forest")
+    data_args(p)
+    model_args(p)
+    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("train", help="train a DP forest and write its model JSON")
+    data_args(p)
+    model_args(p)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="predict with a model JSON")
+    p.add_argument("--model", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--out")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
+    data_args(p)
+    p.add_argument("--schema-out", help="write the (inferred) schema JSON here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        try:
+            args = parser.parse_args(argv)
+            result = args.func(args)
+        except (CliError, ValueError, OSError) as exc:
+            _flush_warnings(caught)
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            print(f"error: {message}", file=sys.stderr)
+            return 2
+        except MemoryError:
+            print(
+                "error: out of memory; use fewer trees, a smaller depth or fewer rows",
+                file=sys.stderr,
+            )
+            return 2
+    _flush_warnings(caught)
+    if result:
+        _emit(result, getattr(args, "json", False))
+    return 0
+
+
+def _flush_warnings(caught) -> None:
+    for w in caught:
+        if issubclass(w.category, PrivacyLeakWarning):
+            print(f"warning: {w.message}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

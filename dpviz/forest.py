@@ -1,0 +1,536 @@
+"""DPRandomForestClassifier: Fletcher & Islam's random decision forest with a private
+leaf mechanism (SPEC §2–§3)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from .data import EncodedData, encode
+from .depth import resolve_depth
+from .hashing import class_uniforms, tree_root_keys
+from .ledger import LedgerEntry, PrivacyLedger
+from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
+from .schema import PrivacyLeakWarning, Schema, as_text, infer_schema
+from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
+
+DATA_SPLITS = ("disjoint", "shared")
+MAX_TREES = 10_000
+
+
+def _seeds(random_state) -> tuple[int, int, int]:
+    """Structure, data-split and noise seeds from a scikit-learn style random_state."""
+    if isinstance(random_state, np.random.RandomState):
+        entropy = int(random_state.randint(0, 2**31 - 1))
+    elif isinstance(random_state, np.random.Generator):
+        entropy = int(random_state.integers(0, 2**63 - 1))
+    elif random_state is None or isinstance(random_state, Integral):
+        entropy = None if random_state is None else int(random_state)
+        if entropy is not None and entropy < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
+    else:
+        raise ValueError(
+            f"random_state must be None, an int or a numpy generator, got {random_state!r}"
+        )
+    state = np.random.SeedSequence(entropy).generate_state(3, dtype=np.uint64)
+    return tuple(int(v) for v in state)
+
+
+def space_for(schema: Schema, depth: int) -> TreeSpace:
+    return TreeSpace(
+        lows=np.array([f.low for f in schema.continuous], dtype=np.float64),
+        highs=np.array([f.high for f in schema.continuous], dtype=np.float64),
+        n_values=np.array([len(f.values) for f in schema.discrete], dtype=np.int64),
+        max_depth=depth,
+    )
+
+
+def feature_order(schema: Schema) -> list[str]:
+    """Feature names in the trees' internal order: continuous first, then discrete."""
+    return [f.name for f in schema.continuous] + [f.name for f in schema.discrete]
+
+
+def assign_pairs(n_records: int, n_trees: int, data_split: str, split_seed: int, trees=None):
+    """(record, tree) pairs used for training: disjoint parts or all data in every tree."""
+    if trees is None:
+        trees = np.arange(n_trees)
+    if data_split == "shared":
+        return np.tile(np.arange(n_records), len(trees)), np.repeat(trees, n_records)
+    perm = np.random.default_rng(split_seed).permutation(n_records)
+    tree_of = np.empty(n_records, dtype=np.int64)
+    tree_of[perm] = np.arange(n_records) * n_trees // n_records
+    keep = np.isin(tree_of, trees)
+    return np.flatnonzero(keep), tree_of[keep]
+
+
+@dataclass
+class LeafOutputs:
+    """Released outputs of some leaves: labels, and noisy counts for count mechanisms."""
+
+    labels: np.ndarray
+    noisy_counts: np.ndarray | None
+
+
+class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private random decision forest (Fletcher & Islam 2017, 2021 addendum).
+
+    The trees are drawn without looking at the data; the data is read once, to release
+    one output per leaf through ``mechanism``. With ``data_split="disjoint"`` each tree
+    sees its own part of the records and spends the full ``epsilon`` (parallel
+    composition); with ``"shared"`` every tree sees all records and spends
+    ``epsilon / n_estimators`` (sequential composition).
+
+    Privacy: the released model (structure and leaf outputs) is ``epsilon``-DP under
+    add/remove-one neighbours when ``mechanism`` is proven DP (``permute_flip``,
+    ``count_em``, ``global_em``, ``laplace_counts``) and the schema is public. It is
+    NOT DP with ``smooth_em`` (withdrawn in 2021), with ``none``, or when the schema
+    was inferred from the data. ``ledger_`` states which holds.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget.
+    n_estimators : int, default=100
+        Number of trees.
+    depth : {"theorem2", "half", "full", "jpw"} or int, default="theorem2"
+        Depth rule (SPEC §2) or a fixed depth.
+    mechanism : str, default="permute_flip"
+        Leaf mechanism id from ``dpviz.mechanisms.MECHANISMS``.
+    data_split : {"disjoint", "shared"}, default="disjoint"
+    schema : Schema, dict, str or None, default=None
+        Public schema; a path to its JSON file also works. None infers it from the
+        data with a PrivacyLeakWarning (the guarantee is then void).
+    random_state : int, numpy generator or None, default=None
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        n_estimators: int = 100,
+        depth: str | int = "theorem2",
+        mechanism: str = "permute_flip",
+        data_split: str = "disjoint",
+        schema=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.n_estimators = n_estimators
+        self.depth = depth
+        self.mechanism = mechanism
+        self.data_split = data_split
+        self.schema = schema
+        self.random_state = random_state
+
+    # --- validation -------------------------------------------------------------------
+
+    def _validate_params(self) -> None:
+        _check_epsilon(self.epsilon)
+        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, Integral):
+            raise ValueError(f"n_estimators must be a whole number, got {self.n_estimators!r}")
+        if not 1 <= self.n_estimators <= MAX_TREES:
+            raise ValueError(
+                f"n_estimators must be between 1 and {MAX_TREES}, got {self.n_estimators}"
+            )
+        get_mechanism(self.mechanism)
+        if self.data_split not in DATA_SPLITS:
+            raise ValueError(f"data_split must be 'disjoint' or 'shared', got {self.data_split!r}")
+
+    def _resolve_schema(self, X, y) -> Schema:
+        if isinstance(self.schema, Schema):
+            return self.schema
+        if isinstance(self.schema, dict):
+            return Schema.from_dict(self.schema)
+        if isinstance(self.schema, str):
+            return Schema.load(self.schema)
+        if self.schema is not None:
+            raise ValueError("schema must be a Schema, a dict, a path to a JSON file or None")
+        frame = X.copy() if isinstance(X, pd.DataFrame) else _array_frame(X)
+        frame["__label__"] = np.asarray(y, dtype=object)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            schema = infer_schema(
+                frame, "__label__", numeric_is_continuous=not isinstance(X, pd.DataFrame)
+            )
+        warnings.warn(
+            "no public schema was given, so the class list and feature domains were "
+            "inferred from the training data. That reads the raw records without noise: "
+            "this model is NOT differentially private. Pass schema=... for a guarantee.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return schema
+
+    def _frame(self, X, schema: Schema) -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            return X
+        array = _as_2d(X)
+        if array.shape[1] != len(schema.features):
+            raise ValueError(
+                f"X has {array.shape[1]} features, but the schema lists {len(schema.features)}"
+            )
+        return pd.DataFrame(array, columns=schema.feature_names)
+
+    # --- fitting ----------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Draw the trees, route the records, and release every leaf's output."""
+        self._validate_params()
+        if y is None:
+            raise ValueError("fit needs the labels y")
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        X_checked = X if isinstance(X, pd.DataFrame) else _as_2d(X)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            y = np.ravel(y) if y.ndim == 2 and y.shape[1] == 1 else y
+            if y.ndim != 1:
+                raise ValueError("y must be one label per record (a 1-d array)")
+        if len(y) != len(X_checked):
+            raise ValueError(f"X has {len(X_checked)} rows but y has {len(y)} labels")
+        if len(y) == 0:
+            raise ValueError("cannot fit on 0 samples")
+        schema = self._resolve_schema(X_checked, y)
+        frame = self._frame(X_checked, schema).copy()
+        frame[schema.label] = np.asarray(y, dtype=object)
+        self.n_features_in_ = len(schema.features)
+        self.schema_ = schema
+        encoded = encode(frame, schema, training=True)
+        if np.unique(encoded.y).size < 2 and schema.inferred:
+            raise ValueError("the training labels hold only one class; a classifier needs two")
+        self.classes_ = _class_array(schema.classes, y)
+        return self._fit_encoded(encoded)
+
+    def fit_encoded(self, encoded: EncodedData, schema: Schema):
+        """Fit on records already encoded against ``schema`` (used by the evaluation
+        engine so that a dataset is parsed once for all folds)."""
+        self._validate_params()
+        self.schema_ = schema
+        self.n_features_in_ = len(schema.features)
+        self.classes_ = np.asarray(schema.classes, dtype=object)
+        return self._fit_encoded(encoded)
+
+    def _fit_encoded(self, encoded: EncodedData):
+        start = time.perf_counter()
+        schema = self.schema_
+        mech = get_mechanism(self.mechanism)
+        self.encoding_report_ = encoded.report
+        branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
+        self.depth_ = resolve_depth(
+            self.depth,
+            len(schema.continuous),
+            len(schema.discrete),
+            n_records=encoded.n_records,
+            branching=branching,
+        )
+        structure_seed, split_seed, noise_seed = _seeds(self.random_state)
+        self.space_ = space_for(schema, self.depth_)
+        self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
+        self._noise_seed = noise_seed
+        self.tree_epsilon_ = (
+            float(self.epsilon) / self.n_estimators
+            if self.data_split == "shared"
+            else float(self.epsilon)
+        )
+        keys, trees, depths, counts, nodes = [], [], [], [], []
+        k = len(schema.classes)
+        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
+            rec, tree = assign_pairs(
+                encoded.n_records, self.n_estimators, self.data_split, split_seed, chunk
+            )
+            routed = route(
+                self.space_,
+                self.root_keys_,
+                encoded.continuous,
+                encoded.discrete,
+                rec,
+                tree,
+                keep_nodes=True,
+            )
+            n_leaves = len(routed.leaf_keys)
+            cnt = np.bincount(
+                routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k
+            ).reshape(n_leaves, k)
+            keys.append(routed.leaf_keys)
+            trees.append(routed.leaf_tree)
+            depths.append(routed.leaf_depth)
+            counts.append(cnt)
+            nodes.append((routed.leaf_keys, routed.leaf_node, routed.nodes))
+        order = np.argsort(np.concatenate(keys), kind="stable")
+        self.leaf_keys_ = np.concatenate(keys)[order]
+        self.leaf_tree_ = np.concatenate(trees)[order]
+        self.leaf_depth_ = np.concatenate(depths)[order]
+        self.leaf_counts_ = np.concatenate(counts)[order]
+        self.n_train_records_ = encoded.n_records
+        self._fit_nodes = nodes
+        released = self._release(self.leaf_keys_, self.leaf_counts_)
+        self.leaf_labels_ = released.labels
+        self.leaf_noisy_counts_ = released.noisy_counts
+        self.ledger_ = self._build_ledger(mech)
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    def _release(self, keys: np.ndarray, counts: np.ndarray) -> LeafOutputs:
+        mech = get_mechanism(self.mechanism)
+        uniforms = class_uniforms(self._noise_seed, keys, len(self.classes_))
+        labels, noisy = mech.release(counts, self.tree_epsilon_, uniforms)
+        return LeafOutputs(labels.astype(np.int64), noisy)
+
+    def _build_ledger(self, mech) -> PrivacyLedger:
+        ledger = PrivacyLedger()
+        tau, eps_t = self.n_estimators, self.tree_epsilon_
+        if self.schema_.inferred:
+            ledger.add_sequential(
+                LedgerEntry(
+                    "class list and feature domains (inferred from the data)",
+                    "all records, without noise",
+                    float("inf"),
+                    private=False,
+                )
+            )
+        if self.data_split == "disjoint":
+            share = 100.0 / tau
+            ledger.add_parallel(
+                [
+                    LedgerEntry(
+                        f"{mech.id} leaf outputs of tree {t + 1}",
+                        f"disjoint part {t + 1} of {tau} (~{share:.3g}% of the records)",
+                        eps_t,
+                        mech.private,
+                    )
+                    for t in range(tau)
+                ],
+                summary=(
+                    f"Each of {tau} trees saw a disjoint ~{share:.3g}% of the records and "
+                    f"spent ε = {eps_t:g} on its leaf outputs ({mech.id})"
+                ),
+            )
+        else:
+            for t in range(tau):
+                ledger.add_sequential(
+                    LedgerEntry(
+                        f"{mech.id} leaf outputs of tree {t + 1}",
+                        "all records",
+                        eps_t,
+                        mech.private,
+                    )
+                )
+        if not mech.private:
+            ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
+        if self.depth == "jpw":
+            ledger.notes.append(
+                "The jpw depth rule reads the number of records, which is not private."
+            )
+        return ledger
+
+    # --- prediction -------------------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "leaf_keys_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                "this DPRandomForestClassifier is not fitted yet; call fit(X, y) first"
+            )
+
+    def _encode_predict(self, X) -> EncodedData:
+        self._check_fitted()
+        if isinstance(X, pd.DataFrame):
+            frame = X
+        else:
+            array = _as_2d(X)
+            if array.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {array.shape[1]} features, but the model was fitted with "
+                    f"{self.n_features_in_}"
+                )
+            frame = pd.DataFrame(array, columns=self.schema_.feature_names)
+        return encode(frame, self.schema_, training=False)
+
+    def _votes(self, encoded: EncodedData) -> np.ndarray:
+        n, k = encoded.n_records, len(self.classes_)
+        counts_mech = get_mechanism(self.mechanism).releases == "counts"
+        votes = np.zeros(n * k)
+        for chunk in _tree_chunks(self.n_estimators, n, "shared"):
+            rec = np.tile(np.arange(n), len(chunk))
+            tree = np.repeat(chunk, n)
+            routed = route(
+                self.space_, self.root_keys_, encoded.continuous, encoded.discrete, rec, tree
+            )
+            outputs = self._outputs(routed.leaf_keys)
+            voting = routed.pair_leaf >= 0
+            rec, leaf = rec[voting], routed.pair_leaf[voting]
+            if counts_mech:
+                noisy = np.clip(outputs.noisy_counts[leaf], 0.0, None)
+                for c in range(k):
+                    votes[c::k] += np.bincount(rec, weights=noisy[:, c], minlength=n)
+            else:
+                votes += np.bincount(rec * k + outputs.labels[leaf], minlength=n * k)
+        return votes.reshape(n, k)
+
+    def _outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs of leaves by key; leaves no training record reached get the
+        mechanism's output on all-zero counts, drawn from their own key's noise."""
+        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
+        trained = self.leaf_keys_[pos] == keys
+        labels = np.empty(len(keys), dtype=np.int64)
+        labels[trained] = self.leaf_labels_[pos[trained]]
+        noisy = None
+        empty = self._release(
+            keys[~trained], np.zeros((int((~trained).sum()), len(self.classes_)))
+        )
+        labels[~trained] = empty.labels
+        if self.leaf_noisy_counts_ is not None:
+            noisy = np.empty((len(keys), len(self.classes_)))
+            noisy[trained] = self.leaf_noisy_counts_[pos[trained]]
+            noisy[~trained] = empty.noisy_counts
+        return LeafOutputs(labels, noisy)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
+        return _normalise(self._votes(self._encode_predict(X)))
+
+    def predict(self, X) -> np.ndarray:
+        """Majority vote of the trees; vote ties go to the lowest class index."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    # --- diagnostics (NOT private) ----------------------------------------------------
+
+    def leaf_table(self, *, path_rules: bool = True) -> pd.DataFrame:
+        """One row per non-empty leaf, from the raw data: NOT private, for the data owner."""
+        self._check_fitted()
+        mech = get_mechanism(self.mechanism)
+        counts = self.leaf_counts_
+        eps = self.tree_epsilon_
+        majority = is_majority(counts)
+        true_major = np.argmax(counts + 0.0, axis=1)
+        flipped = ~majority[np.arange(len(counts)), self.leaf_labels_]
+        names = [str(c) for c in self.schema_.classes]
+        table = pd.DataFrame(
+            {
+                "tree": self.leaf_tree_ + 1,
+                "depth": self.leaf_depth_,
+                "n_records": counts.sum(axis=1),
+                **{f"count[{c}]": counts[:, i] for i, c in enumerate(names)},
+                "gap_j": gap(counts),
+                "smooth_sensitivity": np.exp(-gap(counts) * eps),
+                "released_label": np.asarray(names, dtype=object)[self.leaf_labels_],
+                "true_majority": np.asarray(names, dtype=object)[true_major],
+                "flipped": flipped,
+                "flip_probability": mech.flip_probability(counts, eps),
+                "empty": False,
+            }
+        )
+        if path_rules:
+            table.insert(2, "path", self._path_rules())
+        return table.sort_values(["tree", "depth"], kind="stable").reset_index(drop=True)
+
+    def _path_rules(self) -> list[str]:
+        """Each trained leaf's path as text, from the node table kept at fit time."""
+        s = self.space_.n_continuous
+        names = feature_order(self.schema_)
+        disc_values = [f.values for f in self.schema_.discrete]
+        lookup: dict[int, str] = {}
+        for leaf_keys, leaf_node, nodes in self._fit_nodes:
+            feature, child = nodes["feature"].astype(int), nodes["child"].astype(int)
+            edge = np.array(
+                [
+                    ""
+                    if f < 0
+                    else f"{names[f]} {'≥' if c == 1 else '<'} {t:.4g}"
+                    if f < s
+                    else f"{names[f]} = {disc_values[f - s][c]}"
+                    for f, c, t in zip(feature, child, nodes["threshold"])
+                ],
+                dtype=object,
+            )
+            text = edge.copy()
+            parent, depth = nodes["parent"].astype(int), nodes["depth"]
+            for d in range(2, int(depth.max(initial=0)) + 1):
+                at = np.flatnonzero(depth == d)
+                text[at] = text[parent[at]] + " ∧ " + edge[at]
+            lookup.update(zip(leaf_keys.tolist(), text[leaf_node].tolist()))
+        return [lookup.get(k) or "(root)" for k in self.leaf_keys_.tolist()]
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Forest-level diagnostics from the raw data (NOT private)."""
+        self._check_fitted()
+        if not hasattr(self, "_diagnostics"):
+            self._diagnostics = self._compute_diagnostics()
+        return self._diagnostics
+
+    def _compute_diagnostics(self) -> dict:
+        mech = get_mechanism(self.mechanism)
+        counts = self.leaf_counts_
+        majority = is_majority(counts)
+        flipped = ~majority[np.arange(len(counts)), self.leaf_labels_]
+        totals, exact = estimate_leaves(self.space_, self.root_keys_)
+        n_leaves = float(totals.sum())
+        return {
+            "n_leaves_total": n_leaves,
+            "n_leaves_total_exact": bool(exact.all()),
+            "n_leaves_nonempty": int(len(counts)),
+            "empty_leaf_pct": 100.0 * (1.0 - len(counts) / n_leaves),
+            "flipped_leaf_pct": 100.0 * float(flipped.mean()) if len(counts) else 0.0,
+            "expected_flip_pct": 100.0
+            * float(mech.flip_probability(counts, self.tree_epsilon_).mean())
+            if len(counts)
+            else 0.0,
+            "mean_smooth_sensitivity": float(np.exp(-gap(counts) * self.tree_epsilon_).mean())
+            if len(counts)
+            else float("nan"),
+            "mean_gap": float(gap(counts).mean()) if len(counts) else float("nan"),
+        }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+def _tree_chunks(n_trees: int, n_records: int, data_split: str):
+    per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
+    size = max(1, PAIR_CHUNK // max(1, per_tree))
+    return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
+
+
+def _normalise(votes: np.ndarray) -> np.ndarray:
+    total = votes.sum(axis=1, keepdims=True)
+    k = votes.shape[1]
+    return np.divide(votes, total, out=np.full_like(votes, 1.0 / k), where=total > 0)
+
+
+def _as_2d(X) -> np.ndarray:
+    array = np.asarray(X)
+    if array.ndim != 2:
+        raise ValueError(
+            f"X must be 2-dimensional (records × features), got {array.ndim} dimension(s); "
+            "reshape a single feature with X.reshape(-1, 1)"
+        )
+    if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+        raise ValueError("X holds NaN or infinite values; impute or drop them first")
+    if array.dtype.kind == "c":
+        raise ValueError("X holds complex numbers; dpviz needs real features")
+    return array
+
+
+def _array_frame(X: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+
+
+def _class_array(classes: tuple[str, ...], y: np.ndarray) -> np.ndarray:
+    """Class labels in the type of y where they round-trip (ints stay ints)."""
+    values = np.unique(y[pd.notna(y)]) if y.dtype == object else np.unique(y)
+    by_text = {as_text(v): v for v in values}
+    if all(c in by_text for c in classes):
+        return np.asarray([by_text[c] for c in classes])
+    return np.asarray(classes, dtype=object)

@@ -1,0 +1,59 @@
+"""Counter-based pseudo-randomness keyed by 64-bit node identifiers.
+
+Tree structure and leaf noise are drawn from hashes of a node's key, not from a
+sequential generator, so that the same node always gets the same draw whatever
+order nodes are visited in (training, prediction, a sweep, a data partition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
+_MUL2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+SALT_FEATURE = np.uint64(0x243F6A8885A308D3)
+SALT_THRESHOLD = np.uint64(0x13198A2E03707344)
+SALT_CHILD = np.uint64(0xA4093822299F31D0)
+SALT_TREE = np.uint64(0x082EFA98EC4E6C89)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """Mix 64-bit integers (SplitMix64 finaliser); wraps modulo 2**64."""
+    x = np.asarray(x, dtype=np.uint64)
+    # 1-d arrays wrap silently; numpy scalars would warn on the intended overflow.
+    z = x.reshape(-1) + _GOLDEN
+    z = (z ^ (z >> _S30)) * _MUL1
+    z = (z ^ (z >> _S27)) * _MUL2
+    return (z ^ (z >> _S31)).reshape(x.shape)
+
+
+def to_unit(z: np.ndarray) -> np.ndarray:
+    """Map 64-bit hashes to floats strictly inside (0, 1)."""
+    return ((z >> _S11).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def uniform(keys: np.ndarray, salt: np.uint64) -> np.ndarray:
+    """One uniform draw in (0, 1) per key, independent across salts."""
+    return to_unit(splitmix64(np.asarray(keys, dtype=np.uint64) ^ salt))
+
+
+def child_keys(parent_keys: np.ndarray, child_index: np.ndarray) -> np.ndarray:
+    """Key of child ``child_index`` of each parent node."""
+    idx = np.asarray(child_index, dtype=np.uint64)
+    return splitmix64(np.asarray(parent_keys, dtype=np.uint64) ^ splitmix64(idx ^ SALT_CHILD))
+
+
+def tree_root_keys(structure_seed: int, n_trees: int) -> np.ndarray:
+    """Root keys of ``n_trees`` trees drawn from one structure seed."""
+    base = splitmix64(np.uint64(structure_seed))
+    return splitmix64(base ^ splitmix64(np.arange(n_trees, dtype=np.uint64) ^ SALT_TREE))
+
+
+def class_uniforms(noise_seed: int, leaf_keys: np.ndarray, n_classes: int) -> np.ndarray:
+    """Uniforms of shape (n_leaves, n_classes) for each leaf's mechanism noise."""
+    leaf = splitmix64(np.asarray(leaf_keys, dtype=np.uint64) ^ splitmix64(np.uint64(noise_seed)))
+    cls = splitmix64(np.arange(1, n_classes + 1, dtype=np.uint64) * _GOLDEN)
+    return to_unit(splitmix64(leaf[:, None] ^ cls[None, :]))

@@ -1,0 +1,100 @@
+"""The privacy ledger: every query on the data, its budget, and how the parts compose.
+
+The total ε shown anywhere in dpviz is computed here, never typed in by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One query: what it released, which records it read, and its ε."""
+
+    query: str
+    data: str
+    epsilon: float
+    private: bool = True
+
+
+@dataclass
+class PrivacyLedger:
+    """Queries grouped into parallel groups that compose sequentially.
+
+    Each group holds queries on disjoint parts of the data (parallel composition:
+    the group costs its largest ε); the groups read overlapping data, so their costs
+    add up (sequential composition). Add/remove-one neighbours, pure ε-DP.
+    """
+
+    groups: list[list[LedgerEntry]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summaries: list[str | None] = field(default_factory=list)
+
+    def add_parallel(self, entries: list[LedgerEntry], summary: str | None = None) -> None:
+        """Record queries on pairwise disjoint parts of the data (``summary``: in words)."""
+        if not entries:
+            raise ValueError("a ledger group needs at least one query")
+        self.groups.append(list(entries))
+        self.summaries.append(summary)
+
+    def add_sequential(self, entry: LedgerEntry) -> None:
+        """Record a query on data that other groups also read."""
+        self.groups.append([entry])
+        self.summaries.append(None)
+
+    @property
+    def entries(self) -> list[LedgerEntry]:
+        return [e for group in self.groups for e in group]
+
+    @property
+    def private(self) -> bool:
+        return bool(self.groups) and all(e.private for e in self.entries)
+
+    @property
+    def epsilon_total(self) -> float | None:
+        """Proven total ε, or None when some query has no privacy proof."""
+        if not self.private:
+            return None
+        return float(sum(max(e.epsilon for e in group) for group in self.groups))
+
+    def describe(self) -> str:
+        """The ledger in words, for people who are not DP experts."""
+        if not self.groups:
+            return "No query has read the data yet."
+        lines = []
+        for group, summary in zip(self.groups, self.summaries):
+            first = group[0]
+            cost = max(e.epsilon for e in group)
+            if len(group) > 1:
+                said = summary or (
+                    f"{len(group)} queries ({first.query}, …) each read a disjoint part of the "
+                    f"data and spent up to ε = {cost:g}"
+                )
+                lines.append(f"{said} → together ε = {cost:g} by parallel composition.")
+            else:
+                lines.append(f"{first.query} read {first.data} and spent ε = {first.epsilon:g}.")
+        if len(self.groups) > 1:
+            lines.append(
+                f"These {len(self.groups)} groups read overlapping data, so their costs add up "
+                "(sequential composition)."
+            )
+        total = self.epsilon_total
+        if total is None:
+            lines.append(
+                "At least one query has NO differential-privacy proof, so the model carries NO "
+                "privacy guarantee."
+            )
+        else:
+            lines.append(f"Total: the released model is {total:g}-differentially private.")
+        lines.extend(self.notes)
+        return " ".join(lines)
+
+    def to_dict(self) -> dict:
+        return {
+            "epsilon_total": self.epsilon_total,
+            "private": self.private,
+            "groups": [[e.__dict__ for e in group] for group in self.groups],
+            "notes": list(self.notes),
+            "summary": self.describe(),
+        }

@@ -1,0 +1,274 @@
+"""The public schema: label, class list and each feature's public domain.
+
+Differential privacy protects the records, not the schema: the classes and the
+feature domains are assumed public and must come from the user. Inferring them
+from the data reads the data without noise and voids the guarantee, so every
+inference raises a :class:`PrivacyLeakWarning`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+MISSING = "<missing>"
+MAX_CLASSES = 100
+MAX_DISCRETE_VALUES = 1000
+# An integer column with at most this many distinct values is inferred as discrete.
+DISCRETE_INTEGER_LIMIT = 10
+
+
+class PrivacyLeakWarning(UserWarning):
+    """The privacy guarantee does not hold because public facts were read from the data."""
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature and its public domain.
+
+    Continuous features carry ``[low, high]``; discrete ones their value list.
+    """
+
+    name: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    values: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind == "continuous":
+            if self.low is None or self.high is None:
+                raise ValueError(f"continuous feature {self.name!r} needs a min and a max")
+            if not (math.isfinite(self.low) and math.isfinite(self.high)):
+                raise ValueError(f"feature {self.name!r}: min and max must be finite numbers")
+            if self.low > self.high:
+                raise ValueError(
+                    f"feature {self.name!r}: min {self.low} is above max {self.high}; swap them"
+                )
+        elif self.kind == "discrete":
+            if len(self.values) == 0:
+                raise ValueError(f"discrete feature {self.name!r} needs at least one value")
+            if len(set(self.values)) != len(self.values):
+                raise ValueError(f"discrete feature {self.name!r} lists a value twice")
+            if len(self.values) > MAX_DISCRETE_VALUES:
+                raise ValueError(
+                    f"discrete feature {self.name!r} has {len(self.values)} values; at most "
+                    f"{MAX_DISCRETE_VALUES} are supported — drop it or bin it first"
+                )
+        else:
+            raise ValueError(
+                f"feature {self.name!r}: type must be 'continuous' or 'discrete', "
+                f"not {self.kind!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kind == "continuous":
+            return {"name": self.name, "type": "continuous", "min": self.low, "max": self.high}
+        return {"name": self.name, "type": "discrete", "values": list(self.values)}
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Label column, public class list and public feature domains."""
+
+    label: str
+    classes: tuple[str, ...]
+    features: tuple[Feature, ...]
+    inferred: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.classes) < 2:
+            raise ValueError(
+                f"label {self.label!r} needs at least 2 classes, got {len(self.classes)}; "
+                "a classifier cannot learn from one class"
+            )
+        if len(self.classes) > MAX_CLASSES:
+            raise ValueError(
+                f"label {self.label!r} has {len(self.classes)} distinct values; dpviz "
+                f"classifies into at most {MAX_CLASSES} classes — pick a categorical label "
+                "column or bin this one"
+            )
+        if len(set(self.classes)) != len(self.classes):
+            raise ValueError("the class list names a class twice")
+        if not self.features:
+            raise ValueError("the schema has no features besides the label")
+        names = [f.name for f in self.features]
+        if len(set(names)) != len(names):
+            raise ValueError("two features have the same name")
+        if self.label in names:
+            raise ValueError(f"the label {self.label!r} is also listed as a feature")
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    @property
+    def continuous(self) -> list[Feature]:
+        return [f for f in self.features if f.kind == "continuous"]
+
+    @property
+    def discrete(self) -> list[Feature]:
+        return [f for f in self.features if f.kind == "discrete"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "classes": list(self.classes),
+            "features": [f.to_dict() for f in self.features],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Schema:
+        """Build a schema from its JSON form, with messages that say what to fix."""
+        if not isinstance(data, dict):
+            raise ValueError("a schema must be a JSON object with label, classes and features")
+        for key in ("label", "classes", "features"):
+            if key not in data:
+                raise ValueError(f"the schema has no {key!r} entry")
+        if not isinstance(data["classes"], list) or not isinstance(data["features"], list):
+            raise ValueError("schema 'classes' and 'features' must be lists")
+        features = []
+        for i, item in enumerate(data["features"]):
+            if not isinstance(item, dict) or "name" not in item or "type" not in item:
+                raise ValueError(f"schema feature #{i + 1} needs a 'name' and a 'type'")
+            if item["type"] == "continuous":
+                try:
+                    low, high = float(item["min"]), float(item["max"])
+                except (KeyError, TypeError, ValueError):
+                    raise ValueError(
+                        f"continuous feature {item['name']!r} needs numeric 'min' and 'max'"
+                    ) from None
+                features.append(Feature(str(item["name"]), "continuous", low, high))
+            else:
+                values = item.get("values")
+                if item["type"] == "discrete" and not isinstance(values, list):
+                    raise ValueError(f"discrete feature {item['name']!r} needs a 'values' list")
+                features.append(
+                    Feature(
+                        str(item["name"]),
+                        str(item["type"]),
+                        values=tuple(str(v) for v in values or ()),
+                    )
+                )
+        return cls(
+            label=str(data["label"]),
+            classes=tuple(str(c) for c in data["classes"]),
+            features=tuple(features),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Schema:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the schema is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Schema:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ValueError(f"schema file {str(path)!r} does not exist") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"schema file {str(path)!r} is not UTF-8 text") from None
+        return cls.from_json(text)
+
+
+def _is_integer_valued(values: np.ndarray) -> bool:
+    return bool(np.all(np.equal(np.floor(values), values)))
+
+
+def infer_feature(name: str, column: pd.Series, *, numeric_is_continuous: bool = False) -> Feature:
+    """Infer one feature's type and domain from data (leaks: see PrivacyLeakWarning)."""
+    present = column.dropna()
+    numeric = pd.to_numeric(present, errors="coerce")
+    is_numeric = len(present) > 0 and not numeric.isna().any()
+    if is_numeric:
+        values = numeric.to_numpy(dtype=np.float64)
+        few_integers = (
+            _is_integer_valued(values) and len(np.unique(values)) <= DISCRETE_INTEGER_LIMIT
+        )
+        if numeric_is_continuous or not few_integers:
+            if not np.all(np.isfinite(values)):
+                raise ValueError(f"column {name!r} holds infinite values; remove them")
+            return Feature(name, "continuous", float(values.min()), float(values.max()))
+    labels = sorted({as_text(v) for v in present}, key=_natural_key)
+    if column.isna().any():
+        labels.append(MISSING)
+    if not labels:
+        raise ValueError(f"column {name!r} is empty; drop it")
+    return Feature(name, "discrete", values=tuple(labels))
+
+
+def as_text(value: Any) -> str:
+    """Canonical text of a cell, so that 3, 3.0 and "3" name the same category."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _natural_key(text: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def infer_schema(
+    frame: pd.DataFrame,
+    label: str,
+    *,
+    numeric_is_continuous: bool = False,
+    warn: bool = True,
+) -> Schema:
+    """Infer a schema from the data itself.
+
+    This reads the raw data without noise: the class list and the domains it
+    returns are not private, and a model trained with them is not ε-DP.
+    A :class:`PrivacyLeakWarning` says so unless ``warn=False`` (for callers
+    that show their own warning).
+    """
+    if label not in frame.columns:
+        raise ValueError(
+            f"label column {label!r} is not in the data; columns are: "
+            + ", ".join(map(str, frame.columns[:20]))
+        )
+    if warn:
+        warnings.warn(
+            "the schema (class list and feature domains) was inferred from the data. "
+            "This reads the raw records without noise, so the model is NOT differentially "
+            "private; supply a public schema (--schema) for a real guarantee.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+    labels = frame[label].dropna()
+    classes = sorted({as_text(v) for v in labels}, key=_natural_key)
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(
+            f"label {label!r} has {len(classes)} distinct values; dpviz classifies into at most "
+            f"{MAX_CLASSES} classes — pick a categorical label column or bin this one"
+        )
+    if len(classes) < 2:
+        found = f"only {classes[0]!r}" if classes else "no values"
+        raise ValueError(
+            f"label {label!r} has {found}; a classifier needs at least 2 classes in the data"
+        )
+    features = tuple(
+        infer_feature(str(c), frame[c], numeric_is_continuous=numeric_is_continuous)
+        for c in frame.columns
+        if c != label
+    )
+    return Schema(label=str(label), classes=tuple(classes), features=features, inferred=True)
