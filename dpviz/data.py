@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -17,12 +18,18 @@ MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 _SNIFF_BYTES = 64 * 1024
 
 
-def read_csv(source: str | Path | IO[bytes] | bytes, *, max_bytes: int = MAX_UPLOAD_BYTES):
+def read_csv(
+    source: str | Path | IO[bytes] | bytes,
+    *,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    min_columns: int = 2,
+):
     """Read a CSV file into a DataFrame of strings (empty cells become NaN).
 
     Every cell stays text so that the schema, not pandas, decides which columns are
     numbers. Raises ``ValueError`` with a message a person can act on for files that
-    are empty, binary, not UTF-8, too large or not delimited.
+    are empty, binary, not UTF-8, too large or not delimited. ``min_columns=1`` accepts
+    a single column (records to predict for a one-feature model carry no label).
     """
     raw = _read_bytes(source, max_bytes)
     if not raw.strip():
@@ -32,9 +39,10 @@ def read_csv(source: str | Path | IO[bytes] | bytes, *, max_bytes: int = MAX_UPL
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(
-            f"the file is not UTF-8 text (bad byte at position {exc.start}); "
-            "save it as UTF-8 CSV and upload it again"
+            f"the file is not UTF-8 text (bad byte 0x{raw[exc.start]:02X} on line {line}, "
+            f"position {exc.start}); save it as UTF-8 CSV and upload it again"
         ) from None
     delimiter = _sniff_delimiter(text[:_SNIFF_BYTES])
     try:
@@ -49,16 +57,23 @@ def read_csv(source: str | Path | IO[bytes] | bytes, *, max_bytes: int = MAX_UPL
     except pd.errors.EmptyDataError:
         raise ValueError("the file has no columns: it needs a header row") from None
     except pd.errors.ParserError as exc:
-        raise ValueError(f"the file is not a well-formed CSV: {exc}".strip()) from None
+        raise ValueError(_parser_message(str(exc), delimiter)) from None
     frame.columns = [str(c).strip() for c in frame.columns]
-    if frame.shape[1] < 2:
+    if frame.shape[1] < min_columns:
         raise ValueError(
             "only one column was found: a classifier needs feature columns and a label "
             "column separated by commas (or semicolons or tabs)"
         )
-    if frame.columns.duplicated().any():
-        dup = frame.columns[frame.columns.duplicated()][0]
-        raise ValueError(f"the header names column {dup!r} twice; rename one")
+    # pandas renames a repeated name (x, x -> x, x.1), so look at the header itself.
+    first = next(csv.reader(io.StringIO(text[:_SNIFF_BYTES]), delimiter=delimiter), [])
+    header = [c.strip() for c in first]
+    named = [c for c in header if c]
+    if len(set(named)) != len(named):
+        dup = next(c for i, c in enumerate(named) if c in named[:i])
+        raise ValueError(
+            f"the header names column {dup!r} twice; rename one "
+            "(or, if the first row is data, add a header row)"
+        )
     unnamed = [c for c in frame.columns if c.startswith("Unnamed:")]
     if len(unnamed) == frame.shape[1]:
         raise ValueError("the first row has no column names: the file needs a header row")
@@ -88,9 +103,30 @@ def _read_bytes(source, max_bytes: int) -> bytes:
 
 def _too_large(size: int, max_bytes: int) -> str:
     return (
-        f"the file is {size / 2**20:.0f} MB; the limit is {max_bytes / 2**20:.0f} MB "
+        f"the file is {_human_size(size)}; the limit is {_human_size(max_bytes)} "
         "— sample it first, or use the CLI on a machine with more memory"
     )
+
+
+def _human_size(n: int) -> str:
+    if n < 2**10:
+        return f"{n} bytes"
+    if n < 2**20:
+        return f"{n / 2**10:.1f} KB"
+    return f"{n / 2**20:.1f} MB"
+
+
+def _parser_message(error: str, delimiter: str) -> str:
+    """Say which line is ragged, instead of pandas' tokenizer message."""
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", error)
+    if found:
+        want, line, saw = found.groups()
+        return (
+            f"line {line} has {saw} fields but the header has {want}; fix that row, or "
+            f"quote values that contain the delimiter {delimiter!r}"
+        )
+    detail = error.replace("Error tokenizing data. C error: ", "").strip()
+    return f"the file is not a well-formed CSV: {detail}"
 
 
 def _sniff_delimiter(sample: str) -> str:

@@ -11,6 +11,8 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .data import EncodedData, encode
 from .depth import resolve_depth
@@ -154,9 +156,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         frame["__label__"] = np.asarray(y, dtype=object)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            schema = infer_schema(
-                frame, "__label__", numeric_is_continuous=not isinstance(X, pd.DataFrame)
-            )
+            schema = infer_schema(frame, "__label__", numeric_is_continuous=True)
         warnings.warn(
             "no public schema was given, so the class list and feature domains were "
             "inferred from the training data. That reads the raw records without noise: "
@@ -181,22 +181,17 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Draw the trees, route the records, and release every leaf's output."""
         self._validate_params()
-        if y is None:
-            raise ValueError("fit needs the labels y")
         if isinstance(X, pd.DataFrame):
-            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        X_checked = X if isinstance(X, pd.DataFrame) else _as_2d(X)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = np.ravel(y) if y.ndim == 2 and y.shape[1] == 1 else y
-            if y.ndim != 1:
-                raise ValueError("y must be one label per record (a 1-d array)")
-        if len(y) != len(X_checked):
-            raise ValueError(f"X has {len(X_checked)} rows but y has {len(y)} labels")
-        if len(y) == 0:
-            raise ValueError("cannot fit on 0 samples")
+            X_checked = X.rename(columns=str)
+            y = column_or_1d(np.asarray(y) if y is not None else y, warn=True)
+            if len(y) != len(X):
+                raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+            if len(y) == 0:
+                raise ValueError("cannot fit on 0 samples: the data has no rows")
+        else:
+            X_checked, y = validate_data(self, X, y, dtype="numeric")
+            y = np.asarray(y)
+        check_classification_targets(y)
         schema = self._resolve_schema(X_checked, y)
         frame = self._frame(X_checked, schema).copy()
         frame[schema.label] = np.asarray(y, dtype=object)
@@ -333,24 +328,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     # --- prediction -------------------------------------------------------------------
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "leaf_keys_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError(
-                "this DPRandomForestClassifier is not fitted yet; call fit(X, y) first"
-            )
+        check_is_fitted(self, "leaf_keys_")
 
     def _encode_predict(self, X) -> EncodedData:
         self._check_fitted()
         if isinstance(X, pd.DataFrame):
-            frame = X
+            frame = X.rename(columns=str)
         else:
-            array = _as_2d(X)
-            if array.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {array.shape[1]} features, but the model was fitted with "
-                    f"{self.n_features_in_}"
-                )
+            array = validate_data(self, X, dtype="numeric", reset=False)
             frame = pd.DataFrame(array, columns=self.schema_.feature_names)
         return encode(frame, self.schema_, training=False)
 
@@ -399,6 +384,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Majority vote of the trees; vote ties go to the lowest class index."""
+        self._check_fitted()
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     # --- diagnostics (NOT private) ----------------------------------------------------

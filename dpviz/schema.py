@@ -150,8 +150,13 @@ class Schema:
                     ) from None
                 features.append(Feature(str(item["name"]), "continuous", low, high))
             else:
+                if item["type"] != "discrete":
+                    raise ValueError(
+                        f"feature {item['name']!r}: type must be 'continuous' or 'discrete', "
+                        f"not {item['type']!r}"
+                    )
                 values = item.get("values")
-                if item["type"] == "discrete" and not isinstance(values, list):
+                if not isinstance(values, list):
                     raise ValueError(f"discrete feature {item['name']!r} needs a 'values' list")
                 features.append(
                     Feature(
@@ -182,6 +187,8 @@ class Schema:
             raise ValueError(f"schema file {str(path)!r} does not exist") from None
         except UnicodeDecodeError:
             raise ValueError(f"schema file {str(path)!r} is not UTF-8 text") from None
+        except IsADirectoryError:
+            raise ValueError(f"{str(path)!r} is a folder, not a schema file") from None
         return cls.from_json(text)
 
 
@@ -262,7 +269,7 @@ def infer_schema(
             f"{MAX_CLASSES} classes — pick a categorical label column or bin this one"
         )
     if len(classes) < 2:
-        found = f"only {classes[0]!r}" if classes else "no values"
+        found = f"only one class ({classes[0]!r})" if classes else "no values"
         raise ValueError(
             f"label {label!r} has {found}; a classifier needs at least 2 classes in the data"
         )

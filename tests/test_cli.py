@@ -1,0 +1,203 @@
+"""The CLI contract of issue 3: names, JSON keys and exit statuses are relied on."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dpviz.cli import main
+from dpviz.synthetic import make_synth
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def synth_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli")
+    frame, schema = make_synth("SynthA", 1500, seed=2)
+    data = folder / "synth.csv"
+    frame.to_csv(data, index=False)
+    schema_path = folder / "synth.schema.json"
+    schema_path.write_text(schema.to_json())
+    return data, schema_path, folder
+
+
+def test_depth_prints_integer(capsys):
+    status, out, _ = run(capsys, "depth", "--continuous", 6, "--discrete", 8)
+    assert status == 0 and out.strip() == "9"
+    status, out, _ = run(capsys, "depth", "--continuous", 6, "--discrete", 8, "--rule", "half")
+    assert out.strip() == "7"
+
+
+def test_mechanism_json(capsys):
+    status, out, err = run(
+        capsys, "mechanism", "--name", "count_em", "--counts", "5,10", "--epsilon", 0.1, "--json"
+    )
+    result = json.loads(out)
+    assert status == 0
+    assert result["probabilities"][1] == pytest.approx(0.622, abs=5e-4)
+    assert result["smooth_sensitivity"] == pytest.approx(np.exp(-0.5))
+    assert result["private"] is True
+    status, out, err = run(
+        capsys, "mechanism", "--name", "smooth_em", "--counts", "5,10", "--epsilon", 0.1, "--json"
+    )
+    assert json.loads(out)["private"] is False
+    assert "NOT differentially private" in err
+
+
+def test_audit_json(capsys):
+    status, out, _ = run(
+        capsys,
+        "audit",
+        "--mechanism",
+        "permute_flip",
+        "--epsilon",
+        1,
+        "--classes",
+        3,
+        "--max-count",
+        15,
+        "--json",
+    )
+    result = json.loads(out)
+    assert status == 0
+    assert set(result) >= {"max_privacy_loss", "epsilon", "worst_counts", "private"}
+    assert result["private"] and result["max_privacy_loss"] <= 1 + 1e-9
+    status, out, _ = run(capsys, "audit", "--mechanism", "smooth_em", "--epsilon", 1, "--json")
+    assert json.loads(out)["private"] is False
+
+
+def test_evaluate_json(capsys, synth_files):
+    data, schema, _ = synth_files
+    status, out, err = run(
+        capsys,
+        "evaluate",
+        "--data",
+        data,
+        "--label",
+        "label",
+        "--schema",
+        schema,
+        "--epsilon",
+        1,
+        "--trees",
+        20,
+        "--folds",
+        3,
+        "--json",
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    for key in ("accuracy", "auc", "f1"):
+        assert set(result[key]) == {"mean", "std"}
+        assert 0 <= result[key]["mean"] <= 1
+    for key in (
+        "empty_leaf_pct",
+        "flipped_leaf_pct",
+        "expected_flip_pct",
+        "mean_smooth_sensitivity",
+        "depth",
+        "fit_seconds",
+    ):
+        assert key in result
+    assert result["depth"] == 5
+    assert result["privacy"]["epsilon_total"] == 1.0 and result["privacy"]["private"]
+    assert "warning" not in err
+
+
+def test_evaluate_without_schema_warns(capsys, synth_files):
+    data, _, _ = synth_files
+    status, out, err = run(
+        capsys,
+        "evaluate",
+        "--data",
+        data,
+        "--label",
+        "label",
+        "--epsilon",
+        1,
+        "--trees",
+        10,
+        "--folds",
+        2,
+        "--json",
+    )
+    assert status == 0
+    assert "warning:" in err and "NOT differentially private" in err
+    assert json.loads(out)["privacy"]["private"] is False
+
+
+def test_train_then_predict(capsys, synth_files):
+    data, schema, folder = synth_files
+    model = folder / "model.json"
+    status, out, err = run(
+        capsys,
+        "train",
+        "--data",
+        data,
+        "--label",
+        "label",
+        "--schema",
+        schema,
+        "--epsilon",
+        1,
+        "--trees",
+        10,
+        "--out",
+        model,
+        "--json",
+    )
+    assert status == 0, err
+    assert json.loads(out)["privacy"]["epsilon_total"] == 1.0
+    preds = folder / "preds.csv"
+    status, out, err = run(capsys, "predict", "--model", model, "--data", data, "--out", preds)
+    assert status == 0, err
+    lines = preds.read_text().splitlines()
+    assert lines[0] == "prediction,proba[0],proba[1]"
+    assert len(lines) == 1501
+    # Same seed, same model file, byte for byte.
+    first = model.read_bytes()
+    run(
+        capsys,
+        "train",
+        "--data",
+        data,
+        "--label",
+        "label",
+        "--schema",
+        schema,
+        "--epsilon",
+        1,
+        "--trees",
+        10,
+        "--out",
+        model,
+    )
+    assert model.read_bytes() == first
+
+
+def test_info_json(capsys, synth_files):
+    data, _, folder = synth_files
+    out_schema = folder / "inferred.json"
+    status, out, err = run(
+        capsys, "info", "--data", data, "--label", "label", "--json", "--schema-out", out_schema
+    )
+    result = json.loads(out)
+    assert status == 0
+    assert result["n_continuous"] == 5 and result["n_discrete"] == 0
+    assert result["depth"]["theorem2"] == 5 and result["depth"]["full"] == 5
+    assert json.loads(out_schema.read_text())["label"] == "label"
+    assert "inferred" in err
+
+
+def test_errors_are_one_line(capsys):
+    status, out, err = run(
+        capsys, "evaluate", "--data", "/nonexistent.csv", "--label", "y", "--epsilon", 1
+    )
+    assert status == 2
+    assert err.strip().splitlines()[-1].startswith("error: ")
+    assert "Traceback" not in err

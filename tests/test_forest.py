@@ -1,0 +1,229 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz import DPRandomForestClassifier, PrivacyLeakWarning, ReleasedForest, Schema
+from dpviz.data import encode
+from dpviz.schema import Feature
+from dpviz.synthetic import make_synth
+from dpviz.trees import build_full, estimate_leaves
+
+
+@pytest.fixture(scope="module")
+def synth():
+    frame, schema = make_synth("SynthD", 4000, seed=1)
+    return frame.drop(columns="label"), frame["label"], schema
+
+
+def mixed_frame(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.uniform(18, 90, n).round(1),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.choice(["S", "M", "L", "XL"], n),
+        }
+    )
+    frame["label"] = np.where((frame.age > 50) ^ (frame.colour == "red"), "yes", "no")
+    schema = Schema(
+        label="label",
+        classes=("no", "yes"),
+        features=(
+            Feature("age", "continuous", 0.0, 120.0),
+            Feature("colour", "discrete", values=("red", "green", "blue")),
+            Feature("size", "discrete", values=("S", "M", "L", "XL")),
+        ),
+    )
+    return frame, schema
+
+
+def test_same_seed_same_model_byte_for_byte(synth):
+    X, y, schema = synth
+    a = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=7).fit(X, y)
+    b = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=7).fit(X, y)
+    c = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=8).fit(X, y)
+    ja, jb = ReleasedForest.from_estimator(a).to_json(), ReleasedForest.from_estimator(b).to_json()
+    assert ja == jb
+    assert ja != ReleasedForest.from_estimator(c).to_json()
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_structure_does_not_depend_on_data(synth):
+    X, y, schema = synth
+    kwargs = dict(n_estimators=5, depth=5, schema=schema, random_state=3)
+    a = DPRandomForestClassifier(**kwargs).fit(X.iloc[:1000], y.iloc[:1000])
+    b = DPRandomForestClassifier(**kwargs).fit(X.iloc[2000:], y.iloc[2000:])
+    fa, fb = build_full(a.space_, a.root_keys_, 10**6), build_full(b.space_, b.root_keys_, 10**6)
+    assert np.array_equal(fa.key, fb.key)
+    assert np.array_equal(fa.feature, fb.feature)
+    assert np.array_equal(fa.threshold, fb.threshold, equal_nan=True)
+    # The released shape is the same whatever the data: every leaf is listed.
+    ra, rb = ReleasedForest.from_estimator(a), ReleasedForest.from_estimator(b)
+    assert [len(t["output"]) for t in ra.trees] == [len(t["output"]) for t in rb.trees]
+
+
+@pytest.mark.parametrize("mechanism", ["permute_flip", "laplace_counts", "smooth_em", "none"])
+def test_export_round_trip_predicts_the_same(mechanism):
+    frame, schema = mixed_frame()
+    X, y = frame.drop(columns="label"), frame["label"]
+    model = DPRandomForestClassifier(
+        n_estimators=15, mechanism=mechanism, schema=schema, random_state=0
+    ).fit(X, y)
+    loaded = ReleasedForest.from_json(ReleasedForest.from_estimator(model).to_json())
+    assert np.allclose(loaded.predict_proba(X), model.predict_proba(X))
+    assert list(loaded.predict(X)) == list(model.predict(X))
+
+
+def test_disjoint_and_shared_use_each_record_as_specified(synth):
+    X, y, schema = synth
+    disjoint = DPRandomForestClassifier(n_estimators=10, depth=4, schema=schema, random_state=0)
+    disjoint.fit(X, y)
+    assert disjoint.leaf_counts_.sum() == len(X)
+    tree_sizes = np.bincount(disjoint.leaf_tree_, weights=disjoint.leaf_counts_.sum(axis=1))
+    assert tree_sizes.max() - tree_sizes.min() <= 1
+    shared = DPRandomForestClassifier(
+        n_estimators=10, depth=4, data_split="shared", schema=schema, random_state=0
+    ).fit(X, y)
+    assert shared.leaf_counts_.sum() == 10 * len(X)
+    assert shared.tree_epsilon_ == pytest.approx(0.1)
+
+
+def test_ledger_totals(synth):
+    X, y, schema = synth
+    for split in ("disjoint", "shared"):
+        model = DPRandomForestClassifier(
+            epsilon=0.5, n_estimators=8, data_split=split, schema=schema, random_state=0
+        ).fit(X, y)
+        assert model.ledger_.private
+        assert model.ledger_.epsilon_total == pytest.approx(0.5)
+    smooth = DPRandomForestClassifier(
+        n_estimators=8, mechanism="smooth_em", schema=schema, random_state=0
+    ).fit(X, y)
+    assert smooth.ledger_.epsilon_total is None
+    assert "NOT differentially private" in smooth.ledger_.describe()
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        inferred = DPRandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
+    assert not inferred.ledger_.private
+
+
+def test_empty_leaves_vote_uniformly_not_for_class_zero():
+    """Leaves no record reached release a uniform label (seeded, per leaf).
+
+    4,096 leaves of which ~4,000 are empty: the share of class 0 among empty-leaf labels
+    is Binomial(n, 1/2); 0.5 ± 0.05 is more than 6 standard deviations wide.
+    """
+    frame, schema = mixed_frame(50)
+    model = DPRandomForestClassifier(
+        n_estimators=1, depth=12, mechanism="none", schema=schema, random_state=0
+    )
+    model.fit(frame.drop(columns="label"), frame["label"])
+    full = build_full(model.space_, model.root_keys_, 10**7)
+    keys = full.key[full.feature < 0]
+    empty = keys[~np.isin(keys, model.leaf_keys_)]
+    labels = model._outputs(empty).labels
+    assert len(empty) > 100
+    assert abs(labels.mean() - 0.5) < 0.05
+
+
+def test_missing_values_and_clipping_are_counted():
+    frame, schema = mixed_frame(200)
+    frame.loc[:4, "label"] = np.nan
+    frame.loc[5:9, "age"] = np.nan
+    frame.loc[10:14, "age"] = 500.0
+    frame.loc[15:19, "colour"] = np.nan
+    encoded = encode(frame, schema)
+    report = encoded.report
+    assert report.missing_label == 5
+    assert report.missing_continuous == {"age": 5}
+    assert report.clipped == {"age": 5}
+    assert report.unknown_discrete == {"colour": 5}  # no "<missing>" in this schema
+    assert report.rows_used == 200 - 15
+    assert encoded.continuous.max() == 120.0
+    with_missing = Schema(
+        label=schema.label,
+        classes=schema.classes,
+        features=(
+            schema.features[0],
+            Feature("colour", "discrete", values=("red", "green", "blue", "<missing>")),
+            schema.features[2],
+        ),
+    )
+    report = encode(frame, with_missing).report
+    assert report.missing_discrete == {"colour": 5}
+    assert report.rows_used == 200 - 10
+
+
+def test_mushroom_scale_trees_are_lazy():
+    """21 discrete features at depth 10: ~10^7 leaves per tree, only visited nodes built."""
+    rng = np.random.default_rng(0)
+    n = 8000
+    features = tuple(
+        Feature(f"f{i}", "discrete", values=tuple(str(v) for v in range(2 + i % 9)))
+        for i in range(21)
+    )
+    frame = pd.DataFrame({f.name: rng.integers(0, len(f.values), n).astype(str) for f in features})
+    frame["label"] = np.where(frame["f0"] == "0", "e", "p")
+    schema = Schema("label", ("e", "p"), features)
+    model = DPRandomForestClassifier(schema=schema, random_state=0)
+    model.fit(frame.drop(columns="label"), frame["label"])
+    assert model.depth_ == 10
+    assert len(model.leaf_keys_) <= n
+    totals, _ = estimate_leaves(model.space_, model.root_keys_[:3])
+    assert totals.min() > 100 * n
+    with pytest.raises(ValueError, match="cannot export.*leaves"):
+        ReleasedForest.from_estimator(model)
+    assert set(model.predict(frame.drop(columns="label")[:500])) <= {"e", "p"}
+
+
+def test_diagnostics_and_leaf_table(synth):
+    X, y, schema = synth
+    model = DPRandomForestClassifier(n_estimators=10, depth=5, schema=schema, random_state=0)
+    model.fit(X, y)
+    table = model.leaf_table()
+    assert len(table) == len(model.leaf_keys_)
+    assert table["n_records"].sum() == len(X)
+    assert set(table.columns) >= {
+        "tree",
+        "depth",
+        "path",
+        "gap_j",
+        "smooth_sensitivity",
+        "released_label",
+        "true_majority",
+        "flipped",
+        "flip_probability",
+        "empty",
+    }
+    assert table["path"].str.count("∧").max() == 4  # depth 5: five conditions
+    assert np.allclose(table.smooth_sensitivity, np.exp(-table.gap_j * 1.0))
+    diag = model.diagnostics_
+    assert diag["n_leaves_total"] == 10 * 2**5
+    assert 0 <= diag["empty_leaf_pct"] <= 100
+    assert diag["flipped_leaf_pct"] == pytest.approx(100 * table.flipped.mean())
+
+
+def test_vote_ties_go_to_lowest_class_index():
+    frame, schema = mixed_frame(40)
+    model = DPRandomForestClassifier(n_estimators=2, depth=1, schema=schema, random_state=0)
+    model.fit(frame.drop(columns="label"), frame["label"])
+    proba = model.predict_proba(frame.drop(columns="label"))
+    ties = np.isclose(proba[:, 0], proba[:, 1])
+    preds = model.predict(frame.drop(columns="label"))
+    assert np.all(preds[ties] == "no")
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"epsilon": 0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"depth": "deep"}, "depth rule"),
+        ({"mechanism": "magic"}, "mechanism"),
+        ({"data_split": "half"}, "data_split"),
+    ],
+)
+def test_bad_parameters_are_value_errors(synth, params, match):
+    X, y, schema = synth
+    with pytest.raises(ValueError, match=match):
+        DPRandomForestClassifier(schema=schema, **params).fit(X, y)

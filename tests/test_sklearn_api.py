@@ -1,0 +1,22 @@
+import warnings
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from dpviz import DPRandomForestClassifier
+
+
+def _estimators():
+    # ε = 5 with every tree seeing all data: DP noise small enough for the checks'
+    # accuracy floors on a few dozen records. No check is excluded.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [
+            DPRandomForestClassifier(
+                epsilon=5.0, n_estimators=10, depth=4, data_split="shared", random_state=0
+            )
+        ]
+
+
+@parametrize_with_checks(_estimators())
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
