@@ -5,6 +5,7 @@ The total ε shown anywhere in dpviz is computed here, never typed in by hand.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -56,27 +57,49 @@ class PrivacyLedger:
         """Proven total ε, or None when some query has no privacy proof."""
         if not self.private:
             return None
-        return float(sum(max(e.epsilon for e in group) for group in self.groups))
+        return math.fsum(max(e.epsilon for e in group) for group in self.groups)
 
     def describe(self) -> str:
         """The ledger in words, for people who are not DP experts."""
         if not self.groups:
             return "No query has read the data yet."
         lines = []
+        runs: list[tuple[list[LedgerEntry], str | None, int]] = []
         for group, summary in zip(self.groups, self.summaries):
+            last = runs[-1] if runs else None
+            single = len(group) == 1 and summary is None
+            if (
+                single
+                and last
+                and last[2] > 0
+                and last[0][0].data == group[0].data
+                and last[0][0].epsilon == group[0].epsilon
+            ):
+                runs[-1] = (last[0], None, last[2] + 1)
+            else:
+                runs.append((group, summary, 1 if single else 0))
+        for group, summary, repeats in runs:
             first = group[0]
             cost = max(e.epsilon for e in group)
-            if len(group) > 1:
+            if repeats > 1:
+                lines.append(
+                    f"{repeats} queries ({first.query}, …) each read {first.data} and spent "
+                    f"ε = {cost:g} → together ε = {repeats * cost:g} by sequential composition."
+                )
+            elif len(group) > 1:
                 said = summary or (
                     f"{len(group)} queries ({first.query}, …) each read a disjoint part of the "
                     f"data and spent up to ε = {cost:g}"
                 )
                 lines.append(f"{said} → together ε = {cost:g} by parallel composition.")
             else:
-                lines.append(f"{first.query} read {first.data} and spent ε = {first.epsilon:g}.")
-        if len(self.groups) > 1:
+                spent = (
+                    "an unbounded ε" if first.epsilon == float("inf") else f"ε = {first.epsilon:g}"
+                )
+                lines.append(f"{first.query} read {first.data} and spent {spent}.")
+        if len(runs) > 1:
             lines.append(
-                f"These {len(self.groups)} groups read overlapping data, so their costs add up "
+                "These parts read overlapping data, so their costs add up "
                 "(sequential composition)."
             )
         total = self.epsilon_total
