@@ -45,7 +45,7 @@ def _positive_int(text: str) -> int:
 
 def _epsilon(text: str) -> float:
     try:
-        return _check_epsilon(float(text))
+        return _check_epsilon(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -204,7 +204,7 @@ def cmd_train(args) -> dict:
 
 def cmd_predict(args) -> dict:
     model = ReleasedForest.load(args.model)
-    frame = read_csv(args.data)
+    frame = read_csv(args.data, min_columns=1)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
     out = frame[[]].copy()
@@ -221,6 +221,8 @@ def cmd_predict(args) -> dict:
 def cmd_info(args) -> dict:
     frame = read_csv(args.data)
     schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    if schema.label != args.label:
+        raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
     branching = [2] * s + [len(f.values) for f in schema.discrete]
     depths = {
@@ -317,6 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # argparse reads "-inf" or "-1e-3" after an option as another option; join them.
+    for i in range(len(argv) - 1):
+        if argv[i].startswith("--") and "=" not in argv[i] and argv[i + 1][:1] == "-":
+            if argv[i + 1][1:2].isdigit() or argv[i + 1][1:] in ("inf", "nan", "Infinity"):
+                argv[i] = f"{argv[i]}={argv[i + 1]}"
+                argv[i + 1] = ""
+    argv = [a for a in argv if a != ""]
     parser = build_parser()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)

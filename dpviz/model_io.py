@@ -123,7 +123,12 @@ class ReleasedForest:
         """Parse and validate a model file; any defect is a ValueError saying what is wrong."""
         try:
             doc = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"the model file is not UTF-8 text (bad byte at position {exc.start}); "
+                "a dpviz model is the JSON file that 'train' wrote"
+            ) from None
+        except json.JSONDecodeError as exc:
             raise ValueError(
                 f"the model file is not valid JSON ({exc}); it may be truncated"
             ) from None
@@ -139,6 +144,8 @@ class ReleasedForest:
         if missing:
             raise ValueError("the model file lacks: " + ", ".join(missing))
         schema = Schema.from_dict(doc["schema"])
+        if not isinstance(doc["classes"], list):
+            raise ValueError("the model's 'classes' must be a list of class names")
         if [str(c) for c in doc["classes"]] != list(schema.classes):
             raise ValueError("the model's class list does not match its schema")
         from .forest import feature_order as order_of
@@ -173,14 +180,19 @@ class ReleasedForest:
         offset = 0
         for t, tree in enumerate(self.trees):
             try:
-                f = np.asarray(tree["feature"], dtype=np.int64)
+                f = _int_array(tree["feature"])
                 thr = np.asarray(
                     [np.nan if v is None else v for v in tree["threshold"]], dtype=np.float64
                 )
-                fc = np.asarray(tree["first_child"], dtype=np.int64)
+                fc = _int_array(tree["first_child"])
                 out = tree["output"]
-            except (KeyError, TypeError, ValueError):
-                raise ValueError(f"tree {t + 1} of the model is malformed") from None
+                if not isinstance(out, list):
+                    raise TypeError
+            except (KeyError, TypeError, ValueError, OverflowError):
+                raise ValueError(
+                    f"tree {t + 1} of the model is malformed: it needs lists 'feature', "
+                    "'threshold', 'first_child' and 'output' with one entry per node"
+                ) from None
             n = len(f)
             if n == 0 or not (len(thr) == len(fc) == len(out) == n):
                 raise ValueError(f"tree {t + 1}: its node lists have different lengths")
@@ -215,9 +227,18 @@ class ReleasedForest:
                     raise ValueError(f"tree {t + 1}: a leaf label is not a class index 0..{k - 1}")
                 rows.append(np.eye(k)[o])
             else:
-                if not isinstance(o, list) or len(o) != k:
+                try:
+                    row = np.asarray(o, dtype=np.float64)
+                except (TypeError, ValueError):
+                    row = None
+                if (
+                    not isinstance(o, list)
+                    or row is None
+                    or row.shape != (k,)
+                    or not np.all(np.isfinite(row))
+                ):
                     raise ValueError(f"tree {t + 1}: a leaf's noisy counts are not {k} numbers")
-                rows.append(np.asarray(o, dtype=np.float64))
+                rows.append(row)
         return rows
 
     def _votes(self, frame: pd.DataFrame) -> np.ndarray:
@@ -255,3 +276,10 @@ class ReleasedForest:
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _int_array(values) -> np.ndarray:
+    """A tree's node list of whole numbers as int64 (TypeError for anything else)."""
+    if not isinstance(values, list) or not all(type(v) is int for v in values):
+        raise TypeError("expected a list of whole numbers")
+    return np.asarray(values, dtype=np.int64)

@@ -1,0 +1,196 @@
+"""Write the bad-input corpus next to this script: ``python tests/bad_inputs/make_corpus.py``.
+
+Every file is tiny (well under 20 KB) and deterministic; ``tests/test_bad_inputs.py``
+feeds each one to the CLI and checks the error message. Rerun this script after
+changing a case; it overwrites the files it owns and touches nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# A small valid dataset: one continuous feature, one discrete feature, two classes
+# with at least 4 rows each (enough for ``evaluate --folds 2``).
+HEADER = "x,colour,label"
+ROWS = [
+    ("0.5", "red", "yes"),
+    ("1.25", "blue", "no"),
+    ("2.0", "red", "yes"),
+    ("3.75", "green", "no"),
+    ("4.5", "blue", "yes"),
+    ("5.0", "green", "no"),
+    ("6.25", "red", "yes"),
+    ("7.5", "blue", "no"),
+    ("8.0", "green", "yes"),
+    ("9.75", "red", "no"),
+    ("10.5", "blue", "yes"),
+    ("11.0", "green", "no"),
+]
+
+
+def csv_text(rows, header: str = HEADER, sep: str = ",", newline: str = "\n") -> str:
+    lines = [header.replace(",", sep)] + [sep.join(r) for r in rows]
+    return newline.join(lines) + newline
+
+
+SCHEMA = {
+    "label": "label",
+    "classes": ["no", "yes"],
+    "features": [
+        {"name": "x", "type": "continuous", "min": 0.0, "max": 12.0},
+        {"name": "colour", "type": "discrete", "values": ["blue", "green", "red"]},
+    ],
+}
+
+# A minimal valid model: one continuous feature x in [0, 1], one tree with a root
+# split at 0.5 and two leaves releasing class 0 ("a") and class 1 ("b").
+MODEL = {
+    "format": "dpviz-forest",
+    "version": 1,
+    "dpviz_version": "0.1.0",
+    "schema": {
+        "label": "label",
+        "classes": ["a", "b"],
+        "features": [{"name": "x", "type": "continuous", "min": 0.0, "max": 1.0}],
+    },
+    "classes": ["a", "b"],
+    "feature_order": ["x"],
+    "algorithm": "fletcher_islam",
+    "mechanism": "permute_flip",
+    "releases": "label",
+    "epsilon": 1.0,
+    "n_estimators": 1,
+    "depth": 1,
+    "depth_rule": "1",
+    "data_split": "disjoint",
+    "privacy": {"epsilon_total": 1.0, "private": True, "summary": "hand-written test model"},
+    "trees": [
+        {
+            "feature": [0, -1, -1],
+            "threshold": [0.5, None, None],
+            "first_child": [1, -1, -1],
+            "output": [None, 0, 1],
+        }
+    ],
+}
+
+
+def model_with(**changes) -> dict:
+    model = json.loads(json.dumps(MODEL))
+    tree_changes = changes.pop("tree", {})
+    model.update(changes)
+    model["trees"][0].update(tree_changes)
+    return model
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, indent=2) + "\n"
+
+
+def corpus() -> dict[str, bytes]:
+    """File name -> exact bytes of every file in the corpus."""
+    files: dict[str, str | bytes] = {}
+
+    # --- files that must work (controls) ----------------------------------------------
+    files["valid.csv"] = csv_text(ROWS)
+    files["valid.schema.json"] = dumps(SCHEMA)
+    files["semicolon.csv"] = csv_text(ROWS, sep=";")
+    files["tab.csv"] = csv_text(ROWS, sep="\t")
+    files["bom_crlf.csv"] = "\ufeff" + csv_text(ROWS, newline="\r\n")
+    files["model_valid.json"] = dumps(MODEL)
+    files["predict_input.csv"] = "x\n0.1\n0.9\n"
+
+    # --- bad CSV files ----------------------------------------------------------------
+    files["empty.csv"] = b""
+    files["whitespace.csv"] = "   \n\t\n  \r\n\n"
+    files["header_only.csv"] = HEADER + "\n"
+    files["one_class.csv"] = csv_text([(x, c, "yes") for x, c, _ in ROWS])
+    # 'n/a' makes inference call x discrete; the schema below declares it continuous.
+    text_rows = list(ROWS)
+    text_rows[2] = ("n/a", "red", "yes")
+    files["text_in_continuous.csv"] = csv_text(text_rows)
+    files["text_in_continuous.schema.json"] = dumps(SCHEMA)
+    # 'café' written in latin-1: the é is the single byte 0xE9, invalid in UTF-8.
+    latin_rows = list(ROWS)
+    latin_rows[3] = ("3.75", "café", "no")
+    files["latin1.csv"] = csv_text(latin_rows).encode("latin-1")
+    files["many_labels.csv"] = csv_text(
+        [(str(i % 7), "red" if i % 2 else "blue", f"L{i}") for i in range(1000)]
+    )
+    # PNG signature and the start of an IHDR chunk (holds NUL bytes).
+    files["binary.png"] = (
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02"
+        b"\x00\x00\x00\x90\x91h6\x00\x00\x00\x00IEND\xaeB`\x82"
+    )
+    # gzip header (magic, deflate, no flags, mtime 0, OS unix) and some deflate bytes.
+    files["binary.csv.gz"] = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(range(256))
+    # No header row: the first line is data (iris-like rows, text label last).
+    files["no_header.csv"] = (
+        "5.1,3.5,1.4,0.2,Iris-setosa\n"
+        "4.9,3.0,1.4,0.2,Iris-setosa\n"
+        "7.0,3.2,4.7,1.4,Iris-versicolor\n"
+        "6.4,3.2,4.5,1.5,Iris-versicolor\n"
+    )
+    # Words separated by spaces: no delimiter is found, so there is one single column.
+    files["one_column.txt"] = (
+        "the quick brown fox\njumps over the lazy dog\nand runs far away\nfrom the hunter\n"
+    )
+    ragged = csv_text(ROWS).splitlines(keepends=True)
+    ragged[4] = "3.75,green,no,extra,fields\n"
+    files["ragged.csv"] = "".join(ragged)
+    inf_rows = list(ROWS)
+    inf_rows[1] = ("inf", "blue", "no")
+    files["infinite_value.csv"] = csv_text(inf_rows)
+    files["duplicate_header.csv"] = csv_text(ROWS, header="x,x,label")
+    files["no_labels.csv"] = csv_text([(x, c, "") for x, c, _ in ROWS])
+
+    # --- bad model files --------------------------------------------------------------
+    valid_model = dumps(MODEL)
+    files["model_truncated.json"] = valid_model[: len(valid_model) // 2]
+    files["model_not_dpviz.json"] = dumps({"name": "some-package", "version": "1.0.0"})
+    files["model_wrong_version.json"] = dumps(model_with(version=99))
+    files["model_child_outside.json"] = dumps(model_with(tree={"first_child": [7, -1, -1]}))
+    files["model_leaf_out_of_range.json"] = dumps(model_with(tree={"output": [None, 0, 5]}))
+    files["model_huge_int.json"] = dumps(model_with(tree={"first_child": [10**30, -1, -1]}))
+    files["model_classes_not_list.json"] = dumps(model_with(classes="ab"))
+    files["model_bad_counts.json"] = dumps(
+        model_with(
+            mechanism="laplace_counts",
+            releases="counts",
+            tree={"output": [None, ["a", "b"], [0.0, 1.0]]},
+        )
+    )
+    files["model_latin1.json"] = valid_model.replace("test model", "modèle").encode("latin-1")
+
+    # --- bad schema files -------------------------------------------------------------
+    no_classes = {k: v for k, v in SCHEMA.items() if k != "classes"}
+    files["schema_missing_classes.json"] = dumps(no_classes)
+    min_max = json.loads(json.dumps(SCHEMA))
+    min_max["features"][0].update({"min": 12.0, "max": 0.0})
+    files["schema_min_above_max.json"] = dumps(min_max)
+    no_values = json.loads(json.dumps(SCHEMA))
+    del no_values["features"][1]["values"]
+    files["schema_discrete_no_values.json"] = dumps(no_values)
+    files["schema_truncated.json"] = dumps(SCHEMA)[:40]
+    bad_type = json.loads(json.dumps(SCHEMA))
+    bad_type["features"][1] = {"name": "colour", "type": "category", "values": 3}
+    files["schema_bad_type.json"] = dumps(bad_type)
+
+    return {
+        name: data.encode("utf-8") if isinstance(data, str) else data
+        for name, data in files.items()
+    }
+
+
+def main() -> None:
+    for name, data in corpus().items():
+        assert len(data) < 20_000, f"{name} is {len(data)} bytes; keep corpus files small"
+        (HERE / name).write_bytes(data)
+    print(f"wrote {len(corpus())} files to {HERE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,459 @@
+"""Bad inputs give one clear ``error: ...`` line and exit status 2, never a traceback.
+
+The files live in ``tests/bad_inputs/`` and are written by ``make_corpus.py`` there.
+Every CLI case runs in-process through ``dpviz.cli.main`` and checks:
+
+* exit status 2;
+* the last line of stderr starts with ``error: `` and it is the only ``error:`` line
+  (``warning:``/``note:`` lines may come before it);
+* no "Traceback" on stdout or stderr;
+* the message holds a phrase that says what to fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.util
+import io
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dpviz.cli
+from dpviz.cli import main
+from dpviz.data import read_csv
+from dpviz.model_io import ReleasedForest
+from dpviz.schema import Schema
+
+CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+FAST = ["--epsilon", "1", "--trees", "5", "--folds", "2"]
+
+
+def _load_corpus_module():
+    spec = importlib.util.spec_from_file_location("make_corpus", CORPUS / "make_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_corpus = _load_corpus_module()
+
+
+def c(name: str) -> str:
+    """Path of a corpus file, as the CLI gets it."""
+    return str(CORPUS / name)
+
+
+def evaluate(data: str, *extra: str, label: str = "label") -> list[str]:
+    return ["evaluate", "--data", c(data), "--label", label, *FAST, *extra]
+
+
+def predict(model: str, data: str = "valid.csv") -> list[str]:
+    return ["predict", "--model", c(model), "--data", c(data)]
+
+
+def info_with_schema(schema: str) -> list[str]:
+    return ["info", "--data", c("valid.csv"), "--label", "label", "--schema", c(schema)]
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out and "Traceback" not in err, err
+    return status, out, err
+
+
+def assert_one_error(argv: list[str], capsys, phrase: str) -> str:
+    """Run the CLI; check the error contract and return the message after 'error: '."""
+    status, out, err = run_cli(argv, capsys)
+    lines = err.rstrip("\n").splitlines()
+    assert status == 2, f"exit status {status}; stderr:\n{err}"
+    assert lines, "nothing on stderr"
+    assert lines[-1].startswith("error: "), f"last stderr line is not an error:\n{err}"
+    assert sum(line.startswith("error:") for line in lines) == 1, err
+    message = lines[-1].removeprefix("error: ")
+    assert phrase in message, f"{phrase!r} not in {message!r}"
+    return message
+
+
+# --- the corpus itself ------------------------------------------------------------------
+
+
+def test_corpus_files_are_small_and_up_to_date():
+    expected = make_corpus.corpus()
+    for name, data in expected.items():
+        path = CORPUS / name
+        assert path.exists(), f"{name} is missing: run python tests/bad_inputs/make_corpus.py"
+        assert path.read_bytes() == data, f"{name} is stale: rerun make_corpus.py"
+        assert len(data) < 20_000
+    assert (CORPUS / "empty.csv").stat().st_size == 0
+
+
+# --- bad data files ---------------------------------------------------------------------
+
+DATA_CASES = [
+    pytest.param(evaluate("empty.csv"), "the file is empty", id="empty-file"),
+    pytest.param(evaluate("whitespace.csv"), "the file is empty", id="whitespace-only"),
+    pytest.param(evaluate("header_only.csv"), "no data rows", id="header-only"),
+    pytest.param(
+        evaluate("valid.csv", label="nosuch"),
+        "label column 'nosuch' is not in",
+        id="unknown-label-column",
+    ),
+    pytest.param(evaluate("one_class.csv"), "at least 2 classes", id="one-class-only"),
+    pytest.param(evaluate("no_labels.csv"), "at least 2 classes", id="label-column-empty"),
+    pytest.param(
+        evaluate("text_in_continuous.csv", "--schema", c("text_in_continuous.schema.json")),
+        "holds text ('n/a' in data row 3)",
+        id="text-in-continuous-column",
+    ),
+    pytest.param(evaluate("latin1.csv"), "not UTF-8 text", id="latin1-not-utf8"),
+    pytest.param(evaluate("many_labels.csv"), "at most 100 classes", id="label-1000-values"),
+    pytest.param(evaluate("binary.png"), "looks binary", id="binary-png"),
+    pytest.param(evaluate("binary.csv.gz"), "looks binary", id="binary-gzip"),
+    pytest.param(evaluate("one_column.txt"), "only one column", id="space-separated-one-column"),
+    pytest.param(
+        evaluate("ragged.csv"), "line 5 has 5 fields but the header has 3", id="ragged-row"
+    ),
+    pytest.param(evaluate("infinite_value.csv"), "infinite values", id="infinite-value"),
+    pytest.param(
+        evaluate("duplicate_header.csv"), "names column 'x' twice", id="duplicate-header"
+    ),
+    pytest.param(evaluate("does_not_exist.csv"), "does not exist", id="missing-file"),
+    pytest.param(
+        ["info", "--data", str(CORPUS), "--label", "label"], "is a folder", id="folder-as-data"
+    ),
+    pytest.param(
+        evaluate("valid.csv", "--schema", c("valid.schema.json"), label="colour"),
+        "the schema's label is 'label' but --label is 'colour'",
+        id="schema-label-mismatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "phrase"), DATA_CASES)
+def test_bad_data_file(argv, phrase, capsys):
+    assert_one_error(argv, capsys, phrase)
+
+
+def test_latin1_message_says_where_and_how_to_fix(capsys):
+    message = assert_one_error(evaluate("latin1.csv"), capsys, "UTF-8")
+    assert "0xE9 on line 5" in message
+    assert "save it as UTF-8" in message
+
+
+def test_unknown_label_lists_the_columns(capsys):
+    message = assert_one_error(evaluate("valid.csv", label="nosuch"), capsys, "columns are")
+    assert message.endswith("columns are: x, colour, label")
+
+
+def test_file_without_header_row(capsys):
+    """A file whose first row is data (iris rows, no header).
+
+    dpviz cannot tell a data row from a header row with certainty, so it reads the first
+    row as column names. The asserted behaviour: the run stops with the usual single
+    error line, which says the label column is missing and lists the "columns" it found
+    -- the first data row (5.1, 3.5, ...) -- so the user sees the header is missing.
+    (The same file with a repeated value in its first row is caught by the duplicate-
+    header check, whose message suggests adding a header row.)
+    """
+    message = assert_one_error(evaluate("no_header.csv"), capsys, "label column 'label'")
+    assert "columns are: 5.1, 3.5, 1.4, 0.2, Iris-setosa" in message
+
+
+def test_file_over_the_size_limit(capsys, monkeypatch):
+    # The real limit is 200 MB; the CLI gets a read_csv with a 64-byte limit instead.
+    monkeypatch.setattr(dpviz.cli, "read_csv", functools.partial(read_csv, max_bytes=64))
+    message = assert_one_error(evaluate("valid.csv"), capsys, "the limit is 64 bytes")
+    assert "the file is 171 bytes" in message
+
+
+# --- bad model files --------------------------------------------------------------------
+
+MODEL_CASES = [
+    pytest.param("model_truncated.json", "not valid JSON", id="model-truncated"),
+    pytest.param("model_not_dpviz.json", "not a dpviz model file", id="model-not-dpviz"),
+    pytest.param(
+        "model_wrong_version.json", "version 99 is not supported", id="model-wrong-version"
+    ),
+    pytest.param(
+        "model_child_outside.json", "children outside the tree", id="model-child-outside"
+    ),
+    pytest.param(
+        "model_leaf_out_of_range.json",
+        "a leaf label is not a class index 0..1",
+        id="model-leaf-label-out-of-range",
+    ),
+    pytest.param("model_huge_int.json", "malformed", id="model-huge-integer"),
+    pytest.param(
+        "model_classes_not_list.json", "'classes' must be a list", id="model-classes-not-list"
+    ),
+    pytest.param(
+        "model_bad_counts.json", "noisy counts are not 2 numbers", id="model-counts-not-numbers"
+    ),
+    pytest.param("model_latin1.json", "not UTF-8", id="model-not-utf8"),
+    pytest.param("binary.png", "not UTF-8", id="model-binary"),
+    pytest.param("empty.csv", "not valid JSON", id="model-empty"),
+    pytest.param("does_not_exist.json", "does not exist", id="model-missing"),
+]
+
+
+@pytest.mark.parametrize(("model", "phrase"), MODEL_CASES)
+def test_bad_model_file(model, phrase, capsys):
+    assert_one_error(predict(model), capsys, phrase)
+
+
+def test_predict_data_without_the_model_features(capsys):
+    assert_one_error(
+        predict("model_valid.json", "no_header.csv"), capsys, "lacks the schema's feature columns"
+    )
+
+
+def test_valid_model_predicts(capsys, tmp_path):
+    out_path = tmp_path / "predictions.csv"
+    status, _, err = run_cli([*predict("model_valid.json"), "--out", str(out_path)], capsys)
+    assert status == 0, err
+    frame = pd.read_csv(out_path)
+    assert list(frame["prediction"]) == ["b"] * 12  # every x >= 0.5: the right leaf
+
+
+def test_predict_with_a_single_feature_column(capsys):
+    status, _, err = run_cli(predict("model_valid.json", "predict_input.csv"), capsys)
+    assert status == 0, err
+
+
+# --- bad schema files -------------------------------------------------------------------
+
+SCHEMA_CASES = [
+    pytest.param(
+        "schema_missing_classes.json", "the schema has no 'classes' entry", id="schema-no-classes"
+    ),
+    pytest.param(
+        "schema_min_above_max.json", "min 12.0 is above max 0.0", id="schema-min-above-max"
+    ),
+    pytest.param(
+        "schema_discrete_no_values.json",
+        "discrete feature 'colour' needs a 'values' list",
+        id="schema-discrete-without-values",
+    ),
+    pytest.param("schema_truncated.json", "not valid JSON", id="schema-truncated"),
+    pytest.param(
+        "schema_bad_type.json", "must be 'continuous' or 'discrete'", id="schema-unknown-type"
+    ),
+    pytest.param("binary.png", "not UTF-8", id="schema-binary"),
+    pytest.param("does_not_exist.json", "does not exist", id="schema-missing"),
+]
+
+
+@pytest.mark.parametrize(("schema", "phrase"), SCHEMA_CASES)
+def test_bad_schema_file(schema, phrase, capsys):
+    assert_one_error(info_with_schema(schema), capsys, phrase)
+
+
+# --- bad command-line arguments ---------------------------------------------------------
+
+
+def _evaluate_with(*extra: str) -> list[str]:
+    """evaluate on the valid file; later options override the fast defaults."""
+    return ["evaluate", "--data", c("valid.csv"), "--label", "label", *FAST, *extra]
+
+
+ARG_CASES = [
+    pytest.param(_evaluate_with("--epsilon", "0"), "positive finite number", id="epsilon-0"),
+    pytest.param(
+        _evaluate_with("--epsilon", "-1"), "positive finite number", id="epsilon-negative"
+    ),
+    pytest.param(_evaluate_with("--epsilon", "nan"), "positive finite number", id="epsilon-nan"),
+    pytest.param(_evaluate_with("--epsilon", "inf"), "positive finite number", id="epsilon-inf"),
+    pytest.param(_evaluate_with("--epsilon", "abc"), "argument --epsilon", id="epsilon-text"),
+    pytest.param(_evaluate_with("--trees", "0"), "--trees: must be at least 1", id="trees-0"),
+    pytest.param(_evaluate_with("--trees", "x"), "not a whole number", id="trees-text"),
+    pytest.param(
+        _evaluate_with("--depth", "nosuchrule"),
+        "unknown depth rule 'nosuchrule'; use one of theorem2",
+        id="depth-unknown-rule",
+    ),
+    pytest.param(_evaluate_with("--depth", "0"), "must be a positive integer", id="depth-zero"),
+    pytest.param(
+        _evaluate_with("--mechanism", "nosuch"),
+        "unknown mechanism 'nosuch'; choose one of permute_flip",
+        id="mechanism-unknown",
+    ),
+    pytest.param(_evaluate_with("--folds", "1"), "folds must be between 2 and 20", id="folds-1"),
+    pytest.param(_evaluate_with("--split", "nosuch"), "invalid choice", id="split-unknown"),
+    pytest.param(
+        ["mechanism", "--name", "permute_flip", "--counts", "5,x", "--epsilon", "1"],
+        "--counts must be whole numbers separated by commas",
+        id="counts-not-numbers",
+    ),
+    pytest.param(
+        ["mechanism", "--name", "permute_flip", "--counts", "5", "--epsilon", "1"],
+        "at least two non-negative counts",
+        id="counts-single",
+    ),
+    pytest.param(
+        ["evaluate", "--data", c("valid.csv"), "--label", "label"],
+        "required: --epsilon",
+        id="epsilon-missing",
+    ),
+    pytest.param(["nosuchcommand"], "invalid choice: 'nosuchcommand'", id="unknown-command"),
+    pytest.param([], "required: command", id="no-command"),
+]
+
+
+@pytest.mark.parametrize(("argv", "phrase"), ARG_CASES)
+def test_bad_argument(argv, phrase, capsys):
+    assert_one_error(argv, capsys, phrase)
+
+
+# --- valid but unusual files work -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("valid.csv", id="comma"),
+        pytest.param("semicolon.csv", id="semicolon-sniffed"),
+        pytest.param("tab.csv", id="tab-sniffed"),
+        pytest.param("bom_crlf.csv", id="utf8-bom-and-crlf"),
+    ],
+)
+def test_unusual_but_valid_file_is_read(name, capsys):
+    status, out, err = run_cli(["info", "--data", c(name), "--label", "label", "--json"], capsys)
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["n_rows"] == 12
+    assert result["features"] == {"x": "continuous", "colour": "discrete"}
+    assert result["classes"] == ["no", "yes"]
+
+
+def test_semicolon_file_evaluates(capsys):
+    status, out, err = run_cli(
+        ["evaluate", "--data", c("semicolon.csv"), "--label", "label", *FAST, "--json"], capsys
+    )
+    assert status == 0, err
+    assert "error:" not in err
+    result = json.loads(out)
+    assert result["n_records"] == 12
+    assert 0.0 <= result["accuracy"]["mean"] <= 1.0
+
+
+# --- direct unit tests: read_csv ------------------------------------------------------
+
+READ_CSV_CASES = [
+    pytest.param(b"", "the file is empty", id="empty"),
+    pytest.param(b" \n\t\r\n", "the file is empty", id="whitespace"),
+    pytest.param(b"a,b\x00,c\n1,2,3\n", "looks binary", id="nul-byte"),
+    pytest.param(b"a,b\ncaf\xe9,1\n", "bad byte 0xE9 on line 2", id="latin1"),
+    pytest.param(b"a,b,label\n", "no data rows", id="header-only"),
+    pytest.param(b"one two three\nfour five six\n", "only one column", id="one-column"),
+    pytest.param(b"a,b\n1,2\n1,2,3\n", "line 3 has 3 fields but the header has 2", id="ragged"),
+    pytest.param(b"a,a,b\n1,2,3\n", "names column 'a' twice", id="duplicate-header"),
+    pytest.param(b",,\n1,2,3\n", "no column names", id="blank-header"),
+]
+
+
+@pytest.mark.parametrize(("raw", "phrase"), READ_CSV_CASES)
+def test_read_csv_rejects(raw, phrase):
+    with pytest.raises(ValueError) as info:
+        read_csv(raw)
+    assert phrase in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(b"a,b\n" + b"1,2\n" * 40, id="bytes"),
+        pytest.param(io.BytesIO(b"a,b\n" + b"1,2\n" * 40), id="file-object"),
+    ],
+)
+def test_read_csv_size_limit(source):
+    with pytest.raises(ValueError) as info:
+        read_csv(source, max_bytes=100)
+    message = str(info.value)
+    assert "the limit is 100 bytes" in message
+    assert "sample it first" in message
+
+
+def test_read_csv_size_limit_of_a_path(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"a,b\n" + b"1,2\n" * 600)
+    with pytest.raises(ValueError, match=r"the file is 2\.3 KB; the limit is 1\.0 KB"):
+        read_csv(path, max_bytes=1024)
+
+
+def test_read_csv_missing_path(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        read_csv(tmp_path / "nope.csv")
+
+
+def test_read_csv_sniffs_semicolons():
+    frame = read_csv((CORPUS / "semicolon.csv").read_bytes())
+    assert list(frame.columns) == ["x", "colour", "label"]
+    assert frame.shape == (12, 3)
+
+
+def test_read_csv_single_column_when_allowed():
+    frame = read_csv(b"x\n0.1\n0.9\n", min_columns=1)
+    assert list(frame["x"]) == ["0.1", "0.9"]
+
+
+# --- direct unit tests: ReleasedForest.from_json and Schema.from_dict -----------------
+
+
+@pytest.mark.parametrize(("model", "phrase"), MODEL_CASES[:9])
+def test_from_json_rejects(model, phrase):
+    with pytest.raises(ValueError) as info:
+        ReleasedForest.from_json((CORPUS / model).read_bytes())
+    assert phrase in str(info.value)
+
+
+def test_from_json_accepts_the_valid_model():
+    forest = ReleasedForest.from_json((CORPUS / "model_valid.json").read_text())
+    assert list(forest.predict(pd.DataFrame({"x": ["0.1", "0.9"]}))) == ["a", "b"]
+
+
+_WRONG_VALUES = [None, 5, -1, 10**30, 1.5, math.inf, "s", "", [], {}, [None], [[1]], True]
+
+
+def _paths(obj, prefix=()):
+    """Every key path into a JSON document."""
+    if prefix:
+        yield prefix
+    if isinstance(obj, dict | list):
+        for key, value in obj.items() if isinstance(obj, dict) else enumerate(obj):
+            yield from _paths(value, (*prefix, key))
+
+
+def _replaced(doc, path, value):
+    doc = copy.deepcopy(doc)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return doc
+
+
+def test_from_json_never_raises_anything_but_value_error():
+    """Every entry of a valid model, replaced by a wrong-typed value: ValueError or OK."""
+    records = pd.DataFrame({"x": ["0.1", "0.9"]})
+    for path in _paths(make_corpus.MODEL):
+        for value in _WRONG_VALUES:
+            text = json.dumps(_replaced(make_corpus.MODEL, path, value))
+            try:
+                ReleasedForest.from_json(text).predict_proba(records)
+            except ValueError:
+                pass
+
+
+def test_schema_from_dict_never_raises_anything_but_value_error():
+    for path in _paths(make_corpus.SCHEMA):
+        for value in _WRONG_VALUES:
+            try:
+                Schema.from_dict(_replaced(make_corpus.SCHEMA, path, value))
+            except ValueError:
+                pass
