@@ -22,6 +22,7 @@ from .forest import DATA_SPLITS, DPRandomForestClassifier
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from .model_io import ReleasedForest
 from .schema import PrivacyLeakWarning, Schema, infer_schema
+from .sweep import SweepCancelled, SweepGrid, run_sweep
 
 
 class CliError(Exception):
@@ -245,6 +246,62 @@ def cmd_info(args) -> dict:
     }
 
 
+def _split_list(text: str, convert, what: str) -> list:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError(f"the {what} list is empty")
+    try:
+        return [convert(t) for t in items]
+    except ValueError:
+        raise ValueError(f"could not read the {what} list {text!r}") from None
+
+
+def _progress_bar(done: int, total: int, message: str) -> None:
+    width = 30
+    filled = int(width * done / total)
+    end = "\n" if done == total else ""
+    print(
+        f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {message}",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def cmd_sweep(args) -> dict:
+    _check_algorithm(args.algorithm)
+    grid = SweepGrid(
+        epsilons=_split_list(args.epsilons, float, "--epsilons"),
+        n_estimators=_split_list(args.trees, int, "--trees"),
+        depths=_split_list(args.depth, _depth_rule, "--depth"),
+        mechanisms=_split_list(args.mechanism, str, "--mechanism"),
+        data_splits=_split_list(args.split, str, "--split"),
+        references=not args.no_references,
+    )
+    for mech in grid.mechanisms:
+        _warn_mechanism(mech)
+    _, schema, encoded = _load_data(args)
+    result = run_sweep(
+        encoded,
+        schema,
+        grid,
+        folds=args.folds,
+        repeats=args.repeats,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        progress=None if args.quiet else _progress_bar,
+    )
+    result.results.to_csv(args.out, index=False)
+    if args.summary:
+        result.summary.to_csv(args.summary, index=False)
+    return {
+        "results": str(args.out),
+        "summary": args.summary,
+        "rows": len(result.results),
+        "grid_points": grid.n_points,
+    }
+
+
 def _check_algorithm(name: str) -> None:
     if name != "fletcher_islam":
         raise ValueError(f"unknown algorithm {name!r}; available: fletcher_islam")
@@ -297,6 +354,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=_positive_int, default=1)
     p.set_defaults(func=cmd_evaluate)
 
+    p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
+    data_args(p)
+    p.add_argument("--algorithm", default="fletcher_islam")
+    p.add_argument("--epsilons", required=True, help="comma-separated, e.g. 0.01,0.1,1,10")
+    p.add_argument("--trees", default="100", help="comma-separated tree counts")
+    p.add_argument("--depth", default="theorem2", help="comma-separated depth rules")
+    p.add_argument("--mechanism", default="permute_flip", help="comma-separated mechanisms")
+    p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")
+    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument(
+        "--no-references",
+        action="store_true",
+        help="skip the non-private forest and scikit-learn's random forest",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, help="results CSV (one row per point × fold)")
+    p.add_argument("--summary", help="summary CSV (mean and std per point)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sweep)
+
     p = sub.add_parser("train", help="train a DP forest and write its model JSON")
     data_args(p)
     model_args(p)
@@ -318,22 +398,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """argparse reads "-inf" or "-1e-3" after an option as another option: join them."""
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        negative = nxt[:1] == "-" and (nxt[1:2].isdigit() or nxt[1:] in ("inf", "nan"))
+        if arg.startswith("--") and "=" not in arg and negative:
+            out.append(f"{arg}={nxt}")
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # argparse reads "-inf" or "-1e-3" after an option as another option; join them.
-    for i in range(len(argv) - 1):
-        if argv[i].startswith("--") and "=" not in argv[i] and argv[i + 1][:1] == "-":
-            if argv[i + 1][1:2].isdigit() or argv[i + 1][1:] in ("inf", "nan", "Infinity"):
-                argv[i] = f"{argv[i]}={argv[i + 1]}"
-                argv[i + 1] = ""
-    argv = [a for a in argv if a != ""]
+    argv = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:
             args = parser.parse_args(argv)
             result = args.func(args)
-        except (CliError, ValueError, OSError) as exc:
+        except (CliError, ValueError, OSError, SweepCancelled) as exc:
             _flush_warnings(caught)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             print(f"error: {message}", file=sys.stderr)

@@ -36,6 +36,11 @@ def jpw_depth(n_records: int, branching: list[int]) -> int:
     return max(1, min(m // 2, log_n - 1))
 
 
+def check_rule(rule: str | int) -> None:
+    """Raise ValueError unless ``rule`` names a depth rule or is a positive integer."""
+    resolve_depth(rule, 1, 1, n_records=2, branching=[2, 2])
+
+
 def resolve_depth(
     rule: str | int,
     n_continuous: int,

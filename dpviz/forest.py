@@ -72,6 +72,20 @@ def assign_pairs(n_records: int, n_trees: int, data_split: str, split_seed: int,
 
 
 @dataclass
+class RoutedRecords:
+    """Where records fell in the trees. Leaves are numbered locally; ``trained`` maps
+    each to the model's trained leaf (or -1 for a leaf no training record reached) and
+    ``uniforms`` holds the noise of those empty leaves."""
+
+    n_records: int
+    pair_record: np.ndarray
+    pair_leaf: np.ndarray
+    leaf_keys: np.ndarray
+    trained: np.ndarray
+    uniforms: np.ndarray
+
+
+@dataclass
 class LeafOutputs:
     """Released outputs of some leaves: labels, and noisy counts for count mechanisms."""
 
@@ -215,7 +229,6 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _fit_encoded(self, encoded: EncodedData):
         start = time.perf_counter()
         schema = self.schema_
-        mech = get_mechanism(self.mechanism)
         self.encoding_report_ = encoded.report
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
         self.depth_ = resolve_depth(
@@ -229,11 +242,6 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.space_ = space_for(schema, self.depth_)
         self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
         self._noise_seed = noise_seed
-        self.tree_epsilon_ = (
-            float(self.epsilon) / self.n_estimators
-            if self.data_split == "shared"
-            else float(self.epsilon)
-        )
         keys, trees, depths, counts, nodes = [], [], [], [], []
         k = len(schema.classes)
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
@@ -265,65 +273,55 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_counts_ = np.concatenate(counts)[order]
         self.n_train_records_ = encoded.n_records
         self._fit_nodes = nodes
-        released = self._release(self.leaf_keys_, self.leaf_counts_)
-        self.leaf_labels_ = released.labels
-        self.leaf_noisy_counts_ = released.noisy_counts
-        self.ledger_ = self._build_ledger(mech)
+        self.__dict__.pop("_leaf_totals", None)
+        self._leaf_uniforms = class_uniforms(noise_seed, self.leaf_keys_, k)
+        self._release_leaves()
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
-    def _release(self, keys: np.ndarray, counts: np.ndarray) -> LeafOutputs:
+    def _release_leaves(self) -> None:
+        """Release every trained leaf under the current ε and mechanism, and the ledger."""
         mech = get_mechanism(self.mechanism)
-        uniforms = class_uniforms(self._noise_seed, keys, len(self.classes_))
+        self.tree_epsilon_ = (
+            float(self.epsilon) / self.n_estimators
+            if self.data_split == "shared"
+            else float(self.epsilon)
+        )
+        released = self._release(self.leaf_counts_, self._leaf_uniforms)
+        self.leaf_labels_ = released.labels
+        self.leaf_noisy_counts_ = released.noisy_counts
+        self.ledger_ = self._build_ledger(mech)
+        self.__dict__.pop("_diagnostics", None)
+
+    def relabel(self, epsilon: float | None = None, mechanism: str | None = None):
+        """Release the leaves again under another ε or mechanism, keeping the trees and
+        the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
+
+        Each leaf keeps its own noise draws, so curves over ε use common random numbers.
+        """
+        self._check_fitted()
+        if epsilon is not None:
+            self.epsilon = epsilon
+        if mechanism is not None:
+            self.mechanism = mechanism
+        self._validate_params()
+        self._release_leaves()
+        return self
+
+    def _release(self, counts: np.ndarray, uniforms: np.ndarray) -> LeafOutputs:
+        mech = get_mechanism(self.mechanism)
         labels, noisy = mech.release(counts, self.tree_epsilon_, uniforms)
         return LeafOutputs(labels.astype(np.int64), noisy)
 
     def _build_ledger(self, mech) -> PrivacyLedger:
-        ledger = PrivacyLedger()
-        tau, eps_t = self.n_estimators, self.tree_epsilon_
-        if self.schema_.inferred:
-            ledger.add_sequential(
-                LedgerEntry(
-                    "class list and feature domains (inferred from the data)",
-                    "all records, without noise",
-                    float("inf"),
-                    private=False,
-                )
-            )
-        if self.data_split == "disjoint":
-            share = 100.0 / tau
-            ledger.add_parallel(
-                [
-                    LedgerEntry(
-                        f"{mech.id} leaf outputs of tree {t + 1}",
-                        f"disjoint part {t + 1} of {tau} (~{share:.3g}% of the records)",
-                        eps_t,
-                        mech.private,
-                    )
-                    for t in range(tau)
-                ],
-                summary=(
-                    f"Each of {tau} trees saw a disjoint ~{share:.3g}% of the records and "
-                    f"spent ε = {eps_t:g} on its leaf outputs ({mech.id})"
-                ),
-            )
-        else:
-            for t in range(tau):
-                ledger.add_sequential(
-                    LedgerEntry(
-                        f"{mech.id} leaf outputs of tree {t + 1}",
-                        "all records",
-                        eps_t,
-                        mech.private,
-                    )
-                )
-        if not mech.private:
-            ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
-        if self.depth == "jpw":
-            ledger.notes.append(
-                "The jpw depth rule reads the number of records, which is not private."
-            )
-        return ledger
+        return build_ledger(
+            mech.id,
+            float(self.epsilon),
+            self.n_estimators,
+            self.data_split,
+            schema_inferred=self.schema_.inferred,
+            depth_rule=self.depth,
+        )
 
     # --- prediction -------------------------------------------------------------------
 
@@ -339,44 +337,75 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             frame = pd.DataFrame(array, columns=self.schema_.feature_names)
         return encode(frame, self.schema_, training=False)
 
-    def _votes(self, encoded: EncodedData) -> np.ndarray:
-        n, k = encoded.n_records, len(self.classes_)
-        counts_mech = get_mechanism(self.mechanism).releases == "counts"
-        votes = np.zeros(n * k)
-        for chunk in _tree_chunks(self.n_estimators, n, "shared"):
-            rec = np.tile(np.arange(n), len(chunk))
-            tree = np.repeat(chunk, n)
-            routed = route(
-                self.space_, self.root_keys_, encoded.continuous, encoded.discrete, rec, tree
+    def route_records(
+        self, encoded: EncodedData, trees: np.ndarray | None = None
+    ) -> RoutedRecords:
+        """Route records through the trees (all, or ``trees``): structure only, so the
+        result serves every ε and mechanism."""
+        self._check_fitted()
+        n = encoded.n_records
+        trees = np.arange(self.n_estimators) if trees is None else trees
+        rec = np.tile(np.arange(n), len(trees))
+        tree = np.repeat(trees, n)
+        routed = route(
+            self.space_, self.root_keys_, encoded.continuous, encoded.discrete, rec, tree
+        )
+        voting = routed.pair_leaf >= 0
+        keys = routed.leaf_keys
+        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
+        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
+        empty = trained < 0
+        uniforms = class_uniforms(self._noise_seed, keys[empty], len(self.classes_))
+        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms)
+
+    def votes(self, routed: RoutedRecords) -> np.ndarray:
+        """Votes (n_records, n_classes) of routed records under the current release."""
+        k = len(self.classes_)
+        outputs = self._outputs_of(routed)
+        if outputs.noisy_counts is not None:
+            noisy = np.clip(outputs.noisy_counts[routed.pair_leaf], 0.0, None)
+            return np.stack(
+                [
+                    np.bincount(
+                        routed.pair_record, weights=noisy[:, c], minlength=routed.n_records
+                    )
+                    for c in range(k)
+                ],
+                axis=1,
             )
-            outputs = self._outputs(routed.leaf_keys)
-            voting = routed.pair_leaf >= 0
-            rec, leaf = rec[voting], routed.pair_leaf[voting]
-            if counts_mech:
-                noisy = np.clip(outputs.noisy_counts[leaf], 0.0, None)
-                for c in range(k):
-                    votes[c::k] += np.bincount(rec, weights=noisy[:, c], minlength=n)
-            else:
-                votes += np.bincount(rec * k + outputs.labels[leaf], minlength=n * k)
-        return votes.reshape(n, k)
+        label = outputs.labels[routed.pair_leaf]
+        counts = np.bincount(routed.pair_record * k + label, minlength=routed.n_records * k)
+        return counts.reshape(routed.n_records, k).astype(np.float64)
+
+    def _outputs_of(self, routed: RoutedRecords) -> LeafOutputs:
+        trained = routed.trained >= 0
+        k = len(self.classes_)
+        empty = self._release(np.zeros((len(routed.uniforms), k)), routed.uniforms)
+        labels = np.empty(len(routed.trained), dtype=np.int64)
+        labels[trained] = self.leaf_labels_[routed.trained[trained]]
+        labels[~trained] = empty.labels
+        noisy = None
+        if self.leaf_noisy_counts_ is not None:
+            noisy = np.empty((len(routed.trained), k))
+            noisy[trained] = self.leaf_noisy_counts_[routed.trained[trained]]
+            noisy[~trained] = empty.noisy_counts
+        return LeafOutputs(labels, noisy)
 
     def _outputs(self, keys: np.ndarray) -> LeafOutputs:
         """Released outputs of leaves by key; leaves no training record reached get the
         mechanism's output on all-zero counts, drawn from their own key's noise."""
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
-        trained = self.leaf_keys_[pos] == keys
-        labels = np.empty(len(keys), dtype=np.int64)
-        labels[trained] = self.leaf_labels_[pos[trained]]
-        noisy = None
-        empty = self._release(
-            keys[~trained], np.zeros((int((~trained).sum()), len(self.classes_)))
+        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
+        uniforms = class_uniforms(self._noise_seed, keys[trained < 0], len(self.classes_))
+        return self._outputs_of(
+            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained, uniforms)
         )
-        labels[~trained] = empty.labels
-        if self.leaf_noisy_counts_ is not None:
-            noisy = np.empty((len(keys), len(self.classes_)))
-            noisy[trained] = self.leaf_noisy_counts_[pos[trained]]
-            noisy[~trained] = empty.noisy_counts
-        return LeafOutputs(labels, noisy)
+
+    def _votes(self, encoded: EncodedData) -> np.ndarray:
+        votes = np.zeros((encoded.n_records, len(self.classes_)))
+        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, "shared"):
+            votes += self.votes(self.route_records(encoded, chunk))
+        return votes
 
     def predict_proba(self, X) -> np.ndarray:
         """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
@@ -458,7 +487,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         counts = self.leaf_counts_
         majority = is_majority(counts)
         flipped = ~majority[np.arange(len(counts)), self.leaf_labels_]
-        totals, exact = estimate_leaves(self.space_, self.root_keys_)
+        if not hasattr(self, "_leaf_totals"):
+            self._leaf_totals = estimate_leaves(self.space_, self.root_keys_)
+        totals, exact = self._leaf_totals
         n_leaves = float(totals.sum())
         return {
             "n_leaves_total": n_leaves,
@@ -481,6 +512,67 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+def build_ledger(
+    mechanism: str,
+    epsilon: float,
+    n_estimators: int,
+    data_split: str,
+    *,
+    schema_inferred: bool,
+    depth_rule: str | int = "theorem2",
+) -> PrivacyLedger:
+    """The privacy ledger of a forest: one query per tree on its part of the data."""
+    mech = get_mechanism(mechanism)
+    ledger = PrivacyLedger()
+    tau = n_estimators
+    eps_t = epsilon / tau if data_split == "shared" else epsilon
+    if not mech.private:
+        # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
+        # grows without bound with the leaf's gap; none releases the true majority).
+        eps_t = float("inf")
+    if schema_inferred:
+        ledger.add_sequential(
+            LedgerEntry(
+                "class list and feature domains (inferred from the data)",
+                "all records, without noise",
+                float("inf"),
+                private=False,
+            )
+        )
+    if data_split == "disjoint":
+        share = 100.0 / tau
+        ledger.add_parallel(
+            [
+                LedgerEntry(
+                    f"{mech.id} leaf outputs of tree {t + 1}",
+                    f"disjoint part {t + 1} of {tau} (~{share:.3g}% of the records)",
+                    eps_t,
+                    mech.private,
+                )
+                for t in range(tau)
+            ],
+            summary=(
+                f"Each of {tau} trees saw a disjoint ~{share:.3g}% of the records and "
+                f"spent ε = {'∞ (unbounded)' if np.isinf(eps_t) else f'{eps_t:g}'} on its "
+                f"leaf outputs ({mech.id})"
+            ),
+        )
+    else:
+        for t in range(tau):
+            ledger.add_sequential(
+                LedgerEntry(
+                    f"{mech.id} leaf outputs of tree {t + 1}", "all records", eps_t, mech.private
+                )
+            )
+    if not mech.private:
+        ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
+    if depth_rule == "jpw":
+        ledger.notes.append(
+            "The jpw depth rule reads the number of records, which is not private."
+        )
+    return ledger
 
 
 def _tree_chunks(n_trees: int, n_records: int, data_split: str):

@@ -9,6 +9,10 @@ import math
 from dataclasses import dataclass, field
 
 
+def _eps(value: float) -> str:
+    return "∞ (unbounded)" if math.isinf(value) else f"{value:g}"
+
+
 @dataclass(frozen=True)
 class LedgerEntry:
     """One query: what it released, which records it read, and its ε."""
@@ -84,14 +88,15 @@ class PrivacyLedger:
             if repeats > 1:
                 lines.append(
                     f"{repeats} queries ({first.query}, …) each read {first.data} and spent "
-                    f"ε = {cost:g} → together ε = {repeats * cost:g} by sequential composition."
+                    f"ε = {_eps(cost)} → together ε = {_eps(repeats * cost)} by sequential "
+                    "composition."
                 )
             elif len(group) > 1:
                 said = summary or (
                     f"{len(group)} queries ({first.query}, …) each read a disjoint part of the "
-                    f"data and spent up to ε = {cost:g}"
+                    f"data and spent up to ε = {_eps(cost)}"
                 )
-                lines.append(f"{said} → together ε = {cost:g} by parallel composition.")
+                lines.append(f"{said} → together ε = {_eps(cost)} by parallel composition.")
             else:
                 spent = (
                     "an unbounded ε" if first.epsilon == float("inf") else f"ε = {first.epsilon:g}"
@@ -111,7 +116,7 @@ class PrivacyLedger:
         else:
             lines.append(f"Total: the released model is {total:g}-differentially private.")
         lines.extend(self.notes)
-        return " ".join(lines)
+        return " ".join(line[:1].upper() + line[1:] for line in lines)
 
     def to_dict(self) -> dict:
         return {

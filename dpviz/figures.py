@@ -1,0 +1,301 @@
+"""Plotly figures shown by the app. No streamlit here: every figure is unit-tested.
+
+Colours are the Okabe–Ito palette (safe for the common colour-vision deficiencies);
+mechanisms without a DP proof are drawn dashed (lines) or hatched (bars) and say
+"NOT DP" in the legend, so the warning survives a greyscale print.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .mechanisms import MECHANISMS
+
+MECHANISM_COLORS = {
+    "permute_flip": "#0072B2",  # blue
+    "count_em": "#009E73",  # bluish green
+    "global_em": "#E69F00",  # orange
+    "laplace_counts": "#CC79A7",  # reddish purple
+    "smooth_em": "#D55E00",  # vermillion
+    "none": "#000000",  # black
+}
+REFERENCE_COLOR = "#BBBBBB"
+TEMPLATE = "plotly_white"
+# Flip probabilities are drawn down to this value; the gap axis runs until the best
+# private mechanism falls below it.
+FLIP_FLOOR = 1e-4
+MAX_GAP = 100_000
+LOG_GAP_FROM = 50  # the gap axis turns logarithmic once it reaches this many records
+NOT_DP_PATTERN = "/"
+METRICS = (("accuracy", "Accuracy"), ("auc", "ROC AUC"), ("f1", "F1"))
+
+
+def mechanism_label(mechanism: str) -> str:
+    """Legend text of a mechanism with its badge, e.g. ``smooth_em (NOT DP)``."""
+    return f"{mechanism} ({MECHANISMS[mechanism].badge})"
+
+
+def flip_curve(mechanism: str, epsilon: float, gaps) -> np.ndarray:
+    """Exact flip probability of a 2-class leaf with counts (0, j) for each gap j."""
+    gaps = np.asarray(gaps, dtype=np.float64)
+    counts = np.stack([np.zeros_like(gaps), gaps], axis=1)
+    return MECHANISMS[mechanism].flip_probability(counts, epsilon)
+
+
+def gap_grid(epsilon: float, max_observed: int = 0) -> np.ndarray:
+    """Gaps j ≥ 1 to draw: up to where a 2-class ε-DP leaf flips with < FLIP_FLOOR chance
+    (and at least the largest gap of the trained leaves); geometric beyond 200 points."""
+    reach = math.ceil(math.log(0.5 / FLIP_FLOOR) / epsilon)
+    j_max = int(min(MAX_GAP, max(10, int(max_observed), reach)))
+    if j_max <= 200:
+        return np.arange(1, j_max + 1)
+    return np.unique(np.round(np.geomspace(1, j_max, 400)).astype(np.int64))
+
+
+def gap_bins(max_gap: int) -> np.ndarray:
+    """Left edges of the gap bins: one per gap up to 10, then about 8 per decade."""
+    edges = np.arange(1, min(max_gap, 10) + 1)
+    if max_gap > 10:
+        wide = np.round(np.geomspace(11, max_gap, 1 + int(8 * math.log10(max_gap / 10))))
+        edges = np.unique(np.concatenate([edges, wide.astype(np.int64)]))
+    return edges
+
+
+def realised_flips(leaves: pd.DataFrame) -> pd.DataFrame:
+    """Per gap bin (j ≥ 1): how many of the trained leaves fall in it and how many flipped.
+
+    ``leaves`` is a model's ``leaf_table()`` (NOT private: it reads the raw counts).
+    Gap 0 is a tie, where every released label is a true majority, so it is left out.
+    Columns: gap_lo, gap_hi (inclusive), gap (the leaves' mean gap), leaves, flipped, share.
+    """
+    rows = leaves.loc[leaves["gap_j"] >= 1, ["gap_j", "flipped"]]
+    columns = ["gap_lo", "gap_hi", "gap", "leaves", "flipped", "share"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    gaps = rows["gap_j"].to_numpy(dtype=np.int64)
+    edges = gap_bins(int(gaps.max()))
+    which = np.searchsorted(edges, gaps, side="right") - 1
+    his = np.append(edges[1:] - 1, gaps.max())
+    out = (
+        pd.DataFrame({"bin": which, "gap": gaps, "flipped": rows["flipped"].to_numpy(bool)})
+        .groupby("bin")
+        .agg(gap=("gap", "mean"), leaves=("gap", "size"), flipped=("flipped", "sum"))
+        .reset_index()
+    )
+    out["gap_lo"] = edges[out["bin"]]
+    out["gap_hi"] = his[out["bin"]]
+    out["share"] = out["flipped"] / out["leaves"]
+    return out[columns].astype({"leaves": np.int64, "flipped": np.int64})
+
+
+def _log_ticks(top: float) -> list[int]:
+    """1-2-5 ticks from 1 up to ``top``."""
+    ticks, decade = [], 1
+    while decade <= top:
+        ticks += [t * decade for t in (1, 2, 5) if t * decade <= top]
+        decade *= 10
+    return ticks
+
+
+def flip_probability_figure(
+    leaves: pd.DataFrame | None,
+    epsilon: float,
+    *,
+    mechanisms=None,
+    trained: str | None = None,
+) -> go.Figure:
+    """Exact flip probability against the gap j for each label mechanism (2 classes, ε per
+    leaf), with the trained forest's realised flips overlaid as markers.
+
+    ``leaves`` is a fitted model's ``leaf_table()`` or None (curves only). The realised
+    flips are binned by gap; bins where no leaf flipped are drawn as open triangles on
+    the axis floor, since 0 has no place on a log axis. ``mechanisms`` defaults to every
+    mechanism except ``none``, which never flips. ``trained`` draws that curve thicker.
+    """
+    if mechanisms is None:
+        mechanisms = [m for m in MECHANISMS if m != "none"]
+    observed = realised_flips(leaves) if leaves is not None else None
+    max_seen = int(observed["gap_hi"].max()) if observed is not None and len(observed) else 0
+    gaps = gap_grid(epsilon, max_seen)
+    fig = go.Figure()
+    for m in mechanisms:
+        mech = MECHANISMS[m]
+        prob = flip_curve(m, epsilon, gaps)
+        fig.add_trace(
+            go.Scatter(
+                x=gaps,
+                y=np.where(prob > 0, prob, np.nan),  # exact zeros cannot sit on a log axis
+                mode="lines",
+                name=mechanism_label(m),
+                line={
+                    "color": MECHANISM_COLORS.get(m, "#000000"),
+                    "width": 4 if m == trained else 2,
+                    "dash": "solid" if mech.private else "dash",
+                },
+                hovertemplate=f"{mechanism_label(m)}<br>gap j = %{{x}}<br>"
+                "flip probability = %{y:.3g}<extra></extra>",
+            )
+        )
+    notes = [f"Lines: exact chance for a 2-class leaf at ε = {epsilon:g} per leaf."]
+    if observed is not None:
+        n_max = max(1, int(observed["leaves"].max())) if len(observed) else 1
+        for zero in (False, True):
+            part = observed[(observed["flipped"] == 0) == zero]
+            where = [
+                f"gap {lo}" if lo == hi else f"gaps {lo}–{hi}"
+                for lo, hi in zip(part["gap_lo"], part["gap_hi"])
+            ]
+            fig.add_trace(
+                go.Scatter(
+                    x=part["gap"],
+                    y=np.full(len(part), FLIP_FLOOR) if zero else part["share"],
+                    mode="markers",
+                    name="this forest: none flipped (drawn at the floor)"
+                    if zero
+                    else "this forest: share flipped (size ∝ leaves)",
+                    marker={
+                        "color": "#000000",
+                        "symbol": "triangle-down-open" if zero else "diamond",
+                        "size": 7 + 13 * np.sqrt(part["leaves"].to_numpy() / n_max),
+                        "line": {"color": "#000000" if zero else "#FFFFFF", "width": 1},
+                    },
+                    customdata=np.stack(
+                        [part["flipped"], part["leaves"], np.asarray(where, dtype=object)],
+                        axis=1,
+                    )
+                    if len(part)
+                    else None,
+                    hovertemplate="%{customdata[2]}: %{customdata[0]} of %{customdata[1]} "
+                    "leaves flipped<extra>this forest (not private)</extra>",
+                )
+            )
+        n_leaves, n_flipped = int(observed["leaves"].sum()), int(observed["flipped"].sum())
+        notes.append(
+            f"Markers: {n_flipped:,} of this forest's {n_leaves:,} leaves with j ≥ 1 flipped,"
+            "<br>binned by gap (diagnostic from the raw data: not private)."
+        )
+    log_x = gaps[-1] >= LOG_GAP_FROM
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": "How often does the noise flip a leaf's label?"},
+        height=540,
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -0.2,
+            "x": 0,
+            "entrywidth": 0.5,
+            "entrywidthmode": "fraction",
+        },
+        margin={"t": 110, "b": 40, "l": 70, "r": 20},
+        hovermode="closest",
+        annotations=[_note("<br>".join(notes))],
+    )
+    if log_x:
+        ticks = _log_ticks(float(gaps[-1]))
+        fig.update_xaxes(
+            type="log",
+            tickvals=ticks,
+            ticktext=[f"{t:,}" for t in ticks],
+            range=[-0.05, math.log10(gaps[-1]) + 0.02],
+        )
+    else:
+        fig.update_xaxes(
+            type="linear", range=[0.5, gaps[-1] + 0.5], dtick=1 if gaps[-1] <= 15 else None
+        )
+    fig.update_xaxes(title_text="gap j = top class count − runner-up count (records)")
+    fig.update_yaxes(
+        title_text="P(released label ≠ true majority), log scale",
+        type="log",
+        range=[math.log10(FLIP_FLOOR) - 0.2, 0.05],
+        tickformat=".2~%",
+        dtick=1,
+    )
+    return fig
+
+
+def _note(text: str) -> dict:
+    """A grey explanatory line just above the plot area, under the title."""
+    return {
+        "text": text,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 1.0,
+        "yanchor": "bottom",
+        "xanchor": "left",
+        "showarrow": False,
+        "align": "left",
+        "font": {"size": 12, "color": "#444444"},
+    }
+
+
+def accuracy_bar_figure(result: dict, reference: dict | None = None) -> go.Figure:
+    """Cross-validated accuracy, ROC AUC and F1 (mean ± 1 std, in %) of the DP forest,
+    next to the ``none``-mechanism (non-private) reference when given.
+
+    ``result`` and ``reference`` are ``dpviz.evaluation.cross_validate`` outputs.
+    """
+    fig = go.Figure()
+    names = [label for _, label in METRICS]
+    for run, is_reference in ((result, False), (reference, True)):
+        if run is None:
+            continue
+        mech = run["mechanism"]
+        private = MECHANISMS[mech].private
+        if is_reference:
+            name = f"{mech}: no privacy, reference ({MECHANISMS[mech].badge})"
+            color = REFERENCE_COLOR
+        else:
+            name = f"{mech} forest, ε = {run['epsilon']:g} ({MECHANISMS[mech].badge})"
+            color = MECHANISM_COLORS.get(mech, "#0072B2")
+        means = np.array([100 * run[key]["mean"] for key, _ in METRICS])
+        stds = np.array([100 * run[key]["std"] for key, _ in METRICS])
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=means,
+                name=name,
+                error_y={"type": "data", "array": stds, "visible": True, "color": "#000000"},
+                text=[f"{v:.1f}" for v in means],
+                textposition="inside",
+                insidetextanchor="middle",
+                textfont={"color": "#000000" if is_reference or not private else "#FFFFFF"},
+                marker={
+                    "color": color,
+                    "line": {"color": "#000000", "width": 1},
+                    "pattern": {
+                        "shape": "" if private else NOT_DP_PATTERN,
+                        "fgcolor": "#000000",
+                        "solidity": 0.15,
+                    },
+                },
+                customdata=stds,
+                hovertemplate=f"{name}<br>%{{x}}: %{{y:.1f}}% ± %{{customdata:.1f}}"
+                "<extra></extra>",
+            )
+        )
+    folds = result.get("folds")
+    repeats = result.get("repeats", 1)
+    cv = f"{folds}-fold" + (f" × {repeats}" if repeats and repeats > 1 else "")
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": "What privacy costs: cross-validated scores"},
+        barmode="group",
+        height=540,
+        legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
+        margin={"t": 90, "b": 40, "l": 70, "r": 20},
+        annotations=[
+            _note(
+                f"{cv} stratified CV on {result.get('n_records', 0):,} records.<br>Bars: mean; "
+                "whiskers: ± 1 standard deviation. F1, AUC: rarest class positive."
+            )
+        ],
+    )
+    fig.update_yaxes(title_text="score on held-out folds (%)", range=[0, 105])
+    fig.update_xaxes(title_text="metric")
+    return fig
