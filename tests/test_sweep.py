@@ -1,0 +1,165 @@
+import numpy as np
+import pytest
+
+from dpviz.data import encode
+from dpviz.evaluation import cross_validate
+from dpviz.sweep import (
+    SERIES_DP,
+    SERIES_NONPRIVATE,
+    SERIES_SKLEARN,
+    SweepCancelled,
+    SweepGrid,
+    run_sweep,
+)
+from dpviz.synthetic import make_synth
+
+
+@pytest.fixture(scope="module")
+def synth():
+    frame, schema = make_synth("SynthF", 3000, seed=0)
+    return encode(frame, schema), schema
+
+
+def test_sweep_point_equals_plain_evaluate(synth):
+    """Same folds and seeds: a sweep's point at ε = 1 is exactly evaluate at ε = 1,
+    because both route once per fold and draw each leaf's noise from its own key."""
+    encoded, schema = synth
+    grid = SweepGrid(
+        epsilons=[0.05, 1.0, 4.0],
+        mechanisms=["permute_flip", "count_em"],
+        n_estimators=[20],
+        references=False,
+    )
+    summary = run_sweep(encoded, schema, grid, folds=3, seed=5).summary
+    row = summary[(summary.epsilon == 1.0) & (summary.mechanism == "count_em")].iloc[0]
+    plain = cross_validate(
+        encoded, schema, epsilon=1.0, n_estimators=20, mechanism="count_em", folds=3, seed=5
+    )
+    assert row.accuracy_mean == pytest.approx(plain["accuracy"]["mean"], abs=1e-12)
+    assert row.auc_mean == pytest.approx(plain["auc"]["mean"], abs=1e-12)
+    assert row.flipped_leaf_pct == pytest.approx(plain["flipped_leaf_pct"], abs=1e-12)
+
+
+def test_tidy_results_and_references(synth):
+    encoded, schema = synth
+    grid = SweepGrid(epsilons=[0.1, 1.0], n_estimators=[5, 10], depths=["theorem2", 3])
+    result = run_sweep(encoded, schema, grid, folds=2, repeats=2, seed=0)
+    dp = result.results[result.results.series == SERIES_DP]
+    assert len(dp) == grid.n_points * 2 * 2
+    assert set(result.results.series) == {SERIES_DP, SERIES_NONPRIVATE, SERIES_SKLEARN}
+    assert len(result.summary[result.summary.series == SERIES_DP]) == grid.n_points
+    assert (result.summary.n_runs[result.summary.series == SERIES_DP] == 4).all()
+    for column in (
+        "accuracy_mean",
+        "accuracy_std",
+        "auc_mean",
+        "f1_mean",
+        "empty_leaf_pct",
+        "flipped_leaf_pct",
+        "expected_flip_pct",
+        "mean_smooth_sensitivity",
+        "fit_seconds",
+    ):
+        assert column in result.summary.columns
+    nonprivate = result.summary[result.summary.series == SERIES_NONPRIVATE]
+    assert not nonprivate.private.any() and np.isinf(nonprivate.epsilon).all()
+
+
+def test_flips_fall_as_epsilon_grows(synth):
+    encoded, schema = synth
+    grid = SweepGrid(epsilons=[0.01, 0.1, 1.0, 10.0], n_estimators=[10], references=False)
+    summary = run_sweep(encoded, schema, grid, folds=2).summary
+    assert np.all(np.diff(summary.expected_flip_pct.to_numpy()) < 0)
+
+
+def test_parallel_folds_match_serial(synth):
+    encoded, schema = synth
+    grid = SweepGrid(epsilons=[0.5], n_estimators=[10], references=False)
+    serial = run_sweep(encoded, schema, grid, folds=3, n_jobs=1).results
+    parallel = run_sweep(encoded, schema, grid, folds=3, n_jobs=2).results
+    cols = ["fold", "accuracy", "auc", "f1", "flipped_leaf_pct"]
+    assert serial[cols].equals(parallel[cols])
+
+
+def test_progress_and_cancel(synth):
+    encoded, schema = synth
+    grid = SweepGrid(epsilons=[1.0], n_estimators=[5], references=False)
+    seen = []
+    run_sweep(encoded, schema, grid, folds=3, progress=lambda d, t, m: seen.append((d, t)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    with pytest.raises(SweepCancelled, match="after 1 of 3"):
+        run_sweep(encoded, schema, grid, folds=3, cancel=lambda: True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilons": []}, "empty"),
+        ({"epsilons": [0.0]}, "epsilon"),
+        ({"epsilons": [1.0], "n_estimators": [0]}, "tree counts"),
+        ({"epsilons": [1.0], "depths": ["deep"]}, "depth rule"),
+        ({"epsilons": [1.0], "mechanisms": ["magic"]}, "mechanism"),
+        ({"epsilons": [1.0], "data_splits": ["half"]}, "data split"),
+    ],
+)
+def test_bad_grids(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SweepGrid(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--epsilons", ""], "empty"),
+        (["--epsilons", "0,1"], "positive"),
+        (["--epsilons", "1", "--trees", "0"], "tree counts"),
+        (["--epsilons", "1", "--depth", "deep"], "depth rule"),
+        (["--epsilons", "1", "--mechanism", "magic"], "mechanism"),
+    ],
+)
+def test_cli_sweep_bad_grids(tmp_path, capsys, argv, match):
+    from dpviz.cli import main
+
+    status = main(
+        ["sweep", "--data", "x.csv", "--label", "y", "--out", str(tmp_path / "r.csv"), *argv]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1].startswith("error: ") and match in err[-1]
+
+
+def test_cli_sweep_writes_tidy_csv(tmp_path, capsys):
+    from dpviz.cli import main
+
+    frame, schema = make_synth("SynthA", 800, seed=0)
+    data, schema_path = tmp_path / "d.csv", tmp_path / "s.json"
+    frame.to_csv(data, index=False)
+    schema_path.write_text(schema.to_json())
+    status = main(
+        [
+            "sweep",
+            "--data",
+            str(data),
+            "--label",
+            "label",
+            "--schema",
+            str(schema_path),
+            "--epsilons",
+            "0.1,1",
+            "--trees",
+            "5,10",
+            "--folds",
+            "2",
+            "--no-references",
+            "--out",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(tmp_path / "s.csv"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "2/2" in err  # the progress bar
+    import pandas as pd
+
+    assert len(pd.read_csv(tmp_path / "r.csv")) == 2 * 2 * 2
+    assert len(pd.read_csv(tmp_path / "s.csv")) == 4
