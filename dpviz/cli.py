@@ -21,6 +21,7 @@ from .evaluation import cross_validate
 from .forest import DATA_SPLITS, DPRandomForestClassifier
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from .model_io import ReleasedForest
+from .reproduce import FIGURES, reproduce, to_markdown
 from .schema import PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
 
@@ -302,6 +303,25 @@ def cmd_sweep(args) -> dict:
     }
 
 
+def cmd_reproduce(args) -> dict:
+    table = reproduce(
+        args.figure,
+        reference_csv=Path(args.reference),
+        datasets_dir=Path(args.datasets_dir),
+        folds=args.folds,
+        repeats=args.repeats,
+        generator_seeds=args.generator_seeds,
+        n_jobs=args.n_jobs,
+        progress=None if args.quiet else _progress_bar,
+    )
+    if args.out:
+        table.to_csv(args.out, index=False)
+    if args.json:
+        return {"rows": _json_safe(table.to_dict(orient="records"))}
+    print(to_markdown(table))
+    return {}
+
+
 def _check_algorithm(name: str) -> None:
     if name != "fletcher_islam":
         raise ValueError(f"unknown algorithm {name!r}; available: fletcher_islam")
@@ -376,6 +396,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", help="summary CSV (mean and std per point)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sweep)
+
+    shared = Path(__file__).resolve().parent.parent.parent / "shared"
+    p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
+    p.add_argument("--figure", required=True, choices=FIGURES)
+    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--generator-seeds", type=_positive_int, default=3)
+    p.add_argument("--datasets-dir", default=str(shared / "datasets"))
+    p.add_argument("--reference", default=str(shared / "reference" / "fletcher2017_results.csv"))
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--out", help="also write the table as CSV")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("train", help="train a DP forest and write its model JSON")
     data_args(p)
