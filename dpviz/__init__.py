@@ -1,6 +1,7 @@
 """dpviz: what differential privacy costs a tree-ensemble classifier."""
 
-from .forest import DPRandomForestClassifier
+from .algorithms import ALGORITHMS, get_algorithm
+from .forest import DPRandomForestClassifier, PrivateRDTClassifier
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS, get_mechanism
 from .model_io import ReleasedForest
@@ -9,13 +10,16 @@ from .schema import PrivacyLeakWarning, Schema, infer_schema
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALGORITHMS",
     "MECHANISMS",
     "DPRandomForestClassifier",
     "PrivacyLeakWarning",
     "PrivacyLedger",
+    "PrivateRDTClassifier",
     "ReleasedForest",
     "Schema",
     "__version__",
+    "get_algorithm",
     "get_mechanism",
     "infer_schema",
 ]

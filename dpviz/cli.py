@@ -14,11 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .algorithms import ALGORITHMS, get_algorithm
 from .audit import audit
 from .data import encode, read_csv
 from .depth import DEPTH_RULES, resolve_depth
 from .evaluation import cross_validate
-from .forest import DATA_SPLITS, DPRandomForestClassifier
+from .forest import DATA_SPLITS
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from .model_io import ReleasedForest
 from .reproduce import FIGURES, reproduce, to_markdown
@@ -149,19 +150,22 @@ def cmd_audit(args) -> dict:
     return result.to_dict()
 
 
-def _model_args(args) -> dict:
-    return {
-        "epsilon": args.epsilon,
+def _model_params(args) -> dict:
+    """The algorithm's parameters the user set; the registry supplies the rest."""
+    given = {
         "n_estimators": args.trees,
         "depth": args.depth,
         "mechanism": args.mechanism,
         "data_split": args.split,
     }
+    params = {k: v for k, v in given.items() if v is not None}
+    get_algorithm(args.algorithm).make(args.epsilon, **params)
+    return params
 
 
 def cmd_evaluate(args) -> dict:
-    _check_algorithm(args.algorithm)
-    _warn_mechanism(args.mechanism)
+    params = _model_params(args)
+    _warn_algorithm(args.algorithm, params)
     _, schema, encoded = _load_data(args)
     progress = None
     if not args.json and sys.stderr.isatty():
@@ -176,17 +180,21 @@ def cmd_evaluate(args) -> dict:
         repeats=args.repeats,
         seed=args.seed,
         progress=progress,
-        **_model_args(args),
+        epsilon=args.epsilon,
+        algorithm=args.algorithm,
+        **params,
     )
     result["encoding"] = encoded.report.messages()
     return result
 
 
 def cmd_train(args) -> dict:
-    _check_algorithm(args.algorithm)
-    _warn_mechanism(args.mechanism)
+    params = _model_params(args)
+    _warn_algorithm(args.algorithm, params)
     _, schema, encoded = _load_data(args)
-    model = DPRandomForestClassifier(schema=schema, random_state=args.seed, **_model_args(args))
+    model = get_algorithm(args.algorithm).make(
+        args.epsilon, random_state=args.seed, schema=schema, **params
+    )
     model.fit_encoded(encoded, schema)
     released = ReleasedForest.from_estimator(model)
     Path(args.out).write_text(released.to_json(), encoding="utf-8")
@@ -218,6 +226,16 @@ def cmd_predict(args) -> dict:
     elif not args.json:
         out.to_csv(sys.stdout, index=False)
     return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
+
+
+def cmd_update(args) -> dict:
+    model = ReleasedForest.load(args.model)
+    frame = read_csv(args.data)
+    if model.schema.label not in frame.columns:
+        raise ValueError(f"the new data has no label column {model.schema.label!r}")
+    updated = model.updated(frame, seed=args.seed)
+    Path(args.out).write_text(updated.to_json(), encoding="utf-8")
+    return {"model": str(args.out), "n_records": len(frame), "privacy": updated.meta["privacy"]}
 
 
 def cmd_info(args) -> dict:
@@ -270,8 +288,9 @@ def _progress_bar(done: int, total: int, message: str) -> None:
 
 
 def cmd_sweep(args) -> dict:
-    _check_algorithm(args.algorithm)
+    algorithms = _split_list(args.algorithm, str, "--algorithm")
     grid = SweepGrid(
+        algorithms=algorithms,
         epsilons=_split_list(args.epsilons, float, "--epsilons"),
         n_estimators=_split_list(args.trees, int, "--trees"),
         depths=_split_list(args.depth, _depth_rule, "--depth"),
@@ -322,9 +341,13 @@ def cmd_reproduce(args) -> dict:
     return {}
 
 
-def _check_algorithm(name: str) -> None:
-    if name != "fletcher_islam":
-        raise ValueError(f"unknown algorithm {name!r}; available: fletcher_islam")
+def _warn_algorithm(name: str, params: dict) -> None:
+    algorithm = get_algorithm(name)
+    mechanism = params.get("mechanism", algorithm.defaults().get("mechanism"))
+    if mechanism is not None:
+        _warn_mechanism(mechanism)
+    if algorithm.privacy != "ε-DP":
+        print(f"warning: {algorithm.name} is {algorithm.privacy}", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -358,12 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
 
     def model_args(p):
-        p.add_argument("--algorithm", default="fletcher_islam")
-        p.add_argument("--mechanism", default="permute_flip")
+        p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
+        p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
         p.add_argument("--epsilon", type=_epsilon, required=True)
-        p.add_argument("--trees", type=_positive_int, default=100)
-        p.add_argument("--depth", type=_depth_rule, default="theorem2")
-        p.add_argument("--split", choices=DATA_SPLITS, default="disjoint")
+        p.add_argument("--trees", type=_positive_int, help="trees (default: the algorithm's)")
+        p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
+        p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true")
 
@@ -376,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
     data_args(p)
-    p.add_argument("--algorithm", default="fletcher_islam")
+    p.add_argument("--algorithm", default="fletcher_islam", help="comma-separated algorithms")
     p.add_argument("--epsilons", required=True, help="comma-separated, e.g. 0.01,0.1,1,10")
     p.add_argument("--trees", default="100", help="comma-separated tree counts")
     p.add_argument("--depth", default="theorem2", help="comma-separated depth rules")
@@ -423,6 +446,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("update", help="add a new batch of records to a count model (jpw)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--data", required=True, help="new, labelled records (disjoint from before)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, required=True, help="fresh seed for the new noise")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
     data_args(p)

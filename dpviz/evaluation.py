@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import resolve_depth
 from .forest import build_ledger
@@ -14,15 +15,13 @@ def cross_validate(
     schema: Schema,
     *,
     epsilon: float,
-    n_estimators: int = 100,
-    depth: str | int = "theorem2",
-    mechanism: str = "permute_flip",
-    data_split: str = "disjoint",
+    algorithm: str = "fletcher_islam",
     folds: int = 5,
     repeats: int = 1,
     seed: int = 0,
     n_jobs: int = 1,
     progress: Progress | None = None,
+    **params,
 ) -> dict:
     """Repeated stratified k-fold evaluation: metrics (mean ± std) and leaf diagnostics.
 
@@ -30,6 +29,9 @@ def cross_validate(
     the same folds and seed. Diagnostics come from the raw data and are NOT private;
     the privacy entry is the trained model's ledger.
     """
+    model = get_algorithm(algorithm).make(epsilon, **params)
+    n_estimators, depth = model.n_estimators, model.depth
+    mechanism, data_split = model.mechanism, model.data_split
     grid = SweepGrid(
         epsilons=[epsilon],
         n_estimators=[n_estimators],
@@ -37,6 +39,8 @@ def cross_validate(
         mechanisms=[mechanism],
         data_splits=[data_split],
         references=False,
+        algorithms=[algorithm],
+        presets={algorithm: params},
     )
     sweep = run_sweep(
         encoded,
@@ -83,6 +87,7 @@ def cross_validate(
         "folds": folds,
         "repeats": repeats,
         "n_records": int(encoded.n_records),
+        "algorithm": algorithm,
         "mechanism": mechanism,
         "n_estimators": n_estimators,
         "data_split": data_split,

@@ -241,9 +241,24 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         structure_seed, split_seed, noise_seed = _seeds(self.random_state)
         self.space_ = space_for(schema, self.depth_)
         self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
-        self._noise_seed = noise_seed
-        keys, trees, depths, counts, nodes = [], [], [], [], []
-        k = len(schema.classes)
+        self._noise_seeds = [noise_seed]
+        self._split_seed = split_seed
+        self.leaf_keys_ = np.empty(0, dtype=np.uint64)
+        self.leaf_tree_ = np.empty(0, dtype=np.int64)
+        self.leaf_depth_ = np.empty(0, dtype=np.int64)
+        self.leaf_counts_ = np.zeros((0, len(schema.classes)), dtype=np.int64)
+        self._fit_nodes = []
+        self.n_train_records_ = 0
+        self.__dict__.pop("_leaf_totals", None)
+        self._count_batch(encoded, split_seed)
+        self._release_leaves()
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    def _count_batch(self, encoded: EncodedData, split_seed: int) -> None:
+        """Route one batch of records and add its class counts to the leaves."""
+        keys, trees, depths, counts = [self.leaf_keys_], [self.leaf_tree_], [self.leaf_depth_], []
+        k = len(self.schema_.classes)
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
             rec, tree = assign_pairs(
                 encoded.n_records, self.n_estimators, self.data_split, split_seed, chunk
@@ -264,20 +279,24 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             keys.append(routed.leaf_keys)
             trees.append(routed.leaf_tree)
             depths.append(routed.leaf_depth)
-            counts.append(cnt)
-            nodes.append((routed.leaf_keys, routed.leaf_node, routed.nodes))
-        order = np.argsort(np.concatenate(keys), kind="stable")
-        self.leaf_keys_ = np.concatenate(keys)[order]
-        self.leaf_tree_ = np.concatenate(trees)[order]
-        self.leaf_depth_ = np.concatenate(depths)[order]
-        self.leaf_counts_ = np.concatenate(counts)[order]
-        self.n_train_records_ = encoded.n_records
-        self._fit_nodes = nodes
-        self.__dict__.pop("_leaf_totals", None)
-        self._leaf_uniforms = class_uniforms(noise_seed, self.leaf_keys_, k)
-        self._release_leaves()
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
+            counts.append((routed.leaf_keys, cnt))
+            self._fit_nodes.append((routed.leaf_keys, routed.leaf_node, routed.nodes))
+        all_keys, first = np.unique(np.concatenate(keys), return_index=True)
+        merged = np.zeros((len(all_keys), k), dtype=np.int64)
+        merged[np.searchsorted(all_keys, self.leaf_keys_)] += self.leaf_counts_
+        for leaf_keys, cnt in counts:
+            np.add.at(merged, np.searchsorted(all_keys, leaf_keys), cnt)
+        self.leaf_keys_ = all_keys
+        self.leaf_tree_ = np.concatenate(trees)[first]
+        self.leaf_depth_ = np.concatenate(depths)[first]
+        self.leaf_counts_ = merged
+        self.n_train_records_ += encoded.n_records
+        self._leaf_uniforms = self._uniforms(self.leaf_keys_)
+
+    def _uniforms(self, keys: np.ndarray) -> np.ndarray:
+        """Noise draws of leaves, one (n_leaves, n_classes) block per released batch."""
+        k = len(self.classes_)
+        return np.stack([class_uniforms(seed, keys, k) for seed in self._noise_seeds])
 
     def _release_leaves(self) -> None:
         """Release every trained leaf under the current ε and mechanism, and the ledger."""
@@ -309,8 +328,15 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _release(self, counts: np.ndarray, uniforms: np.ndarray) -> LeafOutputs:
+        """Release leaves from their counts and noise blocks (one block per batch)."""
         mech = get_mechanism(self.mechanism)
-        labels, noisy = mech.release(counts, self.tree_epsilon_, uniforms)
+        labels, noisy = mech.release(counts, self.tree_epsilon_, uniforms[0])
+        if noisy is not None and len(uniforms) > 1:
+            # Each later batch released its own counts plus its own fresh noise.
+            zeros = np.zeros_like(noisy)
+            for block in uniforms[1:]:
+                noisy = noisy + mech.release(zeros, self.tree_epsilon_, block)[1]
+            labels = np.argmax(noisy, axis=1)
         return LeafOutputs(labels.astype(np.int64), noisy)
 
     def _build_ledger(self, mech) -> PrivacyLedger:
@@ -321,6 +347,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             self.data_split,
             schema_inferred=self.schema_.inferred,
             depth_rule=self.depth,
+            n_batches=len(self._noise_seeds),
         )
 
     # --- prediction -------------------------------------------------------------------
@@ -355,7 +382,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
         empty = trained < 0
-        uniforms = class_uniforms(self._noise_seed, keys[empty], len(self.classes_))
+        uniforms = self._uniforms(keys[empty])
         return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms)
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
@@ -380,7 +407,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _outputs_of(self, routed: RoutedRecords) -> LeafOutputs:
         trained = routed.trained >= 0
         k = len(self.classes_)
-        empty = self._release(np.zeros((len(routed.uniforms), k)), routed.uniforms)
+        empty = self._release(np.zeros((routed.uniforms.shape[1], k)), routed.uniforms)
         labels = np.empty(len(routed.trained), dtype=np.int64)
         labels[trained] = self.leaf_labels_[routed.trained[trained]]
         labels[~trained] = empty.labels
@@ -396,7 +423,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         mechanism's output on all-zero counts, drawn from their own key's noise."""
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        uniforms = class_uniforms(self._noise_seed, keys[trained < 0], len(self.classes_))
+        uniforms = self._uniforms(keys[trained < 0])
         return self._outputs_of(
             RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained, uniforms)
         )
@@ -522,8 +549,10 @@ def build_ledger(
     *,
     schema_inferred: bool,
     depth_rule: str | int = "theorem2",
+    n_batches: int = 1,
 ) -> PrivacyLedger:
-    """The privacy ledger of a forest: one query per tree on its part of the data."""
+    """The privacy ledger of a forest: one query per tree (and per batch of records
+    added by ``partial_fit``) on its part of the data."""
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
@@ -541,17 +570,20 @@ def build_ledger(
                 private=False,
             )
         )
+    batch_text = [f" of batch {b + 1}" if n_batches > 1 else "" for b in range(n_batches)]
     if data_split == "disjoint":
         share = 100.0 / tau
         ledger.add_parallel(
             [
                 LedgerEntry(
-                    f"{mech.id} leaf outputs of tree {t + 1}",
-                    f"disjoint part {t + 1} of {tau} (~{share:.3g}% of the records)",
+                    f"{mech.id} leaf outputs of tree {t + 1}{batch_text[b]}",
+                    f"disjoint part {t + 1} of {tau} (~{share:.3g}% of the records)"
+                    + batch_text[b],
                     eps_t,
                     mech.private,
                 )
                 for t in range(tau)
+                for b in range(n_batches)
             ],
             summary=(
                 f"Each of {tau} trees saw a disjoint ~{share:.3g}% of the records and "
@@ -559,13 +591,35 @@ def build_ledger(
                 f"leaf outputs ({mech.id})"
             ),
         )
-    else:
+    elif n_batches == 1:
         for t in range(tau):
             ledger.add_sequential(
                 LedgerEntry(
                     f"{mech.id} leaf outputs of tree {t + 1}", "all records", eps_t, mech.private
                 )
             )
+    else:
+        for t in range(tau):
+            ledger.add_parallel(
+                [
+                    LedgerEntry(
+                        f"{mech.id} leaf counts of tree {t + 1}{batch_text[b]}",
+                        f"the records of batch {b + 1}",
+                        eps_t,
+                        mech.private,
+                    )
+                    for b in range(n_batches)
+                ],
+                summary=(
+                    f"Tree {t + 1} counted each of {n_batches} disjoint batches of records "
+                    f"with fresh noise, ε = {eps_t:g} each"
+                ),
+            )
+    if n_batches > 1:
+        ledger.notes.append(
+            f"The model was updated {n_batches - 1} time(s) with new, disjoint batches; each "
+            "batch is read once, so updates do not add to ε (Jagannathan et al. 2012, §V-B)."
+        )
     if not mech.private:
         ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
     if depth_rule == "jpw":
@@ -612,3 +666,63 @@ def _class_array(classes: tuple[str, ...], y: np.ndarray) -> np.ndarray:
     if all(c in by_text for c in classes):
         return np.asarray([by_text[c] for c in classes])
     return np.asarray(classes, dtype=object)
+
+
+class PrivateRDTClassifier(DPRandomForestClassifier):
+    """Private-RDT (Jagannathan, Pillaipakkamnatt & Wright 2012).
+
+    Random trees that all see every record (``shared`` data); each leaf releases its
+    class counts plus Laplace noise of scale τ/ε (``laplace_counts`` with ε/τ per
+    tree); the depth rule is theirs (``jpw``) and they used 10 trees. ``partial_fit``
+    adds a new, disjoint batch of records without spending more ε.
+
+    Privacy: ``epsilon``-DP under add/remove-one neighbours when the schema is public;
+    the ``jpw`` depth rule reads the record count, which the ledger notes.
+    """
+
+    mechanism = "laplace_counts"
+    data_split = "shared"
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        n_estimators: int = 10,
+        depth: str | int = "jpw",
+        schema=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.n_estimators = n_estimators
+        self.depth = depth
+        self.schema = schema
+        self.random_state = random_state
+
+    def partial_fit(self, X, y, classes=None):
+        """Add a new, disjoint batch of records (Jagannathan et al. 2012, §V-B).
+
+        The structure is kept; only the new batch is counted, fresh Laplace noise is
+        drawn for it, and the result is added to the released counts. The new release
+        reads only the new records, so old and new releases compose in parallel and
+        the model stays ``epsilon``-DP. Needs a count-releasing mechanism
+        (``laplace_counts``): a released label cannot absorb more data. On an unfitted
+        model it is ``fit``; ``classes`` is accepted for scikit-learn's API, the class
+        list itself comes from the schema.
+        """
+        if not hasattr(self, "leaf_keys_"):
+            return self.fit(X, y)
+        if isinstance(X, pd.DataFrame):
+            frame = X.rename(columns=str).copy()
+        else:
+            array = validate_data(self, X, dtype="numeric", reset=False)
+            frame = pd.DataFrame(array, columns=self.schema_.feature_names)
+        frame[self.schema_.label] = np.asarray(y, dtype=object)
+        encoded = encode(frame, self.schema_, training=True)
+        batch = len(self._noise_seeds)
+        batch_seeds = np.random.SeedSequence([self._split_seed, batch]).generate_state(
+            2, np.uint64
+        )
+        self._count_batch(encoded, int(batch_seeds[0]))
+        self._noise_seeds.append(int(batch_seeds[1]))
+        self._leaf_uniforms = self._uniforms(self.leaf_keys_)
+        self._release_leaves()
+        return self

@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 
 from .data import encode
-from .forest import DPRandomForestClassifier, _normalise, feature_order
+from .forest import (
+    DPRandomForestClassifier,
+    PrivateRDTClassifier,
+    _normalise,
+    build_ledger,
+    feature_order,
+)
 from .mechanisms import get_mechanism
 from .schema import Schema
 from .trees import build_full
@@ -86,7 +92,7 @@ class ReleasedForest:
         meta = {
             "classes": [str(c) for c in model.schema_.classes],
             "feature_order": feature_order(model.schema_),
-            "algorithm": "fletcher_islam",
+            "algorithm": "jpw" if isinstance(model, PrivateRDTClassifier) else "fletcher_islam",
             "mechanism": model.mechanism,
             "releases": "counts" if counts_mech else "label",
             "epsilon": float(model.epsilon),
@@ -94,6 +100,8 @@ class ReleasedForest:
             "depth": int(model.depth_),
             "depth_rule": str(model.depth),
             "data_split": model.data_split,
+            "schema_inferred": bool(model.schema_.inferred),
+            "n_batches": len(model._noise_seeds),
             "privacy": {
                 "epsilon_total": ledger["epsilon_total"],
                 "private": ledger["private"],
@@ -241,35 +249,93 @@ class ReleasedForest:
                 rows.append(row)
         return rows
 
+    def _leaves(self, encoded, root: int) -> tuple[np.ndarray, np.ndarray]:
+        """(record, leaf node) of every record that reaches a leaf of the tree at ``root``;
+        a record with an unknown discrete value at a split abstains."""
+        s = len(self.schema.continuous)
+        node = np.full(encoded.n_records, root)
+        active = np.arange(encoded.n_records)
+        done_records, done_nodes = [], []
+        while len(node):
+            f = self._feature[node]
+            leaf = f < 0
+            done_records.append(active[leaf])
+            done_nodes.append(node[leaf])
+            node, active, f = node[~leaf], active[~leaf], f[~leaf]
+            child = np.empty(len(node), dtype=np.int64)
+            cont = f < s
+            child[cont] = encoded.continuous[active[cont], f[cont]] >= self._threshold[node[cont]]
+            child[~cont] = encoded.discrete[active[~cont], f[~cont] - s]
+            known = child >= 0
+            node = self._first_child[node[known]] + child[known]
+            active = active[known]
+        return np.concatenate(done_records), np.concatenate(done_nodes)
+
     def _votes(self, frame: pd.DataFrame) -> np.ndarray:
         encoded = encode(frame, self.schema, training=False)
-        s = len(self.schema.continuous)
-        n, k = encoded.n_records, len(self.classes_)
-        votes = np.zeros((n, k))
+        votes = np.zeros((encoded.n_records, len(self.classes_)))
         for root in self._roots:
-            node = np.full(n, root)
-            active = np.arange(n)
-            while True:
-                f = self._feature[node]
-                inner = f >= 0
-                if not inner.any():
-                    break
-                node, active, f = node[inner], active[inner], f[inner]
-                child = np.empty(len(node), dtype=np.int64)
-                cont = f < s
-                child[cont] = (
-                    encoded.continuous[active[cont], f[cont]] >= self._threshold[node[cont]]
-                )
-                child[~cont] = encoded.discrete[active[~cont], f[~cont] - s]
-                known = child >= 0
-                node = self._first_child[node[known]] + child[known]
-                active = active[known]
-                done = self._feature[node] < 0
-                np.add.at(votes, active[done], np.clip(self._leaf_output[node[done]], 0, None))
-                node, active = node[~done], active[~done]
-                if len(node) == 0:
-                    break
+            records, leaves = self._leaves(encoded, root)
+            np.add.at(votes, records, np.clip(self._leaf_output[leaves], 0, None))
         return votes
+
+    def updated(self, frame: pd.DataFrame, seed: int) -> ReleasedForest:
+        """Add a new, disjoint batch of labelled records (Jagannathan et al. 2012, §V-B).
+
+        Counts only the new records, adds fresh Laplace noise of the model's per-tree
+        budget to every leaf (empty ones too, so what is released never depends on
+        which leaves the batch reached) and adds that to the released counts. The new
+        batch is read once, so the model's ε is unchanged.
+        """
+        if self.meta["releases"] != "counts":
+            raise ValueError(
+                f"only count-releasing models can be updated; this one releases labels "
+                f"({self.meta['mechanism']}): retrain it on the union instead"
+            )
+        encoded = encode(frame, self.schema, training=True)
+        rng = np.random.default_rng(seed)
+        k = len(self.classes_)
+        n_trees = len(self.trees)
+        eps = float(self.meta["epsilon"])
+        eps_tree = eps / n_trees if self.meta["data_split"] == "shared" else eps
+        if self.meta["data_split"] == "shared":
+            tree_of = None
+        else:
+            tree_of = rng.permutation(encoded.n_records) * n_trees // max(1, encoded.n_records)
+        trees = []
+        for t, (root, tree) in enumerate(zip(self._roots, self.trees)):
+            records, leaves = self._leaves(encoded, root)
+            if tree_of is not None:
+                keep = tree_of[records] == t
+                records, leaves = records[keep], leaves[keep]
+            counts = np.zeros((len(tree["feature"]), k))
+            np.add.at(counts, (leaves - root, encoded.y[records]), 1.0)
+            noise = rng.laplace(0.0, 1.0 / eps_tree, size=counts.shape)
+            output = [
+                None if f >= 0 else [float(a + b + c) for a, b, c in zip(old, cnt, lap)]
+                for f, old, cnt, lap in zip(tree["feature"], tree["output"], counts, noise)
+            ]
+            trees.append({**tree, "output": output})
+        batches = int(self.meta.get("n_batches", 1)) + 1
+        ledger = build_ledger(
+            self.meta["mechanism"],
+            eps,
+            n_trees,
+            self.meta["data_split"],
+            schema_inferred=bool(self.meta.get("schema_inferred", False)),
+            depth_rule=self.meta.get("depth_rule", "theorem2"),
+            n_batches=batches,
+        )
+        meta = {
+            **self.meta,
+            "n_batches": batches,
+            "privacy": {
+                "epsilon_total": ledger.epsilon_total,
+                "private": ledger.private,
+                "summary": ledger.describe(),
+            },
+        }
+        return ReleasedForest(meta, self.schema, trees)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return _normalise(self._votes(X))

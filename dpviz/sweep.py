@@ -11,7 +11,7 @@ import itertools
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +20,7 @@ from joblib import Parallel, delayed
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import RepeatedStratifiedKFold
 
+from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import check_rule
 from .forest import DATA_SPLITS, DPRandomForestClassifier
@@ -35,8 +36,17 @@ DIAGNOSTICS = (
     "mean_smooth_sensitivity",
     "fit_seconds",
 )
-GRID_KEYS = ("series", "mechanism", "epsilon", "n_estimators", "depth_rule", "data_split")
+GRID_KEYS = (
+    "series",
+    "algorithm",
+    "mechanism",
+    "epsilon",
+    "n_estimators",
+    "depth_rule",
+    "data_split",
+)
 MIN_FOLDS, MAX_FOLDS = 2, 20
+FLETCHER_ISLAM = "fletcher_islam"
 SERIES_DP = "dp_forest"
 SERIES_NONPRIVATE = "nonprivate_forest"
 SERIES_SKLEARN = "sklearn_random_forest"
@@ -58,8 +68,20 @@ class SweepGrid:
     mechanisms: Sequence[str] = ("permute_flip",)
     data_splits: Sequence[str] = ("disjoint",)
     references: bool = True
+    algorithms: Sequence[str] = ("fletcher_islam",)
+    presets: Mapping[str, Mapping] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """The structure lists apply to fletcher_islam; every other algorithm runs its
+        registry defaults, overridden by ``presets[algorithm]``."""
+        if len(self.algorithms) == 0:
+            raise ValueError("the sweep's algorithms list is empty")
+        object.__setattr__(self, "algorithms", tuple(self.algorithms))
+        for name in self.algorithms:
+            algorithm = get_algorithm(name)
+            preset = dict(self.presets.get(name, {}))
+            if name != FLETCHER_ISLAM:
+                algorithm.make(1.0, **preset)
         for name in ("epsilons", "n_estimators", "depths", "mechanisms", "data_splits"):
             values = getattr(self, name)
             if len(values) == 0:
@@ -84,7 +106,9 @@ class SweepGrid:
 
     @property
     def n_points(self) -> int:
-        return len(self.structures) * len(self.mechanisms) * len(self.epsilons)
+        others = len(self.algorithms) - (FLETCHER_ISLAM in self.algorithms)
+        per_eps = len(self.structures) * len(self.mechanisms) * (FLETCHER_ISLAM in self.algorithms)
+        return (per_eps + others) * len(self.epsilons)
 
 
 @dataclass
@@ -180,25 +204,39 @@ def run_sweep(
     return SweepResult(results.reset_index(drop=True))
 
 
+def _models(grid: SweepGrid, random_state: int):
+    """(algorithm id, unfitted model, mechanisms to release) per structure to route."""
+    for name in grid.algorithms:
+        if name == FLETCHER_ISLAM:
+            for trees, depth, split in grid.structures:
+                model = get_algorithm(name).make(
+                    grid.epsilons[0],
+                    random_state=random_state,
+                    n_estimators=trees,
+                    depth=depth,
+                    mechanism=grid.mechanisms[0],
+                    data_split=split,
+                )
+                yield name, model, grid.mechanisms
+        else:
+            model = get_algorithm(name).make(
+                grid.epsilons[0], random_state=random_state, **grid.presets.get(name, {})
+            )
+            yield name, model, (model.mechanism,)
+
+
 def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, seed: int):
     rows = []
     base = {"repeat": index // folds, "fold": index % folds}
     k = len(schema.classes)
-    for trees, depth, split in grid.structures:
-        model = DPRandomForestClassifier(
-            epsilon=grid.epsilons[0],
-            n_estimators=trees,
-            depth=depth,
-            mechanism=grid.mechanisms[0],
-            data_split=split,
-            random_state=seed * 1_000_003 + index,
-        )
+    for algorithm, model, mechanisms in _models(grid, seed * 1_000_003 + index):
+        trees, depth, split = model.n_estimators, model.depth, model.data_split
         start = time.perf_counter()
         model.fit_encoded(train, schema)
         routed = model.route_records(test)
         route_seconds = time.perf_counter() - start
         empty_pct = model.diagnostics_["empty_leaf_pct"]
-        for mech, eps in itertools.product(grid.mechanisms, grid.epsilons):
+        for mech, eps in itertools.product(mechanisms, grid.epsilons):
             start = time.perf_counter()
             model.relabel(eps, mech)
             votes = model.votes(routed)
@@ -207,6 +245,7 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
                 {
                     **base,
                     "series": SERIES_DP,
+                    "algorithm": algorithm,
                     "mechanism": mech,
                     "epsilon": float(eps),
                     "n_estimators": trees,
@@ -220,8 +259,10 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
                     "private": bool(model.ledger_.private),
                 }
             )
-        if grid.references and split == grid.data_splits[0]:
-            rows.append(_nonprivate_row(base, train, test, schema, trees, depth, index, seed))
+        if grid.references and (algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]):
+            rows.append(
+                _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
+            )
     if grid.references:
         rows.append(_sklearn_row(base, train, test, k, index, seed))
     return rows
@@ -245,7 +286,7 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
     }
 
 
-def _nonprivate_row(base, train, test, schema, trees, depth, index, seed):
+def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm):
     """The paper's non-private forest: true majority labels, all data in every tree."""
     model = DPRandomForestClassifier(
         epsilon=1.0,
@@ -261,6 +302,7 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed):
     return {
         **base,
         "series": SERIES_NONPRIVATE,
+        "algorithm": algorithm,
         "mechanism": "none",
         "epsilon": math.inf,
         "n_estimators": trees,
@@ -289,6 +331,7 @@ def _sklearn_row(base, train, test, k, index, seed):
     return {
         **base,
         "series": SERIES_SKLEARN,
+        "algorithm": "sklearn",
         "mechanism": "none",
         "epsilon": math.inf,
         "n_estimators": 100,

@@ -2,7 +2,7 @@ import warnings
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dpviz import DPRandomForestClassifier
+from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
 
 
 def _estimators():
@@ -13,7 +13,8 @@ def _estimators():
         return [
             DPRandomForestClassifier(
                 epsilon=5.0, n_estimators=10, depth=4, data_split="shared", random_state=0
-            )
+            ),
+            PrivateRDTClassifier(epsilon=5.0, depth=4, random_state=0),
         ]
 
 

@@ -1,0 +1,149 @@
+"""The registry of algorithms: one place that the CLI, the sweep engine and the app read.
+
+Adding an algorithm means adding one :class:`Algorithm` entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .depth import DEPTH_RULES, check_rule
+from .forest import DATA_SPLITS, DPRandomForestClassifier, PrivateRDTClassifier
+from .mechanisms import MECHANISMS, get_mechanism
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One user-settable parameter: default and valid values, with a line of help."""
+
+    name: str
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] = ()
+    validate: Callable[[Any], Any] | None = None
+
+    def check(self, value: Any) -> None:
+        if self.validate is not None:
+            self.validate(value)
+        elif self.choices and value not in self.choices:
+            raise ValueError(
+                f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}"
+            )
+        if self.low is not None and isinstance(value, int | float) and value < self.low:
+            raise ValueError(f"{self.name} must be at least {self.low:g}, got {value!r}")
+        if self.high is not None and isinstance(value, int | float) and value > self.high:
+            raise ValueError(f"{self.name} must be at most {self.high:g}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """An algorithm: what it is, what it proves, and how to build its estimator.
+
+    ``privacy`` is "ε-DP", "approximate" (an MCMC stand-in for an exponential
+    mechanism) or "not DP"; ``private(params)`` refines it for a parameter choice
+    (Fletcher & Islam with ``smooth_em`` is not DP).
+    """
+
+    id: str
+    name: str
+    description: str
+    privacy: str
+    parameters: tuple[Parameter, ...]
+    build: Callable[..., Any]
+    reference: str
+    forest_family: bool = False
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.parameters}
+
+    def make(self, epsilon: float, random_state=None, schema=None, **params):
+        """The estimator with ``params`` over the defaults (unknown names are errors)."""
+        known = {p.name: p for p in self.parameters}
+        unknown = set(params) - set(known)
+        if unknown:
+            raise ValueError(
+                f"{self.id} has no parameter {sorted(unknown)[0]!r}; it takes " + ", ".join(known)
+            )
+        values = {**self.defaults(), **params}
+        for name, value in values.items():
+            known[name].check(value)
+        return self.build(epsilon=epsilon, random_state=random_state, schema=schema, **values)
+
+    def private(self, params: dict[str, Any] | None = None) -> bool:
+        values = {**self.defaults(), **(params or {})}
+        if "mechanism" in values and not get_mechanism(values["mechanism"]).private:
+            return False
+        return self.privacy == "ε-DP"
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    a.id: a
+    for a in (
+        Algorithm(
+            id="fletcher_islam",
+            name="DP random decision forest (Fletcher & Islam 2017, 2021 fix)",
+            description=(
+                "Random trees drawn without the data; each leaf releases one noisy majority "
+                "label. Disjoint data per tree: every tree spends the full ε."
+            ),
+            privacy="ε-DP",
+            parameters=(
+                Parameter("n_estimators", 100, "number of trees", low=1, high=10_000),
+                Parameter(
+                    "depth",
+                    "theorem2",
+                    "depth rule or a fixed depth",
+                    choices=DEPTH_RULES,
+                    validate=check_rule,
+                ),
+                Parameter(
+                    "mechanism",
+                    "permute_flip",
+                    "leaf mechanism",
+                    choices=tuple(MECHANISMS),
+                    validate=get_mechanism,
+                ),
+                Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
+            ),
+            build=DPRandomForestClassifier,
+            reference="nonprivate_forest",
+            forest_family=True,
+        ),
+        Algorithm(
+            id="jpw",
+            name="Private-RDT (Jagannathan, Pillaipakkamnatt & Wright 2012)",
+            description=(
+                "Random trees that all see every record; each leaf releases its class counts "
+                "plus Laplace(τ/ε) noise. Supports adding new batches without spending more ε."
+            ),
+            privacy="ε-DP",
+            parameters=(
+                Parameter("n_estimators", 10, "number of trees", low=1, high=1_000),
+                Parameter(
+                    "depth",
+                    "jpw",
+                    "depth rule or a fixed depth",
+                    choices=DEPTH_RULES,
+                    validate=check_rule,
+                ),
+            ),
+            build=PrivateRDTClassifier,
+            reference="nonprivate_forest",
+            forest_family=True,
+        ),
+    )
+}
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """Look up an algorithm by id."""
+    try:
+        return ALGORITHMS[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}"
+        ) from None
