@@ -11,6 +11,7 @@ from typing import Any
 
 from .depth import DEPTH_RULES, check_rule
 from .forest import DATA_SPLITS, DPRandomForestClassifier, PrivateRDTClassifier
+from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS, get_mechanism
 
 
@@ -134,6 +135,37 @@ ALGORITHMS: dict[str, Algorithm] = {
             build=PrivateRDTClassifier,
             reference="nonprivate_forest",
             forest_family=True,
+        ),
+        Algorithm(
+            id="friedman_schuster",
+            name="Greedy DP decision tree (Friedman & Schuster 2010)",
+            description=(
+                "One tree grown greedily: each node picks its split by the exponential "
+                "mechanism on the max-operator score; leaves release Laplace-noised counts."
+            ),
+            privacy="ε-DP",
+            parameters=(
+                Parameter("max_depth", 5, "tree depth D", low=1, high=20),
+                Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
+            ),
+            build=lambda **kw: DPDecisionTreeClassifier(steps=1, **kw),
+            reference="sklearn_random_forest",
+        ),
+        Algorithm(
+            id="dpea",
+            name="DPEA: DP tree with multi-layer steps (2017)",
+            description=(
+                "Like Friedman–Schuster, but each exponential-mechanism step picks a whole "
+                "d-layer subtree, so fewer steps share the budget (exact for d ≤ 2)."
+            ),
+            privacy="ε-DP",
+            parameters=(
+                Parameter("max_depth", 5, "tree depth D", low=1, high=20),
+                Parameter("steps", 2, "layers chosen per step (d)", low=1, high=2),
+                Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
+            ),
+            build=DPDecisionTreeClassifier,
+            reference="sklearn_random_forest",
         ),
     )
 }

@@ -157,6 +157,9 @@ def _model_params(args) -> dict:
         "depth": args.depth,
         "mechanism": args.mechanism,
         "data_split": args.split,
+        "max_depth": args.max_depth,
+        "steps": args.steps,
+        "n_bins": args.bins,
     }
     params = {k: v for k, v in given.items() if v is not None}
     get_algorithm(args.algorithm).make(args.epsilon, **params)
@@ -387,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--trees", type=_positive_int, help="trees (default: the algorithm's)")
         p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
         p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
+        p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
+        p.add_argument("--steps", type=_positive_int, help="layers per EM step d (dpea)")
+        p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true")
 

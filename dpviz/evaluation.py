@@ -5,7 +5,6 @@ from __future__ import annotations
 from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import resolve_depth
-from .forest import build_ledger
 from .schema import Schema
 from .sweep import SERIES_DP, Progress, SweepGrid, run_sweep
 
@@ -30,8 +29,10 @@ def cross_validate(
     the privacy entry is the trained model's ledger.
     """
     model = get_algorithm(algorithm).make(epsilon, **params)
-    n_estimators, depth = model.n_estimators, model.depth
-    mechanism, data_split = model.mechanism, model.data_split
+    n_estimators = getattr(model, "n_estimators", 1)
+    depth = getattr(model, "depth", getattr(model, "max_depth", None))
+    mechanism = getattr(model, "mechanism", "laplace_counts")
+    data_split = getattr(model, "data_split", "disjoint")
     grid = SweepGrid(
         epsilons=[epsilon],
         n_estimators=[n_estimators],
@@ -53,14 +54,7 @@ def cross_validate(
         progress=progress,
     )
     row = sweep.summary[sweep.summary.series == SERIES_DP].iloc[0]
-    ledger = build_ledger(
-        mechanism,
-        float(epsilon),
-        n_estimators,
-        data_split,
-        schema_inferred=schema.inferred,
-        depth_rule=depth,
-    )
+    ledger = model.privacy_ledger(schema.inferred)
     branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     return {
         **{
@@ -71,7 +65,9 @@ def cross_validate(
         "flipped_leaf_pct": float(row["flipped_leaf_pct"]),
         "expected_flip_pct": float(row["expected_flip_pct"]),
         "mean_smooth_sensitivity": float(row["mean_smooth_sensitivity"]),
-        "depth": resolve_depth(
+        "depth": int(row["depth"])
+        if depth is None or not isinstance(depth, str)
+        else resolve_depth(
             depth,
             len(schema.continuous),
             len(schema.discrete),

@@ -339,6 +339,18 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             labels = np.argmax(noisy, axis=1)
         return LeafOutputs(labels.astype(np.int64), noisy)
 
+    def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
+        """The ledger this configuration produces (it does not depend on the data)."""
+        return build_ledger(
+            self.mechanism,
+            float(self.epsilon),
+            self.n_estimators,
+            self.data_split,
+            schema_inferred=schema_inferred,
+            depth_rule=self.depth,
+            n_batches=len(getattr(self, "_noise_seeds", [None])),
+        )
+
     def _build_ledger(self, mech) -> PrivacyLedger:
         return build_ledger(
             mech.id,

@@ -218,7 +218,7 @@ def _models(grid: SweepGrid, random_state: int):
                     data_split=split,
                 )
                 yield name, model, grid.mechanisms
-        else:
+        elif get_algorithm(name).forest_family:
             model = get_algorithm(name).make(
                 grid.epsilons[0], random_state=random_state, **grid.presets.get(name, {})
             )
@@ -229,6 +229,11 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
     rows = []
     base = {"repeat": index // folds, "fold": index % folds}
     k = len(schema.classes)
+    for name in grid.algorithms:
+        if not get_algorithm(name).forest_family:
+            rows.extend(
+                _refit_rows(base, train, test, schema, grid, name, seed * 1_000_003 + index)
+            )
     for algorithm, model, mechanisms in _models(grid, seed * 1_000_003 + index):
         trees, depth, split = model.n_estimators, model.depth, model.data_split
         start = time.perf_counter()
@@ -265,6 +270,37 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
             )
     if grid.references:
         rows.append(_sklearn_row(base, train, test, k, index, seed))
+    return rows
+
+
+def _refit_rows(base, train, test, schema, grid: SweepGrid, name: str, random_state: int):
+    """Algorithms whose structure reads the data are fitted again for every ε."""
+    rows = []
+    for eps in grid.epsilons:
+        model = get_algorithm(name).make(
+            eps, random_state=random_state, **grid.presets.get(name, {})
+        )
+        start = time.perf_counter()
+        model.fit_encoded(train, schema)
+        seconds = time.perf_counter() - start
+        diag = model.diagnostics_
+        rows.append(
+            {
+                **base,
+                "series": SERIES_DP,
+                "algorithm": name,
+                "mechanism": "laplace_counts",
+                "epsilon": float(eps),
+                "n_estimators": 1,
+                "depth_rule": str(model.max_depth),
+                "depth": model.max_depth,
+                "data_split": "all",
+                **score(test.y, model._proba(test), train.y, len(schema.classes)),
+                **{key: diag[key] for key in DIAGNOSTICS if key in diag},
+                "fit_seconds": seconds,
+                "private": bool(model.ledger_.private),
+            }
+        )
     return rows
 
 

@@ -3,6 +3,7 @@ import warnings
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.greedy import DPDecisionTreeClassifier
 
 
 def _estimators():
@@ -15,6 +16,7 @@ def _estimators():
                 epsilon=5.0, n_estimators=10, depth=4, data_split="shared", random_state=0
             ),
             PrivateRDTClassifier(epsilon=5.0, depth=4, random_state=0),
+            DPDecisionTreeClassifier(epsilon=5.0, max_depth=3, steps=1, random_state=0),
         ]
 
 
