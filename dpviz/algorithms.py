@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .boosting import DPBoostClassifier
 from .depth import DEPTH_RULES, check_rule
 from .forest import DATA_SPLITS, DPRandomForestClassifier, PrivateRDTClassifier
 from .greedy import DPDecisionTreeClassifier
@@ -166,6 +167,27 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             build=DPDecisionTreeClassifier,
             reference="sklearn_random_forest",
+        ),
+        Algorithm(
+            id="dpboost",
+            name="DPBoost: DP gradient-boosted trees (Li et al. 2020)",
+            description=(
+                "Boosted regression trees with gradient filtering, geometric leaf clipping "
+                "and an ensemble of ensembles; one-vs-rest for more than two classes."
+            ),
+            privacy="ε-DP",
+            parameters=(
+                Parameter("n_estimators", 50, "trees per class", low=1, high=5_000),
+                Parameter("trees_per_ensemble", 50, "trees per ensemble T_e", low=1, high=5_000),
+                Parameter("max_depth", 6, "tree depth", low=1, high=12),
+                Parameter("learning_rate", 0.01, "shrinkage η", low=1e-4, high=0.999),
+                Parameter("reg_lambda", 0.1, "L2 regularisation λ", low=0.0, high=100.0),
+                Parameter(
+                    "n_bins", 16, "split candidates per continuous feature", low=2, high=256
+                ),
+            ),
+            build=DPBoostClassifier,
+            reference="sklearn_hist_gradient_boosting",
         ),
     )
 }

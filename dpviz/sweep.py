@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from .algorithms import get_algorithm
@@ -50,6 +50,7 @@ FLETCHER_ISLAM = "fletcher_islam"
 SERIES_DP = "dp_forest"
 SERIES_NONPRIVATE = "nonprivate_forest"
 SERIES_SKLEARN = "sklearn_random_forest"
+SERIES_HGB = "sklearn_hist_gradient_boosting"
 
 Progress = Callable[[int, int, str], None]
 
@@ -270,6 +271,8 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
             )
     if grid.references:
         rows.append(_sklearn_row(base, train, test, k, index, seed))
+        if any(get_algorithm(a).reference == SERIES_HGB for a in grid.algorithms):
+            rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
     return rows
 
 
@@ -291,7 +294,7 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name: str, random_st
                 "algorithm": name,
                 "mechanism": "laplace_counts",
                 "epsilon": float(eps),
-                "n_estimators": 1,
+                "n_estimators": getattr(model, "n_estimators", 1),
                 "depth_rule": str(model.max_depth),
                 "depth": model.max_depth,
                 "data_split": "all",
@@ -355,22 +358,26 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algori
     }
 
 
-def _sklearn_row(base, train, test, k, index, seed):
-    """scikit-learn's (Breiman) random forest on the same folds; discrete features as codes."""
-    model = RandomForestClassifier(
-        n_estimators=100, random_state=seed * 1_000_003 + index, n_jobs=1
-    )
+def _sklearn_row(base, train, test, k, index, seed, boosting=False):
+    """scikit-learn's random forest (or histogram gradient boosting, DPBoost's non-private
+    reference) on the same folds; discrete features as codes."""
+    if boosting:
+        model = HistGradientBoostingClassifier(random_state=seed * 1_000_003 + index)
+    else:
+        model = RandomForestClassifier(
+            n_estimators=100, random_state=seed * 1_000_003 + index, n_jobs=1
+        )
     start = time.perf_counter()
     model.fit(np.hstack([train.continuous, train.discrete]), train.y)
     proba = np.zeros((test.n_records, k))
     proba[:, model.classes_] = model.predict_proba(np.hstack([test.continuous, test.discrete]))
     return {
         **base,
-        "series": SERIES_SKLEARN,
+        "series": SERIES_HGB if boosting else SERIES_SKLEARN,
         "algorithm": "sklearn",
         "mechanism": "none",
         "epsilon": math.inf,
-        "n_estimators": 100,
+        "n_estimators": model.n_iter_ if boosting else 100,
         "depth_rule": "unlimited",
         "depth": np.nan,
         "data_split": "bootstrap",

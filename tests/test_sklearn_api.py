@@ -3,6 +3,7 @@ import warnings
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.boosting import DPBoostClassifier
 from dpviz.greedy import DPDecisionTreeClassifier
 
 
@@ -17,6 +18,7 @@ def _estimators():
             ),
             PrivateRDTClassifier(epsilon=5.0, depth=4, random_state=0),
             DPDecisionTreeClassifier(epsilon=5.0, max_depth=3, steps=1, random_state=0),
+            DPBoostClassifier(epsilon=50.0, learning_rate=0.3, max_depth=3, random_state=0),
         ]
 
 
