@@ -430,9 +430,10 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             noisy[~trained] = empty.noisy_counts
         return LeafOutputs(labels, noisy)
 
-    def _outputs(self, keys: np.ndarray) -> LeafOutputs:
-        """Released outputs of leaves by key; leaves no training record reached get the
-        mechanism's output on all-zero counts, drawn from their own key's noise."""
+    def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
+        sees. Leaves no training record reached get the mechanism's output on all-zero
+        counts, drawn from their own key's noise."""
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
         uniforms = self._uniforms(keys[trained < 0])
@@ -470,6 +471,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         table = pd.DataFrame(
             {
                 "tree": self.leaf_tree_ + 1,
+                "leaf_key": self.leaf_keys_,
                 "depth": self.leaf_depth_,
                 "n_records": counts.sum(axis=1),
                 **{f"count[{c}]": counts[:, i] for i, c in enumerate(names)},

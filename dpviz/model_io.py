@@ -65,7 +65,7 @@ class ReleasedForest:
                 "must list every leaf so that its shape does not depend on the data."
             ) from None
         leaf = full.feature < 0
-        outputs = model._outputs(full.key[leaf])
+        outputs = model.released_outputs(full.key[leaf])
         counts_mech = get_mechanism(model.mechanism).releases == "counts"
         output = np.zeros(len(full.key), dtype=object)
         if counts_mech:

@@ -831,7 +831,7 @@ def tree_walkthrough(
     counts[trained] = model.leaf_counts_[pos[trained]]
     # Every leaf's released label, empty ones included (the mechanism on all-zero counts),
     # exactly as the model's predictions use them.
-    released = model._outputs(keys).labels
+    released = model.released_outputs(keys).labels
     mech = get_mechanism(mechanism)
     names = np.asarray(classes, dtype=object)
     leaf_info = pd.DataFrame(

@@ -120,7 +120,7 @@ def test_empty_leaves_vote_uniformly_not_for_class_zero():
     full = build_full(model.space_, model.root_keys_, 10**7)
     keys = full.key[full.feature < 0]
     empty = keys[~np.isin(keys, model.leaf_keys_)]
-    labels = model._outputs(empty).labels
+    labels = model.released_outputs(empty).labels
     assert len(empty) > 100
     assert abs(labels.mean() - 0.5) < 0.05
 
