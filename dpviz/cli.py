@@ -10,6 +10,7 @@ import json
 import math
 import sys
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -176,36 +177,55 @@ def cmd_evaluate(args) -> dict:
         def progress(done, total, message):
             print(f"\r{message} ({done}/{total})", end="", file=sys.stderr)
 
-    result = cross_validate(
-        encoded,
-        schema,
-        folds=args.folds,
-        repeats=args.repeats,
-        seed=args.seed,
-        progress=progress,
-        epsilon=args.epsilon,
-        algorithm=args.algorithm,
-        **params,
-    )
+    with _cluster(args) as client:
+        result = cross_validate(
+            encoded,
+            schema,
+            folds=args.folds,
+            repeats=args.repeats,
+            seed=args.seed,
+            progress=progress,
+            epsilon=args.epsilon,
+            algorithm=args.algorithm,
+            client=client,
+            **params,
+        )
     result["encoding"] = encoded.report.messages()
     return result
+
+
+def _cluster(args):
+    """The Dask client the user asked for (--scheduler / --local-cluster), or None."""
+    if getattr(args, "scheduler", None) or getattr(args, "local_cluster", None):
+        from .distributed import dask_client
+
+        return dask_client(args.scheduler, args.local_cluster)
+    return nullcontext(None)
 
 
 def cmd_train(args) -> dict:
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
-    _, schema, encoded = _load_data(args)
-    model = get_algorithm(args.algorithm).make(
-        args.epsilon, random_state=args.seed, schema=schema, **params
-    )
-    model.fit_encoded(encoded, schema)
+    algorithm = get_algorithm(args.algorithm)
+    if not algorithm.forest_family:
+        raise ValueError(
+            f"train --out writes forest models; {args.algorithm} models cannot be exported "
+            "yet — use evaluate or sweep for them"
+        )
+    if args.scheduler or args.local_cluster:
+        model, n_records = _train_on_cluster(args, algorithm, params)
+    else:
+        _, schema, encoded = _load_data(args)
+        model = algorithm.make(args.epsilon, random_state=args.seed, schema=schema, **params)
+        model.fit_encoded(encoded, schema)
+        n_records = encoded.n_records
     released = ReleasedForest.from_estimator(model)
     Path(args.out).write_text(released.to_json(), encoding="utf-8")
     ledger = model.ledger_
     return {
         "model": str(args.out),
         "depth": model.depth_,
-        "n_records": encoded.n_records,
+        "n_records": n_records,
         "fit_seconds": model.fit_seconds_,
         "privacy": {
             "epsilon_total": ledger.epsilon_total,
@@ -213,6 +233,27 @@ def cmd_train(args) -> dict:
             "summary": ledger.describe(),
         },
     }
+
+
+def _train_on_cluster(args, algorithm, params):
+    """Fit partition by partition on Dask: the CSV is never loaded whole."""
+    from .distributed import fit_dask, read_dask_csv
+
+    if not args.schema:
+        raise ValueError("training on a cluster needs a public schema: pass --schema")
+    schema = Schema.load(args.schema)
+    ddf = read_dask_csv(args.data)
+    missing = [c for c in [*schema.feature_names, schema.label] if c not in ddf.columns]
+    if missing:
+        raise ValueError(f"{args.data} lacks the schema's columns: {', '.join(missing[:10])}")
+    model = algorithm.make(args.epsilon, random_state=args.seed, schema=schema, **params)
+    if model.data_split == "disjoint":
+        model.set_params(assignment="hash")
+    with _cluster(args):
+        fit_dask(model, ddf, schema)
+    for message in model.encoding_report_.messages():
+        print(f"note: {message}", file=sys.stderr)
+    return model, model.n_train_records_
 
 
 def cmd_predict(args) -> dict:
@@ -304,16 +345,18 @@ def cmd_sweep(args) -> dict:
     for mech in grid.mechanisms:
         _warn_mechanism(mech)
     _, schema, encoded = _load_data(args)
-    result = run_sweep(
-        encoded,
-        schema,
-        grid,
-        folds=args.folds,
-        repeats=args.repeats,
-        seed=args.seed,
-        n_jobs=args.n_jobs,
-        progress=None if args.quiet else _progress_bar,
-    )
+    with _cluster(args) as client:
+        result = run_sweep(
+            encoded,
+            schema,
+            grid,
+            client=client,
+            folds=args.folds,
+            repeats=args.repeats,
+            seed=args.seed,
+            n_jobs=args.n_jobs,
+            progress=None if args.quiet else _progress_bar,
+        )
     result.results.to_csv(args.out, index=False)
     if args.summary:
         result.summary.to_csv(args.summary, index=False)
@@ -383,6 +426,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--label", required=label, help="label column")
         p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
 
+    def cluster_args(p):
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
+        group.add_argument(
+            "--local-cluster",
+            type=_positive_int,
+            metavar="N",
+            help="start N local Dask worker processes for this command",
+        )
+
     def model_args(p):
         p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
         p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
@@ -395,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true")
+        cluster_args(p)
 
     p = sub.add_parser("evaluate", help="cross-validate a DP forest")
     data_args(p)
@@ -424,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="results CSV (one row per point × fold)")
     p.add_argument("--summary", help="summary CSV (mean and std per point)")
     p.add_argument("--json", action="store_true")
+    cluster_args(p)
     p.set_defaults(func=cmd_sweep)
 
     shared = Path(__file__).resolve().parent.parent.parent / "shared"

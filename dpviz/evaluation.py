@@ -20,6 +20,7 @@ def cross_validate(
     seed: int = 0,
     n_jobs: int = 1,
     progress: Progress | None = None,
+    client=None,
     **params,
 ) -> dict:
     """Repeated stratified k-fold evaluation: metrics (mean ± std) and leaf diagnostics.
@@ -52,6 +53,7 @@ def cross_validate(
         seed=seed,
         n_jobs=n_jobs,
         progress=progress,
+        client=client,
     )
     row = sweep.summary[sweep.summary.series == SERIES_DP].iloc[0]
     ledger = model.privacy_ledger(schema.inferred)

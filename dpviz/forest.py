@@ -16,13 +16,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .data import EncodedData, encode
 from .depth import resolve_depth
-from .hashing import class_uniforms, tree_root_keys
+from .hashing import SALT_CHILD, class_uniforms, splitmix64, tree_root_keys
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from .schema import PrivacyLeakWarning, Schema, as_text, infer_schema
 from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
 
 DATA_SPLITS = ("disjoint", "shared")
+ASSIGNMENTS = ("shuffle", "hash")
 MAX_TREES = 10_000
 
 
@@ -58,15 +59,48 @@ def feature_order(schema: Schema) -> list[str]:
     return [f.name for f in schema.continuous] + [f.name for f in schema.discrete]
 
 
-def assign_pairs(n_records: int, n_trees: int, data_split: str, split_seed: int, trees=None):
-    """(record, tree) pairs used for training: disjoint parts or all data in every tree."""
+def hash_trees(encoded: EncodedData, n_trees: int, split_seed: int) -> np.ndarray:
+    """The tree of each record from a keyed hash of its own values and label.
+
+    Reproducible with no global shuffle and no row numbers, so data partitions assign
+    their records independently and agree with an in-memory fit. A record's tree does
+    not depend on any other record, so each record still reaches exactly one tree
+    (parallel composition); identical records share a tree.
+    """
+    mixed = np.full(encoded.n_records, splitmix64(np.uint64(split_seed)), dtype=np.uint64)
+    columns = [
+        encoded.continuous[:, j].view(np.uint64) for j in range(encoded.continuous.shape[1])
+    ]
+    columns += [encoded.discrete[:, j].astype(np.uint64) for j in range(encoded.discrete.shape[1])]
+    columns.append(encoded.y.astype(np.uint64))
+    for j, column in enumerate(columns):
+        mixed = splitmix64(mixed ^ splitmix64(column ^ splitmix64(np.uint64(j + 1) ^ SALT_CHILD)))
+    return (mixed % np.uint64(n_trees)).astype(np.int64)
+
+
+def assign_pairs(
+    n_records: int,
+    n_trees: int,
+    data_split: str,
+    split_seed: int,
+    trees=None,
+    encoded: EncodedData | None = None,
+):
+    """(record, tree) pairs used for training: disjoint parts or all data in every tree.
+
+    Disjoint parts are a seeded shuffle cut into near-equal parts or, when the
+    ``encoded`` records are given, a keyed hash of each record (about n/τ per tree).
+    """
     if trees is None:
         trees = np.arange(n_trees)
     if data_split == "shared":
         return np.tile(np.arange(n_records), len(trees)), np.repeat(trees, n_records)
-    perm = np.random.default_rng(split_seed).permutation(n_records)
-    tree_of = np.empty(n_records, dtype=np.int64)
-    tree_of[perm] = np.arange(n_records) * n_trees // n_records
+    if encoded is not None:
+        tree_of = hash_trees(encoded, n_trees, split_seed)
+    else:
+        perm = np.random.default_rng(split_seed).permutation(n_records)
+        tree_of = np.empty(n_records, dtype=np.int64)
+        tree_of[perm] = np.arange(n_records) * n_trees // n_records
     keep = np.isin(tree_of, trees)
     return np.flatnonzero(keep), tree_of[keep]
 
@@ -83,6 +117,28 @@ class RoutedRecords:
     leaf_keys: np.ndarray
     trained: np.ndarray
     uniforms: np.ndarray
+
+
+@dataclass
+class LeafCounts:
+    """Class counts per reached leaf (sorted by key), and the visited-node tables."""
+
+    keys: np.ndarray
+    tree: np.ndarray
+    depth: np.ndarray
+    counts: np.ndarray
+    nodes: list
+
+    @classmethod
+    def combine(cls, parts: list[LeafCounts], n_classes: int) -> LeafCounts:
+        """Add the counts of several batches or partitions leaf by leaf."""
+        keys = np.concatenate([p.keys for p in parts])
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        counts = np.zeros((len(unique), n_classes), dtype=np.int64)
+        np.add.at(counts, inverse, np.concatenate([p.counts for p in parts]).astype(np.int64))
+        tree = np.concatenate([p.tree for p in parts])[first]
+        depth = np.concatenate([p.depth for p in parts])[first]
+        return cls(unique, tree, depth, counts, [n for p in parts for n in p.nodes])
 
 
 @dataclass
@@ -123,6 +179,10 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         Public schema; a path to its JSON file also works. None infers it from the
         data with a PrivacyLeakWarning (the guarantee is then void).
     random_state : int, numpy generator or None, default=None
+    assignment : {"shuffle", "hash"}, default="shuffle"
+        How ``disjoint`` records are dealt to trees: a seeded shuffle cut into equal
+        parts, or a keyed hash of each record's values, which a distributed
+        fit computes partition by partition and gives the same model.
     """
 
     def __init__(
@@ -134,6 +194,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         data_split: str = "disjoint",
         schema=None,
         random_state=None,
+        assignment: str = "shuffle",
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -142,6 +203,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.data_split = data_split
         self.schema = schema
         self.random_state = random_state
+        self.assignment = assignment
 
     # --- validation -------------------------------------------------------------------
 
@@ -154,6 +216,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 f"n_estimators must be between 1 and {MAX_TREES}, got {self.n_estimators}"
             )
         get_mechanism(self.mechanism)
+        if self.assignment not in ASSIGNMENTS:
+            raise ValueError(f"assignment must be 'shuffle' or 'hash', got {self.assignment!r}")
         if self.data_split not in DATA_SPLITS:
             raise ValueError(f"data_split must be 'disjoint' or 'shared', got {self.data_split!r}")
 
@@ -228,14 +292,24 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_encoded(self, encoded: EncodedData):
         start = time.perf_counter()
-        schema = self.schema_
         self.encoding_report_ = encoded.report
+        self._prepare(encoded.n_records)
+        self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
+        self._release_leaves()
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    def _prepare(self, n_records: int) -> None:
+        """Depth, seeds and the (data-independent) structure; no leaf counted yet.
+
+        ``n_records`` matters only to the ``jpw`` depth rule (which the ledger flags)."""
+        schema = self.schema_
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
         self.depth_ = resolve_depth(
             self.depth,
             len(schema.continuous),
             len(schema.discrete),
-            n_records=encoded.n_records,
+            n_records=n_records,
             branching=branching,
         )
         structure_seed, split_seed, noise_seed = _seeds(self.random_state)
@@ -250,18 +324,20 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self._fit_nodes = []
         self.n_train_records_ = 0
         self.__dict__.pop("_leaf_totals", None)
-        self._count_batch(encoded, split_seed)
-        self._release_leaves()
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
 
-    def _count_batch(self, encoded: EncodedData, split_seed: int) -> None:
-        """Route one batch of records and add its class counts to the leaves."""
-        keys, trees, depths, counts = [self.leaf_keys_], [self.leaf_tree_], [self.leaf_depth_], []
+    def leaf_counts_of(self, encoded: EncodedData, split_seed: int) -> LeafCounts:
+        """Route a batch of records and count classes per reached leaf. Reads only the
+        structure, so data partitions can run it independently and add the results."""
+        parts = []
         k = len(self.schema_.classes)
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
             rec, tree = assign_pairs(
-                encoded.n_records, self.n_estimators, self.data_split, split_seed, chunk
+                encoded.n_records,
+                self.n_estimators,
+                self.data_split,
+                split_seed,
+                chunk,
+                encoded=encoded if self.assignment == "hash" else None,
             )
             routed = route(
                 self.space_,
@@ -273,24 +349,29 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 keep_nodes=True,
             )
             n_leaves = len(routed.leaf_keys)
-            cnt = np.bincount(
-                routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k
-            ).reshape(n_leaves, k)
-            keys.append(routed.leaf_keys)
-            trees.append(routed.leaf_tree)
-            depths.append(routed.leaf_depth)
-            counts.append((routed.leaf_keys, cnt))
-            self._fit_nodes.append((routed.leaf_keys, routed.leaf_node, routed.nodes))
-        all_keys, first = np.unique(np.concatenate(keys), return_index=True)
-        merged = np.zeros((len(all_keys), k), dtype=np.int64)
-        merged[np.searchsorted(all_keys, self.leaf_keys_)] += self.leaf_counts_
-        for leaf_keys, cnt in counts:
-            np.add.at(merged, np.searchsorted(all_keys, leaf_keys), cnt)
-        self.leaf_keys_ = all_keys
-        self.leaf_tree_ = np.concatenate(trees)[first]
-        self.leaf_depth_ = np.concatenate(depths)[first]
-        self.leaf_counts_ = merged
-        self.n_train_records_ += encoded.n_records
+            counts = np.bincount(routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k)
+            parts.append(
+                LeafCounts(
+                    routed.leaf_keys,
+                    routed.leaf_tree,
+                    routed.leaf_depth,
+                    counts.reshape(n_leaves, k),
+                    [(routed.leaf_keys, routed.leaf_node, routed.nodes)],
+                )
+            )
+        return LeafCounts.combine(parts, k)
+
+    def _add_counts(self, parts: list[LeafCounts], n_records: int) -> None:
+        """Add counted batches (or partitions) to the leaves."""
+        k = len(self.schema_.classes)
+        current = LeafCounts(
+            self.leaf_keys_, self.leaf_tree_, self.leaf_depth_, self.leaf_counts_, []
+        )
+        merged = LeafCounts.combine([current, *parts], k)
+        self.leaf_keys_, self.leaf_tree_ = merged.keys, merged.tree
+        self.leaf_depth_, self.leaf_counts_ = merged.depth, merged.counts
+        self._fit_nodes.extend(merged.nodes)
+        self.n_train_records_ += n_records
         self._leaf_uniforms = self._uniforms(self.leaf_keys_)
 
     def _uniforms(self, keys: np.ndarray) -> np.ndarray:
@@ -696,6 +777,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
 
     mechanism = "laplace_counts"
     data_split = "shared"
+    assignment = "shuffle"  # unused: every tree sees every record
 
     def __init__(
         self,
@@ -735,7 +817,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         batch_seeds = np.random.SeedSequence([self._split_seed, batch]).generate_state(
             2, np.uint64
         )
-        self._count_batch(encoded, int(batch_seeds[0]))
+        self._add_counts([self.leaf_counts_of(encoded, int(batch_seeds[0]))], encoded.n_records)
         self._noise_seeds.append(int(batch_seeds[1]))
         self._leaf_uniforms = self._uniforms(self.leaf_keys_)
         self._release_leaves()

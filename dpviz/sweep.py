@@ -157,7 +157,10 @@ def fold_splits(y: np.ndarray, folds: int, repeats: int, seed: int):
 
 def subset(encoded: EncodedData, rows: np.ndarray) -> EncodedData:
     return EncodedData(
-        encoded.continuous[rows], encoded.discrete[rows], encoded.y[rows], encoded.report
+        encoded.continuous[rows],
+        encoded.discrete[rows],
+        encoded.y[rows],
+        encoded.report,
     )
 
 
@@ -172,15 +175,21 @@ def run_sweep(
     n_jobs: int = 1,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    client=None,
 ) -> SweepResult:
     """Evaluate every grid point on the same repeated stratified folds.
 
-    Folds run in parallel with joblib (``n_jobs``); ``progress(done, total, message)``
-    is called after each fold and ``cancel()`` is checked between folds. Metrics and
+    Folds run in parallel with joblib (``n_jobs``), or as tasks on a Dask cluster when
+    a ``distributed.Client`` is given; ``progress(done, total, message)`` is called
+    after each fold and ``cancel()`` is checked between folds. Metrics and
     diagnostics come from the raw data: NOT private (only the models are).
     """
     splits = fold_splits(encoded.y, folds, repeats, seed)
     total = len(splits)
+    if client is not None:
+        return _run_on_cluster(
+            client, encoded, schema, grid, splits, folds, seed, progress, cancel
+        )
     tasks = (
         delayed(_fold_rows)(subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, seed)
         for i, (tr, te) in enumerate(splits)
@@ -201,6 +210,43 @@ def run_sweep(
         close = getattr(outputs, "close", None)
         if close is not None:
             close()
+    results = pd.DataFrame(rows).sort_values(["repeat", "fold"], kind="stable")
+    return SweepResult(results.reset_index(drop=True))
+
+
+def _cluster_fold(encoded, schema, grid, train, test, index, folds, seed):
+    return _fold_rows(
+        subset(encoded, train), subset(encoded, test), schema, grid, index, folds, seed
+    )
+
+
+def _run_on_cluster(client, encoded, schema, grid, splits, folds, seed, progress, cancel):
+    """One Dask task per fold; a worker that dies has its fold re-run elsewhere (up to
+    twice), and a fold that cannot finish stops the sweep with no partial result."""
+    from distributed import KilledWorker, as_completed
+
+    shared = client.scatter(encoded, broadcast=True)
+    futures = [
+        client.submit(
+            _cluster_fold, shared, schema, grid, train, test, i, folds, seed, pure=False, retries=2
+        )
+        for i, (train, test) in enumerate(splits)
+    ]
+    rows: list[dict] = []
+    try:
+        for done, future in enumerate(as_completed(futures), start=1):
+            rows.extend(future.result())
+            if progress is not None:
+                progress(done, len(futures), f"fold {done} of {len(futures)} done")
+            if cancel is not None and cancel() and done < len(futures):
+                raise SweepCancelled(f"sweep cancelled after {done} of {len(futures)} folds")
+    except KilledWorker as exc:
+        raise ValueError(
+            f"a Dask worker died repeatedly while running a fold ({exc}); the sweep stopped "
+            "and returns no partial result — check the workers' memory and retry"
+        ) from None
+    finally:
+        client.cancel(futures)
     results = pd.DataFrame(rows).sort_values(["repeat", "fold"], kind="stable")
     return SweepResult(results.reset_index(drop=True))
 

@@ -1,0 +1,182 @@
+"""Dask: the distributed fit equals the in-memory fit; sweeps run as cluster tasks."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe", reason="dask is not installed")
+distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+
+from dpviz import DPRandomForestClassifier, PrivateRDTClassifier, ReleasedForest  # noqa: E402
+from dpviz.cli import main  # noqa: E402
+from dpviz.data import encode  # noqa: E402
+from dpviz.distributed import dask_client, fit_dask  # noqa: E402
+from dpviz.sweep import SweepGrid, run_sweep  # noqa: E402
+from dpviz.synthetic import make_synth  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def text_frame():
+    frame, schema = make_synth("SynthF", 6000, seed=4)
+    # Both paths read the same text, as a CSV would give them.
+    return frame.astype(str), schema
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with dask_client(local_cluster=2) as client:
+        yield client
+
+
+@pytest.mark.parametrize("partitions", [1, 5])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: DPRandomForestClassifier(
+            n_estimators=30, schema=s, random_state=2, assignment="hash"
+        ),
+        lambda s: PrivateRDTClassifier(schema=s, random_state=2),
+    ],
+)
+def test_distributed_fit_equals_in_memory(text_frame, partitions, make):
+    frame, schema = text_frame
+    memory = make(schema).fit(frame.drop(columns="label"), frame["label"])
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        dist = fit_dask(make(schema), dd.from_pandas(frame, npartitions=partitions), schema)
+    assert (
+        ReleasedForest.from_estimator(memory).to_json()
+        == ReleasedForest.from_estimator(dist).to_json()
+    )
+    assert dist.encoding_report_.rows_used == len(frame)
+
+
+def test_hash_assignment_is_disjoint_and_balanced(text_frame):
+    frame, schema = text_frame
+    model = DPRandomForestClassifier(
+        n_estimators=20, schema=schema, random_state=0, assignment="hash"
+    )
+    model.fit(frame.drop(columns="label"), frame["label"])
+    per_tree = np.bincount(model.leaf_tree_, weights=model.leaf_counts_.sum(axis=1))
+    assert per_tree.sum() == len(frame)  # every record in exactly one tree
+    # Binomial(6000, 1/20): mean 300, sd ≈ 17; ±6 sd.
+    assert np.abs(per_tree - 300).max() < 6 * 17
+
+
+def test_fit_on_a_process_cluster(text_frame, cluster):
+    frame, schema = text_frame
+    memory = DPRandomForestClassifier(
+        n_estimators=10, schema=schema, random_state=1, assignment="hash"
+    )
+    memory.fit(frame.drop(columns="label"), frame["label"])
+    dist = fit_dask(
+        DPRandomForestClassifier(
+            n_estimators=10, schema=schema, random_state=1, assignment="hash"
+        ),
+        dd.from_pandas(frame, npartitions=4),
+        schema,
+    )
+    assert np.array_equal(memory.leaf_labels_, dist.leaf_labels_)
+
+
+def test_shuffle_assignment_is_refused(text_frame):
+    frame, schema = text_frame
+    with pytest.raises(ValueError, match="assignment='hash'"):
+        fit_dask(
+            DPRandomForestClassifier(schema=schema), dd.from_pandas(frame, npartitions=2), schema
+        )
+
+
+def test_sweep_on_cluster_equals_local(text_frame, cluster):
+    frame, schema = text_frame
+    encoded = encode(frame, schema)
+    grid = SweepGrid(epsilons=[0.1, 1.0], n_estimators=[10], references=False)
+    local = run_sweep(encoded, schema, grid, folds=3).results
+    seen = []
+    remote = run_sweep(
+        encoded, schema, grid, folds=3, client=cluster, progress=lambda d, t, m: seen.append(d)
+    ).results
+    cols = ["repeat", "fold", "epsilon", "accuracy", "auc", "flipped_leaf_pct"]
+    assert local[cols].equals(remote[cols])
+    assert seen == [1, 2, 3]
+
+
+def test_killed_worker_is_retried_or_fails_loudly(text_frame, cluster):
+    """Kill a worker process while folds run: the folds are re-run (the result equals
+    the local sweep) or the sweep raises a clear error — never a silent partial result."""
+    frame, schema = text_frame
+    encoded = encode(frame, schema)
+    grid = SweepGrid(
+        epsilons=list(np.logspace(-2, 1, 8)), n_estimators=[50, 100], references=False
+    )
+    expected = run_sweep(encoded, schema, grid, folds=4).results
+    outcome = {}
+
+    def sweep():
+        try:
+            outcome["result"] = run_sweep(encoded, schema, grid, folds=4, client=cluster).results
+        except ValueError as exc:
+            outcome["error"] = str(exc)
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(cluster.processing().values()):
+        time.sleep(0.05)
+    busy = [addr for addr, tasks in cluster.processing().items() if tasks]
+    pids = cluster.run(os.getpid)
+    os.kill(pids[busy[0] if busy else next(iter(pids))], signal.SIGKILL)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    if "error" in outcome:
+        assert "worker died" in outcome["error"] and "no partial result" in outcome["error"]
+    else:
+        cols = ["repeat", "fold", "epsilon", "n_estimators", "accuracy"]
+        assert outcome["result"][cols].equals(expected[cols])
+
+
+def test_cli_train_on_local_cluster(tmp_path, capsys, text_frame):
+    frame, schema = text_frame
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.json").write_text(schema.to_json())
+    args = [
+        "train",
+        "--data",
+        str(tmp_path / "d.csv"),
+        "--label",
+        "label",
+        "--schema",
+        str(tmp_path / "s.json"),
+        "--epsilon",
+        "1",
+        "--trees",
+        "10",
+    ]
+    assert main([*args, "--local-cluster", "2", "--out", str(tmp_path / "a.json")]) == 0
+    memory = DPRandomForestClassifier(
+        n_estimators=10, schema=schema, random_state=0, assignment="hash"
+    )
+    memory.fit(pd.read_csv(tmp_path / "d.csv", dtype=str).drop(columns="label"), frame["label"])
+    assert (tmp_path / "a.json").read_text() == ReleasedForest.from_estimator(memory).to_json()
+    capsys.readouterr()
+    no_schema = [
+        "train",
+        "--data",
+        str(tmp_path / "d.csv"),
+        "--label",
+        "label",
+        "--epsilon",
+        "1",
+        "--local-cluster",
+        "2",
+        "--out",
+        str(tmp_path / "b.json"),
+    ]
+    assert main(no_schema) == 2
+    assert "needs a public schema" in capsys.readouterr().err
