@@ -237,12 +237,12 @@ def cmd_train(args) -> dict:
 
 def _train_on_cluster(args, algorithm, params):
     """Fit partition by partition on Dask: the CSV is never loaded whole."""
-    from .distributed import fit_dask, read_dask_csv
+    from .distributed import fit_dask, read_dask
 
     if not args.schema:
         raise ValueError("training on a cluster needs a public schema: pass --schema")
     schema = Schema.load(args.schema)
-    ddf = read_dask_csv(args.data)
+    ddf = read_dask(args.data, schema)
     missing = [c for c in [*schema.feature_names, schema.label] if c not in ddf.columns]
     if missing:
         raise ValueError(f"{args.data} lacks the schema's columns: {', '.join(missing[:10])}")

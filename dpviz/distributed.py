@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -84,11 +85,22 @@ def _sum_reports(reports: list[EncodingReport]) -> EncodingReport:
     return total
 
 
-def read_dask_csv(path: str, blocksize: str | int = "64MB"):
-    """A (possibly larger than memory) CSV as a Dask DataFrame of text cells."""
+def read_dask(path: str, schema: Schema, blocksize: str | int = "64MB"):
+    """A (possibly larger than memory) CSV or Parquet file as a Dask DataFrame.
+
+    Continuous columns are parsed as numbers while reading (as the schema says) and
+    every other column as text, so that a partition needs no second conversion pass.
+    """
     import dask.dataframe as dd
 
-    return dd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], blocksize=blocksize)
+    if str(path).endswith((".parquet", ".pq")) or Path(path).is_dir():
+        return dd.read_parquet(path)
+    dtypes = {f.name: "float64" for f in schema.continuous}
+    dtypes.update({f.name: str for f in schema.discrete})
+    dtypes[schema.label] = str
+    return dd.read_csv(
+        path, dtype=dtypes, keep_default_na=False, na_values=[""], blocksize=blocksize
+    )
 
 
 @contextmanager

@@ -48,6 +48,8 @@ METRICS = {
     "mean_smooth_sensitivity_nonempty_leaves": ("mean_smooth_sensitivity", 1.0),
     "flipped_nonempty_leaves_pct": ("flipped_leaf_pct", 1.0),
 }
+# The paper's baselines, run with their registry defaults (JPW: 10 trees; FS: depth 5).
+OTHER_ALGORITHMS = ("jpw", "friedman_schuster")
 SCALING_SIZES = (3_000, 30_000, 300_000, 3_000_000)
 SCALING_EPSILONS = (0.01, 0.1, 1.0)
 
@@ -111,16 +113,18 @@ def reproduce(
 
 def _sweep_dataset(name, wanted, datasets_dir, folds, repeats, generator_seeds, n_jobs):
     known = wanted[wanted.series.isin(list(SERIES))]
-    if known.empty:
+    others = [a for a in OTHER_ALGORITHMS if a in set(wanted.series)]
+    if known.empty and not others:
         return pd.DataFrame()
-    configs = [SERIES[s] for s in known.series]
+    configs = [SERIES[s] for s in known.series] or [SERIES["smooth_em"]]
     grid = SweepGrid(
-        epsilons=sorted({float(e) for e in known.epsilon}),
-        n_estimators=sorted({int(t) for t in known.trees}),
+        epsilons=sorted({float(e) for e in wanted.epsilon}),
+        n_estimators=sorted({int(t) for t in known.trees}) or [100],
         depths=list(dict.fromkeys(c[2] for c in configs)),
         mechanisms=list(dict.fromkeys([*(c[0] for c in configs), "permute_flip"])),
         data_splits=list(dict.fromkeys(c[1] for c in configs)),
         references=False,
+        algorithms=["fletcher_islam", *others],
     )
     results = []
     for seed, (encoded, schema) in enumerate(_datasets(name, datasets_dir, generator_seeds)):
@@ -141,14 +145,25 @@ def _compare(ref: pd.Series, summary: pd.DataFrame) -> dict:
         "metric": ref.metric,
         "paper": float(ref.value),
     }
+    if ref.series in OTHER_ALGORITHMS and not summary.empty:
+        column, scale = METRICS[ref.metric]
+        match = summary[
+            (summary.algorithm == ref.series) & np.isclose(summary.epsilon, float(ref.epsilon))
+        ].iloc[0]
+        row["ours"] = scale * float(match[f"{column}_mean"])
+        row["ours_std"] = scale * float(match[f"{column}_std"])
+        row["ours_mechanism"] = ref.series
+        row["difference"] = row["ours"] - row["paper"]
+        return row
     if ref.series not in SERIES or summary.empty:
-        row["note"] = "algorithm not in dpviz yet"
+        row["note"] = "algorithm not in dpviz"
         return row
     mech, split, depth = SERIES[ref.series]
     column, scale = METRICS[ref.metric]
     for label, mechanism in (("ours", mech), ("ours_permute_flip", "permute_flip")):
         match = summary[
             (summary.series == SERIES_DP)
+            & (summary.algorithm == "fletcher_islam")
             & (summary.mechanism == mechanism)
             & np.isclose(summary.epsilon, float(ref.epsilon))
             & (summary.n_estimators == int(ref.trees))
@@ -220,7 +235,11 @@ def to_markdown(table: pd.DataFrame) -> str:
             continue
         digits = 1 if r.metric.endswith("pct") else 3
         mech = r.ours_mechanism + (" NOT DP" if r.ours_mechanism == "smooth_em" else "")
-        private = _pm(r.ours_permute_flip, r.ours_permute_flip_std, digits)
+        private = (
+            ""
+            if pd.isna(r.get("ours_permute_flip"))
+            else _pm(r.ours_permute_flip, r.ours_permute_flip_std, digits)
+        )
         lines.append(
             f"| {r.figure} | {r.dataset} | {r.series} | {r.epsilon:g} | {r.trees} | "
             f"{r.paper:.{digits}f} | {_pm(r.ours, r.ours_std, digits)} ({mech}) | "
