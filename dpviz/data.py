@@ -268,6 +268,13 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
 
 
 def _codes(column: pd.Series, values: tuple[str, ...]) -> np.ndarray:
-    """Index of each cell's text in ``values`` (-1 where absent or missing)."""
-    text = column.map(as_text, na_action="ignore")
-    return pd.Categorical(text, categories=list(values)).codes.astype(np.int32)
+    """Index of each cell's text in ``values`` (-1 where absent or missing).
+
+    Only the distinct cells are turned into text: a column of a million labels has a
+    handful of them."""
+    cells = pd.Categorical(column)
+    lookup = {v: i for i, v in enumerate(values)}
+    index = np.array([lookup.get(as_text(c), -1) for c in cells.categories], dtype=np.int32)
+    return np.where(cells.codes >= 0, index[cells.codes] if len(index) else -1, -1).astype(
+        np.int32
+    )

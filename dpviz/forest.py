@@ -269,7 +269,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         else:
             X_checked, y = validate_data(self, X, y, dtype="numeric")
             y = np.asarray(y)
-        check_classification_targets(y)
+        if y.dtype != object:
+            # Text labels are classes by construction; numbers may be a regression target.
+            check_classification_targets(y)
         schema = self._resolve_schema(X_checked, y)
         frame = self._frame(X_checked, schema).copy()
         frame[schema.label] = np.asarray(y, dtype=object)
@@ -756,7 +758,8 @@ def _array_frame(X: np.ndarray) -> pd.DataFrame:
 
 def _class_array(classes: tuple[str, ...], y: np.ndarray) -> np.ndarray:
     """Class labels in the type of y where they round-trip (ints stay ints)."""
-    values = np.unique(y[pd.notna(y)]) if y.dtype == object else np.unique(y)
+    # Hash-based distinct values: sorting a million label strings costs more than a fit.
+    values = pd.unique(pd.Series(y).dropna())
     by_text = {as_text(v): v for v in values}
     if all(c in by_text for c in classes):
         return np.asarray([by_text[c] for c in classes])

@@ -219,8 +219,9 @@ def route(
     A pair whose record has an unknown discrete value (code -1) at a node splitting on
     that feature stops there and abstains (pair_leaf = -1).
     """
-    s = space.n_continuous
-    trees = np.unique(pair_tree)
+    s, r = space.n_continuous, space.n_discrete
+    present = np.bincount(pair_tree, minlength=len(root_keys)) > 0
+    trees = np.flatnonzero(present)
     table = NodeTable() if keep_nodes else None
     root_ids = (
         table.add(
@@ -235,7 +236,10 @@ def route(
     )
     frontier = Frontier.roots(space, root_keys[trees], trees, 0)
     frontier.ids = root_ids
-    pair_node = np.searchsorted(trees, pair_tree)
+    pair_node = (np.cumsum(present) - 1)[pair_tree]
+    # Flat views: one gather per level instead of boolean-masked copies per feature kind.
+    flat_cont = np.ascontiguousarray(continuous, dtype=np.float64).ravel()
+    flat_disc = np.ascontiguousarray(discrete, dtype=np.int64).ravel()
     pair_index = np.arange(len(pair_record))
     records = np.asarray(pair_record)
     pair_leaf = np.full(len(pair_record), -1, dtype=np.int64)
@@ -272,11 +276,18 @@ def route(
             )
         splits = choose_splits(space, frontier)
         feature = splits.feature[pair_node]
-        child = np.empty(len(pair_node), dtype=np.int64)
-        cont = feature < s
-        child[cont] = continuous[records[cont], feature[cont]] >= splits.threshold[pair_node[cont]]
-        disc = ~cont
-        child[disc] = discrete[records[disc], feature[disc] - s]
+        if r == 0:
+            child = (flat_cont[records * s + feature] >= splits.threshold[pair_node]).astype(
+                np.int64
+            )
+        elif s == 0:
+            child = flat_disc[records * r + feature]
+        else:
+            above = (
+                flat_cont[records * s + np.minimum(feature, s - 1)] >= splits.threshold[pair_node]
+            )
+            code = flat_disc[records * r + np.clip(feature - s, 0, r - 1)]
+            child = np.where(feature < s, above, code)
         known = child >= 0
         if not known.all():
             pair_node, pair_index, records, child = (
