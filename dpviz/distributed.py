@@ -23,9 +23,8 @@ from .schema import Schema
 
 def _partition_counts(frame: pd.DataFrame, model: DPRandomForestClassifier):
     encoded = encode(frame, model.schema_, training=True)
-    counts = model.leaf_counts_of(encoded, model._split_seed)
-    counts.nodes = []  # node tables stay on the worker: they are only for path rules
-    return counts, encoded.report
+    # Node tables (for the leaf table's path rules) would only weigh down the transfer.
+    return model.leaf_counts_of(encoded, model._split_seed, keep_nodes=False), encoded.report
 
 
 def _partition_size(frame: pd.DataFrame, schema: Schema) -> int:

@@ -327,9 +327,12 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_train_records_ = 0
         self.__dict__.pop("_leaf_totals", None)
 
-    def leaf_counts_of(self, encoded: EncodedData, split_seed: int) -> LeafCounts:
+    def leaf_counts_of(
+        self, encoded: EncodedData, split_seed: int, *, keep_nodes: bool = True
+    ) -> LeafCounts:
         """Route a batch of records and count classes per reached leaf. Reads only the
-        structure, so data partitions can run it independently and add the results."""
+        structure, so data partitions can run it independently and add the results.
+        ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
         parts = []
         k = len(self.schema_.classes)
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
@@ -348,7 +351,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 encoded.discrete,
                 rec,
                 tree,
-                keep_nodes=True,
+                keep_nodes=keep_nodes,
             )
             n_leaves = len(routed.leaf_keys)
             counts = np.bincount(routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k)
@@ -358,7 +361,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                     routed.leaf_tree,
                     routed.leaf_depth,
                     counts.reshape(n_leaves, k),
-                    [(routed.leaf_keys, routed.leaf_node, routed.nodes)],
+                    [(routed.leaf_keys, routed.leaf_node, routed.nodes)] if keep_nodes else [],
                 )
             )
         return LeafCounts.combine(parts, k)
@@ -596,7 +599,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 at = np.flatnonzero(depth == d)
                 text[at] = text[parent[at]] + " ∧ " + edge[at]
             lookup.update(zip(leaf_keys.tolist(), text[leaf_node].tolist()))
-        return [lookup.get(k) or "(root)" for k in self.leaf_keys_.tolist()]
+        # A distributed fit keeps no node tables: say so rather than guess a path.
+        return [
+            lookup.get(k) or ("(root)" if d == 0 else "(not recorded by a distributed fit)")
+            for k, d in zip(self.leaf_keys_.tolist(), self.leaf_depth_.tolist())
+        ]
 
     @property
     def diagnostics_(self) -> dict:
