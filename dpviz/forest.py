@@ -117,6 +117,7 @@ class RoutedRecords:
     leaf_keys: np.ndarray
     trained: np.ndarray
     uniforms: np.ndarray
+    leaf_matrix: np.ndarray | None = None
 
 
 @dataclass
@@ -481,7 +482,17 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
         empty = trained < 0
         uniforms = self._uniforms(keys[empty])
-        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms)
+        # When every tree votes for every record (no unknown categories), keep the leaves
+        # as a record × tree matrix: per-ε votes are then contiguous gathers, the one
+        # step of a sweep that runs for every ε.
+        matrix = (
+            np.ascontiguousarray(routed.pair_leaf.reshape(len(trees), n).T)
+            if voting.all()
+            else None
+        )
+        return RoutedRecords(
+            n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms, matrix
+        )
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
         """Votes (n_records, n_classes) of routed records under the current release."""
@@ -497,6 +508,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                     for c in range(k)
                 ],
                 axis=1,
+            )
+        if routed.leaf_matrix is not None and k <= 8:
+            label = outputs.labels[routed.leaf_matrix]
+            return np.stack([(label == c).sum(axis=1) for c in range(k)], axis=1).astype(
+                np.float64
             )
         label = outputs.labels[routed.pair_leaf]
         counts = np.bincount(routed.pair_record * k + label, minlength=routed.n_records * k)
