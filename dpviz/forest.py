@@ -509,6 +509,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 ],
                 axis=1,
             )
+        if routed.leaf_matrix is not None and k == 2:
+            ones = outputs.labels[routed.leaf_matrix].sum(axis=1, dtype=np.float64)
+            return np.stack([routed.leaf_matrix.shape[1] - ones, ones], axis=1)
         if routed.leaf_matrix is not None and k <= 8:
             label = outputs.labels[routed.leaf_matrix]
             return np.stack([(label == c).sum(axis=1) for c in range(k)], axis=1).astype(
