@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from numbers import Integral
 
 import numpy as np
-import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .data import EncodedData, encode
+from .data import EncodedData
 from .greedy import bin_codes
+from .inputs import prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon
-from .schema import PrivacyLeakWarning, Schema, infer_schema
+from .schema import Schema
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
 
@@ -100,39 +98,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         self._validate_params()
-        if isinstance(X, pd.DataFrame):
-            frame = X.rename(columns=str).copy()
-            y = column_or_1d(np.asarray(y), warn=True)
-        else:
-            X, y = validate_data(self, X, y, dtype="numeric")
-            frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-        check_classification_targets(y)
-        schema = self._schema(frame, y)
-        frame[schema.label] = np.asarray(y, dtype=object)
-        from .forest import _class_array
-
-        classes = _class_array(schema.classes, np.asarray(y))
-        return self.fit_encoded(encode(frame, schema), schema, classes=classes)
-
-    def _schema(self, frame, y) -> Schema:
-        if isinstance(self.schema, Schema):
-            return self.schema
-        if isinstance(self.schema, dict):
-            return Schema.from_dict(self.schema)
-        if isinstance(self.schema, str):
-            return Schema.load(self.schema)
-        data = frame.copy()
-        data["__label__"] = np.asarray(y, dtype=object)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            schema = infer_schema(data, "__label__", numeric_is_continuous=True)
-        warnings.warn(
-            "no public schema was given, so the class list and feature domains were "
-            "inferred from the training data: this model is NOT differentially private.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        return schema
+        encoded, schema, classes = training_data(self, X, y)
+        return self.fit_encoded(encoded, schema, classes=classes)
 
     def fit_encoded(self, encoded: EncodedData, schema: Schema, classes=None):
         """Train on encoded records (the evaluation engine's entry point)."""
@@ -285,14 +252,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         check_is_fitted(self, "models_")
-        if isinstance(X, pd.DataFrame):
-            frame = X.rename(columns=str)
-        else:
-            frame = pd.DataFrame(
-                validate_data(self, X, dtype="numeric", reset=False),
-                columns=self.schema_.feature_names,
-            )
-        return self._proba(encode(frame, self.schema_, training=False))
+        return self._proba(prediction_data(self, X))
 
     def predict(self, X) -> np.ndarray:
         check_is_fitted(self, "models_")

@@ -4,22 +4,21 @@ leaf mechanism (SPEC §2–§3)."""
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .data import EncodedData, encode
+from .data import EncodedData
 from .depth import resolve_depth
 from .hashing import SALT_CHILD, class_uniforms, splitmix64, tree_root_keys
+from .inputs import batch_data, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
-from .schema import PrivacyLeakWarning, Schema, as_text, infer_schema
+from .schema import Schema
 from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
 
 DATA_SPLITS = ("disjoint", "shared")
@@ -222,66 +221,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         if self.data_split not in DATA_SPLITS:
             raise ValueError(f"data_split must be 'disjoint' or 'shared', got {self.data_split!r}")
 
-    def _resolve_schema(self, X, y) -> Schema:
-        if isinstance(self.schema, Schema):
-            return self.schema
-        if isinstance(self.schema, dict):
-            return Schema.from_dict(self.schema)
-        if isinstance(self.schema, str):
-            return Schema.load(self.schema)
-        if self.schema is not None:
-            raise ValueError("schema must be a Schema, a dict, a path to a JSON file or None")
-        frame = X.copy() if isinstance(X, pd.DataFrame) else _array_frame(X)
-        frame["__label__"] = np.asarray(y, dtype=object)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            schema = infer_schema(frame, "__label__", numeric_is_continuous=True)
-        warnings.warn(
-            "no public schema was given, so the class list and feature domains were "
-            "inferred from the training data. That reads the raw records without noise: "
-            "this model is NOT differentially private. Pass schema=... for a guarantee.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        return schema
-
-    def _frame(self, X, schema: Schema) -> pd.DataFrame:
-        if isinstance(X, pd.DataFrame):
-            return X
-        array = _as_2d(X)
-        if array.shape[1] != len(schema.features):
-            raise ValueError(
-                f"X has {array.shape[1]} features, but the schema lists {len(schema.features)}"
-            )
-        return pd.DataFrame(array, columns=schema.feature_names)
-
     # --- fitting ----------------------------------------------------------------------
 
     def fit(self, X, y):
         """Draw the trees, route the records, and release every leaf's output."""
         self._validate_params()
-        if isinstance(X, pd.DataFrame):
-            X_checked = X.rename(columns=str)
-            y = column_or_1d(np.asarray(y) if y is not None else y, warn=True)
-            if len(y) != len(X):
-                raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
-            if len(y) == 0:
-                raise ValueError("cannot fit on 0 samples: the data has no rows")
-        else:
-            X_checked, y = validate_data(self, X, y, dtype="numeric")
-            y = np.asarray(y)
-        if y.dtype != object:
-            # Text labels are classes by construction; numbers may be a regression target.
-            check_classification_targets(y)
-        schema = self._resolve_schema(X_checked, y)
-        frame = self._frame(X_checked, schema).copy()
-        frame[schema.label] = np.asarray(y, dtype=object)
+        encoded, schema, classes = training_data(self, X, y)
+        self.schema_, self.classes_ = schema, classes
         self.n_features_in_ = len(schema.features)
-        self.schema_ = schema
-        encoded = encode(frame, schema, training=True)
-        if np.unique(encoded.y).size < 2 and schema.inferred:
-            raise ValueError("the training labels hold only one class; a classifier needs two")
-        self.classes_ = _class_array(schema.classes, y)
         return self._fit_encoded(encoded)
 
     def fit_encoded(self, encoded: EncodedData, schema: Schema):
@@ -456,12 +403,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode_predict(self, X) -> EncodedData:
         self._check_fitted()
-        if isinstance(X, pd.DataFrame):
-            frame = X.rename(columns=str)
-        else:
-            array = validate_data(self, X, dtype="numeric", reset=False)
-            frame = pd.DataFrame(array, columns=self.schema_.feature_names)
-        return encode(frame, self.schema_, training=False)
+        return prediction_data(self, X)
 
     def route_records(
         self, encoded: EncodedData, trees: np.ndarray | None = None
@@ -764,34 +706,6 @@ def _normalise(votes: np.ndarray) -> np.ndarray:
     return np.divide(votes, total, out=np.full_like(votes, 1.0 / k), where=total > 0)
 
 
-def _as_2d(X) -> np.ndarray:
-    array = np.asarray(X)
-    if array.ndim != 2:
-        raise ValueError(
-            f"X must be 2-dimensional (records × features), got {array.ndim} dimension(s); "
-            "reshape a single feature with X.reshape(-1, 1)"
-        )
-    if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
-        raise ValueError("X holds NaN or infinite values; impute or drop them first")
-    if array.dtype.kind == "c":
-        raise ValueError("X holds complex numbers; dpviz needs real features")
-    return array
-
-
-def _array_frame(X: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
-
-
-def _class_array(classes: tuple[str, ...], y: np.ndarray) -> np.ndarray:
-    """Class labels in the type of y where they round-trip (ints stay ints)."""
-    # Hash-based distinct values: sorting a million label strings costs more than a fit.
-    values = pd.unique(pd.Series(y).dropna())
-    by_text = {as_text(v): v for v in values}
-    if all(c in by_text for c in classes):
-        return np.asarray([by_text[c] for c in classes])
-    return np.asarray(classes, dtype=object)
-
-
 class PrivateRDTClassifier(DPRandomForestClassifier):
     """Private-RDT (Jagannathan, Pillaipakkamnatt & Wright 2012).
 
@@ -835,13 +749,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         """
         if not hasattr(self, "leaf_keys_"):
             return self.fit(X, y)
-        if isinstance(X, pd.DataFrame):
-            frame = X.rename(columns=str).copy()
-        else:
-            array = validate_data(self, X, dtype="numeric", reset=False)
-            frame = pd.DataFrame(array, columns=self.schema_.feature_names)
-        frame[self.schema_.label] = np.asarray(y, dtype=object)
-        encoded = encode(frame, self.schema_, training=True)
+        encoded = batch_data(self, X, y)
         batch = len(self._noise_seeds)
         batch_seeds = np.random.SeedSequence([self._split_seed, batch]).generate_state(
             2, np.uint64
