@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import time
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -22,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
 from .greedy import bin_codes
-from .inputs import prediction_data, training_data
+from .inputs import check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon
 from .schema import Schema
@@ -76,15 +75,9 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        for name, low in (
-            ("n_estimators", 1),
-            ("trees_per_ensemble", 1),
-            ("max_depth", 1),
-            ("n_bins", 2),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-                raise ValueError(f"{name} must be a whole number ≥ {low}, got {value!r}")
+        check_whole_numbers(
+            self, {"n_estimators": 1, "trees_per_ensemble": 1, "max_depth": 1, "n_bins": 2}
+        )
         if not 0 < float(self.learning_rate) < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
         if float(self.reg_lambda) < 0:

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .data import EncodedData
 from .depth import resolve_depth
 from .hashing import SALT_CHILD, class_uniforms, splitmix64, tree_root_keys
-from .inputs import batch_data, prediction_data, training_data
+from .inputs import batch_data, check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from .schema import Schema
@@ -209,9 +209,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        if isinstance(self.n_estimators, bool) or not isinstance(self.n_estimators, Integral):
-            raise ValueError(f"n_estimators must be a whole number, got {self.n_estimators!r}")
-        if not 1 <= self.n_estimators <= MAX_TREES:
+        check_whole_numbers(self, {"n_estimators": 1})
+        if self.n_estimators > MAX_TREES:
             raise ValueError(
                 f"n_estimators must be between 1 and {MAX_TREES}, got {self.n_estimators}"
             )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -28,7 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
-from .inputs import prediction_data, training_data
+from .inputs import check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, get_mechanism, is_majority
 from .schema import Schema
@@ -106,10 +105,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        for name, low in (("max_depth", 1), ("steps", 1), ("n_bins", 2)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-                raise ValueError(f"{name} must be a whole number ≥ {low}, got {value!r}")
+        check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2})
         if self.steps > self.max_depth:
             raise ValueError(
                 f"steps d = {self.steps} exceeds the depth D = {self.max_depth}; use d ≤ D"

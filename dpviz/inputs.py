@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,14 @@ from sklearn.utils.validation import column_or_1d, validate_data
 
 from .data import EncodedData, encode
 from .schema import PrivacyLeakWarning, Schema, as_text, infer_schema
+
+
+def check_whole_numbers(estimator, lowest: dict[str, int]) -> None:
+    """Each named parameter must be a whole number at least its lowest value."""
+    for name, low in lowest.items():
+        value = getattr(estimator, name)
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+            raise ValueError(f"{name} must be a whole number ≥ {low}, got {value!r}")
 
 
 def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray) -> Schema:
