@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .mechanisms import MECHANISMS
+from .sweep import SERIES_NONPRIVATE, SERIES_SKLEARN
 
 MECHANISM_COLORS = {
     "permute_flip": "#0072B2",  # blue
@@ -23,7 +24,11 @@ MECHANISM_COLORS = {
     "smooth_em": "#D55E00",  # vermillion
     "none": "#000000",  # black
 }
-REFERENCE_COLOR = "#BBBBBB"
+# The two non-private references get the same colour and dash on every page.
+REFERENCE_STYLES = {
+    SERIES_NONPRIVATE: ("non-private forest", "#000000", "dash"),
+    SERIES_SKLEARN: ("scikit-learn random forest", "#56B4E9", "dot"),
+}
 TEMPLATE = "plotly_white"
 # Flip probabilities are drawn down to this value; the gap axis runs until the best
 # private mechanism falls below it.
@@ -32,11 +37,44 @@ MAX_GAP = 100_000
 LOG_GAP_FROM = 50  # the gap axis turns logarithmic once it reaches this many records
 NOT_DP_PATTERN = "/"
 METRICS = (("accuracy", "Accuracy"), ("auc", "ROC AUC"), ("f1", "F1"))
+METRIC_NAMES = dict(METRICS)
 
 
 def mechanism_label(mechanism: str) -> str:
     """Legend text of a mechanism with its badge, e.g. ``smooth_em (NOT DP)``."""
     return f"{mechanism} ({MECHANISMS[mechanism].badge})"
+
+
+def is_reference(series: str) -> bool:
+    """True for the non-private reference series of a sweep."""
+    return series in REFERENCE_STYLES
+
+
+def series_label(series: str, mechanism: str) -> str:
+    """Legend text of a sweep series: the mechanism with its badge for the DP forest,
+    e.g. ``permute_flip (ε-DP)``, and ``non-private forest (NOT DP)`` for a reference."""
+    if is_reference(series):
+        return f"{REFERENCE_STYLES[series][0]} (NOT DP)"
+    return mechanism_label(mechanism)
+
+
+def series_color(series: str, mechanism: str) -> str:
+    """The one colour of a series on every page (Okabe–Ito)."""
+    if is_reference(series):
+        return REFERENCE_STYLES[series][1]
+    return MECHANISM_COLORS.get(mechanism, "#000000")
+
+
+def series_dash(series: str, mechanism: str) -> str:
+    """Line dash of a series: solid only for a proven ε-DP mechanism, so NOT DP lines
+    stay recognisable in greyscale."""
+    if is_reference(series):
+        return REFERENCE_STYLES[series][2]
+    return "solid" if MECHANISMS[mechanism].private else "dash"
+
+
+def series_private(series: str, mechanism: str) -> bool:
+    return not is_reference(series) and MECHANISMS[mechanism].private
 
 
 def flip_curve(mechanism: str, epsilon: float, gaps) -> np.ndarray:
@@ -234,43 +272,43 @@ def _note(text: str) -> dict:
     }
 
 
-def accuracy_bar_figure(result: dict, reference: dict | None = None) -> go.Figure:
-    """Cross-validated accuracy, ROC AUC and F1 (mean ± 1 std, in %) of the DP forest,
-    next to the ``none``-mechanism (non-private) reference when given.
+def scores_bar_figure(rows: pd.DataFrame, *, folds: int | None = None) -> go.Figure:
+    """Cross-validated accuracy, ROC AUC and F1 (mean ± 1 std, in %) of each row of a
+    sweep summary: the DP forest next to the non-private references.
 
-    ``result`` and ``reference`` are ``dpviz.evaluation.cross_validate`` outputs.
+    ``rows`` has the ``dpviz.sweep`` summary columns (series, mechanism, epsilon,
+    ``<metric>_mean``, ``<metric>_std``). Metrics come from the test folds: NOT private.
+    Bars of anything that is not proven DP are hatched and say NOT DP in the legend.
     """
     fig = go.Figure()
     names = [label for _, label in METRICS]
-    for run, is_reference in ((result, False), (reference, True)):
-        if run is None:
-            continue
-        mech = run["mechanism"]
-        private = MECHANISMS[mech].private
-        if is_reference:
-            name = f"{mech}: no privacy, reference ({MECHANISMS[mech].badge})"
-            color = REFERENCE_COLOR
+    for row in rows.itertuples(index=False):
+        series, mech = row.series, row.mechanism
+        private = series_private(series, mech)
+        if is_reference(series):
+            name = series_label(series, mech)
         else:
-            name = f"{mech} forest, ε = {run['epsilon']:g} ({MECHANISMS[mech].badge})"
-            color = MECHANISM_COLORS.get(mech, "#0072B2")
-        means = np.array([100 * run[key]["mean"] for key, _ in METRICS])
-        stds = np.array([100 * run[key]["std"] for key, _ in METRICS])
+            name = f"DP forest, {mechanism_label(mech)}, ε = {row.epsilon:g}"
+        color = series_color(series, mech)
+        means = np.array([100 * getattr(row, f"{key}_mean") for key, _ in METRICS])
+        stds = np.nan_to_num([100 * getattr(row, f"{key}_std") for key, _ in METRICS])
+        dark = color in ("#000000", "#0072B2", "#D55E00", "#009E73")
         fig.add_trace(
             go.Bar(
                 x=names,
                 y=means,
                 name=name,
-                error_y={"type": "data", "array": stds, "visible": True, "color": "#000000"},
+                error_y={"type": "data", "array": stds, "visible": True, "color": "#444444"},
                 text=[f"{v:.1f}" for v in means],
                 textposition="inside",
                 insidetextanchor="middle",
-                textfont={"color": "#000000" if is_reference or not private else "#FFFFFF"},
+                textfont={"color": "#FFFFFF" if dark else "#000000"},
                 marker={
                     "color": color,
                     "line": {"color": "#000000", "width": 1},
                     "pattern": {
                         "shape": "" if private else NOT_DP_PATTERN,
-                        "fgcolor": "#000000",
+                        "fgcolor": "#FFFFFF" if dark else "#000000",
                         "solidity": 0.15,
                     },
                 },
@@ -279,20 +317,19 @@ def accuracy_bar_figure(result: dict, reference: dict | None = None) -> go.Figur
                 "<extra></extra>",
             )
         )
-    folds = result.get("folds")
-    repeats = result.get("repeats", 1)
-    cv = f"{folds}-fold" + (f" × {repeats}" if repeats and repeats > 1 else "")
+    cv = f"{folds}-fold stratified CV" if folds else "Stratified CV"
     fig.update_layout(
         template=TEMPLATE,
         title={"text": "What privacy costs: cross-validated scores"},
         barmode="group",
-        height=540,
+        height=500,
         legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
         margin={"t": 90, "b": 40, "l": 70, "r": 20},
         annotations=[
             _note(
-                f"{cv} stratified CV on {result.get('n_records', 0):,} records.<br>Bars: mean; "
-                "whiskers: ± 1 standard deviation. F1, AUC: rarest class positive."
+                f"{cv}: bars are the mean over the held-out folds, whiskers ± 1 standard "
+                "deviation.<br>F1 and AUC: rarest class positive (binary), macro average "
+                "otherwise. Hatched: NOT DP."
             )
         ],
     )

@@ -1,25 +1,30 @@
-"""The home page (app.py) and what it calls in dpviz: demos and dpviz.app_support.
+"""The home page (app.py), session isolation, and what every page relies on in dpviz:
+demos, uploaded bytes (dpviz.app_support) and the session state (dpviz.app_session).
 
-How uploads are tested. The upload handling is factored into dpviz.app_support
-(``read_uploaded_csv``, ``read_uploaded_schema``, ``prepare_upload``), which takes bytes
-and raises ``ValueError`` with the message the page shows; those functions are tested
-directly with bad bytes below. The page itself is driven through Streamlit's AppTest,
-which (in the installed Streamlit 1.67) can upload files:
-``at.sidebar.file_uploader(key="csv").set_value((name, bytes, mime))``. So the
-upload → error / warning → train path also runs in-process, without a browser, and no
-session-state shortcut is needed; with an older Streamlit whose AppTest cannot upload,
-those page tests skip and say so. The real browser upload through ``<input type=file>``
-is covered by tests/test_e2e_browser.py.
+Uploads: dpviz.app_support takes bytes and raises ``ValueError`` with the message the
+page shows; those functions are tested directly with bad bytes here, and the Data page
+is driven with real uploads through AppTest in tests/test_pages.py
+(``file_uploader(...).set_value((name, bytes, mime))`` works in Streamlit 1.67). The
+browser's ``<input type=file>`` path is covered by tests/test_e2e_browser.py.
 """
 
+import tomllib
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpviz import app_support as support
+from dpviz.app_session import (
+    DATA_KEY,
+    KEEP_PREFIX,
+    RUN_KEY,
+    SWEEP_KEY,
+    WANTED_KEY,
+    AppState,
+    kept_widget_keys,
+)
 from dpviz.demos import (
     DEFAULT_DEMO,
     DEMO_CSV,
@@ -141,64 +146,76 @@ def test_guess_label():
     assert support.guess_label(["label", "x"]) == "label"
 
 
-def test_train_and_evaluate_returns_metrics_ledger_and_figures():
-    steps = []
-    run = support.train_and_evaluate(
-        support.prepare_demo("demo_csv"),
-        mechanism="permute_flip",
-        epsilon=1.0,
-        n_estimators=20,
-        folds=3,
-        progress=steps.append,
-    )
-    assert len(steps) == 3 and run.private and run.schema_public
-    assert run.reference["mechanism"] == "none" and run.result["mechanism"] == "permute_flip"
-    value, delta = run.metric("accuracy")
-    assert value.endswith(f"± {100 * run.result['accuracy']['std']:.1f}")
-    assert delta.endswith("pts vs no privacy")
-    assert "1-differentially private" in run.privacy_summary
-    assert len(run.accuracy_figure.data) == 2 and run.flip_figure.data
-    assert run.leaf_epsilon == 1.0 and run.n_leaves > 0
-    assert set(run.diagnostics()) >= {"Empty leaves", "Flipped leaves"}
-    run.result["empty_leaf_pct"] = 99.99871
-    assert run.diagnostics()["Empty leaves"] == "99.9987%"
+def test_upload_limit_matches_the_streamlit_config():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == support.UPLOAD_LIMIT_MB == 200
 
 
-def test_training_on_an_inferred_schema_reports_no_guarantee():
+def test_upload_over_the_limit_is_refused_with_the_sizes(monkeypatch):
+    monkeypatch.setattr(support, "UPLOAD_LIMIT_MB", 100 / 2**20)  # 100 bytes
+    with pytest.raises(ValueError, match="the limit is 100 bytes"):
+        support.read_uploaded_csv(DEMO_BYTES)
+
+
+def test_prepared_data_fingerprint_follows_records_and_schema():
     frame = support.read_uploaded_csv(DEMO_BYTES)
-    run = support.train_and_evaluate(
-        support.prepare_upload(frame, "label"),
-        mechanism="permute_flip",
-        epsilon=1.0,
-        n_estimators=10,
-        folds=2,
-    )
-    assert not run.private and "NO privacy guarantee" in run.privacy_summary
+    a = support.prepare_upload(frame, "label")
+    b = support.prepare_upload(frame.copy(), "label")
+    assert a.fingerprint == b.fingerprint and a.frame_id == support.frame_id(frame)
+    public = support.prepare_upload(frame, "label", Schema.load(DEMO_SCHEMA))
+    assert public.fingerprint != a.fingerprint  # same records, other schema
+    changed = frame.copy()
+    changed.loc[0, "x0"] = "0.5"
+    assert support.prepare_upload(changed, "label").fingerprint != a.fingerprint
+    demo = support.prepare_demo("demo_csv")
+    assert demo.frame_id == "demo:demo_csv" and demo.source == "demo" and demo.schema_public
 
 
-def test_three_classes_and_a_discrete_feature_work():
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        {
-            "colour": rng.choice(["red", "green", "blue"], 300),
-            "size": rng.normal(size=300).round(3).astype(str),
-            "kind": rng.choice(["a", "b", "c"], 300),
-        }
-    )
-    data = support.prepare_upload(frame, "kind")
-    run = support.train_and_evaluate(data, mechanism="count_em", epsilon=2.0, n_estimators=5)
-    assert 0 <= run.result["accuracy"]["mean"] <= 1 and len(run.flip_figure.data) >= 5
+# --- session state, without streamlit -----------------------------------------------------
 
 
-# --- the page, through AppTest ----------------------------------------------------------
+class Described:
+    def __init__(self, text):
+        self.text = text
+
+    def describe(self):
+        return self.text
 
 
-def upload(at: AppTest, key: str, name: str, data: bytes, mime: str) -> None:
-    uploader = at.sidebar.file_uploader(key=key)
-    if not hasattr(uploader, "set_value"):
-        pytest.skip("this Streamlit's AppTest cannot upload files (added in later versions)")
-    uploader.set_value((name, data, mime))
-    at.run()
+def test_app_state_drops_model_and_sweep_when_the_dataset_changes():
+    store = {}
+    state = AppState(store)
+    assert state.data is None and state.run is None and "none yet" in state.summary()[0]
+    demo = support.prepare_demo("demo_csv")
+    assert state.set_data(demo) == []
+    state.set_run(Described("model line"))
+    state.set_sweep(Described("sweep line"))
+    assert state.set_data(support.prepare_demo("demo_csv")) == []  # same data: kept
+    lines = state.summary()
+    assert "demo.csv" in lines[0] and lines[1] == "Schema: public"
+    assert "model line" in lines[2] and "sweep line" in lines[3]
+    frame = support.read_uploaded_csv(DEMO_BYTES)
+    dropped = state.set_data(support.prepare_upload(frame, "label"))
+    assert dropped == ["the trained model", "the sweep results"]
+    assert RUN_KEY not in store and SWEEP_KEY not in store and store[DATA_KEY] is state.data
+    assert "no privacy guarantee" in state.summary()[1]
+
+
+def test_a_page_opened_before_app_py_asks_for_the_frame_once():
+    store = {}
+    state = AppState(store)
+    assert state.needs_frame("pages/train.py")  # no frame yet: remember the page
+    assert state.mark_frame() == "pages/train.py"  # app.py runs, then opens it
+    assert state.mark_frame() is None
+    assert not state.needs_frame("pages/data.py") and WANTED_KEY not in store
+
+
+def test_kept_widget_keys_are_only_the_prefixed_ones():
+    store = {f"{KEEP_PREFIX}a": 1, "data.csv": None, 3: "x", f"{KEEP_PREFIX}b.c": 2}
+    assert kept_widget_keys(store) == [f"{KEEP_PREFIX}a", f"{KEEP_PREFIX}b.c"]
+
+
+# --- the home page and session isolation, through AppTest ---------------------------------
 
 
 def run_app() -> AppTest:
@@ -212,89 +229,43 @@ def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 
-def charts(at: AppTest):
-    return at.get("plotly_chart")
-
-
-def test_default_run_uses_the_demo_csv_and_has_no_exception():
+def test_home_page_explains_links_the_three_uses_and_starts_on_the_demo():
     at = run_app()
-    assert at.sidebar.radio(key="source").value == "Bundled demo dataset"
-    assert at.sidebar.selectbox(key="demo").value == "demo_csv"
-    assert "Public schema" in texts(at.info)
-    assert not at.warning and not at.error
-    assert at.sidebar.number_input(key="folds").value == 3
-    options = at.sidebar.selectbox(key="mechanism").options
-    assert "permute_flip  [ε-DP]" in options and "smooth_em  [NOT DP]" in options
-    assert not charts(at) and not at.metric
+    assert at.title[0].value == "What does privacy cost a random forest?"
+    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
+    assert any(p.endswith("data") for p in links) and any(p.endswith("curves") for p in links)
+    assert any(p.endswith("leaves") for p in links)
+    sidebar = texts(at.sidebar.caption)
+    assert "demo.csv (SynthA, 2,000 rows)" in sidebar and "Schema: public" in sidebar
+    assert "not trained yet" in sidebar
+    assert isinstance(at.session_state[DATA_KEY], support.PreparedData)
+    assert not at.error and not at.warning
 
 
-def test_train_shows_metrics_ledger_charts_and_private_diagnostics():
-    at = run_app()
-    at.sidebar.number_input(key="epsilon").set_value(0.5)
-    at.sidebar.number_input(key="trees").set_value(30)
-    at.sidebar.button(key="train").click().run()
-    assert not at.exception
-    labels = [m.label for m in at.metric]
-    assert labels[:3] == ["Accuracy", "ROC AUC", "F1"]
-    for card in at.metric[:3]:
-        assert "% ± " in card.value and card.delta.endswith("pts vs no privacy")
-    assert len(charts(at)) == 2
-    assert "0.5-differentially private" in texts(at.success)
-    assert "ε = 0.5 · 30 trees" in texts(at.caption)
-    assert any("not private (computed from the raw data)" in h.value for h in at.subheader)
-    # the result survives a rerun (stored in session state)
-    at.run()
-    assert len(charts(at)) == 2 and isinstance(at.session_state["home_run"], support.HomeRun)
+def test_two_sessions_never_see_each_others_data():
+    secret = "secret_feature"
+    csv = DEMO_BYTES.replace(b"x0", secret.encode(), 1)
+    alice = run_app()
+    alice.switch_page("pages/data.py").run()
+    alice.radio(key=f"{KEEP_PREFIX}data.source").set_value("My own CSV file").run()
+    alice.file_uploader(key="data.csv").set_value(("alice.csv", csv, "text/csv")).run()
+    assert not alice.exception and alice.session_state[DATA_KEY].name == "alice.csv"
+    alice.switch_page("pages/train.py").run()
+    alice.number_input(key=f"{KEEP_PREFIX}train.trees").set_value(10).run()
+    alice.button(key="train.button").click().run()
+    assert not alice.exception and alice.session_state[RUN_KEY] is not None
 
-
-def test_not_dp_mechanism_is_marked_in_the_sidebar_ledger_and_chart():
-    at = run_app()
-    at.sidebar.selectbox(key="mechanism").set_value("smooth_em").run()
-    assert "NOT DP" in texts(at.sidebar.error)
-    at.sidebar.number_input(key="trees").set_value(20)
-    at.sidebar.button(key="train").click().run()
-    assert not at.exception
-    assert "NO privacy guarantee" in texts(at.error)
-    assert "smooth_em forest, ε = 1 (NOT DP)" in charts(at)[0].proto.spec
-
-
-def test_bad_upload_shows_an_error_and_the_app_keeps_working():
-    at = run_app()
-    at.sidebar.radio(key="source").set_value("Upload a CSV").run()
-    assert "Upload a CSV in the sidebar" in texts(at.info)
-    assert at.sidebar.button(key="train").disabled
-    upload(at, "csv", "bad.csv", b"\x00\x01binary", "text/csv")
-    assert not at.exception
-    assert "Could not read bad.csv" in texts(at.error) and "binary" in texts(at.error)
-    at.sidebar.radio(key="source").set_value("Bundled demo dataset").run()
-    assert not at.exception and not at.error
-    at.sidebar.number_input(key="trees").set_value(10)
-    at.sidebar.button(key="train").click().run()
-    assert len(charts(at)) == 2
-
-
-def test_upload_without_schema_warns_that_the_guarantee_is_void():
-    at = run_app()
-    at.sidebar.radio(key="source").set_value("Upload a CSV").run()
-    upload(at, "csv", "demo.csv", DEMO_BYTES, "text/csv")
-    assert not at.exception
-    assert at.sidebar.selectbox(key="label").value == "label"
-    warning = texts(at.warning)
-    assert "VOID" in warning and "inferred from the uploaded records" in warning
-    at.sidebar.number_input(key="trees").set_value(10)
-    at.sidebar.button(key="train").click().run()
-    assert "NO privacy guarantee" in texts(at.error) and len(charts(at)) == 2
-
-
-def test_upload_with_schema_is_public_and_a_bad_schema_is_an_error():
-    at = run_app()
-    at.sidebar.radio(key="source").set_value("Upload a CSV").run()
-    upload(at, "csv", "demo.csv", DEMO_BYTES, "text/csv")
-    upload(at, "schema", "s.json", b"{oops", "application/json")
-    assert not at.exception and "not valid JSON" in texts(at.error)
-    upload(at, "schema", "s.json", SCHEMA_BYTES, "application/json")
-    assert not at.exception and not at.warning and not at.error
-    assert "the schema file you uploaded" in texts(at.info)
-    at.sidebar.number_input(key="trees").set_value(10)
-    at.sidebar.button(key="train").click().run()
-    assert "1-differentially private" in texts(at.success)
+    bob = run_app()
+    for page in ("pages/data.py", "pages/train.py", "pages/trees.py", "pages/curves.py"):
+        bob.switch_page(page).run()
+        assert not bob.exception
+        shown = "\n".join(
+            texts(getattr(bob, kind)) for kind in ("markdown", "caption", "info", "warning")
+        )
+        assert "alice" not in shown and secret not in shown
+    assert bob.session_state[DATA_KEY].name.startswith("demo.csv")
+    assert RUN_KEY not in bob.session_state
+    # Alice still has her upload and model after Bob's visit.
+    alice.switch_page("pages/data.py").run()
+    assert alice.session_state[DATA_KEY].name == "alice.csv"
+    assert secret in alice.session_state[DATA_KEY].schema.feature_names

@@ -12,13 +12,17 @@ from dpviz.figures import (
     LOG_GAP_FROM,
     MECHANISM_COLORS,
     NOT_DP_PATTERN,
-    accuracy_bar_figure,
     flip_curve,
     flip_probability_figure,
     gap_bins,
     gap_grid,
     mechanism_label,
     realised_flips,
+    scores_bar_figure,
+    series_color,
+    series_dash,
+    series_label,
+    series_private,
 )
 from dpviz.forest import DPRandomForestClassifier
 from dpviz.mechanisms import MECHANISMS
@@ -179,51 +183,80 @@ def test_overlay_from_a_real_model_matches_its_leaf_table():
     assert flips == int(table["flipped"].sum())
 
 
-# --- accuracy bars ----------------------------------------------------------------------
+# --- series styles and score bars ------------------------------------------------------
 
 
-def cv_result(mechanism, accuracy, auc, f1, epsilon=1.0):
-    def stat(mean, std):
-        return {"mean": mean, "std": std}
-
-    return {
-        "mechanism": mechanism,
-        "epsilon": epsilon,
-        "accuracy": stat(*accuracy),
-        "auc": stat(*auc),
-        "f1": stat(*f1),
-        "folds": 3,
-        "repeats": 1,
-        "n_records": 2000,
-    }
+def summary_rows(*rows):
+    """Sweep-summary rows: (series, mechanism, epsilon, (acc, std), (auc, std), (f1, std))."""
+    out = []
+    for series, mech, eps, acc, auc, f1 in rows:
+        row = {"series": series, "mechanism": mech, "epsilon": eps}
+        for key, (mean, std) in zip(("accuracy", "auc", "f1"), (acc, auc, f1)):
+            row[f"{key}_mean"], row[f"{key}_std"] = mean, std
+        out.append(row)
+    return pd.DataFrame(out)
 
 
-def test_accuracy_bars_compare_dp_forest_with_reference_with_std_error_bars():
-    dp = cv_result("permute_flip", (0.80, 0.02), (0.85, 0.01), (0.78, 0.03), epsilon=0.5)
-    ref = cv_result("none", (0.84, 0.01), (0.90, 0.005), (0.83, 0.02))
-    fig = accuracy_bar_figure(dp, ref)
-    assert [t.type for t in fig.data] == ["bar", "bar"]
-    bar, reference = fig.data
+def test_every_series_has_one_colour_dash_and_label_everywhere():
+    colours = {}
+    for m in MECHANISMS:
+        colours[("dp_forest", m)] = series_color("dp_forest", m)
+        assert series_label("dp_forest", m) == mechanism_label(m)
+        expected = "solid" if MECHANISMS[m].private else "dash"
+        assert series_dash("dp_forest", m) == expected
+        assert series_private("dp_forest", m) == MECHANISMS[m].private
+    for ref in ("nonprivate_forest", "sklearn_random_forest"):
+        colours[(ref, "none")] = series_color(ref, "none")
+        assert series_label(ref, "none").endswith("(NOT DP)")
+        assert series_dash(ref, "none") != "solid" and not series_private(ref, "none")
+    assert set(colours.values()) <= OKABE_ITO
+    # the flip curves, the score bars and the sweep curves all use these colours
+    lines = curves(flip_probability_figure(None, 1.0))
+    for m in CURVE_MECHANISMS:
+        assert lines[mechanism_label(m)].line.color == series_color("dp_forest", m)
+    assert series_color("nonprivate_forest", "none") == MECHANISM_COLORS["none"]
+    assert series_color("sklearn_random_forest", "none") not in MECHANISM_COLORS.values()
+
+
+def test_score_bars_compare_the_dp_forest_with_both_references_with_std_whiskers():
+    rows = summary_rows(
+        ("dp_forest", "permute_flip", 0.5, (0.80, 0.02), (0.85, 0.01), (0.78, 0.03)),
+        ("nonprivate_forest", "none", float("inf"), (0.84, 0.01), (0.90, 0.005), (0.83, 0.02)),
+        (
+            "sklearn_random_forest",
+            "none",
+            float("inf"),
+            (0.9, 0.0),
+            (0.95, float("nan")),
+            (0.9, 0.0),
+        ),
+    )
+    fig = scores_bar_figure(rows, folds=3)
+    assert [t.type for t in fig.data] == ["bar"] * 3
+    bar, nonprivate, sk = fig.data
     assert list(bar.x) == ["Accuracy", "ROC AUC", "F1"]
     np.testing.assert_allclose(bar.y, [80, 85, 78])
     np.testing.assert_allclose(bar.error_y.array, [2, 1, 3])
-    np.testing.assert_allclose(reference.y, [84, 90, 83])
-    np.testing.assert_allclose(reference.error_y.array, [1, 0.5, 2])
-    assert bar.error_y.visible and reference.error_y.visible
-    assert bar.name == "permute_flip forest, ε = 0.5 (ε-DP)"
-    assert "NOT DP" in reference.name and "none" in reference.name
-    assert bar.marker.pattern.shape == "" and reference.marker.pattern.shape == NOT_DP_PATTERN
+    np.testing.assert_allclose(nonprivate.y, [84, 90, 83])
+    np.testing.assert_allclose(sk.error_y.array, [0, 0, 0])  # a NaN std draws no whisker
+    assert bar.name == "DP forest, permute_flip (ε-DP), ε = 0.5"
+    assert nonprivate.name == "non-private forest (NOT DP)"
+    assert sk.name == "scikit-learn random forest (NOT DP)"
+    assert bar.marker.pattern.shape == "" and nonprivate.marker.pattern.shape == NOT_DP_PATTERN
+    assert sk.marker.pattern.shape == NOT_DP_PATTERN
+    assert bar.marker.color == series_color("dp_forest", "permute_flip")
+    assert "± %{customdata:.1f}" in bar.hovertemplate
     assert list(bar.text) == ["80.0", "85.0", "78.0"]
     assert fig.layout.yaxis.title.text.endswith("(%)") and fig.layout.yaxis.range[0] == 0
-    assert fig.layout.title.text and fig.layout.xaxis.title.text
     assert "3-fold" in fig.layout.annotations[0].text
     assert "± 1 standard deviation" in fig.layout.annotations[0].text
 
 
-def test_accuracy_bars_flag_a_not_dp_mechanism_and_work_without_reference():
-    fig = accuracy_bar_figure(cv_result("smooth_em", (0.9, 0.0), (0.9, 0.0), (0.9, 0.0)))
-    assert len(fig.data) == 1
-    assert "NOT DP" in fig.data[0].name and fig.data[0].marker.pattern.shape == NOT_DP_PATTERN
+def test_score_bars_hatch_a_not_dp_mechanism():
+    rows = summary_rows(("dp_forest", "smooth_em", 1.0, (0.9, 0.0), (0.9, 0.0), (0.9, 0.0)))
+    fig = scores_bar_figure(rows)
+    assert len(fig.data) == 1 and "NOT DP" in fig.data[0].name
+    assert fig.data[0].marker.pattern.shape == NOT_DP_PATTERN
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))

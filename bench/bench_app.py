@@ -1,0 +1,173 @@
+"""App benchmark: how long the Curves page takes on 30,000 rows. Measures, never asserts.
+
+    python bench/bench_app.py [--rows 30000] [--repeats 3] [--out bench/results/app.json]
+
+1. Sweep: a 20-point ε curve (0.01 … 10, log-spaced), permute_flip, 100 trees,
+   theorem2, 5-fold CV on SynthF (``dpviz.synthetic.make_synth``), with ``n_jobs`` 1
+   and 2. Timed twice: the bare engine (``dpviz.sweep.run_sweep`` without references)
+   and the app's call (``dpviz.app_sweep.run_with_references`` with the non-private
+   forest but without scikit-learn's, the Curves page default above 5,000 rows).
+2. Re-render after a sweep: with the app's default sweep (19 ε values × 3 mechanisms)
+   kept in session state, the time to show another metric or another ε under
+   discussion, measured two ways: (a) the figure function alone
+   (``dpviz.figures_curves.curve_figure`` on the summary frame), (b) a whole Streamlit
+   rerun of the Curves page through ``AppTest`` after changing the widget (this
+   includes AppTest's own overhead; as AppTest runs a ``pages/`` file on its own, the
+   sidebar drawn by app.py is not in it).
+3. For scale: one press of Train on the Train page (3-fold CV + the non-private forest
+   + the released forest on all records).
+
+Run it on an otherwise idle machine: other heavy processes distort every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from dpviz import app_curves, app_train  # noqa: E402
+from dpviz.app_session import DATA_KEY, KEEP_PREFIX, SWEEP_KEY  # noqa: E402
+from dpviz.app_support import PreparedData  # noqa: E402
+from dpviz.app_sweep import run_with_references  # noqa: E402
+from dpviz.data import encode  # noqa: E402
+from dpviz.figures_curves import curve_figure  # noqa: E402
+from dpviz.sweep import SweepGrid, run_sweep  # noqa: E402
+from dpviz.synthetic import make_synth  # noqa: E402
+
+DATASET = "SynthF"
+EPSILONS = [float(f"{v:.3g}") for v in np.geomspace(0.01, 10, 20)]
+FOLDS = 5
+RERENDERS = 15
+
+
+def timed(fn, repeats: int) -> tuple[list[float], object]:
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return times, out
+
+
+def stats(times: list[float]) -> dict:
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "runs": len(times),
+    }
+
+
+def bench_sweeps(encoded, schema, repeats: int) -> dict:
+    out = {}
+    grid = SweepGrid(epsilons=EPSILONS, references=False)
+    for n_jobs in (1, 2):
+        times, _ = timed(
+            lambda n_jobs=n_jobs: run_sweep(encoded, schema, grid, folds=FOLDS, n_jobs=n_jobs),
+            repeats,
+        )
+        out[f"engine_n_jobs_{n_jobs}"] = stats(times)
+        times, _ = timed(
+            lambda n_jobs=n_jobs: run_with_references(
+                encoded, schema, epsilons=EPSILONS, sklearn=False, folds=FOLDS, n_jobs=n_jobs
+            ),
+            repeats,
+        )
+        out[f"app_with_nonprivate_n_jobs_{n_jobs}"] = stats(times)
+    return out
+
+
+def bench_rerender(data: PreparedData) -> dict:
+    from streamlit.testing.v1 import AppTest
+
+    sweep = app_curves.run(data, app_curves.SweepSettings(folds=FOLDS))
+    summary = sweep.summary
+    fixed = {"n_estimators": 100, "depth_rule": "theorem2", "data_split": "disjoint"}
+    epsilons = sweep.values("epsilon")
+    figure_times = {"metric": [], "epsilon": []}
+    for i in range(RERENDERS):
+        metric = ("accuracy", "auc", "f1")[i % 3]
+        start = time.perf_counter()
+        curve_figure(summary, metric=metric, fixed=fixed, highlight_epsilon=1.0, folds=FOLDS)
+        figure_times["metric"].append(time.perf_counter() - start)
+        eps = epsilons[i % len(epsilons)]
+        start = time.perf_counter()
+        curve_figure(summary, metric="accuracy", fixed=fixed, highlight_epsilon=eps, folds=FOLDS)
+        figure_times["epsilon"].append(time.perf_counter() - start)
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.session_state[DATA_KEY] = data
+    at.session_state[SWEEP_KEY] = sweep
+    at.switch_page("pages/curves.py").run()
+    if at.exception:
+        raise RuntimeError(f"the Curves page failed: {at.exception}")
+    rerun_times = {"metric": [], "epsilon": []}
+    for i in range(RERENDERS):
+        metric = ("auc", "f1", "accuracy")[i % 3]
+        start = time.perf_counter()
+        at.radio(key=f"{KEEP_PREFIX}curves.metric").set_value(metric).run()
+        rerun_times["metric"].append(time.perf_counter() - start)
+        eps = epsilons[(i * 7) % len(epsilons)]
+        start = time.perf_counter()
+        at.select_slider(key=f"{KEEP_PREFIX}curves.discuss").set_value(eps).run()
+        rerun_times["epsilon"].append(time.perf_counter() - start)
+        if at.exception or at.session_state[SWEEP_KEY] is not sweep:
+            raise RuntimeError("a view change must not fail or rerun the sweep")
+    return {
+        "sweep_seconds": sweep.seconds,
+        "sweep": sweep.describe(),
+        "figure_function": {k: stats(v) for k, v in figure_times.items()},
+        "apptest_rerun": {k: stats(v) for k, v in rerun_times.items()},
+    }
+
+
+def bench_train(data: PreparedData, repeats: int) -> dict:
+    settings = app_train.TrainSettings(sklearn_reference=False)
+    times, run = timed(lambda: app_train.train(data, settings), repeats)
+    return {"settings": "permute_flip, ε = 1, 100 trees, theorem2, 3 folds", **stats(times)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=30_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None, help="write the numbers as JSON")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    frame, schema = make_synth(DATASET, args.rows, seed=0)
+    encoded = encode(frame, schema)
+    data = PreparedData(f"{DATASET} ({args.rows:,} rows)", frame, schema, "generated", "bench")
+    results = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "dataset": f"{DATASET}, {args.rows:,} rows",
+        "sweep_20_eps_5_folds": bench_sweeps(encoded, schema, args.repeats),
+        "rerender": bench_rerender(data),
+        "train_page": bench_train(data, args.repeats),
+    }
+    print(json.dumps(results, indent=2, ensure_ascii=False))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

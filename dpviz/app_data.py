@@ -1,0 +1,352 @@
+"""What the Data page does: read an upload, choose the label, settle the public schema
+(uploaded, inferred or edited) and report missing and out-of-domain values.
+
+Privacy (SPEC §1): the class list and the feature domains must be public knowledge.
+A schema inferred from the records voids the guarantee; :func:`choose_schema` marks it
+``inferred`` unless it came from an uploaded schema file or the user declares the
+(edited) schema public, and it says which features still equal the data's own range.
+The data report reads the raw records: it is for the data owner, NOT private.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .app_support import (
+    INFERRED_SCHEMA_WARNING,
+    PreparedData,
+    frame_id,
+    read_uploaded_csv,
+)
+from .data import encode
+from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
+
+TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
+KINDS = ("continuous", "discrete")
+# A header whose cells are mostly numbers is probably the first data row.
+HEADER_NUMERIC_SHARE = 0.5
+DECLARED_NOTE = (
+    "Public schema: you declared the class list and the domains below public knowledge "
+    "(written or checked without reading them off these records)."
+)
+UPLOADED_NOTE = "Public schema: the schema file you uploaded ({name})."
+
+
+@dataclass
+class Upload:
+    """A parsed CSV upload. Raw records: kept in one session's state only."""
+
+    name: str
+    frame: pd.DataFrame
+    frame_id: str
+    size: int
+    header_warning: str | None = None
+
+
+@dataclass
+class UploadWorkspace:
+    """The upload and the schema choices made for it on the Data page."""
+
+    upload: Upload
+    file_id: str = ""  # the uploader's id of the CSV, to notice a new upload
+    schema_file: Schema | None = None
+    schema_name: str = ""
+    schema_file_id: str = ""
+    edits: pd.DataFrame | None = None
+    classes: str | None = None
+    edits_for: tuple = ()
+    edit_version: int = 0  # bumped on every applied edit, to reset the editor widget
+
+    def applied_edits(self, label: str) -> tuple[pd.DataFrame | None, str | None]:
+        """The schema edits made for this label and schema file, if any."""
+        if self.edits_for == (label, self.schema_file_id):
+            return self.edits, self.classes
+        return None, None
+
+
+def read_upload(name: str, data: bytes) -> Upload:
+    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable)."""
+    try:
+        frame = read_uploaded_csv(data)
+    except ValueError as exc:
+        raise ValueError(f"Could not read {name}: {exc}") from None
+    return Upload(name, frame, frame_id(frame), len(data), header_warning(frame.columns))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def header_warning(columns) -> str | None:
+    """A warning when the first row looks like data rather than column names."""
+    names = [str(c) for c in columns]
+    numeric = [c for c in names if _is_number(c)]
+    if names and len(numeric) / len(names) >= HEADER_NUMERIC_SHARE:
+        shown = ", ".join(numeric[:5])
+        return (
+            f"The first row looks like data, not column names ({shown} are numbers). "
+            "dpviz reads the first row as the header: if the file has none, add a header "
+            "row naming the columns and upload it again."
+        )
+    return None
+
+
+# --- the schema table --------------------------------------------------------------------
+
+
+def schema_table(schema: Schema, columns=None) -> pd.DataFrame:
+    """The schema as an editable table: one row per column other than the label.
+
+    ``columns`` (the file's columns) adds unused columns as rows with ``use`` unticked.
+    """
+    rows = [
+        {
+            "use": True,
+            "feature": f.name,
+            "type": f.kind,
+            "min": f.low if f.kind == "continuous" else None,
+            "max": f.high if f.kind == "continuous" else None,
+            "values": ", ".join(f.values) if f.kind == "discrete" else "",
+        }
+        for f in schema.features
+    ]
+    known = set(schema.feature_names) | {schema.label}
+    for c in columns if columns is not None else ():
+        if str(c) not in known:
+            rows.append(
+                {
+                    "use": False,
+                    "feature": str(c),
+                    "type": "continuous",
+                    "min": None,
+                    "max": None,
+                    "values": "",
+                }
+            )
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return table.astype({"min": "float64", "max": "float64"})
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def split_list(text) -> tuple[str, ...]:
+    """Comma-separated text as a tuple of stripped, non-empty entries."""
+    if _blank(text):
+        return ()
+    return tuple(v.strip() for v in str(text).split(",") if v.strip())
+
+
+def observed_values(column: pd.Series) -> tuple[str, ...]:
+    """The distinct values of a column as text, numbers in numeric order, plus the
+    missing-value category when some cell is empty (reads the data: inferred)."""
+    present = {as_text(v) for v in column.dropna()}
+    values = sorted(present, key=lambda t: (0, float(t), t) if _is_number(t) else (1, 0.0, t))
+    if column.isna().any():
+        values.append(MISSING)
+    if not values:
+        raise ValueError(f"column {column.name!r} is empty; untick it")
+    return tuple(values)
+
+
+def table_to_schema(
+    table: pd.DataFrame, classes, label: str, frame: pd.DataFrame
+) -> tuple[Schema, list[str]]:
+    """A schema from the edited table, and the features whose blank cells were filled
+    from the data (those are inferred: they void the guarantee unless declared public).
+
+    Raises ``ValueError`` with a message naming the row to fix.
+    """
+    features, filled = [], []
+    for row in table.to_dict("records"):
+        if not bool(row.get("use", True)):
+            continue
+        name, kind = str(row["feature"]), str(row["type"]).strip().lower()
+        if kind not in KINDS:
+            raise ValueError(f"feature {name!r}: type must be continuous or discrete")
+        if name not in frame.columns:
+            raise ValueError(f"feature {name!r} is not a column of the file")
+        if kind == "continuous":
+            low, high = row.get("min"), row.get("max")
+            if _blank(low) or _blank(high):
+                data = infer_feature(name, frame[name], numeric_is_continuous=True)
+                if data.kind != "continuous":
+                    raise ValueError(
+                        f"feature {name!r} holds text, so it cannot be continuous; "
+                        "make it discrete"
+                    )
+                low = data.low if _blank(low) else low
+                high = data.high if _blank(high) else high
+                filled.append(name)
+            features.append(Feature(name, "continuous", float(low), float(high)))
+        else:
+            values = split_list(row.get("values"))
+            if not values:
+                values = observed_values(frame[name])
+                filled.append(name)
+            features.append(Feature(name, "discrete", values=values))
+    if not features:
+        raise ValueError("no feature is ticked for use; tick at least one")
+    classes = split_list(classes) if isinstance(classes, str) else tuple(classes)
+    return Schema(label=label, classes=classes, features=tuple(features)), filled
+
+
+def same_as_data(schema: Schema, frame: pd.DataFrame) -> list[str]:
+    """Continuous features whose domain is exactly the data's own min and max: the
+    tell-tale of a range read off the records."""
+    out = []
+    for f in schema.continuous:
+        values = pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=np.float64)
+        values = values[np.isfinite(values)]
+        if len(values) and values.min() == f.low and values.max() == f.high:
+            out.append(f.name)
+    return out
+
+
+@dataclass(frozen=True)
+class SchemaChoice:
+    """The schema to train with, whether it counts as public, and what to tell the user."""
+
+    schema: Schema
+    note: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def public(self) -> bool:
+        return not self.schema.inferred
+
+
+def choose_schema(
+    frame: pd.DataFrame,
+    label: str,
+    *,
+    schema_file: Schema | None = None,
+    schema_name: str = "schema.json",
+    edits: pd.DataFrame | None = None,
+    classes=None,
+    declared_public: bool = False,
+) -> SchemaChoice:
+    """Settle the schema of an upload.
+
+    Base: the uploaded schema file (public) or one inferred from the records (NOT
+    public). ``edits`` (a :func:`schema_table`) and ``classes`` replace it; blank cells
+    are filled from the data, which counts as inferred. The result is public when it
+    came from the file without data fills, or when ``declared_public`` (the user says
+    every entry is public knowledge). Raises ``ValueError`` with a message to show.
+    """
+    if label not in frame.columns:
+        raise ValueError(f"label column {label!r} is not in the file")
+    if schema_file is not None:
+        if schema_file.label != label:
+            raise ValueError(
+                f"the schema file names {schema_file.label!r} as the label but {label!r} "
+                "is selected; choose the schema's label column or fix the schema"
+            )
+        missing = [f for f in schema_file.feature_names if f not in frame.columns]
+        if missing:
+            raise ValueError("the file lacks the schema's columns: " + ", ".join(missing[:10]))
+        base, public = schema_file, True
+    else:
+        base, public = infer_schema(frame, label, warn=False), False
+    schema, filled = base, []
+    if edits is not None:
+        schema, filled = table_to_schema(
+            edits, base.classes if classes is None else classes, label, frame
+        )
+        public = public and not filled
+    elif classes is not None:
+        schema = dataclasses.replace(base, classes=split_list(classes))
+    if declared_public:
+        public = True
+    schema = dataclasses.replace(schema, inferred=not public)
+    warnings = []
+    if not public:
+        note = INFERRED_SCHEMA_WARNING
+        if schema_file is not None and filled:
+            note = (
+                f"Blank domain cells of {', '.join(filled[:5])} were filled from the records, "
+                "so part of the schema was inferred from the data: the differential-privacy "
+                "guarantee is VOID. Fill them from public knowledge, or tick the declaration."
+            )
+    elif declared_public:
+        note = DECLARED_NOTE
+        exact = same_as_data(schema, frame)
+        if exact:
+            warnings.append(
+                f"{len(exact)} feature(s) ({', '.join(exact[:5])}{', …' if len(exact) > 5 else ''}"
+                ") have exactly the data's own min and max as their domain. If those ranges "
+                "were read off these records rather than known in advance, the guarantee is "
+                "void: widen them to public bounds (for example round them outwards)."
+            )
+    else:
+        note = UPLOADED_NOTE.format(name=schema_name)
+    return SchemaChoice(schema, note, tuple(warnings))
+
+
+def prepare(upload: Upload, choice: SchemaChoice) -> PreparedData:
+    """The upload and its schema as the app's current dataset."""
+    return PreparedData(
+        upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
+    )
+
+
+# --- the data report (NOT private) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataReport:
+    """Per column: missing values, values outside the public domain, distinct values;
+    and what training will drop or clip. Reads the raw records: NOT private."""
+
+    table: pd.DataFrame
+    messages: tuple[str, ...]
+    rows_used: int | None
+    error: str | None = None
+
+
+def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
+    """Describe how the records fit the schema (see :class:`DataReport`)."""
+    rows = []
+    for name in [schema.label, *schema.feature_names]:
+        column = frame[name]
+        missing = int(column.isna().sum())
+        if name == schema.label:
+            kind, domain = "label", f"{len(schema.classes)} classes"
+            outside = int((~column.dropna().map(as_text).isin(schema.classes)).sum())
+        else:
+            feature = next(f for f in schema.features if f.name == name)
+            kind = feature.kind
+            if kind == "continuous":
+                domain = f"[{feature.low:g}, {feature.high:g}]"
+                values = pd.to_numeric(column, errors="coerce")
+                outside = int(((values < feature.low) | (values > feature.high)).sum())
+            else:
+                domain = f"{len(feature.values)} values"
+                known = set(feature.values) - {MISSING}
+                outside = int((~column.dropna().map(as_text).isin(known)).sum())
+        rows.append(
+            {
+                "column": name,
+                "role": "label" if name == schema.label else "feature",
+                "type": kind,
+                "public domain": domain,
+                "missing": missing,
+                "outside domain": outside,
+                "distinct values": int(column.nunique(dropna=True)),
+            }
+        )
+    table = pd.DataFrame(rows)
+    try:
+        report = encode(frame, schema, training=True).report
+    except ValueError as exc:
+        return DataReport(table, (), None, str(exc))
+    return DataReport(table, tuple(report.messages()), report.rows_used)

@@ -1,0 +1,381 @@
+"""Plotly figures of one tree: a node-link diagram for shallow trees, an icicle for deep
+ones. Input is a node table from :mod:`dpviz.treeviz`.
+
+``diagnostics=False`` draws the released view (structure and released labels: what an
+outsider sees); ``diagnostics=True`` draws true counts and flips, which are NOT private,
+and says so in the title.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .figures import TEMPLATE, _note
+
+# Okabe–Ito colours for classes, starting with two the mechanism curves do not use.
+CLASS_COLORS = (
+    "#56B4E9",  # sky blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#F0E442",  # yellow
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#000000",  # black
+)
+STRUCTURE_COLOR = "#EEEEEE"
+EMPTY_COLOR = "#FFFFFF"
+FLIPPED_COLOR = "#000000"
+RELEASED_TITLE = "Released model: structure and released labels (what an outsider sees)"
+DIAGNOSTICS_TITLE = "Data-owner diagnostics: true counts and flips (NOT private)"
+
+
+def class_color(index: int) -> str:
+    return CLASS_COLORS[index % len(CLASS_COLORS)]
+
+
+def _class_index(classes) -> dict[str, int]:
+    return {str(c): i for i, c in enumerate(classes)}
+
+
+def _counts_text(row: pd.Series, classes) -> str:
+    return ", ".join(f"{c}: {int(row[f'count[{c}]'])}" for c in classes)
+
+
+def node_hover(nodes: pd.DataFrame, classes, *, diagnostics: bool) -> list[str]:
+    """Hover text of every node: its branch rule, split, and (diagnostics) counts."""
+    out = []
+    for _, row in nodes.iterrows():
+        lines = [f"<b>{row['edge'] or 'root'}</b> (depth {row['depth']})"]
+        if row["split"]:
+            lines.append(f"splits on {row['split']} into {row['n_children']} branches")
+        if row["hidden_children"]:
+            lines.append("deeper nodes not drawn (display depth)")
+        if row["is_leaf"] and not diagnostics:
+            lines.append(f"released label: <b>{row['released_label']}</b>")
+            if row.get("released_counts"):
+                lines.append(f"released noisy counts: {row['released_counts']}")
+        if diagnostics:
+            lines.append(f"records: {int(row['records']):,} ({_counts_text(row, classes)})")
+            if row["is_leaf"] and row["records"] > 0:
+                lines.append(
+                    f"gap j = {row['gap_j']:.0f} · smooth sensitivity "
+                    f"{row['smooth_sensitivity']:.3g}"
+                )
+                lines.append(
+                    f"flip probability {row['flip_probability']:.3g} · "
+                    + ("<b>flipped</b>" if row["flipped"] else "not flipped")
+                )
+            elif row["is_leaf"]:
+                lines.append("empty leaf: its released label is the mechanism on zero counts")
+            if "empty_children" in row and row["empty_children"] > 0:
+                lines.append(f"empty branches (aggregated, not drawn): {row['empty_children']}")
+            if "leaves_below" in row and not row["is_leaf"]:
+                lines.append(f"non-empty leaves below: {int(row['leaves_below']):,}")
+        out.append("<br>".join(lines))
+    return out
+
+
+def _layout_positions(nodes: pd.DataFrame) -> np.ndarray:
+    """x of every node: drawn leaves evenly spaced in depth-first order, inner nodes
+    centred over their children."""
+    children: dict[int, list[int]] = {}
+    for node, parent in zip(nodes["node"], nodes["parent"]):
+        if parent >= 0:
+            children.setdefault(int(parent), []).append(int(node))
+    x = np.zeros(len(nodes))
+    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
+    next_x = 0.0
+    root = int(nodes.loc[nodes["parent"] < 0, "node"].iloc[0])
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        kids = children.get(node, [])
+        if not kids:
+            x[row_of[node]] = next_x
+            next_x += 1.0
+        elif done:
+            x[row_of[node]] = np.mean([x[row_of[k]] for k in kids])
+        else:
+            stack.append((node, True))
+            stack.extend((k, False) for k in reversed(kids))
+    return x
+
+
+def _split_text(nodes: pd.DataFrame) -> list[str]:
+    """The question at each inner node: "x3 < 0.52" for a continuous split (its left
+    child's rule), the feature name for a discrete one."""
+    first_child_edge = nodes[nodes["parent"] >= 0].groupby("parent")["edge"].first().to_dict()
+    out = []
+    for node, split in zip(nodes["node"], nodes["split"]):
+        edge = first_child_edge.get(int(node), "")
+        out.append(edge if "<" in edge else (f"{split} = ?" if split else ""))
+    return out
+
+
+CROWDED_LEVEL = 8  # more inner nodes than this on a level: compact, staggered labels
+
+
+def _crowded_labels(nodes: pd.DataFrame, text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """On crowded levels drop the spaces from the rules and alternate the labels above
+    and below the nodes, so that neighbours do not overprint each other."""
+    text = text.copy()
+    position = np.full(len(nodes), "top center", dtype=object)
+    inner = ~nodes["is_leaf"].to_numpy()
+    depth = nodes["depth"].to_numpy()
+    for d in np.unique(depth[inner]):
+        at = np.flatnonzero(inner & (depth == d))
+        if len(at) > CROWDED_LEVEL:
+            text[at] = [str(t).replace(" ", "") for t in text[at]]
+            position[at[1::2]] = "bottom center"
+    return text, position
+
+
+def _leaf_count_text(leaves: pd.DataFrame, classes) -> list[str]:
+    if len(classes) == 2:
+        return [
+            "/".join(str(int(row[f"count[{c}]"])) for c in classes) if row["records"] else ""
+            for _, row in leaves.iterrows()
+        ]
+    return [str(int(r)) if r else "" for r in leaves["records"]]
+
+
+def node_link_figure(
+    nodes: pd.DataFrame, classes, *, diagnostics: bool, tree: int, height: int = 560
+) -> go.Figure:
+    """A tree as nodes and links, split rules on the inner nodes, leaves coloured by the
+    released label (released view) or the true majority (diagnostics, NOT private).
+
+    ``tree`` is the 1-based tree number shown in the title.
+    """
+    classes = [str(c) for c in classes]
+    x = _layout_positions(nodes)
+    y = -nodes["depth"].to_numpy(dtype=float)
+    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
+    ex, ey = [], []
+    for node, parent in zip(nodes["node"], nodes["parent"]):
+        if parent >= 0:
+            a, b = row_of[int(parent)], row_of[int(node)]
+            ex += [x[a], x[b], None]
+            ey += [y[a], y[b], None]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=ex,
+            y=ey,
+            mode="lines",
+            line={"color": "#999999", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    hover = np.asarray(node_hover(nodes, classes, diagnostics=diagnostics), dtype=object)
+    inner = ~nodes["is_leaf"].to_numpy()
+    discrete_edges = nodes["edge"].str.contains(" = ", regex=False).to_numpy()
+    if discrete_edges.any():
+        # Discrete branches carry their value on the link.
+        values = nodes["edge"].str.split(" = ", n=1).str[-1].to_numpy()
+        parents = nodes["parent"].to_numpy()
+        mid = [
+            (
+                (x[row_of[int(p)]] + x[i]) / 2,
+                (y[row_of[int(p)]] + y[i]) / 2,
+                v,
+            )
+            for i, (p, v, d) in enumerate(zip(parents, values, discrete_edges))
+            if d
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=[m[0] for m in mid],
+                y=[m[1] for m in mid],
+                mode="text",
+                text=[m[2] for m in mid],
+                textfont={"size": 10, "color": "#555555"},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
+    fig.add_trace(
+        go.Scatter(
+            x=x[inner],
+            y=y[inner],
+            mode="markers+text",
+            marker={"symbol": "circle", "size": 10, "color": "#FFFFFF", "line": {"width": 1}},
+            text=text[inner],
+            textposition=position[inner],
+            textfont={"size": 11},
+            customdata=hover[inner],
+            hovertemplate="%{customdata}<extra></extra>",
+            name="split (rule: left branch)",
+        )
+    )
+    leaf = ~inner
+    if diagnostics:
+        # Counts under each leaf ("3/1"; the total with more than two classes).
+        fig.add_trace(
+            go.Scatter(
+                x=x[leaf],
+                y=y[leaf] - 0.22,
+                mode="text",
+                text=_leaf_count_text(nodes[leaf], classes),
+                textfont={"size": 9, "color": "#333333"},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    label_col = "true_majority" if diagnostics else "released_label"
+    labels = nodes[label_col].to_numpy()
+    records = nodes["records"].to_numpy() if diagnostics else None
+    top = max(1, int(records[leaf].max())) if diagnostics and leaf.any() else 1
+    for i, c in enumerate(classes):
+        sel = leaf & (labels == c)
+        if diagnostics:
+            sel &= ~nodes["flipped"].to_numpy()
+        name = f"true majority {c}" if diagnostics else f"released label {c}"
+        _leaf_trace(fig, x, y, sel, hover, class_color(i), name, records, top)
+    if diagnostics:
+        flipped = leaf & nodes["flipped"].to_numpy()
+        _leaf_trace(
+            fig, x, y, flipped, hover, FLIPPED_COLOR, "flipped: released ≠ majority", records, top
+        )
+        empty = leaf & nodes["empty"].to_numpy()
+        _leaf_trace(fig, x, y, empty, hover, EMPTY_COLOR, "empty leaf (no record)", None, top)
+    title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
+    note = (
+        "Leaf size ∝ records; under each leaf its class counts ("
+        + "/".join(classes[:2] if len(classes) == 2 else ["records"])
+        + "). Hover a node for its gap j and flip probability."
+        if diagnostics
+        else "Every leaf releases a label, empty or not, so an outsider cannot tell which "
+        "leaves held records."
+    )
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": f"Tree {tree} · {title}"},
+        height=height,
+        margin={"t": 100, "b": 30, "l": 30, "r": 30},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
+        annotations=[_note(note)],
+        hovermode="closest",
+    )
+    depth = int(nodes["depth"].max())
+    fig.update_xaxes(visible=False, range=[x.min() - 0.8, x.max() + 0.8])
+    fig.update_yaxes(
+        title_text="depth",
+        tickvals=-np.arange(depth + 1),
+        ticktext=[str(d) for d in range(depth + 1)],
+        range=[-depth - 0.6, 0.6],
+        zeroline=False,
+    )
+    return fig
+
+
+def _leaf_trace(fig, x, y, sel, hover, color, name, records, top) -> None:
+    if not sel.any():
+        return
+    size = 18 if records is None else 8 + 16 * np.sqrt(records[sel] / top)
+    fig.add_trace(
+        go.Scatter(
+            x=x[sel],
+            y=y[sel],
+            mode="markers",
+            marker={
+                "symbol": "square",
+                "size": size,
+                "color": color,
+                "line": {"color": "#000000", "width": 1},
+            },
+            customdata=hover[sel],
+            hovertemplate="%{customdata}<extra></extra>",
+            name=name,
+        )
+    )
+
+
+def icicle_figure(
+    nodes: pd.DataFrame,
+    classes,
+    *,
+    diagnostics: bool,
+    tree: int,
+    total_leaves: float | None = None,
+    height: int = 620,
+) -> go.Figure:
+    """A deep tree as an icicle, root on top.
+
+    Diagnostics (NOT private): the non-empty part, each box as wide as its records,
+    coloured by the true majority; flipped leaves black; branches no record reached
+    are aggregated into their parent's hover. Released view: the structure down to the
+    display depth, boxes sized by the number of branches drawn below them, leaves (if
+    drawn) coloured by the released label.
+    """
+    classes = [str(c) for c in classes]
+    index = _class_index(classes)
+    hover = node_hover(nodes, classes, diagnostics=diagnostics)
+    ids = nodes["node"].astype(str).to_numpy()
+    parents = np.where(nodes["parent"] >= 0, nodes["parent"].astype(str), "")
+    labels = np.where(nodes["parent"] >= 0, nodes["edge"], f"tree {tree}")
+    labels = np.where(nodes["hidden_children"], labels + " …", labels)
+    if diagnostics:
+        colors = [
+            FLIPPED_COLOR if flipped else class_color(index[m]) if m in index else EMPTY_COLOR
+            for m, flipped in zip(nodes["true_majority"], nodes["flipped"])
+        ]
+        values = nodes["records"].to_numpy()
+        branchvalues = "total"
+    else:
+        colors = [
+            class_color(index[lab]) if leaf and lab in index else STRUCTURE_COLOR
+            for lab, leaf in zip(nodes["released_label"], nodes["is_leaf"])
+        ]
+        values, branchvalues = None, "remainder"
+    fig = go.Figure(
+        go.Icicle(
+            ids=ids,
+            parents=parents,
+            labels=labels,
+            values=values,
+            branchvalues=branchvalues,
+            marker={"colors": colors, "line": {"color": "#FFFFFF", "width": 0.5}},
+            leaf={"opacity": 1.0},  # plotly fades leaves by default: keep class colours true
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            tiling={"orientation": "v"},
+            textfont={"size": 11},
+            insidetextfont={"color": "#000000"},
+            sort=False,
+        )
+    )
+    shown = int(nodes["depth"].max())
+    if diagnostics:
+        root = nodes[nodes["parent"] < 0].iloc[0]
+        nonempty = int(root["leaves_below"]) if "leaves_below" in nodes else 0
+        of_total = f" of its {total_leaves:,.0f}" if total_leaves else ""
+        legend = "  ".join(
+            f"<span style='color:{class_color(i)}'>■</span> {c}" for i, c in enumerate(classes)
+        )
+        note = (
+            f"Width ∝ records; drawn to depth {shown} (“…”: deeper nodes summed in). "
+            f"{nonempty:,}{of_total} leaves hold records;<br>empty branches are left out "
+            f"and counted in each parent's hover. Colour: true majority {legend}  "
+            "■ flipped leaf."
+        )
+    else:
+        note = (
+            f"Structure from the public seed, drawn to depth {shown} (“…”: deeper branches "
+            "not drawn).<br>Box width: the branches drawn below it, not records. Nothing "
+            "here depends on the data."
+        )
+    title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": f"Tree {tree} · {title}"},
+        height=height,
+        margin={"t": 110, "b": 10, "l": 10, "r": 10},
+        annotations=[_note(note)],
+    )
+    return fig

@@ -1,0 +1,385 @@
+"""Node tables of one tree of a fitted forest, for drawing it.
+
+Two views, with different privacy status:
+
+* :func:`structure_nodes` — **what an outsider sees**: the tree's structure, drawn
+  from its public seed without the data, down to a display depth, and the released
+  output of every leaf drawn (empty leaves included, exactly as an export lists them).
+  Nothing in it depends on the records beyond the released leaf outputs.
+* :func:`visited_nodes` and :func:`with_counts` — **data-owner diagnostics, NOT
+  private**: the part of the tree that training records reached, with true class
+  counts, the gap j, smooth sensitivity and flips. Which nodes are non-empty is itself
+  a fact about the data.
+
+Every table has one row per node, parents before children, with the columns
+``node, parent, depth, key, edge, split, is_leaf, hidden_children, n_children``
+(``edge``: the rule on the branch into the node; ``split``: the feature the node
+splits on; ``hidden_children``: it has children that are not in the table).
+
+Uses the public ``released_outputs(keys)`` of
+:class:`~dpviz.forest.DPRandomForestClassifier` (the function the exporter uses), its
+public fitted attributes and ``dpviz.trees``; and one internal with no public accessor
+yet, ``_fit_nodes`` (the node tables that training records reached), read only by
+:func:`visited_nodes`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .forest import DPRandomForestClassifier, feature_order
+from .hashing import child_keys
+from .mechanisms import gap, get_mechanism, is_majority
+from .trees import Frontier, choose_splits, estimate_leaves, expand, is_leaf
+
+NODE_LINK_MAX_LEAVES = 32  # a tree with at most this many leaves is drawn node by node
+MAX_DRAWN_NODES = 4_000  # more nodes than this make an unreadable, slow figure
+# The released view sizes boxes by branches, not records, so deep levels get thin fast.
+MAX_RELEASED_NODES = 1_023
+BASE_COLUMNS = (
+    "node",
+    "parent",
+    "depth",
+    "key",
+    "edge",
+    "split",
+    "is_leaf",
+    "hidden_children",
+    "n_children",
+)
+
+
+def _check_tree(model: DPRandomForestClassifier, tree: int) -> int:
+    model._check_fitted()
+    tree = int(tree)
+    if not 0 <= tree < model.n_estimators:
+        raise ValueError(f"tree must be between 1 and {model.n_estimators}, got {tree + 1}")
+    return tree
+
+
+def _edge_texts(model, feature: np.ndarray, threshold: np.ndarray, child: np.ndarray) -> list:
+    """The rule on the branch into each node ("" for a root)."""
+    names = feature_order(model.schema_)
+    s = model.space_.n_continuous
+    values = [f.values for f in model.schema_.discrete]
+    out = []
+    for f, t, c in zip(feature.tolist(), threshold.tolist(), child.tolist()):
+        if f < 0:
+            out.append("")
+        elif f < s:
+            out.append(f"{names[f]} {'≥' if c == 1 else '<'} {t:.4g}")
+        else:
+            out.append(f"{names[f]} = {values[f - s][c]}")
+    return out
+
+
+def _n_children(model, feature: np.ndarray) -> np.ndarray:
+    s = model.space_.n_continuous
+    widths = np.concatenate([[2] * s, model.space_.n_values]).astype(np.int64)
+    return np.where(feature >= 0, widths[np.maximum(feature, 0)], 0)
+
+
+def leaf_totals(model: DPRandomForestClassifier) -> tuple[np.ndarray, np.ndarray]:
+    """Leaves per tree (structure only, public) and whether each count is exact."""
+    return estimate_leaves(model.space_, model.root_keys_)
+
+
+def is_shallow(model: DPRandomForestClassifier, tree: int) -> bool:
+    """Whether the whole tree fits a node-link diagram (at most NODE_LINK_MAX_LEAVES)."""
+    tree = _check_tree(model, tree)
+    totals, _ = estimate_leaves(model.space_, model.root_keys_[tree : tree + 1])
+    return bool(totals[0] <= NODE_LINK_MAX_LEAVES)
+
+
+# --- what an outsider sees ---------------------------------------------------------------
+
+
+def structure_nodes(
+    model: DPRandomForestClassifier,
+    tree: int,
+    max_depth: int | None = None,
+    max_nodes: int = MAX_DRAWN_NODES,
+) -> pd.DataFrame:
+    """The released structure of tree ``tree`` (0-based) down to ``max_depth``.
+
+    Data-independent except for the ``released_label`` (and, for count mechanisms,
+    ``released_counts``) of the leaves drawn: what an outsider sees. Levels are added
+    while the table stays within ``max_nodes``; nodes whose children were left out
+    have ``hidden_children``.
+    """
+    tree = _check_tree(model, tree)
+    space = model.space_
+    limit = space.max_depth if max_depth is None else max(0, min(int(max_depth), space.max_depth))
+    frontier = Frontier.roots(space, model.root_keys_[tree : tree + 1], np.asarray([tree]), 0)
+    parent = np.asarray([-1])
+    edge_feature, edge_threshold, edge_child = np.asarray([-1]), np.asarray([np.nan]), [-1]
+    levels, next_id = [], 0
+    for depth in range(limit + 1):
+        n = len(frontier)
+        ids = np.arange(next_id, next_id + n)
+        leaf = is_leaf(space, frontier, depth)
+        split = np.full(n, -1, dtype=np.int64)
+        hidden = np.zeros(n, dtype=bool)
+        level = {
+            "node": ids,
+            "parent": parent,
+            "depth": np.full(n, depth),
+            "key": frontier.keys,
+            "edge": _edge_texts(model, edge_feature, edge_threshold, np.asarray(edge_child)),
+            "is_leaf": leaf,
+        }
+        levels.append((level, split, hidden))
+        next_id += n
+        inner = np.flatnonzero(~leaf)
+        if len(inner) == 0:
+            break
+        sub = frontier.take(inner)
+        splits = choose_splits(space, sub)
+        split[inner] = splits.feature
+        if depth == limit or next_id + splits.n_children.sum() > max_nodes:
+            hidden[inner] = True
+            break
+        which = np.repeat(np.arange(len(inner)), splits.n_children)
+        child = np.arange(len(which)) - np.repeat(
+            np.cumsum(splits.n_children) - splits.n_children, splits.n_children
+        )
+        parent = ids[inner][which]
+        edge_feature, edge_threshold, edge_child = (
+            splits.feature[which],
+            splits.threshold[which],
+            child,
+        )
+        frontier = expand(space, sub, splits, which, child, None, depth)
+    parts = []
+    names = feature_order(model.schema_)
+    for level, split, hidden in levels:
+        frame = pd.DataFrame(level)
+        frame["split"] = [names[f] if f >= 0 else "" for f in split]
+        frame["hidden_children"] = hidden
+        frame["n_children"] = _n_children(model, split)
+        parts.append(frame)
+    nodes = pd.concat(parts, ignore_index=True)[list(BASE_COLUMNS)]
+    return _with_released(model, nodes)
+
+
+def _with_released(model: DPRandomForestClassifier, nodes: pd.DataFrame) -> pd.DataFrame:
+    """Add the released output of each leaf (empty leaves included)."""
+    classes = np.asarray([str(c) for c in model.schema_.classes], dtype=object)
+    labels = np.full(len(nodes), "", dtype=object)
+    counts = np.full(len(nodes), "", dtype=object)
+    leaf = nodes["is_leaf"].to_numpy()
+    if leaf.any():
+        outputs = model.released_outputs(nodes.loc[leaf, "key"].to_numpy(dtype=np.uint64))
+        labels[leaf] = classes[outputs.labels]
+        if outputs.noisy_counts is not None:
+            counts[leaf] = [
+                ", ".join(f"{c}: {v:.1f}" for c, v in zip(classes, row))
+                for row in outputs.noisy_counts
+            ]
+    return nodes.assign(released_label=labels, released_counts=counts)
+
+
+# --- data-owner diagnostics (NOT private) ------------------------------------------------
+
+
+def with_counts(model: DPRandomForestClassifier, nodes: pd.DataFrame) -> pd.DataFrame:
+    """Add true class counts and leaf diagnostics to a node table: NOT private.
+
+    Leaves take their training counts (zero when no record reached them); an inner
+    node sums the leaves below it that are in the table. Adds ``records``,
+    ``count[<class>]``, ``true_majority``, ``empty`` and, for non-empty leaves,
+    ``gap_j``, ``smooth_sensitivity``, ``flip_probability`` and ``flipped``.
+    """
+    k = len(model.schema_.classes)
+    classes = [str(c) for c in model.schema_.classes]
+    keys = nodes["key"].to_numpy(dtype=np.uint64)
+    leaf = nodes["is_leaf"].to_numpy()
+    counts = np.zeros((len(nodes), k), dtype=np.int64)
+    label = np.full(len(nodes), -1, dtype=np.int64)
+    trained = model.leaf_keys_
+    if len(trained):
+        pos = np.minimum(np.searchsorted(trained, keys), len(trained) - 1)
+        hit = leaf & (trained[pos] == keys)
+        counts[hit] = model.leaf_counts_[pos[hit]]
+        label[hit] = model.leaf_labels_[pos[hit]]
+    parent = nodes["parent"].to_numpy()
+    depth = nodes["depth"].to_numpy()
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(depth == d)
+        np.add.at(counts, parent[at], counts[at])
+    records = counts.sum(axis=1)
+    nonempty_leaf = leaf & (records > 0)
+    eps = model.tree_epsilon_
+    out = nodes.assign(records=records)
+    for i, c in enumerate(classes):
+        out[f"count[{c}]"] = counts[:, i]
+    out["true_majority"] = np.where(
+        records > 0, np.asarray(classes, dtype=object)[np.argmax(counts, axis=1)], ""
+    )
+    out["empty"] = records == 0
+    gaps = gap(counts).astype(np.float64)
+    out["gap_j"] = np.where(nonempty_leaf, gaps, np.nan)
+    out["smooth_sensitivity"] = np.where(nonempty_leaf, np.exp(-gaps * eps), np.nan)
+    flip = np.full(len(nodes), np.nan)
+    if nonempty_leaf.any():
+        flip[nonempty_leaf] = get_mechanism(model.mechanism).flip_probability(
+            counts[nonempty_leaf], eps
+        )
+    out["flip_probability"] = flip
+    flipped = np.zeros(len(nodes), dtype=bool)
+    rows = np.flatnonzero(nonempty_leaf & (label >= 0))
+    flipped[rows] = ~is_majority(counts[rows])[np.arange(len(rows)), label[rows]]
+    out["flipped"] = flipped
+    return out
+
+
+def visited_nodes(model: DPRandomForestClassifier, tree: int) -> pd.DataFrame:
+    """The part of tree ``tree`` (0-based) that training records reached, with true
+    counts (:func:`with_counts`) and ``empty_children`` (children of a node's split that
+    no record reached) and ``leaves_below`` (non-empty leaves under a node): NOT private.
+    """
+    tree = _check_tree(model, tree)
+    own = model.leaf_keys_[model.leaf_tree_ == tree]
+    parts = []
+    for leaf_keys, leaf_node, table in model._fit_nodes:
+        hit = np.isin(leaf_keys, own)
+        if not hit.any():
+            continue
+        parent = table["parent"].astype(np.int64)
+        keep = np.zeros(len(parent), dtype=bool)
+        frontier = np.unique(leaf_node[hit])
+        while len(frontier):
+            keep[frontier] = True
+            frontier = np.unique(parent[frontier])
+            frontier = frontier[(frontier >= 0) & ~keep[np.maximum(frontier, 0)]]
+        ids = np.flatnonzero(keep)  # node ids grow level by level: parents come first
+        key = np.zeros(len(parent), dtype=np.uint64)
+        depth = table["depth"].astype(np.int64)
+        roots = ids[depth[ids] == 0]
+        key[roots] = model.root_keys_[tree]
+        for d in range(1, int(depth[ids].max(initial=0)) + 1):
+            at = ids[depth[ids] == d]
+            key[at] = child_keys(key[parent[at]], table["child"][at].astype(np.int64))
+        is_leaf_node = np.zeros(len(parent), dtype=bool)
+        is_leaf_node[leaf_node[hit]] = True
+        parts.append(
+            pd.DataFrame(
+                {
+                    "key": key[ids],
+                    "parent_key": np.where(parent[ids] >= 0, key[np.maximum(parent[ids], 0)], 0),
+                    "depth": depth[ids],
+                    "feature": table["feature"][ids].astype(np.int64),
+                    "threshold": table["threshold"][ids],
+                    "child": table["child"][ids].astype(np.int64),
+                    "is_leaf": is_leaf_node[ids],
+                }
+            )
+        )
+    if not parts:
+        raise ValueError(f"no training record reached tree {tree + 1}")
+    # Later batches (partial_fit) route through the same nodes: one row per key.
+    found = (
+        pd.concat(parts, ignore_index=True)
+        .drop_duplicates("key")
+        .sort_values(["depth", "parent_key", "child"], kind="stable")
+        .reset_index(drop=True)
+    )
+    index = pd.Series(np.arange(len(found)), index=found["key"].to_numpy())
+    parent = np.where(
+        found["depth"].to_numpy() > 0,
+        index.reindex(found["parent_key"].to_numpy()).fillna(-1).to_numpy(np.int64),
+        -1,
+    )
+    # A node's own split is the feature on the branches into its children.
+    split = np.full(len(found), -1, dtype=np.int64)
+    inner_child = parent >= 0
+    split[parent[inner_child]] = found["feature"].to_numpy()[inner_child]
+    names = feature_order(model.schema_)
+    nodes = pd.DataFrame(
+        {
+            "node": np.arange(len(found)),
+            "parent": parent,
+            "depth": found["depth"].to_numpy(),
+            "key": found["key"].to_numpy(dtype=np.uint64),
+            "edge": _edge_texts(
+                model,
+                found["feature"].to_numpy(),
+                found["threshold"].to_numpy(),
+                found["child"].to_numpy(),
+            ),
+            "split": [names[f] if f >= 0 else "" for f in split],
+            "is_leaf": found["is_leaf"].to_numpy(),
+            "hidden_children": False,
+            "n_children": _n_children(model, split),
+        }
+    )
+    nodes = with_counts(model, nodes)
+    seen = np.bincount(parent[parent >= 0], minlength=len(nodes))
+    nodes["empty_children"] = np.where(nodes["is_leaf"], 0, nodes["n_children"] - seen)
+    below = nodes["is_leaf"].to_numpy().astype(np.int64)
+    depth = nodes["depth"].to_numpy()
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(depth == d)
+        np.add.at(below, parent[at], below[at])
+    nodes["leaves_below"] = below
+    return nodes
+
+
+def cut_depth(nodes: pd.DataFrame, max_depth: int) -> pd.DataFrame:
+    """Keep the nodes down to ``max_depth``; those with children below get
+    ``hidden_children`` (their counts already include everything under them)."""
+    kept = nodes[nodes["depth"] <= max_depth].copy()
+    has_children = np.zeros(len(nodes), dtype=bool)
+    parent = nodes["parent"].to_numpy()
+    has_children[parent[parent >= 0]] = True
+    kept["hidden_children"] = kept["hidden_children"].to_numpy() | (
+        has_children[kept["node"].to_numpy()] & (kept["depth"].to_numpy() == max_depth)
+    )
+    return kept
+
+
+def fit_depth(nodes: pd.DataFrame, max_depth: int, max_nodes: int = MAX_DRAWN_NODES) -> int:
+    """The deepest display depth ≤ ``max_depth`` whose table has at most ``max_nodes``."""
+    per_depth = nodes.groupby("depth").size().reindex(range(max_depth + 1), fill_value=0)
+    within = np.flatnonzero(per_depth.cumsum().to_numpy() <= max_nodes)
+    return int(within[-1]) if len(within) else 0
+
+
+def forest_overview(
+    model: DPRandomForestClassifier,
+    leaves: pd.DataFrame,
+    totals: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pd.DataFrame:
+    """One row per tree: records, leaves, flips, mean gap j. ``leaves`` is the model's
+    ``leaf_table()``; ``totals`` its :func:`leaf_totals` if already known. NOT private:
+    it reads the true leaf counts."""
+    totals, exact = leaf_totals(model) if totals is None else totals
+    per_tree = leaves.groupby("tree").agg(
+        records=("n_records", "sum"),
+        nonempty=("n_records", "size"),
+        flipped=("flipped", "sum"),
+        expected=("flip_probability", "sum"),
+        mean_gap=("gap_j", "mean"),
+    )
+    trees = pd.RangeIndex(1, model.n_estimators + 1, name="tree")
+    per_tree = per_tree.reindex(trees).fillna({"records": 0, "nonempty": 0, "flipped": 0})
+    nonempty = per_tree["nonempty"].to_numpy(np.int64)
+    out = pd.DataFrame(
+        {
+            "tree": trees.to_numpy(),
+            "records": per_tree["records"].to_numpy(np.int64),
+            "leaves": totals,
+            "leaves exact": exact,
+            "non-empty leaves": nonempty,
+            "empty %": 100.0 * (1.0 - nonempty / totals),
+            "flipped leaves": per_tree["flipped"].to_numpy(np.int64),
+            "flipped %": 100.0 * per_tree["flipped"].to_numpy() / np.maximum(nonempty, 1),
+            "expected flip %": 100.0
+            * per_tree["expected"].fillna(0).to_numpy()
+            / np.maximum(nonempty, 1),
+            "mean gap j": per_tree["mean_gap"].to_numpy(),
+        }
+    )
+    # Say "estimated" only where a count is an estimate (trees with many discrete values).
+    return out.drop(columns="leaves exact") if exact.all() else out

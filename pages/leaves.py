@@ -1,0 +1,116 @@
+"""Leaves page: how a mechanism turns one leaf's counts into a label (public, for
+teaching), then the trained forest's leaves: gap j, smooth sensitivity, flips and a
+sortable table (not private). Logic: dpviz.app_leaves, figures: dpviz.figures*."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpviz import app_leaves
+from dpviz.app_session import KEEP_PREFIX, AppState
+from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
+from dpviz.figures import flip_probability_figure
+from dpviz.figures_leaves import gap_histogram_figure, sensitivity_histogram_figure
+
+K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
+MAX_TABLE_ROWS = 20_000
+
+
+# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
+# draw its frame first; it comes back to this page.
+if AppState(st.session_state).needs_frame("pages/leaves.py"):
+    st.switch_page("app.py")
+
+
+def main() -> None:
+    state = AppState(st.session_state)
+    run = state.run
+    st.title("Leaves")
+
+    st.subheader("One leaf, every mechanism")
+    st.caption(
+        "Type a leaf's class counts and a per-leaf ε: the table gives the exact chance that "
+        "each mechanism releases each class. No data is read here."
+    )
+    st.session_state.setdefault(K_COUNTS, "5, 10")
+    st.session_state.setdefault(K_EPS, run.model.tree_epsilon_ if run else 1.0)
+    counts_col, eps_col = st.columns(2)
+    counts_text = counts_col.text_input("Class counts of the leaf", key=K_COUNTS)
+    leaf_eps = eps_col.number_input("ε per leaf", 0.001, 100.0, format="%.3f", key=K_EPS)
+    try:
+        counts = app_leaves.parse_counts(counts_text)
+        classes = run.model.schema_.classes if run else None
+        table = app_leaves.leaf_release_table(counts, leaf_eps, classes)
+    except ValueError as exc:
+        st.error(str(exc))
+    else:
+        st.dataframe(
+            table,
+            hide_index=True,
+            column_config={
+                c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.4f")
+                for c in table.columns
+                if c.startswith("P(")
+            },
+        )
+        st.caption(
+            "smooth_em is the 2017 mechanism: NOT DP (its privacy loss grows without bound with "
+            "the gap). none releases the true majority: no privacy."
+        )
+
+    if run is None:
+        st.info("Train a model to see its leaves here.")
+        st.page_link(
+            "pages/train.py", label="Go to the Train page", icon=":material/model_training:"
+        )
+        return
+
+    model = run.model
+    leaves = run.leaf_table
+    st.subheader(f"The trained forest's leaves — {NOT_PRIVATE_DIAGNOSTICS}")
+    st.warning(
+        "Everything below reads the true leaf counts of the records: it is for the data owner "
+        "and must not be published.",
+        icon="🔒",
+    )
+    st.caption(
+        f"{run.dataset} · mechanism {run.settings.mechanism} · ε = {model.tree_epsilon_:g} per "
+        f"leaf · {model.n_estimators} trees of depth {model.depth_} · one forest on all records."
+    )
+    cards = list(run.diagnostics().items())
+    for row in (cards[:3], cards[3:]):
+        for col, (name, value) in zip(st.columns(3), row):
+            col.metric(name, value, border=True)
+    gap_col, sens_col = st.columns(2)
+    gap_col.plotly_chart(gap_histogram_figure(leaves), key="leaves.gaps", theme=None)
+    sens_col.plotly_chart(
+        sensitivity_histogram_figure(leaves, model.tree_epsilon_), key="leaves.sens", theme=None
+    )
+    st.plotly_chart(
+        flip_probability_figure(leaves, model.tree_epsilon_, trained=run.settings.mechanism),
+        key="leaves.flips",
+        theme=None,
+    )
+
+    st.subheader("Leaf table")
+    st.caption(
+        f"{len(leaves):,} non-empty leaves; click a column header to sort."
+        + (
+            f" The first {MAX_TABLE_ROWS:,} are shown; the download has all."
+            if len(leaves) > MAX_TABLE_ROWS
+            else ""
+        )
+    )
+    # Leaf keys are 64-bit ids for joining the download; too long to read on screen.
+    shown = leaves.drop(columns=["leaf_key"], errors="ignore").head(MAX_TABLE_ROWS)
+    st.dataframe(shown, hide_index=True, height=360)
+    st.download_button(
+        "Download the leaf table (CSV, not private)",
+        lambda: leaves.to_csv(index=False),
+        file_name="dpviz_leaves.csv",
+        mime="text/csv",
+        key="leaves.download",
+    )
+
+
+main()
