@@ -270,7 +270,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_tree_ = np.empty(0, dtype=np.int64)
         self.leaf_depth_ = np.empty(0, dtype=np.int64)
         self.leaf_counts_ = np.zeros((0, len(schema.classes)), dtype=np.int64)
-        self._fit_nodes = []
+        self.node_tables_ = []
         self.n_train_records_ = 0
         self.__dict__.pop("_leaf_totals", None)
 
@@ -322,7 +322,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         merged = LeafCounts.combine([current, *parts], k)
         self.leaf_keys_, self.leaf_tree_ = merged.keys, merged.tree
         self.leaf_depth_, self.leaf_counts_ = merged.depth, merged.counts
-        self._fit_nodes.extend(merged.nodes)
+        self.node_tables_.extend(merged.nodes)
         self.n_train_records_ += n_records
         self._leaf_uniforms = self._uniforms(self.leaf_keys_)
 
@@ -540,7 +540,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         names = feature_order(self.schema_)
         disc_values = [f.values for f in self.schema_.discrete]
         lookup: dict[int, str] = {}
-        for leaf_keys, leaf_node, nodes in self._fit_nodes:
+        for leaf_keys, leaf_node, nodes in self.node_tables_:
             feature, child = nodes["feature"].astype(int), nodes["child"].astype(int)
             edge = np.array(
                 [

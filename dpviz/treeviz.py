@@ -18,9 +18,8 @@ splits on; ``hidden_children``: it has children that are not in the table).
 
 Uses the public ``released_outputs(keys)`` of
 :class:`~dpviz.forest.DPRandomForestClassifier` (the function the exporter uses), its
-public fitted attributes and ``dpviz.trees``; and one internal with no public accessor
-yet, ``_fit_nodes`` (the node tables that training records reached), read only by
-:func:`visited_nodes`.
+public fitted attributes — ``node_tables_`` (the node tables that training records
+reached) among them — and ``dpviz.trees``.
 """
 
 from __future__ import annotations
@@ -242,7 +241,7 @@ def visited_nodes(model: DPRandomForestClassifier, tree: int) -> pd.DataFrame:
     tree = _check_tree(model, tree)
     own = model.leaf_keys_[model.leaf_tree_ == tree]
     parts = []
-    for leaf_keys, leaf_node, table in model._fit_nodes:
+    for leaf_keys, leaf_node, table in model.node_tables_:
         hit = np.isin(leaf_keys, own)
         if not hit.any():
             continue
