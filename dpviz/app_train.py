@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .algorithms import ALGORITHMS, get_algorithm
 from .app_support import PreparedData
 from .app_sweep import Progress, epsilon_ladder, run_with_references, sweep_jobs
 from .data import encode
@@ -41,27 +42,38 @@ DATA_SPLIT_HELP = {
 
 @dataclass(frozen=True)
 class AlgorithmChoice:
-    """An algorithm the Train page offers: id, name and a one-line description."""
+    """An algorithm the Train page offers: id, name, a one-line description, its default
+    trees and depth rule, and the settings it fixes (which the page then shows, not asks)."""
 
     id: str
     name: str
     description: str
+    defaults: dict
+    fixed: dict
+
+
+# What the Train page can set; an algorithm that lacks one of these parameters fixes it.
+_PAGE_SETTINGS = ("mechanism", "data_split")
 
 
 def algorithm_choices() -> dict[str, AlgorithmChoice]:
-    """The algorithms the app offers: the one place the pages read them from.
-
-    Only ``fletcher_islam`` for now; when the algorithm registry lands, this returns
-    its entries and every page follows.
-    """
-    return {
-        "fletcher_islam": AlgorithmChoice(
-            "fletcher_islam",
-            "DP random decision forest (Fletcher & Islam 2017, 2021 correction)",
-            "Random trees drawn without looking at the data; each leaf releases one label "
-            "through the chosen mechanism.",
+    """The algorithms the app offers, read from the registry: the forest family, whose
+    models the Trees and Leaves pages can draw (greedy trees and DPBoost are available
+    in the CLI and the Python API)."""
+    choices = {}
+    for algorithm in ALGORITHMS.values():
+        if not algorithm.forest_family:
+            continue
+        model = algorithm.make(1.0)
+        own = {p.name for p in algorithm.parameters}
+        choices[algorithm.id] = AlgorithmChoice(
+            algorithm.id,
+            algorithm.name,
+            algorithm.description,
+            algorithm.defaults(),
+            {name: getattr(model, name) for name in _PAGE_SETTINGS if name not in own},
         )
-    }
+    return choices
 
 
 def mechanism_option(mechanism: str) -> str:
@@ -135,8 +147,12 @@ class TrainSettings:
     algorithm: str = "fletcher_islam"
 
     def __post_init__(self) -> None:
-        if self.algorithm not in algorithm_choices():
+        choices = algorithm_choices()
+        if self.algorithm not in choices:
             raise ValueError(f"unknown algorithm {self.algorithm!r}")
+        for name, value in choices[self.algorithm].fixed.items():
+            if getattr(self, name) != value:
+                raise ValueError(f"{self.algorithm} fixes {name} = {value!r}")
         if self.mechanism not in MECHANISMS:
             raise ValueError(f"unknown mechanism {self.mechanism!r}")
 
@@ -303,14 +319,14 @@ def train(
     with warnings.catch_warnings():
         # The inferred-schema warning is shown by the page and recorded in the ledger.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        model = DPRandomForestClassifier(
-            epsilon=s.epsilon,
-            n_estimators=s.n_estimators,
-            depth=s.depth,
-            mechanism=s.mechanism,
-            data_split=s.data_split,
-            random_state=s.seed,
-        ).fit_encoded(encoded, data.schema)
+        choice = algorithm_choices()[s.algorithm]
+        params = {"n_estimators": s.n_estimators, "depth": s.depth}
+        params.update({k: getattr(s, k) for k in _PAGE_SETTINGS if k not in choice.fixed})
+        model = (
+            get_algorithm(s.algorithm)
+            .make(s.epsilon, random_state=s.seed, **params)
+            .fit_encoded(encoded, data.schema)
+        )
     say(1.0, "done")
     return TrainRun(
         dataset=data.name,

@@ -46,6 +46,13 @@ def eps_from_slider() -> None:
     st.session_state[K["eps"]] = float(st.session_state[K["eps_slider"]])
 
 
+def algorithm_defaults() -> None:
+    """A new algorithm starts from its own trees and depth rule (JPW: 10 trees, jpw)."""
+    defaults = app_train.algorithm_choices()[st.session_state[K["algorithm"]]].defaults
+    st.session_state[K["trees"]] = int(defaults["n_estimators"])
+    st.session_state[K["depth_rule"]] = defaults["depth"]
+
+
 def eps_from_box() -> None:
     st.session_state[K["eps_slider"]] = app_train.nearest_epsilon(st.session_state[K["eps"]])
 
@@ -83,14 +90,20 @@ def settings_form(data) -> app_train.TrainSettings | None:
             list(algorithms),
             format_func=lambda a: algorithms[a].name,
             key=K["algorithm"],
+            on_change=algorithm_defaults,
         )
-        st.caption(algorithms[algorithm].description)
-        mechanism = st.selectbox(
-            "Leaf mechanism",
-            list(MECHANISMS),
-            format_func=app_train.mechanism_option,
-            key=K["mechanism"],
-        )
+        choice = algorithms[algorithm]
+        st.caption(choice.description)
+        if "mechanism" in choice.fixed:
+            mechanism = choice.fixed["mechanism"]
+            st.markdown(f"Leaf mechanism: {app_train.mechanism_option(mechanism)} (fixed)")
+        else:
+            mechanism = st.selectbox(
+                "Leaf mechanism",
+                list(MECHANISMS),
+                format_func=app_train.mechanism_option,
+                key=K["mechanism"],
+            )
         mech = MECHANISMS[mechanism]
         if mech.private:
             st.caption(f"**{mech.badge}** · {mech.description}")
@@ -119,13 +132,20 @@ def settings_form(data) -> app_train.TrainSettings | None:
         depth = rule
         if rule == app_train.FIXED_DEPTH:
             depth = int(st.number_input("Fixed depth", 1, 30, key=K["fixed_depth"]))
-        split = st.radio(
-            "Data per tree",
-            ("disjoint", "shared"),
-            key=K["split"],
-            horizontal=True,
-            captions=[app_train.DATA_SPLIT_HELP["disjoint"], app_train.DATA_SPLIT_HELP["shared"]],
-        )
+        if "data_split" in choice.fixed:
+            split = choice.fixed["data_split"]
+            st.markdown(f"Data per tree: **{split}** (fixed) · {app_train.DATA_SPLIT_HELP[split]}")
+        else:
+            split = st.radio(
+                "Data per tree",
+                ("disjoint", "shared"),
+                key=K["split"],
+                horizontal=True,
+                captions=[
+                    app_train.DATA_SPLIT_HELP["disjoint"],
+                    app_train.DATA_SPLIT_HELP["shared"],
+                ],
+            )
         try:
             preview = app_train.depth_preview(data.schema, depth, n_rows, trees, split)
         except ValueError as exc:

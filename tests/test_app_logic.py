@@ -14,6 +14,7 @@ import pytest
 
 from dpviz import app_curves, app_data, app_leaves, app_sweep, app_train
 from dpviz import app_support as support
+from dpviz.algorithms import ALGORITHMS
 from dpviz.data import encode
 from dpviz.demos import DEMO_CSV
 from dpviz.mechanisms import MECHANISMS
@@ -242,7 +243,12 @@ def test_epsilon_grid_and_snapping():
 
 def test_algorithm_choices_come_from_one_place():
     choices = app_train.algorithm_choices()
-    assert list(choices) == ["fletcher_islam"] and choices["fletcher_islam"].description
+    # The registry's forest family: the models the Trees and Leaves pages can draw.
+    assert list(choices) == [a.id for a in ALGORITHMS.values() if a.forest_family]
+    assert choices["jpw"].fixed == {"mechanism": "laplace_counts", "data_split": "shared"}
+    assert choices["jpw"].defaults["n_estimators"] == 10
+    with pytest.raises(ValueError, match="jpw fixes mechanism"):
+        app_train.TrainSettings(algorithm="jpw")
     with pytest.raises(ValueError, match="unknown algorithm"):
         app_train.TrainSettings(algorithm="nope")
     with pytest.raises(ValueError, match="unknown mechanism"):
@@ -427,3 +433,21 @@ def test_leaf_release_table_is_exact():
     with pytest.raises(ValueError, match="epsilon"):
         app_leaves.leaf_release_table([1, 2], 0)
     assert json.dumps(table.to_dict())  # plain numbers, renderable
+
+
+def test_training_jpw_from_the_page_logic():
+    from dpviz.forest import PrivateRDTClassifier
+
+    data = support.prepare_demo("demo_csv")
+    settings = app_train.TrainSettings(
+        algorithm="jpw",
+        mechanism="laplace_counts",
+        data_split="shared",
+        n_estimators=10,
+        depth="jpw",
+        folds=2,
+        sklearn_reference=False,
+    )
+    run = app_train.train(data, settings)
+    assert isinstance(run.model, PrivateRDTClassifier)
+    assert run.model.ledger_.epsilon_total == pytest.approx(1.0)

@@ -20,6 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpviz import app_support as support
+from dpviz.algorithms import ALGORITHMS
 from dpviz.app_session import DATA_KEY, KEEP_PREFIX, RUN_KEY, SWEEP_KEY
 from dpviz.demos import DEMO_CSV, DEMO_SCHEMA
 
@@ -197,13 +198,24 @@ def test_leaving_the_data_page_keeps_the_upload_and_its_label():
 # --- Train --------------------------------------------------------------------------------
 
 
+def test_train_page_offers_jpw_with_its_fixed_settings():
+    at = open_page("pages/train.py")
+    at.selectbox(key=key("train.algorithm")).set_value("jpw").run()
+    assert at.number_input(key=key("train.trees")).value == 10
+    assert at.selectbox(key=key("train.depth_rule")).value == "jpw"
+    shown = " ".join(m.value for m in at.markdown)
+    assert "laplace_counts" in shown and "(fixed)" in shown and "shared" in shown
+    assert not at.exception
+
+
 def test_train_page_lists_mechanisms_with_badges_and_previews_the_depth():
     at = open_page("pages/train.py")
     options = at.selectbox(key=key("train.mechanism")).options
     assert any("smooth_em" in o and "[NOT DP]" in o for o in options)
     assert any("permute_flip" in o and "[ε-DP]" in o for o in options)
     assert at.selectbox(key=key("train.algorithm")).options == [
-        "DP random decision forest (Fletcher & Islam 2017, 2021 correction)"
+        ALGORITHMS["fletcher_islam"].name,
+        ALGORITHMS["jpw"].name,
     ]
     assert "Depth 5 (theorem2" in texts(at.caption) and "32 leaves" in texts(at.caption)
     assert at.checkbox(key=key("train.sklearn")).value  # 2,000 rows: on by default
