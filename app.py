@@ -34,6 +34,8 @@ TRAIN = st.Page("pages/train.py", title="Train", icon=":material/model_training:
 TREES = st.Page("pages/trees.py", title="Trees", icon=":material/account_tree:")
 LEAVES = st.Page("pages/leaves.py", title="Leaves", icon=":material/eco:")
 CURVES = st.Page("pages/curves.py", title="Curves", icon=":material/show_chart:")
+TEACH = st.Page("pages/teach.py", title="Teach", icon=":material/school:")
+NEGOTIATE = st.Page("pages/negotiate.py", title="Negotiate", icon=":material/handshake:")
 
 
 def home() -> None:
@@ -62,6 +64,9 @@ def home() -> None:
             "Show how a leaf mechanism turns class counts into a noisy label, why small "
             "gaps flip and why the 2017 mechanism is not private."
         )
+        st.page_link(
+            TEACH, label="Mechanisms, the audit, a tree growing", icon=":material/school:"
+        )
         st.page_link(LEAVES, label="Leaves and mechanisms", icon=":material/eco:")
         st.page_link(TREES, label="Inside the trees", icon=":material/account_tree:")
     with negotiate:
@@ -71,6 +76,7 @@ def home() -> None:
             "risk of each candidate ε spelled out."
         )
         st.page_link(CURVES, label="Privacy–utility curves", icon=":material/show_chart:")
+        st.page_link(NEGOTIATE, label="Choose ε together", icon=":material/handshake:")
     with st.expander("The privacy model in five lines"):
         st.markdown(
             "- Neighbouring datasets differ by adding or removing one record; pure ε-DP.\n"
@@ -87,7 +93,7 @@ def home() -> None:
 page = st.navigation(
     {
         "dpviz": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-        "Work": [DATA, TRAIN, TREES, LEAVES, CURVES],
+        "Work": [DATA, TRAIN, TREES, LEAVES, CURVES, TEACH, NEGOTIATE],
     }
 )
 if wanted:  # a page opened before this frame existed: show it now

@@ -133,6 +133,9 @@ def _schema_section(
     schema: Schema, n_records: int | None, disclose: bool, dataset_name: str
 ) -> str:
     parts = ["<h2>Dataset (what is safe to share)</h2>"]
+    if dataset_name and n_records is not None and not disclose:
+        # Names such as "demo.csv (2,000 rows)" state the count the user chose to withhold.
+        dataset_name = _count_pattern(int(n_records)).sub(WITHHELD, dataset_name)
     if dataset_name:
         parts.append(f"<p>Dataset: <strong>{_e(dataset_name)}</strong></p>")
     if n_records is not None and disclose:

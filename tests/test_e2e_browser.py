@@ -104,7 +104,7 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2200})
-            page.set_default_timeout(30_000)
+            page.set_default_timeout(60_000)
             # A deep link as the fresh server's first request: Streamlit then runs the
             # page file alone; the page has app.py draw its frame and comes back.
             page.goto(server + "/data")

@@ -148,6 +148,13 @@ def test_record_count_hidden_unless_allowed():
     assert f"{N_RECORDS:,}" in shown and "disclosed by decision of the user" in shown
 
 
+def test_record_count_in_the_dataset_name_is_withheld_too():
+    hidden = report(dataset_name=f"clinic ({N_RECORDS:,} rows)")
+    assert f"{N_RECORDS:,}" not in hidden and f"clinic ({WITHHELD} rows)" in hidden
+    shown = report(dataset_name=f"clinic ({N_RECORDS:,} rows)", disclose_record_count=True)
+    assert f"clinic ({N_RECORDS:,} rows)" in shown
+
+
 def test_redact_figure_leaves_other_numbers():
     fig = redact_figure(leaky_figure(), N_RECORDS)
     assert fig.layout.title.text == f"Accuracy on {WITHHELD} records"

@@ -1,0 +1,335 @@
+"""What the Negotiate page does: read a finished sweep (``dpviz.app_curves.SweepRun``),
+pick one DP curve, find the smallest ε meeting an acceptable loss, compare candidate
+ε values, and write the decision report.
+
+No streamlit here, so that everything is unit-tested. The utility numbers come from
+held-out folds of the raw data: NOT private (for the people deciding). The risk
+numbers are formulas of ε (``dpviz.risk``) and hold only when the configuration's
+ledger (``dpviz.forest.build_ledger``) says the model is ε-DP.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .app_curves import SweepRun, SweepSettings
+from .figures import mechanism_label
+from .forest import build_ledger
+from .ledger import PrivacyLedger
+from .mechanisms import MECHANISMS
+from .report import WITHHELD, decision_report
+from .risk import METRIC_NAMES, EpsilonChoice, candidate_table, risk_sentences, smallest_epsilon
+from .schema import Schema
+from .sweep import SERIES_DP, SERIES_NONPRIVATE
+
+# The sweep this page runs when the session has none: one private mechanism, the paper's
+# depth rule, and round ε values from 0.05 to 10 (6 per factor of 10), so that a
+# negotiation starts within seconds. 10 trees (Jagannathan et al.'s default), not the
+# paper's 100: with disjoint data each tree sees 1/τ of the records, and on a few
+# thousand rows 100 trees leave too few per leaf for any ε to come within 2 points of
+# the non-private forest (measured on the demo: best lower band 81.6% vs 84.7%).
+DEFAULT_SWEEP = SweepSettings(
+    eps_low=0.05,
+    eps_high=10.0,
+    per_decade=6,
+    mechanisms=("permute_flip",),
+    n_estimators=(10,),
+    depths=("theorem2",),
+    data_splits=("disjoint",),
+    folds=5,
+    seed=0,
+    sklearn_reference=False,
+)
+# The sweep dimensions that pick one curve (the summary's column names).
+CURVE_KEYS = ("mechanism", "n_estimators", "depth_rule", "data_split")
+MAX_CANDIDATES = 3
+ALGORITHM = "fletcher_islam"
+
+
+def curve_choices(sweep: SweepRun) -> dict[str, list]:
+    """The swept values of each curve dimension, private mechanisms first."""
+    dp = sweep.summary[sweep.summary["series"] == SERIES_DP]
+    if dp.empty:
+        raise ValueError("the sweep has no DP-forest rows; run a sweep first")
+    choices = {key: list(dict.fromkeys(dp[key].tolist())) for key in CURVE_KEYS}
+    # A stable sort: proven mechanisms before those without a proof, else sweep order.
+    choices["mechanism"].sort(key=lambda m: not MECHANISMS[m].private)
+    return choices
+
+
+def swept_epsilons(sweep: SweepRun, config: dict) -> list[float]:
+    """The ε values of the chosen curve, ascending."""
+    dp = sweep.summary[sweep.summary["series"] == SERIES_DP]
+    for key, value in config.items():
+        dp = dp[dp[key].astype(str) == str(value)]
+    return sorted(float(e) for e in dp["epsilon"].unique())
+
+
+def suggest(sweep: SweepRun, metric: str, acceptable_loss: float, config: dict) -> EpsilonChoice:
+    """dpviz's answer: the smallest swept ε whose lower ±1-std band is within
+    ``acceptable_loss`` points of the non-private forest (:func:`dpviz.risk.smallest_epsilon`).
+    """
+    return smallest_epsilon(
+        sweep.summary, metric, acceptable_loss, reference=SERIES_NONPRIVATE, **config
+    )
+
+
+def default_candidates(epsilons: Sequence[float], suggested: float | None) -> list[float]:
+    """Up to three candidates: the suggestion with its swept neighbours (or, without a
+    suggestion, the three largest ε, the closest to meeting the target)."""
+    values = sorted(float(e) for e in epsilons)
+    if not values:
+        return []
+    if suggested is None:
+        return values[-MAX_CANDIDATES:]
+    i = min(range(len(values)), key=lambda k: abs(values[k] - suggested))
+    lo = max(0, min(i - 1, len(values) - MAX_CANDIDATES))
+    return values[lo : lo + MAX_CANDIDATES]
+
+
+def ledger_for(sweep: SweepRun, config: dict, epsilon: float) -> PrivacyLedger:
+    """The ledger of a model released with this curve's settings at ``epsilon`` (the
+    same one ``SweepRun.ledger_text`` describes)."""
+    return build_ledger(
+        str(config["mechanism"]),
+        float(epsilon),
+        int(config["n_estimators"]),
+        str(config["data_split"]),
+        schema_inferred=sweep.schema_inferred,
+        depth_rule=config["depth_rule"],
+    )
+
+
+def guarantee_note(sweep: SweepRun, config: dict) -> str | None:
+    """Why no risk translation applies to this curve, or None when it is ε-DP."""
+    mech = str(config["mechanism"])
+    if not MECHANISMS[mech].private:
+        return (
+            f"{mechanism_label(mech)}: this mechanism has no proof of differential privacy, so "
+            "its ε promises nothing and none of the risk translations below applies."
+        )
+    if sweep.schema_inferred:
+        return (
+            "The schema was inferred from the data, so no model of this sweep is "
+            "differentially private, whatever its ε: none of the risk translations applies."
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate ε as the page shows it.
+
+    ``utility`` and ``versus_reference`` are text from held-out folds (NOT private);
+    ``numbers`` the risk translations as display text and ``sentences`` the same in words
+    (both empty when the configuration has no guarantee).
+    """
+
+    epsilon: float
+    utility: str
+    versus_reference: str
+    private: bool
+    numbers: dict[str, str] = field(default_factory=dict)
+    sentences: dict[str, str] = field(default_factory=dict)
+
+
+RISK_LABELS = {
+    "odds_ratio_bound": "Odds ratio bound",
+    "membership_advantage": "Best membership advantage",
+    "posterior_bound": "Attacker's belief at most",
+    "balanced_error_rate": "Lowest equal error rate",
+}
+RISK_HELP = {
+    "odds_ratio_bound": "e^ε: how much seeing the model can multiply anyone's odds about a "
+    "person (e.g. that she is in the data).",
+    "membership_advantage": "(e^ε − 1)/(e^ε + 1): how much more often the best attacker says "
+    "'in' about members than about non-members (0 = coin flip).",
+    "posterior_bound": "p·e^ε/(1 − p + p·e^ε): the most an attacker who believed p before can "
+    "believe after seeing the model.",
+    "balanced_error_rate": "1/(1 + e^ε): an attacker wrong equally often both ways is wrong at "
+    "least this often (the corner of the plot below).",
+}
+
+
+def percent(value: float) -> str:
+    """A share in percent with one decimal, more where rounding would print 100 or 0
+    for a value that is neither (an attacker "100% sure" is a different statement)."""
+    for digits in (1, 2, 3, 4):
+        text = f"{100 * value:.{digits}f}"
+        if (float(text) < 100 or value >= 1) and (float(text) > 0 or value <= 0):
+            return text
+    return "> 99.9999" if value > 0.5 else "< 0.0001"
+
+
+def candidate_frame(
+    sweep: SweepRun, epsilons: Sequence[float], prior: float, metric: str, config: dict
+) -> pd.DataFrame:
+    """:func:`dpviz.risk.candidate_table` of this curve, with the risk columns blanked
+    when the configuration has no guarantee (a NOT-DP mechanism or an inferred schema)."""
+    if metric not in METRIC_NAMES:
+        raise ValueError(f"metric must be one of {', '.join(METRIC_NAMES)}, got {metric!r}")
+    values = sorted({float(e) for e in epsilons})
+    table = candidate_table(values, prior, sweep.summary, metric, **config)
+    if guarantee_note(sweep, config) is not None:
+        # candidate_table knows the mechanism but not the schema: blank the risk columns.
+        table[list(RISK_LABELS)] = math.nan
+        table["private"] = False
+    return table
+
+
+def compare(
+    sweep: SweepRun,
+    candidates: Sequence[float],
+    prior: float,
+    metric: str,
+    config: dict,
+) -> list[Candidate]:
+    """The candidates side by side, one :class:`Candidate` per ε, ascending.
+
+    Parameters
+    ----------
+    sweep : SweepRun
+    candidates : list of float
+        1 to ``MAX_CANDIDATES`` total ε values (unswept ones show "not swept").
+    prior : float
+        The attacker's prior belief that a person is in the data, in [0, 1].
+    metric : {"accuracy", "auc", "f1"}
+    config : dict
+        The curve (see :func:`curve_choices`).
+
+    Returns
+    -------
+    list of Candidate
+
+    Raises
+    ------
+    ValueError
+        Too many or no candidates, a bad metric or prior, or a curve the sweep lacks.
+    """
+    if not 1 <= len(set(candidates)) <= MAX_CANDIDATES:
+        raise ValueError(f"choose 1 to {MAX_CANDIDATES} candidate ε values to compare")
+    table = candidate_frame(sweep, candidates, prior, metric, config)
+    private = guarantee_note(sweep, config) is None
+    reference = sweep.reference(SERIES_NONPRIVATE, config)
+    ref_mean = None if reference is None else float(reference[f"{metric}_mean"])
+    cards = []
+    for row in table.itertuples(index=False):
+        mean = getattr(row, f"{metric}_mean")
+        std = getattr(row, f"{metric}_std")
+        std = 0.0 if pd.isna(std) else std
+        if pd.isna(mean):
+            utility, versus = "not swept", "—"
+        else:
+            utility = f"{100 * mean:.1f}% ± {100 * std:.1f}"
+            versus = "—" if ref_mean is None else f"{100 * (mean - ref_mean):+.1f} pts"
+        numbers, sentences = {}, {}
+        if private:
+            numbers = {
+                "odds_ratio_bound": f"×{row.odds_ratio_bound:,.3g}",
+                "membership_advantage": f"{percent(row.membership_advantage)} points",
+                "posterior_bound": f"{percent(row.posterior_bound)}%",
+                "balanced_error_rate": f"{percent(row.balanced_error_rate)}%",
+            }
+            sentences = risk_sentences(float(row.epsilon), prior)
+        cards.append(Candidate(float(row.epsilon), utility, versus, private, numbers, sentences))
+    return cards
+
+
+def parameters(sweep: SweepRun, config: dict, metric: str, acceptable_loss: float) -> dict:
+    """The configuration as the report lists it."""
+    s = sweep.settings
+    return {
+        "mechanism": str(config["mechanism"]),
+        "n_estimators": int(config["n_estimators"]),
+        "depth_rule": config["depth_rule"],
+        "data_split": str(config["data_split"]),
+        "ε values swept": swept_epsilons(sweep, config),
+        "cross-validation folds": s.folds,
+        "metric": METRIC_NAMES[metric],
+        "acceptable loss (points)": float(acceptable_loss),
+    }
+
+
+def shareable_name(name: str, disclose_record_count: bool) -> str:
+    """The dataset's name without any "N rows"/"N records" in it unless the count may
+    be disclosed (demo names carry their size; it may differ from the usable count, so
+    the exact-count redaction of the report alone would miss it)."""
+    if disclose_record_count:
+        return name
+    return _SIZE_IN_NAME.sub(f"{WITHHELD} \\1", name)
+
+
+_SIZE_IN_NAME = re.compile(r"(?<![\w.])\d[\d,\u202f ]*\s*(rows|records)\b")
+
+
+def report_html(
+    sweep: SweepRun,
+    schema: Schema,
+    *,
+    config: dict,
+    choice: EpsilonChoice,
+    chosen: float | None,
+    candidates: Sequence[float],
+    prior: float,
+    rationale: str = "",
+    approvers: str = "",
+    disclose_record_count: bool = False,
+) -> str:
+    """The decision report (:func:`dpviz.report.decision_report`) of this negotiation:
+    a self-contained HTML string that opens without network access.
+
+    Parameters
+    ----------
+    sweep : SweepRun
+        The sweep the negotiation read.
+    schema : Schema
+        The dataset's schema (shared as public; its domains are withheld when inferred).
+    config : dict
+        The curve: ``mechanism``, ``n_estimators``, ``depth_rule``, ``data_split``.
+    choice : EpsilonChoice
+        dpviz's suggestion (:func:`suggest`); its reason is quoted and its curve drawn.
+    chosen : float or None
+        The agreed total ε (None: no decision yet).
+    candidates : list of float
+        The ε values compared; the chosen ε is added when missing.
+    prior : float
+        The attacker's prior of the posterior bound.
+    rationale, approvers : str
+        Free text from the people deciding.
+    disclose_record_count : bool, default=False
+        Print the number of records (and keep it in the dataset's name) only when True.
+
+    Returns
+    -------
+    str
+        A complete HTML document.
+
+    Notes
+    -----
+    The utility numbers are from held-out folds of the raw data (NOT private) and are
+    labelled so in the report; the ledger is that of the chosen ε.
+    """
+    listed = [*candidates, *([chosen] if chosen is not None else [])]
+    table = candidate_frame(sweep, listed, prior, choice.metric, config) if listed else ()
+    ledger = ledger_for(sweep, config, chosen) if chosen is not None else None
+    return decision_report(
+        schema=schema,
+        algorithm=ALGORITHM,
+        parameters=parameters(sweep, config, choice.metric, choice.acceptable_loss),
+        seeds={"sweep (folds and every model)": sweep.settings.seed},
+        chosen_epsilon=chosen,
+        rationale=rationale,
+        approvers=approvers,
+        candidates=table,
+        prior=prior,
+        choice=choice,
+        ledger=ledger,
+        n_records=sweep.n_records,
+        disclose_record_count=disclose_record_count,
+        dataset_name=shareable_name(sweep.dataset, disclose_record_count),
+    )

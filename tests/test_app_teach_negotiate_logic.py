@@ -1,0 +1,296 @@
+"""The Teach and Negotiate pages' logic in dpviz (no streamlit): app_teach, app_negotiate."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz import app_curves, app_negotiate, app_teach
+from dpviz import app_support as support
+from dpviz.demos import DEFAULT_DEMO
+from dpviz.report import WITHHELD
+from dpviz.risk import candidate_table, smallest_epsilon
+from dpviz.schema import Feature, Schema
+from dpviz.teach import compare_with_printed
+
+from .conftest import reference_path
+
+# --- app_teach ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return reference_path("mechanism_tables.csv")
+
+
+def test_table2_puts_the_printed_value_beside_each_computed_one(reference):
+    table = app_teach.table2_view(reference)
+    assert list(table["gap j"]) == [0, 1, 5, 10, 50, 100, 500]
+    assert list(table.columns[1:3]) == ["ε = 0.01 · dpviz", "ε = 0.01 · printed"]
+    row = table[table["gap j"] == 500].iloc[0]
+    assert row["ε = 1 · printed"] == "7.12e-218" and row["ε = 1 · dpviz"] == "7.12458e-218"
+    for column in (c for c in table.columns if c.endswith("· printed")):
+        dpviz = table[column.replace("printed", "dpviz")].astype(float)
+        printed = table[column].astype(float)
+        assert np.allclose(dpviz, printed, rtol=1e-2, atol=1e-5), column
+
+
+def test_table6_has_the_addendum_values_and_permute_flip_as_an_addition(reference):
+    table = app_teach.table6_view(reference)
+    assert list(table[["f_A", "f_B"]].itertuples(index=False, name=None))[:2] == [
+        (5, 10),
+        (105, 110),
+    ]
+    smooth = "smooth_em (NOT DP)"
+    assert list(table[f"{smooth} · printed"])[:3] == ["52.1", "52.1", "51.4"]
+    assert table["count_em (ε-DP) · dpviz"].iloc[0] == "62.25"
+    assert "permute_flip (ε-DP) · dpviz" in table.columns
+    assert not any("permute_flip" in c and "printed" in c for c in table.columns)
+
+
+def test_tables_without_the_reference_show_only_dpviz():
+    assert not any("printed" in c for c in app_teach.table2_view(None).columns)
+    assert not any("printed" in c for c in app_teach.table6_view(None).columns)
+    assert "not available here" in app_teach.agreement(None)
+    assert app_teach.reference_csv("/nonexistent/mechanism_tables.csv") is None
+
+
+def test_agreement_sentence_counts_every_printed_value(reference):
+    text = app_teach.agreement(reference)
+    n2, n6 = (
+        int((compare_with_printed(reference)["table"] == t).sum()) for t in ("Table2", "Table6")
+    )
+    assert text.startswith(f"All {n2} printed values of Table 2 and {n6} of Table 6 agree")
+
+
+def test_walkthrough_grows_on_the_session_data_and_says_it_is_not_private():
+    data = support.prepare_demo(DEFAULT_DEMO)
+    source = app_teach.walkthrough_for(data, depth=2, epsilon=0.5, seed=3)
+    assert source.on_session_data and source.dataset == data.name
+    assert "NOT private" in source.note
+    assert len(source.walk.steps) == 4 and source.walk.epsilon == 0.5
+    assert set(source.walk.test_record) == {*data.schema.feature_names, data.schema.label}
+
+
+def test_walkthrough_falls_back_to_the_tiny_demo_and_says_why(monkeypatch):
+    none = app_teach.walkthrough_for(None)
+    assert not none.on_session_data and "no dataset is loaded" in none.note
+    assert set(none.walk.test_record) == {"hours_studied", "hours_slept", "passed"}
+
+    data = support.prepare_demo(DEFAULT_DEMO)
+    monkeypatch.setattr(app_teach, "WALK_MAX_RECORDS", 100)
+    big = app_teach.walkthrough_for(data)
+    assert not big.on_session_data and "2,000 records, more than the 100" in big.note
+
+    # 12 values per feature: 1 + 12 + 144 nodes at depth 2, too many to draw.
+    values = tuple(f"v{i}" for i in range(12))
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"a": rng.choice(values, 50), "b": rng.choice(values, 50), "y": rng.choice(["n", "p"], 50)}
+    )
+    schema = Schema(
+        label="y",
+        classes=("n", "p"),
+        features=(
+            Feature("a", "discrete", values=values),
+            Feature("b", "discrete", values=values),
+        ),
+    )
+    wide = support.PreparedData("wide.csv", frame, schema, "public")
+    fallback = app_teach.walkthrough_for(wide, depth=2)
+    assert not fallback.on_session_data and "too many to draw" in fallback.note
+
+
+def test_walkthrough_bad_settings_are_a_value_error():
+    with pytest.raises(ValueError, match="epsilon"):
+        app_teach.walkthrough_for(None, epsilon=0)
+    with pytest.raises(ValueError, match="depth"):
+        app_teach.walkthrough_for(support.prepare_demo(DEFAULT_DEMO), depth=0)
+
+
+class _Urls(HTMLParser):
+    """URL-bearing attributes of the markup (script bodies are not markup)."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
+                self.urls.append(value)
+
+
+def external_urls(html: str) -> list[str]:
+    """Every src/href/... of the markup that points at a network address."""
+    parser = _Urls()
+    parser.feed(html)
+    return [u for u in parser.urls if re.match(r"\s*(https?:)?//", u, re.IGNORECASE)]
+
+
+# --- app_negotiate ------------------------------------------------------------------------
+
+PF = {"mechanism": "permute_flip", "n_estimators": 10, "depth_rule": "theorem2"}
+PF["data_split"] = "disjoint"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return support.prepare_demo(DEFAULT_DEMO)
+
+
+@pytest.fixture(scope="module")
+def sweep(data):
+    settings = app_curves.SweepSettings(
+        eps_low=0.1,
+        eps_high=10.0,
+        per_decade=3,
+        mechanisms=("smooth_em", "permute_flip"),
+        n_estimators=(10,),
+        folds=2,
+    )
+    return app_curves.run(data, settings)
+
+
+def test_default_sweep_is_small_and_private():
+    s = app_negotiate.DEFAULT_SWEEP
+    assert s.mechanisms == ("permute_flip",) and not s.sklearn_reference
+    assert s.n_configurations <= 20 and s.epsilons[0] == 0.05 and s.epsilons[-1] == 10.0
+    assert s.n_estimators == (10,)
+
+
+def test_curve_choices_put_proven_mechanisms_first(sweep):
+    choices = app_negotiate.curve_choices(sweep)
+    assert choices["mechanism"] == ["permute_flip", "smooth_em"]
+    assert choices["n_estimators"] == [10] and choices["data_split"] == ["disjoint"]
+    assert app_negotiate.swept_epsilons(sweep, PF) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+
+
+def test_suggest_is_risk_smallest_epsilon(sweep):
+    got = app_negotiate.suggest(sweep, "accuracy", 5.0, PF)
+    want = smallest_epsilon(sweep.summary, "accuracy", 5.0, **PF)
+    assert got.epsilon == want.epsilon and got.reason == want.reason
+    with pytest.raises(ValueError, match="metric"):
+        app_negotiate.suggest(sweep, "recall", 2.0, PF)
+
+
+@pytest.mark.parametrize(
+    ("suggested", "expected"),
+    [(1.0, [0.5, 1.0, 2.0]), (0.1, [0.1, 0.2, 0.5]), (10.0, [2.0, 5.0, 10.0]), (None, [2, 5, 10])],
+)
+def test_default_candidates_surround_the_suggestion(suggested, expected):
+    eps = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+    assert app_negotiate.default_candidates(eps, suggested) == expected
+    assert app_negotiate.default_candidates([1.0], 1.0) == [1.0]
+    assert app_negotiate.default_candidates([], None) == []
+
+
+def test_compare_gives_utility_and_the_risk_formulas(sweep):
+    cards = app_negotiate.compare(sweep, [2.0, 1.0], 0.5, "accuracy", PF)
+    assert [c.epsilon for c in cards] == [1.0, 2.0]
+    one = cards[0]
+    assert one.private and re.fullmatch(r"\d+\.\d% ± \d+\.\d", one.utility)
+    assert re.fullmatch(r"[+-]\d+\.\d pts", one.versus_reference)
+    # ε = 1: e = 2.72, (e − 1)/(e + 1) = 46.2%, posterior at p = 0.5: 73.1%, 1/(1 + e) = 26.9%
+    assert one.numbers == {
+        "odds_ratio_bound": "×2.72",
+        "membership_advantage": "46.2 points",
+        "posterior_bound": "73.1%",
+        "balanced_error_rate": "26.9%",
+    }
+    assert "at most 73.1% sure" in one.sentences["posterior_bound"]
+    row = candidate_table([1.0], 0.5, sweep.summary, "accuracy", **PF).iloc[0]
+    assert one.utility == f"{100 * row.accuracy_mean:.1f}% ± {100 * row.accuracy_std:.1f}"
+    with pytest.raises(ValueError, match="1 to 3"):
+        app_negotiate.compare(sweep, [0.1, 0.2, 0.5, 1.0], 0.5, "accuracy", PF)
+    with pytest.raises(ValueError, match="1 to 3"):
+        app_negotiate.compare(sweep, [], 0.5, "accuracy", PF)
+
+
+def test_not_dp_mechanism_and_inferred_schema_get_no_risk_translation(sweep):
+    smooth = {**PF, "mechanism": "smooth_em"}
+    assert "NOT DP" in app_negotiate.guarantee_note(sweep, smooth)
+    cards = app_negotiate.compare(sweep, [1.0], 0.5, "accuracy", smooth)
+    assert not cards[0].private and cards[0].numbers == {} and cards[0].sentences == {}
+    assert app_negotiate.guarantee_note(sweep, PF) is None
+
+    inferred = dataclasses.replace(sweep, schema_inferred=True)
+    assert "inferred from the data" in app_negotiate.guarantee_note(inferred, PF)
+    table = app_negotiate.candidate_frame(inferred, [1.0, 2.0], 0.5, "accuracy", PF)
+    assert table["odds_ratio_bound"].isna().all() and not table["private"].any()
+    assert not app_negotiate.ledger_for(inferred, PF, 1.0).private
+
+
+def test_ledger_is_the_sweeps_own(sweep):
+    ledger = app_negotiate.ledger_for(sweep, PF, 2.0)
+    assert ledger.private and ledger.epsilon_total == 2.0
+    assert ledger.describe() == sweep.ledger_text("permute_flip", 2.0, PF)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.462, "46.2"), (0.99995, "99.995"), (4.54e-5, "0.005"), (1.0, "100.0"), (0.0, "0.0")],
+)
+def test_percent_never_rounds_to_certainty(value, text):
+    assert app_negotiate.percent(value) == text
+    assert app_negotiate.percent(1 - 1e-10) == "> 99.9999"
+    assert app_negotiate.percent(1e-10) == "< 0.0001"
+
+
+def test_shareable_name_withholds_sizes_only_when_asked():
+    assert app_negotiate.shareable_name("demo.csv (SynthA, 2,000 rows)", False) == (
+        f"demo.csv (SynthA, {WITHHELD} rows)"
+    )
+    assert app_negotiate.shareable_name("Breast cancer (569 rows)", True) == (
+        "Breast cancer (569 rows)"
+    )
+    assert app_negotiate.shareable_name("v2.csv", False) == "v2.csv"
+
+
+def test_report_html_is_the_decision_with_nothing_to_fetch(sweep, data):
+    choice = app_negotiate.suggest(sweep, "accuracy", 5.0, PF)
+    html = app_negotiate.report_html(
+        sweep,
+        data.schema,
+        config=PF,
+        choice=choice,
+        chosen=2.0,
+        candidates=[0.5, 1.0],
+        prior=0.1,
+        rationale="Five points <b>at most</b>",
+        approvers="Ada (DPO)",
+    )
+    assert html.startswith("<!DOCTYPE html>") and "Chosen ε = 2" in html
+    assert "Five points &lt;b&gt;at most&lt;/b&gt;" in html and "Ada (DPO)" in html
+    assert "spent ε = 2 on its leaf outputs" in html  # the ledger of the chosen ε
+    assert "(prior 10%)" in html and "permute_flip" in html
+    assert "2,000" not in html and "2000 " not in html and f"{WITHHELD} rows" in html
+    assert external_urls(html) == []
+    shown = app_negotiate.report_html(
+        sweep,
+        data.schema,
+        config=PF,
+        choice=choice,
+        chosen=None,
+        candidates=[1.0],
+        prior=0.5,
+        disclose_record_count=True,
+    )
+    assert "No ε has been chosen yet" in shown and "Records used: 2,000" in shown
+    smooth = app_negotiate.report_html(
+        sweep,
+        data.schema,
+        config={**PF, "mechanism": "smooth_em"},
+        choice=app_negotiate.suggest(sweep, "accuracy", 5.0, {**PF, "mechanism": "smooth_em"}),
+        chosen=1.0,
+        candidates=[1.0],
+        prior=0.5,
+    )
+    assert "NOT DIFFERENTIALLY PRIVATE" in smooth and "no guarantee (NOT DP)" in smooth
+    assert math.isfinite(choice.reference_mean)
