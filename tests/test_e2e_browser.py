@@ -5,100 +5,25 @@ Needs the playwright Python package and Debian's /usr/bin/chromium (playwright's
 browser download is not used). Skips, saying why, when either is missing.
 """
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+from .browser import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_app
+
 BUDGET_SECONDS = 80  # the whole test, server start included
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_server(url: str, server: subprocess.Popen, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {server.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"streamlit did not answer at {url} in time")
 
 
 @pytest.fixture
 def server(tmp_path):
     """The app on a free port of 127.0.0.1; always terminated."""
-    port = free_port()
-    log = (tmp_path / "streamlit.log").open("w")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_server(url, process, time.monotonic() + 30)
+    with streamlit_app(ROOT / "app.py", tmp_path / "streamlit.log") as url:
         yield url
-    except (RuntimeError, TimeoutError) as exc:
-        log.flush()
-        pytest.fail(f"{exc}\n{(tmp_path / 'streamlit.log').read_text()[-2000:]}")
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 def test_upload_train_and_see_the_charts(server, tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium to run the browser test")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright Python package is not installed"
-    )
+    sync_api = playwright_or_skip()
     started = time.monotonic()
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -12,104 +12,29 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+
 APP = Path(os.environ.get("DPVIZ_APP_SCRIPT", ROOT / "app.py")).resolve()
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 BUDGET_SECONDS = 90  # the whole test, server start included
 RATIONALE = "Two accuracy points are acceptable for this registry."
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_server(url: str, server: subprocess.Popen, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {server.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"streamlit did not answer at {url} in time")
-
-
 @pytest.fixture
 def browser_api():
-    """playwright's sync API, or a skip that says what is missing."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium to run the browser test")
-    return pytest.importorskip(
-        "playwright.sync_api", reason="the playwright Python package is not installed"
-    )
+    return playwright_or_skip()
 
 
 @pytest.fixture
 def server(browser_api, tmp_path):
     """The app on a free port of 127.0.0.1; always terminated."""
-    port = free_port()
-    log_path = tmp_path / "streamlit.log"
-    log = log_path.open("w")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            APP.name,
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=APP.parent,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_server(url, process, time.monotonic() + 30)
+    with streamlit_app(APP, tmp_path / "streamlit.log") as url:
         yield url
-    except (RuntimeError, TimeoutError) as exc:
-        log.flush()
-        pytest.fail(f"{exc}\n{log_path.read_text()[-2000:]}")
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 class Urls(HTMLParser):

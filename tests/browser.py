@@ -1,0 +1,100 @@
+"""What the browser tests share: Debian's Chromium, and the app served on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def playwright_or_skip():
+    """playwright's sync API, or a skip that says what is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium to run the browser test")
+    return pytest.importorskip(
+        "playwright.sync_api", reason="the playwright Python package is not installed"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_server(url: str, server: subprocess.Popen, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {server.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"streamlit did not answer at {url} in time")
+
+
+@contextmanager
+def streamlit_app(app: Path, log_path: Path) -> Iterator[str]:
+    """``streamlit run app`` on a free port of 127.0.0.1; yields its URL; always stopped."""
+    port = free_port()
+    log = log_path.open("w")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            app.name,
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=app.parent,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_for_server(url, process, time.monotonic() + 30)
+        except (RuntimeError, TimeoutError) as exc:
+            log.flush()
+            pytest.fail(f"{exc}\n{log_path.read_text()[-2000:]}")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
