@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_app
+from .browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
 
 BUDGET_SECONDS = 80  # the whole test, server start included
 
