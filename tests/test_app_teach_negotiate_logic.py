@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -20,6 +19,7 @@ from dpviz.schema import Feature, Schema
 from dpviz.teach import compare_with_printed
 
 from .conftest import reference_path
+from .html_checks import network_urls
 
 # --- app_teach ----------------------------------------------------------------------------
 
@@ -112,26 +112,6 @@ def test_walkthrough_bad_settings_are_a_value_error():
         app_teach.walkthrough_for(None, epsilon=0)
     with pytest.raises(ValueError, match="depth"):
         app_teach.walkthrough_for(support.prepare_demo(DEFAULT_DEMO), depth=0)
-
-
-class _Urls(HTMLParser):
-    """URL-bearing attributes of the markup (script bodies are not markup)."""
-
-    def __init__(self):
-        super().__init__()
-        self.urls: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
-                self.urls.append(value)
-
-
-def external_urls(html: str) -> list[str]:
-    """Every src/href/... of the markup that points at a network address."""
-    parser = _Urls()
-    parser.feed(html)
-    return [u for u in parser.urls if re.match(r"\s*(https?:)?//", u, re.IGNORECASE)]
 
 
 # --- app_negotiate ------------------------------------------------------------------------
@@ -271,7 +251,7 @@ def test_report_html_is_the_decision_with_nothing_to_fetch(sweep, data):
     assert "spent ε = 2 on its leaf outputs" in html  # the ledger of the chosen ε
     assert "(prior 10%)" in html and "permute_flip" in html
     assert "2,000" not in html and "2000 " not in html and f"{WITHHELD} rows" in html
-    assert external_urls(html) == []
+    assert network_urls(html) == []
     shown = app_negotiate.report_html(
         sweep,
         data.schema,

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import re
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+from .html_checks import network_urls
 
 APP = Path(os.environ.get("DPVIZ_APP_SCRIPT", ROOT / "app.py")).resolve()
 BUDGET_SECONDS = 90  # the whole test, server start included
@@ -35,25 +35,6 @@ def server(browser_api, tmp_path):
     """The app on a free port of 127.0.0.1; always terminated."""
     with streamlit_app(APP, tmp_path / "streamlit.log") as url:
         yield url
-
-
-class Urls(HTMLParser):
-    """URL-bearing attributes of the markup (script bodies are not markup)."""
-
-    def __init__(self):
-        super().__init__()
-        self.urls: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
-                self.urls.append(value)
-
-
-def network_urls(html: str) -> list[str]:
-    parser = Urls()
-    parser.feed(html)
-    return [u for u in parser.urls if re.match(r"\s*(https?:)?//", u, re.IGNORECASE)]
 
 
 def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,8 @@ from dpviz import app_support as support
 from dpviz.app_session import DATA_KEY, FRAME_KEY, KEEP_PREFIX, SWEEP_KEY
 from dpviz.demos import DEFAULT_DEMO
 from dpviz.sweep import SERIES_NONPRIVATE, SweepResult
+
+from .html_checks import network_urls
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -260,25 +261,6 @@ def report_of(deferred: dict) -> str:
     assert mime == "text/html"
     deferred.clear()  # the next run registers the button again
     return build()
-
-
-class Urls(HTMLParser):
-    """URL-bearing attributes of the markup (script bodies are not markup)."""
-
-    def __init__(self):
-        super().__init__()
-        self.urls: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in ("src", "href", "action", "srcset", "data", "poster") and value:
-                self.urls.append(value)
-
-
-def network_urls(html: str) -> list[str]:
-    parser = Urls()
-    parser.feed(html)
-    return [u for u in parser.urls if re.match(r"\s*(https?:)?//", u, re.IGNORECASE)]
 
 
 def without_scripts(html: str) -> str:
