@@ -1,9 +1,9 @@
-"""Core benchmark: dpviz vs diffprivlib vs scikit-learn ExtraTrees.
+"""Core benchmark: dpviz vs diffprivlib vs scikit-learn RandomForest and ExtraTrees.
 
-Measures, for each dataset and model, fit time, predict time (medians of repetitions),
-peak extra memory of fit and of predict, and test accuracy. Every (dataset, model)
-pair runs in its own fresh Python process (this script in ``--worker`` mode), so
-memory is measured without interference from the other models.
+Measures, for each dataset and model, fit time, predict time and the time of a 20-point
+ε sweep (medians of repetitions), peak extra memory of fit, predict and sweep, and test
+accuracy. Every (dataset, model) pair runs in its own fresh Python process (this script
+in ``--worker`` mode), so memory is measured without interference from the other models.
 
     python bench/bench_core.py [--quick] [--out bench/results/core.json]
 
@@ -27,23 +27,32 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MODELS = ("dpviz", "diffprivlib", "extratrees")
+MODELS = ("dpviz", "diffprivlib", "randomforest", "extratrees")
+NONPRIVATE = ("randomforest", "extratrees")  # results do not depend on ε
 SYNTH_NAMES = ("SynthA", "SynthB", "SynthC", "SynthD", "SynthE", "SynthF", "SynthG")
-FULL_CASES = [(name, 30_000) for name in SYNTH_NAMES] + [("SynthF", 1_000_000)]
+FULL_CASES = [(name, 30_000) for name in SYNTH_NAMES] + [
+    ("SynthF", 300_000),
+    ("SynthF", 3_000_000),
+]
 QUICK_CASES = [("SynthA", 30_000), ("SynthF", 30_000)]
 N_ESTIMATORS = 100
 EPSILON = 1.0
 SEED = 0
 TEST_SIZE = 0.2
+SWEEP_EPSILONS = [float(e) for e in np.logspace(-2, 1, 20)]  # the 20-point ε sweep
 
 # Targets (ratios are other model's median fit time / dpviz's median fit time).
 TARGET_VS_DIFFPRIVLIB = 20.0
 TARGET_VS_EXTRATREES = 3.0
 TARGET_1M_SECONDS = 3.0
+TARGET_1M_ROWS = 1_000_000  # fitted on the first 1,000,000 training rows of a case this big
+TARGET_SWEEP_RATIO = 2.0  # dpviz: 20-point ε sweep time / (fit + predict) time
 
 # Single-threaded everywhere: n_jobs=1 in the estimators, and one BLAS/OpenMP thread.
 THREAD_ENV = {
@@ -101,7 +110,6 @@ class PeakMeter:
 
 def prepare_case(name: str, n_samples: int, folder: Path) -> dict:
     """Generate a dataset, split it 80/20 and save it as .npy files for the workers."""
-    import numpy as np
     from sklearn.model_selection import train_test_split
 
     from dpviz.depth import theorem2_depth
@@ -146,7 +154,6 @@ def prepare_case(name: str, n_samples: int, folder: Path) -> dict:
 
 def _make_factory(model: str, meta: dict):
     """A function returning a fresh estimator; imports only the library it needs."""
-    import numpy as np
 
     depth = meta["depth"]
     if model == "dpviz":
@@ -165,6 +172,12 @@ def _make_factory(model: str, meta: dict):
         from sklearn.ensemble import ExtraTreesClassifier
 
         return lambda: ExtraTreesClassifier(
+            n_estimators=N_ESTIMATORS, max_depth=depth, n_jobs=1, random_state=SEED
+        )
+    if model == "randomforest":
+        from sklearn.ensemble import RandomForestClassifier
+
+        return lambda: RandomForestClassifier(
             n_estimators=N_ESTIMATORS, max_depth=depth, n_jobs=1, random_state=SEED
         )
     if model == "diffprivlib":
@@ -194,7 +207,6 @@ def _patch_sklearn_for_diffprivlib() -> bool:
     """diffprivlib 0.6.6 imports DOUBLE and DTYPE from sklearn.tree._tree, which
     scikit-learn 1.9 removed. They were aliases of np.float64 and np.float32; restore
     them (in this process only) so that diffprivlib imports. Returns True if patched."""
-    import numpy as np
     import sklearn.tree._tree as sk_tree
 
     patched = False
@@ -207,11 +219,40 @@ def _patch_sklearn_for_diffprivlib() -> bool:
     return patched
 
 
-def run_worker(spec: dict) -> dict:
-    import numpy as np
+def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
+    """The app's sweep path (``dpviz.sweep._fold_rows``) with public methods: fit once,
+    encode and route the test records once, then for each ε redraw the leaf outputs
+    (``relabel``) and count the votes of the routed records."""
+    import pandas as pd
 
+    from dpviz.data import encode
+
+    est.fit(X_train, y_train)
+    frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
+    routed = est.route_records(encode(frame, est.schema_, training=False))
+    accuracy = []
+    for eps in SWEEP_EPSILONS:
+        est.relabel(eps)
+        pred = est.classes_[np.argmax(est.votes(routed), axis=1)]
+        accuracy.append(float(np.mean(pred.astype(np.int64) == y_test)))
+    return accuracy
+
+
+def _sweep_refit(factory, X_train, y_train, X_test, y_test) -> list[float]:
+    """diffprivlib cannot reuse a fitted forest for another ε: one fit + predict per ε."""
+    accuracy = []
+    for eps in SWEEP_EPSILONS:
+        est = factory().set_params(epsilon=eps)
+        est.fit(X_train, y_train)
+        pred = est.predict(X_test)
+        accuracy.append(float(np.mean(np.asarray(pred).astype(np.int64) == y_test)))
+        del est, pred
+    return accuracy
+
+
+def run_worker(spec: dict) -> dict:
     meta = json.loads((Path(spec["dir"]) / "meta.json").read_text())
-    model, reps = spec["model"], spec["reps"]
+    model, reps, cap = spec["model"], spec["reps"], spec["max_fit_seconds"]
     factory = _make_factory(model, meta)
     folder = Path(spec["dir"])
     X_train = np.load(folder / "X_train.npy")
@@ -225,6 +266,8 @@ def run_worker(spec: dict) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warm.fit(X_train[:2000], y_train[:2000]).predict(X_test[:200])
+        if model == "dpviz":  # the sweep path's own calls (encode, route, relabel, votes)
+            _sweep_dpviz(warm, X_train[:2000], y_train[:2000], X_test[:200], y_test[:200])
     del warm
 
     fit_s, predict_s, fit_cpu, predict_cpu, accuracy, caught = [], [], [], [], [], []
@@ -256,7 +299,7 @@ def run_worker(spec: dict) -> dict:
         if hasattr(est, "fit_seconds_"):
             core_fit_s.append(float(est.fit_seconds_))
         del est, pred
-        if fit_s[-1] > spec["max_fit_seconds"]:
+        if fit_s[-1] > cap:
             break  # too slow to repeat within the time budget; say so in the output
 
     out = {
@@ -270,27 +313,32 @@ def run_worker(spec: dict) -> dict:
         "predict_cpu_seconds": predict_cpu,
         "fit_cpu_median": statistics.median(fit_cpu),
         "predict_cpu_median": statistics.median(predict_cpu),
+        # One evaluation = fit + predict of the same repetition.
+        "eval_median": statistics.median(f + p for f, p in zip(fit_s, predict_s)),
         "accuracy": accuracy[0],
         "accuracy_all_reps": accuracy,
         "memory": memory,
         "warnings": sorted(set(caught)),
+        "loadavg_after_fit_predict": os.getloadavg(),
     }
     if core_fit_s:
         out["fit_seconds_internal"] = core_fit_s  # dpviz's own fit_seconds_ (after encoding)
-    if spec.get("full_fit"):
-        # Target check: fit on all rows (train + test) of the dataset.
-        X_all = np.concatenate([X_train, X_test])
-        y_all = np.concatenate([y_train, y_test])
+    out["sweep"] = run_sweep_measurement(spec, factory, out, X_train, y_train, X_test, y_test)
+    if spec.get("target_fit_rows"):
+        # Target check: fit on the first 1,000,000 training rows (a random sample of the
+        # dataset, because train_test_split shuffles).
+        rows = spec["target_fit_rows"]
+        X_t, y_t = X_train[:rows], y_train[:rows]
         full, full_cpu = [], []
-        for _ in range(len(fit_s)):
+        for _ in range(reps):
             est = factory()
             gc.collect()
             c0, t0 = time.process_time(), time.perf_counter()
-            est.fit(X_all, y_all)
+            est.fit(X_t, y_t)
             full.append(time.perf_counter() - t0)
             full_cpu.append(time.process_time() - c0)
             del est
-        out["full_fit_rows"] = len(y_all)
+        out["full_fit_rows"] = len(y_t)
         out["full_fit_seconds"] = full
         out["full_fit_median"] = statistics.median(full)
         out["full_fit_cpu_seconds"] = full_cpu
@@ -301,7 +349,79 @@ def run_worker(spec: dict) -> dict:
         out["threadpool_info"] = [
             {k: v for k, v in info.items() if k != "filepath"} for info in threadpool_info()
         ]
+    out["loadavg_end"] = os.getloadavg()
     return out
+
+
+def run_sweep_measurement(spec, factory, out, X_train, y_train, X_test, y_test) -> dict:
+    """The cost of a 20-point ε curve (train split → test accuracy at each ε)."""
+    model, cap = spec["model"], spec["max_fit_seconds"]
+    if model in NONPRIVATE:
+        # Not private: the curve is flat, one fit + predict gives it. Measured above (same
+        # repetitions); the peak is the fit peak, or the RSS kept after the fit plus the
+        # predict peak, whichever is higher.
+        fit_m, pred_m = out["memory"]["fit"], out["memory"]["predict"]
+        kept = pred_m["baseline_rss_mib"] - fit_m["baseline_rss_mib"]
+        return {
+            "kind": "one fit + predict (ε-independent)",
+            "run": True,
+            "reps": out["reps"],
+            "seconds": [f + p for f, p in zip(out["fit_seconds"], out["predict_seconds"])],
+            "median": out["eval_median"],
+            "cpu_seconds": [
+                f + p for f, p in zip(out["fit_cpu_seconds"], out["predict_cpu_seconds"])
+            ],
+            "cpu_median": statistics.median(
+                f + p for f, p in zip(out["fit_cpu_seconds"], out["predict_cpu_seconds"])
+            ),
+            "memory": {
+                "peak_mib": max(fit_m["peak_mib"], kept + pred_m["peak_mib"]),
+                "exact": fit_m["exact"] and pred_m["exact"],
+                "derived_from": "fit and predict peaks of repetition 1",
+            },
+            "accuracy": [out["accuracy"]],
+        }
+    if model == "diffprivlib" and out["fit_median"] > spec["max_sweep_fit_seconds"]:
+        return {
+            "kind": "20 × (fit + predict)",
+            "run": False,
+            "reason": (
+                f"not run (median fit {out['fit_median']:.1f} s > cap "
+                f"{spec['max_sweep_fit_seconds']:g} s)"
+            ),
+        }
+    times, cpu, acc = [], [], []
+    meter = PeakMeter()
+    memory = None
+    for rep in range(spec["reps"]):
+        gc.collect()
+        if rep == 0:
+            meter.start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c0, t0 = time.process_time(), time.perf_counter()
+            if model == "dpviz":
+                acc = _sweep_dpviz(factory(), X_train, y_train, X_test, y_test)
+            else:
+                acc = _sweep_refit(factory, X_train, y_train, X_test, y_test)
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        if rep == 0:
+            memory = meter.stop()
+        if times[-1] > cap:
+            break  # too slow to repeat
+    return {
+        "kind": "fit once + 20 × relabel" if model == "dpviz" else "20 × (fit + predict)",
+        "run": True,
+        "reps": len(times),
+        "seconds": times,
+        "median": statistics.median(times),
+        "cpu_seconds": cpu,
+        "cpu_median": statistics.median(cpu),
+        "memory": memory,
+        "epsilons": SWEEP_EPSILONS,
+        "accuracy": acc,
+    }
 
 
 def launch_worker(spec: dict, timeout: float) -> dict:
@@ -326,7 +446,6 @@ def launch_worker(spec: dict, timeout: float) -> dict:
 
 def machine_info() -> dict:
     import diffprivlib
-    import numpy as np
     import pandas as pd
     import sklearn
 
@@ -422,8 +541,36 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown_sweep(results: dict) -> str:
+    lines = [
+        "| dataset | train rows | model | what is timed | reps | sweep s | other/dpviz "
+        "| sweep ÷ (fit + predict) | sweep peak MiB | sweep CPU s | test accuracy over ε |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for case in results["cases"]:
+        runs = case["runs"]
+        base = runs["dpviz"]["sweep"]
+        for model in MODELS:
+            r = runs[model]
+            sw = r["sweep"]
+            head = f"| {case['dataset']} | {case['n_train']:,} | {model} | {sw['kind']} "
+            if not sw["run"]:
+                lines.append(head + f"| 0 | {sw['reason']} | — | — | — | — | — |")
+                continue
+            ratio = None if model == "dpviz" else sw["median"] / base["median"]
+            per_eval = "—" if model in NONPRIVATE else f"{sw['median'] / r['eval_median']:.2f}"
+            acc = sw["accuracy"]
+            acc_text = f"{acc[0]:.3f}" if len(acc) == 1 else f"{min(acc):.3f}–{max(acc):.3f}"
+            lines.append(
+                head + f"| {sw['reps']} | {_fmt_s(sw['median'])} | {_fmt_ratio(ratio)} "
+                f"| {per_eval} | {_fmt_mem(sw['memory'])} | {_fmt_s(sw['cpu_median'])} "
+                f"| {acc_text} |"
+            )
+    return "\n".join(lines)
+
+
 def evaluate_targets(results: dict) -> dict:
-    vs_dpl, vs_et = {}, {}
+    vs_dpl, vs_et, vs_rf, sweep = {}, {}, {}, {}
     full_fit = None
     for case in results["cases"]:
         key = f"{case['dataset']}-{case['n_samples']:,}"
@@ -431,27 +578,42 @@ def evaluate_targets(results: dict) -> dict:
         base = runs["dpviz"]["fit_median"]
         vs_dpl[key] = runs["diffprivlib"]["fit_median"] / base
         vs_et[key] = runs["extratrees"]["fit_median"] / base
-        if "full_fit_median" in runs["dpviz"]:
+        vs_rf[key] = runs["randomforest"]["fit_median"] / base
+        dp = runs["dpviz"]
+        sweep[key] = {
+            "ratio": dp["sweep"]["median"] / dp["eval_median"],
+            "cpu_ratio": dp["sweep"]["cpu_median"]
+            / statistics.median(
+                f + p for f, p in zip(dp["fit_cpu_seconds"], dp["predict_cpu_seconds"])
+            ),
+        }
+        if "full_fit_median" in dp:
             full_fit = {
                 "dataset": key,
-                "rows": runs["dpviz"]["full_fit_rows"],
+                "rows": dp["full_fit_rows"],
                 "n_features": case["n_features"],
-                "seconds_median": runs["dpviz"]["full_fit_median"],
-                "cpu_seconds_median": runs["dpviz"]["full_fit_cpu_median"],
-                "met": runs["dpviz"]["full_fit_median"] < TARGET_1M_SECONDS,
+                "seconds_median": dp["full_fit_median"],
+                "cpu_seconds_median": dp["full_fit_cpu_median"],
+                "met": dp["full_fit_median"] < TARGET_1M_SECONDS,
             }
+
+    def target(ratios, goal):
+        return {
+            "target": goal,
+            "ratios": ratios,
+            "met_on": [k for k, v in ratios.items() if v >= goal],
+            "missed_on": [k for k, v in ratios.items() if v < goal],
+        }
+
     return {
-        "fit_vs_diffprivlib": {
-            "target": TARGET_VS_DIFFPRIVLIB,
-            "ratios": vs_dpl,
-            "met_on": [k for k, v in vs_dpl.items() if v >= TARGET_VS_DIFFPRIVLIB],
-            "missed_on": [k for k, v in vs_dpl.items() if v < TARGET_VS_DIFFPRIVLIB],
-        },
-        "fit_vs_extratrees": {
-            "target": TARGET_VS_EXTRATREES,
-            "ratios": vs_et,
-            "met_on": [k for k, v in vs_et.items() if v >= TARGET_VS_EXTRATREES],
-            "missed_on": [k for k, v in vs_et.items() if v < TARGET_VS_EXTRATREES],
+        "fit_vs_diffprivlib": target(vs_dpl, TARGET_VS_DIFFPRIVLIB),
+        "fit_vs_extratrees": target(vs_et, TARGET_VS_EXTRATREES),
+        "fit_vs_randomforest_no_target": vs_rf,
+        "sweep_over_one_evaluation": {
+            "target": TARGET_SWEEP_RATIO,
+            "ratios": sweep,
+            "met_on": [k for k, v in sweep.items() if v["ratio"] <= TARGET_SWEEP_RATIO],
+            "missed_on": [k for k, v in sweep.items() if v["ratio"] > TARGET_SWEEP_RATIO],
         },
         "fit_1m_rows_under_3s": full_fit,
     }
@@ -472,6 +634,21 @@ def targets_text(t: dict) -> str:
             + (f"; missed on {', '.join(tt['missed_on'])}" if tt["missed_on"] else "")
             + ")"
         )
+    rf = t["fit_vs_randomforest_no_target"]
+    worst = min(rf.items(), key=lambda kv: kv[1])
+    out.append(
+        f"- (no target) dpviz fit vs RandomForest: lowest ratio {worst[1]:.1f}× on {worst[0]}"
+    )
+    sw = t["sweep_over_one_evaluation"]
+    worst = max(sw["ratios"].items(), key=lambda kv: kv[1]["ratio"])
+    out.append(
+        f"- dpviz 20-point ε sweep ≤ {sw['target']:g}× one evaluation (fit + predict): "
+        + ("MET on all datasets" if not sw["missed_on"] else "NOT met on all datasets")
+        + f" (highest {worst[1]['ratio']:.2f}× wall, {worst[1]['cpu_ratio']:.2f}× CPU, "
+        f"on {worst[0]}"
+        + (f"; missed on {', '.join(sw['missed_on'])}" if sw["missed_on"] else "")
+        + ")"
+    )
     f = t["fit_1m_rows_under_3s"]
     if f is None:
         out.append("- 1,000,000 × 10 in < 3 s: not measured in this run (use the full run)")
@@ -480,7 +657,7 @@ def targets_text(t: dict) -> str:
             f"- {f['rows']:,} × {f['n_features']} trains {N_ESTIMATORS} trees in < "
             f"{TARGET_1M_SECONDS:g} s: {'MET' if f['met'] else 'NOT met'} "
             f"(median {f['seconds_median']:.2f} s wall, {f['cpu_seconds_median']:.2f} s CPU, "
-            f"dpviz, all rows of {f['dataset']})"
+            f"dpviz, first {f['rows']:,} training rows of {f['dataset']})"
         )
     return "\n".join(out)
 
@@ -496,8 +673,15 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--max-fit-seconds",
         type=float,
-        default=300.0,
-        help="stop repeating a model once one fit takes longer than this (default 300)",
+        default=120.0,
+        help="stop repeating a fit (or a sweep) once one takes longer than this (default 120)",
+    )
+    parser.add_argument(
+        "--max-sweep-fit-seconds",
+        type=float,
+        default=60.0,
+        help="do not run diffprivlib's 20-fit sweep when its median fit takes longer "
+        "than this (default 60)",
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -520,10 +704,12 @@ def main(argv=None) -> int:
         "settings": {
             "n_estimators": N_ESTIMATORS,
             "epsilon": EPSILON,
+            "sweep_epsilons": SWEEP_EPSILONS,
             "seed": SEED,
             "test_size": TEST_SIZE,
             "reps": reps,
             "max_fit_seconds": args.max_fit_seconds,
+            "max_sweep_fit_seconds": args.max_sweep_fit_seconds,
             "n_jobs": 1,
         },
         "cases": [],
@@ -533,7 +719,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="dpviz-bench-") as tmp:
         for name, n in cases:
             meta = prepare_case(name, n, Path(tmp))
-            print(f"[{name} n={n:,} depth={meta['depth']}]", file=sys.stderr, flush=True)
+            print(
+                f"[{name} n={n:,} depth={meta['depth']}] load {os.getloadavg()[0]:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
             case = {k: v for k, v in meta.items() if k not in ("schema", "dir")}
             case["loadavg_before"] = os.getloadavg()
             case["runs"] = {}
@@ -543,18 +733,32 @@ def main(argv=None) -> int:
                     "model": model,
                     "reps": reps,
                     "max_fit_seconds": args.max_fit_seconds,
-                    "full_fit": model == "dpviz" and n >= 1_000_000,
+                    "max_sweep_fit_seconds": args.max_sweep_fit_seconds,
+                    "target_fit_rows": (
+                        TARGET_1M_ROWS
+                        if model == "dpviz" and meta["n_train"] >= TARGET_1M_ROWS
+                        else None
+                    ),
                     "threadpools": first,
                 }
                 first = False
-                res = launch_worker(spec, timeout=3600)
+                t0 = time.perf_counter()
+                res = launch_worker(spec, timeout=4 * 3600)
+                res["worker_wall_seconds"] = time.perf_counter() - t0
                 if "threadpool_info" in res:
                     results["threadpool_info"] = res.pop("threadpool_info")
                 case["runs"][model] = res
+                sw = res["sweep"]
                 print(
                     f"  {model:12s} reps={res['reps']} fit={res['fit_median']:.3f}s "
                     f"predict={res['predict_median']:.3f}s "
-                    f"mem={res['memory']['fit']['peak_mib']:.1f}MiB acc={res['accuracy']:.3f}"
+                    + (
+                        f"sweep={sw['median']:.3f}s (reps={sw['reps']}) "
+                        if sw["run"]
+                        else "sweep not run "
+                    )
+                    + f"mem={res['memory']['fit']['peak_mib']:.1f}MiB acc={res['accuracy']:.3f} "
+                    f"worker {res['worker_wall_seconds']:.0f}s load {os.getloadavg()[0]:.2f}"
                     + (f" warnings={res['warnings']}" if res["warnings"] else ""),
                     file=sys.stderr,
                     flush=True,
@@ -567,6 +771,8 @@ def main(argv=None) -> int:
     out.write_text(json.dumps(results, indent=2))
 
     print(markdown(results))
+    print()
+    print(markdown_sweep(results))
     print()
     print(targets_text(results["targets"]))
     print()
