@@ -217,17 +217,20 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
 
     continuous = np.empty((len(frame), len(schema.continuous)), dtype=np.float64)
     for j, feat in enumerate(schema.continuous):
-        values = pd.to_numeric(frame[feat.name], errors="coerce").to_numpy(dtype=np.float64)
         text = frame[feat.name]
-        bad = np.isnan(values) & text.notna().to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"continuous column {feat.name!r} holds text ({text.iloc[row]!r} in data row "
-                f"{row + 1}); fix the value or declare the column discrete"
-            )
+        # Imputation and clipping work on the copy in ``continuous``: the parsed values
+        # may share memory with the caller's frame.
+        values = continuous[:, j]
+        values[:] = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
         nan = np.isnan(values)
         if nan.any():
+            bad = nan & text.notna().to_numpy()
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"continuous column {feat.name!r} holds text ({text.iloc[row]!r} in data "
+                    f"row {row + 1}); fix the value or declare the column discrete"
+                )
             if training:
                 report.missing_continuous[feat.name] = int((nan & keep).sum())
                 keep &= ~nan
@@ -238,7 +241,6 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
         if outside.any():
             report.clipped[feat.name] = int((outside & keep).sum())
             np.clip(values, feat.low, feat.high, out=values)
-        continuous[:, j] = values
 
     discrete = np.empty((len(frame), len(schema.discrete)), dtype=np.int32)
     for j, feat in enumerate(schema.discrete):
@@ -257,7 +259,8 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
         discrete[:, j] = codes
 
     if training:
-        continuous, discrete, y = continuous[keep], discrete[keep], y[keep]
+        if not keep.all():
+            continuous, discrete, y = continuous[keep], discrete[keep], y[keep]
         report.clipped = {k: v for k, v in report.clipped.items() if v}
     report.rows_used = int(keep.sum()) if training else len(frame)
     if training and report.rows_used == 0:

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
 from .depth import resolve_depth
-from .hashing import SALT_CHILD, class_uniforms, splitmix64, tree_root_keys
+from .hashing import class_uniforms, hash_columns, tree_root_keys
 from .inputs import batch_data, check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
@@ -66,14 +66,12 @@ def hash_trees(encoded: EncodedData, n_trees: int, split_seed: int) -> np.ndarra
     not depend on any other record, so each record still reaches exactly one tree
     (parallel composition); identical records share a tree.
     """
-    mixed = np.full(encoded.n_records, splitmix64(np.uint64(split_seed)), dtype=np.uint64)
     columns = [
         encoded.continuous[:, j].view(np.uint64) for j in range(encoded.continuous.shape[1])
     ]
     columns += [encoded.discrete[:, j].astype(np.uint64) for j in range(encoded.discrete.shape[1])]
     columns.append(encoded.y.astype(np.uint64))
-    for j, column in enumerate(columns):
-        mixed = splitmix64(mixed ^ splitmix64(column ^ splitmix64(np.uint64(j + 1) ^ SALT_CHILD)))
+    mixed = hash_columns(columns, split_seed)
     return (mixed % np.uint64(n_trees)).astype(np.int64)
 
 

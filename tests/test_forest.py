@@ -153,6 +153,19 @@ def test_missing_values_and_clipping_are_counted():
     assert report.rows_used == 200 - 10
 
 
+def test_encoding_leaves_the_callers_frame_alone():
+    """Imputing and clipping for prediction must not write into the user's DataFrame."""
+    frame, schema = mixed_frame(50)
+    frame["age"] = frame["age"].astype(np.float64)
+    frame.loc[:2, "age"] = np.nan
+    frame.loc[3:5, "age"] = 500.0
+    before = frame.copy()
+    encoded = encode(frame, schema, training=False)
+    pd.testing.assert_frame_equal(frame, before)
+    assert encoded.continuous[:, 0].max() == 120.0
+    assert not np.isnan(encoded.continuous).any()
+
+
 def test_mushroom_scale_trees_are_lazy():
     """21 discrete features at depth 10: ~10^7 leaves per tree, only visited nodes built."""
     rng = np.random.default_rng(0)
