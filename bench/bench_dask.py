@@ -31,6 +31,7 @@ from sklearn.datasets import make_classification
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dpviz.distributed import LOCAL_WORKER_ENV  # noqa: E402
 from dpviz.schema import Feature, Schema  # noqa: E402
 
 CHUNK = 1_000_000
@@ -90,12 +91,18 @@ class PeakMemory:
         self._thread.join()
 
 
-def baseline(path: Path, kind: str) -> tuple[float, float]:
-    """One pass over the data on a 2-worker local cluster: (whole command, pass alone)."""
+def baseline(path: Path, kind: str, dpviz_malloc: bool = False) -> tuple[float, float]:
+    """One pass over the data on a 2-worker local cluster: (whole command, pass alone).
+
+    With ``dpviz_malloc`` the workers get the glibc settings that ``--local-cluster``
+    gives dpviz's own workers (``dpviz.distributed.LOCAL_WORKER_ENV``), so that both sides of
+    the ratio run on equal clusters; without it, Dask's defaults."""
+    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in LOCAL_WORKER_ENV.items()}
     code = (
-        "import time, dask.dataframe as dd\n"
+        "import time, dask, dask.dataframe as dd\n"
         "from distributed import Client, LocalCluster\n"
-        "c = LocalCluster(n_workers=2, threads_per_worker=1, host='127.0.0.1',\n"
+        + (f"dask.config.set({settings!r})\n" if dpviz_malloc else "")
+        + "c = LocalCluster(n_workers=2, threads_per_worker=1, host='127.0.0.1',\n"
         "                 dashboard_address=None)\n"
         "cl = Client(c); t = time.perf_counter()\n"
         f"df = dd.read_{kind}('{path}')\n"
@@ -168,6 +175,7 @@ def main() -> None:
     results = {"rows": args.rows}
     for kind, path in (("csv", folder / "synthf.csv"), ("parquet", folder / "parquet")):
         base = [baseline(path, kind) for _ in range(args.reps)]
+        base_dpviz_malloc = [baseline(path, kind, dpviz_malloc=True) for _ in range(args.reps)]
         runs = [
             train(path, folder / "schema.json", folder / f"model-{kind}.json")
             for _ in range(args.reps)
@@ -175,6 +183,7 @@ def main() -> None:
         results[kind] = {
             "baseline_command_s": float(np.median([b[0] for b in base])),
             "baseline_pass_s": float(np.median([b[1] for b in base])),
+            "baseline_dpviz_malloc_pass_s": float(np.median([b[1] for b in base_dpviz_malloc])),
             "train_command_s": float(np.median([r[0] for r in runs])),
             "train_fit_s": float(np.median([r[2] for r in runs])),
             "peak_worker_rss_gb": max(r[1] for r in runs) / 2**30,
@@ -182,6 +191,7 @@ def main() -> None:
         r = results[kind]
         r["ratio_commands"] = r["train_command_s"] / r["baseline_command_s"]
         r["ratio_pass"] = r["train_fit_s"] / r["baseline_pass_s"]
+        r["ratio_pass_dpviz_malloc"] = r["train_fit_s"] / r["baseline_dpviz_malloc_pass_s"]
         print(kind, results[kind], flush=True)
     results["sample_300k_byte_equal"] = sample_equality(folder)
     print("300k sample byte-equal:", results["sample_300k_byte_equal"])

@@ -102,7 +102,7 @@ def read_dask(path: str, schema: Schema, blocksize: str | int = "64MB"):
     )
 
 
-_MALLOC = {"MALLOC_TRIM_THRESHOLD_": 2**28, "MALLOC_MMAP_THRESHOLD_": 2**25}
+LOCAL_WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": 2**28, "MALLOC_MMAP_THRESHOLD_": 2**25}
 
 
 @contextmanager
@@ -124,7 +124,7 @@ def dask_client(scheduler: str | None = None, local_cluster: int | None = None):
     # pages fault in again, tripling the cost of counting a partition. Letting glibc
     # keep up to 256 MiB (arrays up to 32 MiB from the heap) costs little memory.
     with dask.config.set(
-        {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in _MALLOC.items()}
+        {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in LOCAL_WORKER_ENV.items()}
     ):
         cluster = LocalCluster(
             n_workers=local_cluster,
