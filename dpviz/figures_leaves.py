@@ -127,3 +127,80 @@ def sensitivity_histogram_figure(leaves: pd.DataFrame, epsilon: float) -> go.Fig
     )
     fig.update_yaxes(title_text="non-empty leaves (count)")
     return fig
+
+
+def boost_leaf_values_figure(leaves: pd.DataFrame, max_points: int = 5_000) -> go.Figure:
+    """DPBoost leaves: the true (clipped) value of every non-empty leaf against the value
+    it released. On the diagonal the noise did nothing; in the shaded quadrants it
+    flipped the leaf's sign. ``leaves`` is ``treeviz.boost_leaf_table``: NOT private."""
+    rows = leaves[~leaves["empty"]]
+    if len(rows) > max_points:
+        rows = rows.sample(max_points, random_state=0)
+    true = rows["true_value"].to_numpy(dtype=float)
+    released = rows["released_value"].to_numpy(dtype=float)
+    top = float(max(1e-6, np.abs(np.concatenate([true, released, [0.0]])).max())) * 1.05
+    fig = go.Figure()
+    for sign in (-1, 1):  # quadrants where the released sign differs from the true one
+        fig.add_shape(
+            type="rect",
+            x0=0,
+            x1=sign * top,
+            y0=0,
+            y1=-sign * top,
+            fillcolor="#D55E00",
+            opacity=0.08,
+            line={"width": 0},
+            layer="below",
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[-top, top],
+            y=[-top, top],
+            mode="lines",
+            line={"color": "#999999", "dash": "dash", "width": 1},
+            name="no noise (released = true)",
+            hoverinfo="skip",
+        )
+    )
+    flipped = rows["sign_flipped"].to_numpy(bool)
+    for is_flipped, color, label in (
+        (False, BAR_COLOR, "sign kept"),
+        (True, "#D55E00", "sign flipped"),
+    ):
+        part = rows[flipped == is_flipped]
+        fig.add_trace(
+            go.Scatter(
+                x=part["true_value"],
+                y=part["released_value"],
+                mode="markers",
+                marker={"color": color, "size": 6, "opacity": 0.7},
+                name=f"{label} ({len(part):,} leaves)",
+                customdata=np.stack(
+                    [part["class"].astype(str), part["tree"], part["n_records"]], axis=1
+                )
+                if len(part)
+                else None,
+                hovertemplate="class %{customdata[0]} · tree %{customdata[1]} · "
+                "%{customdata[2]} records<br>true %{x:+.3f} → released %{y:+.3f}"
+                "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        template=TEMPLATE,
+        title={
+            "text": "DPBoost leaves: true value against released value"
+            f"<br><sup>{NOT_PRIVATE}</sup>"
+        },
+        height=480,
+        margin={"t": 110, "b": 60, "l": 70, "r": 20},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
+        annotations=[
+            _note(
+                "Each point is a non-empty leaf. Shaded: the Laplace noise flipped the sign of "
+                "the leaf's<br>push (towards or away from the class)."
+            )
+        ],
+    )
+    fig.update_xaxes(title_text="true leaf value (clipped, before noise)", range=[-top, top])
+    fig.update_yaxes(title_text="released leaf value", range=[-top, top])
+    return fig

@@ -60,9 +60,10 @@ def node_hover(nodes: pd.DataFrame, classes, *, diagnostics: bool) -> list[str]:
         if diagnostics:
             lines.append(f"records: {int(row['records']):,} ({_counts_text(row, classes)})")
             if row["is_leaf"] and row["records"] > 0:
+                sensitivity = row.get("smooth_sensitivity", np.nan)
                 lines.append(
-                    f"gap j = {row['gap_j']:.0f} · smooth sensitivity "
-                    f"{row['smooth_sensitivity']:.3g}"
+                    f"gap j = {row['gap_j']:.0f}"
+                    + ("" if pd.isna(sensitivity) else f" · smooth sensitivity {sensitivity:.3g}")
                 )
                 lines.append(
                     f"flip probability {row['flip_probability']:.3g} · "
@@ -143,12 +144,20 @@ def _leaf_count_text(leaves: pd.DataFrame, classes) -> list[str]:
 
 
 def node_link_figure(
-    nodes: pd.DataFrame, classes, *, diagnostics: bool, tree: int, height: int = 560
+    nodes: pd.DataFrame,
+    classes,
+    *,
+    diagnostics: bool,
+    tree: int,
+    height: int = 560,
+    name: str | None = None,
+    note: str | None = None,
 ) -> go.Figure:
     """A tree as nodes and links, split rules on the inner nodes, leaves coloured by the
     released label (released view) or the true majority (diagnostics, NOT private).
 
-    ``tree`` is the 1-based tree number shown in the title.
+    ``tree`` is the 1-based tree number shown in the title (``name`` replaces "Tree N");
+    ``note`` replaces the explanatory line.
     """
     classes = [str(c) for c in classes]
     x = _layout_positions(nodes)
@@ -235,8 +244,8 @@ def node_link_figure(
         sel = leaf & (labels == c)
         if diagnostics:
             sel &= ~nodes["flipped"].to_numpy()
-        name = f"true majority {c}" if diagnostics else f"released label {c}"
-        _leaf_trace(fig, x, y, sel, hover, class_color(i), name, records, top)
+        legend = f"true majority {c}" if diagnostics else f"released label {c}"
+        _leaf_trace(fig, x, y, sel, hover, class_color(i), legend, records, top)
     if diagnostics:
         flipped = leaf & nodes["flipped"].to_numpy()
         _leaf_trace(
@@ -245,17 +254,18 @@ def node_link_figure(
         empty = leaf & nodes["empty"].to_numpy()
         _leaf_trace(fig, x, y, empty, hover, EMPTY_COLOR, "empty leaf (no record)", None, top)
     title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
-    note = (
-        "Leaf size ∝ records; under each leaf its class counts ("
-        + "/".join(classes[:2] if len(classes) == 2 else ["records"])
-        + "). Hover a node for its gap j and flip probability."
-        if diagnostics
-        else "Every leaf releases a label, empty or not, so an outsider cannot tell which "
-        "leaves held records."
-    )
+    if note is None:
+        note = (
+            "Leaf size ∝ records; under each leaf its class counts ("
+            + "/".join(classes[:2] if len(classes) == 2 else ["records"])
+            + "). Hover a node for its gap j and flip probability."
+            if diagnostics
+            else "Every leaf releases a label, empty or not, so an outsider cannot tell which "
+            "leaves held records."
+        )
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": f"Tree {tree} · {title}"},
+        title={"text": f"{name or f'Tree {tree}'} · {title}"},
         height=height,
         margin={"t": 100, "b": 30, "l": 30, "r": 30},
         legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
@@ -304,6 +314,8 @@ def icicle_figure(
     tree: int,
     total_leaves: float | None = None,
     height: int = 620,
+    name: str | None = None,
+    note: str | None = None,
 ) -> go.Figure:
     """A deep tree as an icicle, root on top.
 
@@ -318,7 +330,7 @@ def icicle_figure(
     hover = node_hover(nodes, classes, diagnostics=diagnostics)
     ids = nodes["node"].astype(str).to_numpy()
     parents = np.where(nodes["parent"] >= 0, nodes["parent"].astype(str), "")
-    labels = np.where(nodes["parent"] >= 0, nodes["edge"], f"tree {tree}")
+    labels = np.where(nodes["parent"] >= 0, nodes["edge"], name or f"tree {tree}")
     labels = np.where(nodes["hidden_children"], labels + " …", labels)
     if diagnostics:
         colors = [
@@ -365,7 +377,7 @@ def icicle_figure(
             "■ flipped leaf."
         )
     else:
-        note = (
+        note = note or (
             f"Structure from the public seed, drawn to depth {shown} (“…”: deeper branches "
             "not drawn).<br>Box width: the branches drawn below it, not records. Nothing "
             "here depends on the data."
@@ -373,8 +385,250 @@ def icicle_figure(
     title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": f"Tree {tree} · {title}"},
+        title={"text": f"{name or f'Tree {tree}'} · {title}"},
         height=height,
+        margin={"t": 110, "b": 10, "l": 10, "r": 10},
+        annotations=[_note(note)],
+    )
+    return fig
+
+
+# --- DPBoost trees: real-valued leaves ---------------------------------------------------------
+
+VALUE_SCALE = "RdBu"  # diverging, readable in colour-blind vision; red < 0 < blue
+BOOST_NODE_LINK_MAX_LEAVES = 64
+BOOST_RELEASED_TITLE = "Released model: splits and noisy leaf values (what an outsider sees)"
+BOOST_DIAGNOSTICS_TITLE = "Data-owner diagnostics: records and true leaf values (NOT private)"
+
+
+def boost_hover(nodes: pd.DataFrame, *, diagnostics: bool) -> list[str]:
+    """Hover text of every node of a DPBoost tree (``treeviz.boost_nodes``)."""
+    out = []
+    for _, row in nodes.iterrows():
+        lines = [f"<b>{row['edge'] or 'root'}</b> (depth {row['depth']})"]
+        if row["split"]:
+            lines.append(f"splits on {row['split']}")
+        if row["hidden_children"]:
+            lines.append("deeper nodes not drawn (display depth)")
+        if row["is_leaf"]:
+            lines.append(f"released value: <b>{row['released_value']:+.3f}</b>")
+        else:
+            lines.append(f"mean released value of the leaves below: {row['released_value']:+.3f}")
+        if diagnostics:
+            lines.append(f"records: {int(row['records']):,}")
+            if row["is_leaf"] and row["records"] > 0:
+                lines.append(
+                    f"true value (clipped) {row['true_value']:+.3f} · noise {row['noise']:+.3f}"
+                )
+                lines.append("<b>sign flipped</b>" if row["sign_flipped"] else "sign kept")
+            elif row["is_leaf"]:
+                lines.append("empty leaf: its released value is pure noise")
+        out.append("<br>".join(lines))
+    return out
+
+
+def _value_range(values: np.ndarray) -> float:
+    finite = np.abs(values[np.isfinite(values)])
+    return float(max(1e-9, finite.max())) if len(finite) else 1.0
+
+
+def boost_tree_figure(
+    nodes: pd.DataFrame,
+    *,
+    diagnostics: bool,
+    name: str,
+    positive: str,
+    height: int = 620,
+) -> go.Figure:
+    """A DPBoost tree: split rules on the inner nodes, leaves coloured by their value on
+    a diverging scale (blue pushes towards ``positive``, red away from it).
+
+    Released view: the noisy leaf values (what an outsider sees). Diagnostics (NOT
+    private): the true (clipped) leaf values, leaf size ∝ records, empty leaves white,
+    sign flips outlined. Node-link up to 64 leaves, else an icicle.
+    """
+    if int(nodes["is_leaf"].sum()) > BOOST_NODE_LINK_MAX_LEAVES or nodes["hidden_children"].any():
+        return _boost_icicle(nodes, diagnostics=diagnostics, name=name, positive=positive)
+    x = _layout_positions(nodes)
+    y = -nodes["depth"].to_numpy(dtype=float)
+    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
+    ex, ey = [], []
+    for node, parent in zip(nodes["node"], nodes["parent"]):
+        if parent >= 0:
+            a, b = row_of[int(parent)], row_of[int(node)]
+            ex += [x[a], x[b], None]
+            ey += [y[a], y[b], None]
+    hover = np.asarray(boost_hover(nodes, diagnostics=diagnostics), dtype=object)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=ex,
+            y=ey,
+            mode="lines",
+            line={"color": "#BBBBBB", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    inner = ~nodes["is_leaf"].to_numpy()
+    depth = nodes["depth"].to_numpy()
+    per_level = np.bincount(depth[inner], minlength=int(depth.max()) + 1)
+    labelled = inner & (per_level[depth] <= 16)
+    text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
+    text = np.where(labelled, text, "")
+    fig.add_trace(
+        go.Scatter(
+            x=x[inner],
+            y=y[inner],
+            mode="markers+text",
+            marker={"symbol": "circle", "size": 9, "color": "#FFFFFF", "line": {"width": 1}},
+            text=text[inner],
+            textposition=position[inner],
+            textfont={"size": 11},
+            customdata=hover[inner],
+            hovertemplate="%{customdata}<extra></extra>",
+            name="split (rule: left branch; hover deeper ones)",
+        )
+    )
+    leaf = ~inner
+    column = "true_value" if diagnostics else "released_value"
+    values = nodes[column].to_numpy(dtype=float)
+    top = _value_range(values[leaf])
+    records = nodes["records"].to_numpy()
+    if diagnostics:
+        biggest = max(1, int(records[leaf].max()))
+        size = np.where(records > 0, 9 + 17 * np.sqrt(records / biggest), 9)
+        empty = nodes["empty"].to_numpy()
+        flipped = nodes["sign_flipped"].to_numpy()
+        colors = np.where(empty, np.nan, values)
+        line_width = np.where(flipped, 3.0, 1.0)
+    else:
+        size = np.full(len(nodes), 16.0)
+        colors = values
+        line_width = np.ones(len(nodes))
+    shown = leaf & np.isfinite(colors) if diagnostics else leaf
+    fig.add_trace(
+        go.Scatter(
+            x=x[shown],
+            y=y[shown],
+            mode="markers",
+            marker={
+                "symbol": "square",
+                "size": size[shown],
+                "color": colors[shown],
+                "colorscale": VALUE_SCALE,
+                "cmin": -top,
+                "cmax": top,
+                "line": {"color": "#000000", "width": line_width[shown]},
+                "colorbar": {
+                    "title": {"text": "true value" if diagnostics else "released value"},
+                    "thickness": 14,
+                    "len": 0.6,
+                },
+            },
+            customdata=hover[shown],
+            hovertemplate="%{customdata}<extra></extra>",
+            name="leaf (colour: value)",
+        )
+    )
+    if diagnostics and (leaf & nodes["empty"].to_numpy()).any():
+        gone = leaf & nodes["empty"].to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=x[gone],
+                y=y[gone],
+                mode="markers",
+                marker={
+                    "symbol": "square",
+                    "size": 9,
+                    "color": EMPTY_COLOR,
+                    "line": {"color": "#888888", "width": 1},
+                },
+                customdata=hover[gone],
+                hovertemplate="%{customdata}<extra></extra>",
+                name="empty leaf (no record)",
+            )
+        )
+    if diagnostics:
+        note = (
+            f"Leaf colour: true leaf value before noise (clipped); blue pushes towards "
+            f"{positive}, red away. Size ∝ records; thick outline: the noise flipped the "
+            "sign.<br>Records are the tree's own subset after gradient filtering."
+        )
+        title = BOOST_DIAGNOSTICS_TITLE
+    else:
+        note = (
+            f"Leaf colour: the released value (clipped, plus Laplace noise); blue pushes "
+            f"towards {positive}, red away.<br>Every leaf releases a value, empty or not. "
+            "Split rules on the upper levels; hover a node for the rest."
+        )
+        title = BOOST_RELEASED_TITLE
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": f"{name} · {title}"},
+        height=height,
+        margin={"t": 100, "b": 30, "l": 30, "r": 30},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
+        annotations=[_note(note)],
+        hovermode="closest",
+    )
+    max_depth = int(depth.max())
+    fig.update_xaxes(visible=False, range=[x.min() - 0.8, x.max() + 0.8])
+    fig.update_yaxes(
+        title_text="depth",
+        tickvals=-np.arange(max_depth + 1),
+        ticktext=[str(d) for d in range(max_depth + 1)],
+        range=[-max_depth - 0.6, 0.6],
+        zeroline=False,
+    )
+    return fig
+
+
+def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive: str):
+    """A deep DPBoost tree as an icicle, every box coloured by its (mean) value."""
+    column = "true_value" if diagnostics else "released_value"
+    values = nodes[column].to_numpy(dtype=float)
+    top = _value_range(values)
+    labels = np.where(nodes["parent"] >= 0, nodes["edge"], name)
+    labels = np.where(nodes["hidden_children"], labels + " …", labels)
+    records = nodes["records"].to_numpy()
+    keep = records > 0 if diagnostics else np.ones(len(nodes), dtype=bool)
+    fig = go.Figure(
+        go.Icicle(
+            ids=nodes["node"].astype(str).to_numpy()[keep],
+            parents=np.where(nodes["parent"] >= 0, nodes["parent"].astype(str), "")[keep],
+            labels=labels[keep],
+            values=records[keep] if diagnostics else None,
+            branchvalues="total" if diagnostics else "remainder",
+            marker={
+                "colors": values[keep],
+                "colorscale": VALUE_SCALE,
+                "cmin": -top,
+                "cmax": top,
+                "showscale": True,
+                "line": {"color": "#FFFFFF", "width": 0.5},
+            },
+            leaf={"opacity": 1.0},
+            customdata=np.asarray(boost_hover(nodes, diagnostics=diagnostics))[keep],
+            hovertemplate="%{customdata}<extra></extra>",
+            tiling={"orientation": "v"},
+            textfont={"size": 11},
+            sort=False,
+        )
+    )
+    shown = int(nodes["depth"].max())
+    note = (
+        f"Drawn to depth {shown} (“…”: deeper nodes summed in). Colour: mean "
+        + ("true value, width ∝ records (NOT private)" if diagnostics else "released value")
+        + f"; blue pushes towards {positive}, red away."
+    )
+    fig.update_layout(
+        template=TEMPLATE,
+        title={
+            "text": f"{name} · "
+            + (BOOST_DIAGNOSTICS_TITLE if diagnostics else BOOST_RELEASED_TITLE)
+        },
+        height=620,
         margin={"t": 110, "b": 10, "l": 10, "r": 10},
         annotations=[_note(note)],
     )

@@ -1,4 +1,11 @@
-"""Released models as validated JSON: every node of every tree, never a pickle."""
+"""Released models as validated JSON: every node of every tree, never a pickle.
+
+Three formats, one per family of the algorithm registry, each with a ``kind`` and an
+``algorithm`` field: ``dpviz-forest`` (fletcher_islam, jpw: :class:`ReleasedForest`),
+``dpviz-tree`` (friedman_schuster, dpea: :class:`ReleasedTree`) and ``dpviz-boost``
+(dpboost: :class:`ReleasedBoost`). :func:`release` exports any fitted model of the
+registry, :func:`load_model` / :func:`model_from_json` read any of the three files.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
-from .data import encode
+from .boosting import DPBoostClassifier
+from .data import EncodedData, encode
 from .forest import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
@@ -18,11 +27,15 @@ from .forest import (
     build_ledger,
     feature_order,
 )
+from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import get_mechanism
 from .schema import Schema
 from .trees import build_full
 
 FORMAT = "dpviz-forest"
+TREE_FORMAT = "dpviz-tree"
+BOOST_FORMAT = "dpviz-boost"
+KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted trees"}
 FORMAT_VERSION = 1
 MAX_EXPORT_NODES = 2_000_000
 
@@ -90,6 +103,7 @@ class ReleasedForest:
             )
         ledger = model.ledger_.to_dict()
         meta = {
+            "kind": KINDS[FORMAT],
             "classes": [str(c) for c in model.schema_.classes],
             "feature_order": feature_order(model.schema_),
             "algorithm": "jpw" if isinstance(model, PrivateRDTClassifier) else "fletcher_islam",
@@ -129,37 +143,12 @@ class ReleasedForest:
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedForest:
         """Parse and validate a model file; any defect is a ValueError saying what is wrong."""
-        try:
-            doc = json.loads(text)
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"the model file is not UTF-8 text (bad byte at position {exc.start}); "
-                "a dpviz model is the JSON file that 'train' wrote"
-            ) from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"the model file is not valid JSON ({exc}); it may be truncated"
-            ) from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ValueError("this is not a dpviz model file (no 'format': 'dpviz-forest')")
-        if doc.get("version") != FORMAT_VERSION:
-            raise ValueError(
-                f"model format version {doc.get('version')!r} is not supported "
-                f"(this dpviz reads version {FORMAT_VERSION})"
-            )
-        required = ("schema", "classes", "feature_order", "mechanism", "releases", "trees")
-        missing = [k for k in required if k not in doc]
-        if missing:
-            raise ValueError("the model file lacks: " + ", ".join(missing))
-        schema = Schema.from_dict(doc["schema"])
-        if not isinstance(doc["classes"], list):
-            raise ValueError("the model's 'classes' must be a list of class names")
-        if [str(c) for c in doc["classes"]] != list(schema.classes):
-            raise ValueError("the model's class list does not match its schema")
-        from .forest import feature_order as order_of
+        return cls.from_document(_parse_json(text))
 
-        if doc["feature_order"] != order_of(schema):
-            raise ValueError("the model's feature order does not match its schema")
+    @classmethod
+    def from_document(cls, doc: Any) -> ReleasedForest:
+        """Validate a parsed model file (``ValueError`` saying what is wrong)."""
+        doc, schema = _check_document(doc, FORMAT, ("mechanism", "releases", "trees"))
         if doc["releases"] not in ("label", "counts"):
             raise ValueError("the model's 'releases' must be 'label' or 'counts'")
         if not isinstance(doc["trees"], list) or not doc["trees"]:
@@ -169,13 +158,7 @@ class ReleasedForest:
 
     @classmethod
     def load(cls, path: str | Path) -> ReleasedForest:
-        try:
-            raw = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise ValueError(f"model file {str(path)!r} does not exist") from None
-        except IsADirectoryError:
-            raise ValueError(f"{str(path)!r} is a folder, not a model file") from None
-        return cls.from_json(raw)
+        return cls.from_json(_read_bytes(path))
 
     # --- prediction -------------------------------------------------------------------
 
@@ -349,3 +332,444 @@ def _int_array(values) -> np.ndarray:
     if not isinstance(values, list) or not all(type(v) is int for v in values):
         raise TypeError("expected a list of whole numbers")
     return np.asarray(values, dtype=np.int64)
+
+
+# --- greedy trees (friedman_schuster, dpea) and DPBoost ---------------------------------------
+
+
+class ReleasedTree:
+    """A released greedy DP tree (Friedman–Schuster, DPEA): every node and the noisy class
+    counts of every leaf, empty or not. Holds no data and no diagnostics.
+
+    Routing bins each continuous feature into the model's ``n_bins`` equal-width bins of
+    its public domain, as the estimator does; a record with an unknown discrete value
+    at a split abstains (uniform class probabilities). ``predict`` and
+    ``predict_proba`` equal the fitted estimator's on records without unknown values.
+    """
+
+    def __init__(self, meta: dict[str, Any], schema: Schema, tree: dict[str, list]):
+        self.meta = meta
+        self.schema = schema
+        self.tree = tree
+        self.classes_ = np.asarray(meta["classes"], dtype=object)
+        self._compile()
+
+    @classmethod
+    def from_estimator(cls, model, algorithm: str | None = None) -> ReleasedTree:
+        """Release a fitted :class:`~dpviz.greedy.DPDecisionTreeClassifier`."""
+        check_is_fitted(model, "feature_")
+        n = len(model.feature_)
+        if n > MAX_EXPORT_NODES:
+            raise ValueError(
+                f"cannot export: the tree has {n:,} nodes, more than the {MAX_EXPORT_NODES:,} "
+                "an export may list; lower max_depth or n_bins"
+            )
+        leaves = set(model.leaf_nodes_.tolist())
+        if leaves != set(np.flatnonzero(model.feature_ < 0).tolist()):
+            raise ValueError("cannot export: the tree's leaves do not match its nodes")
+        output: list = [None] * n
+        for node, row in zip(model.leaf_nodes_.tolist(), model.leaf_noisy_counts_):
+            output[node] = [float(v) for v in row]
+        tree = {
+            "feature": [int(v) for v in model.feature_],
+            "first_child": [int(v) for v in model.first_child_],
+            "output": output,
+        }
+        meta = {
+            "kind": KINDS[TREE_FORMAT],
+            "algorithm": algorithm or ("friedman_schuster" if model.steps == 1 else "dpea"),
+            **_common_meta(model),
+            "releases": "counts",
+            "n_bins": int(model.n_bins),
+            "max_depth": int(model.max_depth),
+        }
+        return cls(meta, model.schema_, tree)
+
+    def to_json(self) -> str:
+        return _to_json(TREE_FORMAT, self.schema, self.meta, {"tree": self.tree})
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ReleasedTree:
+        return cls.from_document(_parse_json(text))
+
+    @classmethod
+    def from_document(cls, doc: Any) -> ReleasedTree:
+        doc, schema = _check_document(doc, TREE_FORMAT, ("n_bins", "tree"))
+        if not isinstance(doc["tree"], dict):
+            raise ValueError("the model's 'tree' must be an object with the node lists")
+        meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "tree")}
+        return cls(meta, schema, doc["tree"])
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReleasedTree:
+        return cls.from_json(_read_bytes(path))
+
+    def _compile(self) -> None:
+        n_bins = _whole(self.meta.get("n_bins"), "n_bins", low=2, high=10_000)
+        k = len(self.classes_)
+        widths = np.asarray(
+            [n_bins] * len(self.schema.continuous) + [len(f.values) for f in self.schema.discrete]
+        )
+        try:
+            feature = _int_array(self.tree["feature"])
+            first_child = _int_array(self.tree["first_child"])
+            output = self.tree["output"]
+            if not isinstance(output, list):
+                raise TypeError
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise ValueError(
+                "the model's tree is malformed: it needs lists 'feature', 'first_child' and "
+                "'output' with one entry per node"
+            ) from None
+        n = len(feature)
+        if n == 0 or not len(first_child) == len(output) == n:
+            raise ValueError("the tree's node lists are empty or of different lengths")
+        if np.any(feature >= len(widths)) or np.any(feature < -1):
+            raise ValueError("a node of the tree splits on a feature the schema lacks")
+        inner = feature >= 0
+        width = np.where(inner, widths[np.maximum(feature, 0)], 0)
+        if np.any(inner & ((first_child <= np.arange(n)) | (first_child + width > n))):
+            raise ValueError("a node of the tree points to children outside the tree")
+        values = np.full((n, k), np.nan)
+        for i in np.flatnonzero(~inner):
+            values[i] = _counts_row(output[i], k, "the tree")
+        self._n_bins = n_bins
+        self._feature = feature
+        self._first_child = np.where(inner, first_child, -1)
+        self._output = values
+
+    def leaf_of(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf node each record reaches (-1 where an unknown value stops it)."""
+        codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        result = np.full(encoded.n_records, -1, dtype=np.int64)
+        node = np.zeros(encoded.n_records, dtype=np.int64)
+        active = np.arange(encoded.n_records)
+        while len(active):
+            f = self._feature[node]
+            leaf = f < 0
+            result[active[leaf]] = node[leaf]
+            node, active, f = node[~leaf], active[~leaf], f[~leaf]
+            value = codes[active, f]
+            known = value >= 0
+            node = self._first_child[node[known]] + value[known]
+            active = active[known]
+        return result
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        encoded = encode(X, self.schema, training=False)
+        leaf = self.leaf_of(encoded)
+        k = len(self.classes_)
+        noisy = np.zeros((len(leaf), k))
+        reached = leaf >= 0
+        noisy[reached] = np.clip(self._output[leaf[reached]], 0.0, None)
+        total = noisy.sum(axis=1, keepdims=True)
+        return np.divide(noisy, total, out=np.full_like(noisy, 1.0 / k), where=total > 0)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+MAX_BOOST_DEPTH = 20
+
+
+class ReleasedBoost:
+    """A released DPBoost model: for each one-vs-rest target (one for two classes) its
+    trees, each the split (feature, bin threshold) of every node level by level and the
+    noisy value of all 2^depth leaves. Holds no data and no diagnostics.
+
+    A record goes left at a node when its bin code is ≤ the threshold (an unknown
+    discrete value, code -1, goes left), exactly as the estimator routes it, so
+    ``predict`` and ``predict_proba`` equal the fitted estimator's.
+    """
+
+    def __init__(self, meta: dict[str, Any], schema: Schema, models: list[dict]):
+        self.meta = meta
+        self.schema = schema
+        self.models = models
+        self.classes_ = np.asarray(meta["classes"], dtype=object)
+        self._compile()
+
+    @classmethod
+    def from_estimator(cls, model, algorithm: str | None = None) -> ReleasedBoost:
+        """Release a fitted :class:`~dpviz.boosting.DPBoostClassifier`."""
+        check_is_fitted(model, "models_")
+        n_nodes = sum(2 * len(t["value"]) - 1 for trees in model.models_ for t in trees)
+        if n_nodes > MAX_EXPORT_NODES:
+            raise ValueError(
+                f"cannot export: the model has {n_nodes:,} nodes, more than the "
+                f"{MAX_EXPORT_NODES:,} an export may list; lower max_depth or the number of "
+                "trees"
+            )
+        k = len(model.schema_.classes)
+        targets = [1] if k == 2 else list(range(k))
+        models = [
+            {
+                "target": int(target),
+                "trees": [
+                    {
+                        "feature": [[int(v) for v in level] for level in tree["feature"]],
+                        "threshold": [[int(v) for v in level] for level in tree["threshold"]],
+                        "value": [float(v) for v in tree["value"]],
+                    }
+                    for tree in trees
+                ],
+            }
+            for target, trees in zip(targets, model.models_)
+        ]
+        meta = {
+            "kind": KINDS[BOOST_FORMAT],
+            "algorithm": algorithm or "dpboost",
+            **_common_meta(model),
+            "releases": "scores",
+            "n_bins": int(model.n_bins),
+            "learning_rate": float(model.learning_rate),
+            "max_depth": int(model.max_depth),
+        }
+        return cls(meta, model.schema_, models)
+
+    def to_json(self) -> str:
+        return _to_json(BOOST_FORMAT, self.schema, self.meta, {"models": self.models})
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ReleasedBoost:
+        return cls.from_document(_parse_json(text))
+
+    @classmethod
+    def from_document(cls, doc: Any) -> ReleasedBoost:
+        doc, schema = _check_document(doc, BOOST_FORMAT, ("n_bins", "learning_rate", "models"))
+        meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "models")}
+        return cls(meta, schema, doc["models"])
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReleasedBoost:
+        return cls.from_json(_read_bytes(path))
+
+    def _compile(self) -> None:
+        self._n_bins = _whole(self.meta.get("n_bins"), "n_bins", low=2, high=10_000)
+        eta = self.meta.get("learning_rate")
+        if isinstance(eta, bool) or not isinstance(eta, int | float) or not 0 < eta < 1:
+            raise ValueError("the model's 'learning_rate' must be a number in (0, 1)")
+        self._eta = float(eta)
+        k = len(self.classes_)
+        m = len(self.schema.features)
+        widths = np.asarray(
+            [self._n_bins] * len(self.schema.continuous)
+            + [len(f.values) for f in self.schema.discrete]
+        )
+        expected = 1 if k == 2 else k
+        if not isinstance(self.models, list) or len(self.models) != expected:
+            raise ValueError(
+                f"the model needs {expected} one-vs-rest part{'s' * (expected > 1)} in "
+                f"'models' for {k} classes"
+            )
+        compiled = []
+        for c, part in enumerate(self.models):
+            trees = part.get("trees") if isinstance(part, dict) else None
+            if not isinstance(trees, list) or not trees:
+                raise ValueError(f"part {c + 1} of the model has no trees")
+            compiled.append([self._compile_tree(t, c, i, m, widths) for i, t in enumerate(trees)])
+        self._trees = compiled
+
+    @staticmethod
+    def _compile_tree(tree, part: int, index: int, m: int, widths: np.ndarray):
+        where = f"tree {index + 1} of part {part + 1}"
+        try:
+            features = [_int_array(level) for level in tree["feature"]]
+            thresholds = [_int_array(level) for level in tree["threshold"]]
+            value = tree["value"]
+            if not isinstance(value, list) or not isinstance(tree["feature"], list):
+                raise TypeError
+            if not all(type(v) in (int, float) for v in value):
+                raise TypeError
+            value = np.asarray(value, dtype=np.float64)
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"{where} is malformed: it needs 'feature' and 'threshold' (one list per "
+                "level) and 'value' (one number per leaf)"
+            ) from None
+        depth = len(features)
+        if not 1 <= depth <= MAX_BOOST_DEPTH or len(thresholds) != depth:
+            raise ValueError(f"{where}: depth must be 1 to {MAX_BOOST_DEPTH} in both lists")
+        for d, (f, t) in enumerate(zip(features, thresholds)):
+            if len(f) != 2**d or len(t) != 2**d:
+                raise ValueError(f"{where}: level {d} must list {2**d} splits")
+            if np.any(f < 0) or np.any(f >= m):
+                raise ValueError(f"{where}: a node splits on a feature the schema lacks")
+            if np.any(t < 0) or np.any(t >= widths[f]):
+                raise ValueError(f"{where}: a split threshold is outside its feature's bins")
+        if value.shape != (2**depth,) or not np.all(np.isfinite(value)):
+            raise ValueError(f"{where}: it needs {2**depth} finite leaf values")
+        return {"feature": features, "threshold": thresholds, "value": value}
+
+    def scores(self, encoded: EncodedData) -> np.ndarray:
+        """The boosted score of every record, one column per one-vs-rest part."""
+        codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        eta = self._eta
+        return np.stack(
+            [sum(eta * t["value"][_boost_leaf(t, codes)] for t in trees) for trees in self._trees],
+            axis=1,
+        )
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        scores = self.scores(encode(X, self.schema, training=False))
+        if scores.shape[1] == 1:
+            positive = (np.clip(scores[:, 0], -1, 1) + 1) / 2
+            return np.stack([1 - positive, positive], axis=1)
+        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _boost_leaf(tree: dict, codes: np.ndarray) -> np.ndarray:
+    node = np.zeros(len(codes), dtype=np.int64)
+    rows = np.arange(len(codes))
+    for f, t in zip(tree["feature"], tree["threshold"]):
+        node = 2 * node + (codes[rows, f[node]] > t[node])
+    return node
+
+
+Released = ReleasedForest | ReleasedTree | ReleasedBoost
+READERS = {FORMAT: ReleasedForest, TREE_FORMAT: ReleasedTree, BOOST_FORMAT: ReleasedBoost}
+
+
+def release(model, algorithm: str | None = None) -> Released:
+    """The released form of any fitted model of the algorithm registry (``ValueError``
+    when it cannot be listed whole, with the reason)."""
+    if isinstance(model, DPRandomForestClassifier):
+        return ReleasedForest.from_estimator(model)
+    if isinstance(model, DPDecisionTreeClassifier):
+        return ReleasedTree.from_estimator(model, algorithm)
+    if isinstance(model, DPBoostClassifier):
+        return ReleasedBoost.from_estimator(model, algorithm)
+    raise ValueError(f"dpviz cannot export a {type(model).__name__} model")
+
+
+def model_from_json(text: str | bytes) -> Released:
+    """Any dpviz model file (forest, greedy tree or DPBoost), validated."""
+    doc = _parse_json(text)
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    reader = READERS.get(fmt) if isinstance(fmt, str) else None
+    if reader is None:
+        raise ValueError(
+            "this is not a dpviz model file (no 'format': "
+            + ", ".join(f"'{f}'" for f in READERS)
+            + ")"
+        )
+    return reader.from_document(doc)
+
+
+def load_model(path: str | Path) -> Released:
+    """Read any dpviz model file from ``path``."""
+    return model_from_json(_read_bytes(path))
+
+
+# --- shared reading and writing ---------------------------------------------------------------
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"model file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{str(path)!r} is a folder, not a model file") from None
+
+
+def _parse_json(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"the model file is not UTF-8 text (bad byte at position {exc.start}); "
+            "a dpviz model is the JSON file that 'train' wrote"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"the model file is not valid JSON ({exc}); it may be truncated"
+        ) from None
+
+
+def _check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[dict, Schema]:
+    """The checks every model file passes: format, version, schema, classes, features."""
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt != expected:
+        if isinstance(fmt, str) and fmt in KINDS:
+            raise ValueError(
+                f"this is a dpviz {KINDS[fmt]} model ('format': '{fmt}'), not a "
+                f"{KINDS[expected]}; read it with dpviz.model_io.load_model"
+            )
+        raise ValueError(f"this is not a dpviz model file (no 'format': '{expected}')")
+    if doc.get("version") != FORMAT_VERSION:
+        raise ValueError(
+            f"model format version {doc.get('version')!r} is not supported "
+            f"(this dpviz reads version {FORMAT_VERSION})"
+        )
+    missing = [k for k in ("schema", "classes", "feature_order", *required) if k not in doc]
+    if missing:
+        raise ValueError("the model file lacks: " + ", ".join(missing))
+    schema = Schema.from_dict(doc["schema"])
+    if not isinstance(doc["classes"], list):
+        raise ValueError("the model's 'classes' must be a list of class names")
+    if [str(c) for c in doc["classes"]] != list(schema.classes):
+        raise ValueError("the model's class list does not match its schema")
+    if doc["feature_order"] != feature_order(schema):
+        raise ValueError("the model's feature order does not match its schema")
+    return doc, schema
+
+
+def _to_json(fmt: str, schema: Schema, meta: dict, body: dict) -> str:
+    document = {
+        "format": fmt,
+        "version": FORMAT_VERSION,
+        "dpviz_version": dpviz_version(),
+        "schema": schema.to_dict(),
+        **meta,
+        **body,
+    }
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+def _common_meta(model) -> dict:
+    """What every export states: classes, features, ε, the parameters and the ledger."""
+    ledger = model.ledger_.to_dict()
+    params = {
+        k: v
+        for k, v in model.get_params().items()
+        if k not in ("schema", "random_state") and isinstance(v, str | int | float | bool)
+    }
+    return {
+        "classes": [str(c) for c in model.schema_.classes],
+        "feature_order": feature_order(model.schema_),
+        "epsilon": float(model.epsilon),
+        "params": params,
+        "schema_inferred": bool(model.schema_.inferred),
+        "privacy": {
+            "epsilon_total": ledger["epsilon_total"],
+            "private": ledger["private"],
+            "summary": ledger["summary"],
+        },
+    }
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"the model's {name!r} must be a whole number from {low} to {high}")
+    return value
+
+
+def _counts_row(value: Any, k: int, where: str) -> np.ndarray:
+    try:
+        row = np.asarray(value, dtype=np.float64) if isinstance(value, list) else None
+    except (TypeError, ValueError, OverflowError):
+        row = None
+    if row is None or row.shape != (k,) or not np.all(np.isfinite(row)):
+        raise ValueError(f"{where}: a leaf's noisy counts are not {k} numbers")
+    return row

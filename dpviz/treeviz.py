@@ -382,3 +382,317 @@ def forest_overview(
     )
     # Say "estimated" only where a count is an estimate (trees with many discrete values).
     return out.drop(columns="leaves exact") if exact.all() else out
+
+
+# --- greedy trees (friedman_schuster, dpea) ----------------------------------------------------
+#
+# The greedy tree's structure is chosen from the data by the exponential mechanism and is
+# released (it is part of the DP output), as are the Laplace-noised counts of every leaf.
+# True counts, flips and which nodes hold records are diagnostics: NOT private.
+
+
+def _bin_edges(model, schema) -> list[np.ndarray]:
+    """The public bin edges of every continuous feature (``n_bins`` equal widths)."""
+    return [np.linspace(f.low, f.high, int(model.n_bins) + 1) for f in schema.continuous]
+
+
+def _greedy_edge(model, f: int, v: int, edges: list[np.ndarray]) -> str:
+    """The rule on the branch for value (bin) ``v`` of feature ``f`` of a greedy tree."""
+    schema = model.schema_
+    names = feature_order(schema)
+    s = len(schema.continuous)
+    if f >= s:
+        return f"{names[f]} = {schema.discrete[f - s].values[v]}"
+    cut = edges[f]
+    if v == 0:
+        return f"{names[f]} < {cut[1]:.4g}"
+    if v == len(cut) - 2:
+        return f"{names[f]} ≥ {cut[v]:.4g}"
+    return f"{names[f]} ∈ [{cut[v]:.4g}, {cut[v + 1]:.4g})"
+
+
+def greedy_nodes(model) -> pd.DataFrame:
+    """Every node of a fitted greedy tree (:class:`~dpviz.greedy.DPDecisionTreeClassifier`)
+    with its released output and the data owner's counts.
+
+    The columns of :data:`BASE_COLUMNS` and ``released_label``/``released_counts`` are
+    the released model (structure and noisy leaf counts: what an outsider sees); the
+    columns ``records``, ``count[<class>]``, ``true_majority``, ``empty``, ``gap_j``,
+    ``flip_probability``, ``flipped``, ``empty_children`` and ``leaves_below`` read the
+    raw data: NOT private.
+    """
+    schema = model.schema_
+    feature = np.asarray(model.feature_, dtype=np.int64)
+    first = np.asarray(model.first_child_, dtype=np.int64)
+    depth = np.asarray(model.node_depth_, dtype=np.int64)
+    n = len(feature)
+    widths = np.asarray(model.n_values_, dtype=np.int64)
+    n_children = np.where(feature >= 0, widths[np.maximum(feature, 0)], 0)
+    parent = np.full(n, -1, dtype=np.int64)
+    value = np.full(n, -1, dtype=np.int64)
+    inner = np.flatnonzero(feature >= 0)
+    kids = np.repeat(inner, n_children[inner])
+    offset = np.arange(len(kids)) - np.repeat(
+        np.cumsum(n_children[inner]) - n_children[inner], n_children[inner]
+    )
+    child_ids = first[kids] + offset
+    parent[child_ids] = kids
+    value[child_ids] = offset
+    edges = _bin_edges(model, schema)
+    names = feature_order(schema)
+    classes = np.asarray([str(c) for c in schema.classes], dtype=object)
+    k = len(classes)
+    edge = [
+        "" if p < 0 else _greedy_edge(model, int(feature[p]), int(v), edges)
+        for p, v in zip(parent.tolist(), value.tolist())
+    ]
+    leaf = feature < 0
+    released_label = np.full(n, "", dtype=object)
+    released_counts = np.full(n, "", dtype=object)
+    counts = np.zeros((n, k), dtype=np.int64)
+    label = np.full(n, -1, dtype=np.int64)
+    leaves = np.asarray(model.leaf_nodes_, dtype=np.int64)
+    released_label[leaves] = classes[model.leaf_labels_]
+    released_counts[leaves] = [
+        ", ".join(f"{c}: {v:.1f}" for c, v in zip(classes, row))
+        for row in model.leaf_noisy_counts_
+    ]
+    counts[leaves] = model.leaf_counts_
+    label[leaves] = model.leaf_labels_
+    below = np.zeros(n, dtype=np.int64)
+    nonempty_leaf = np.zeros(n, dtype=bool)
+    nonempty_leaf[leaves] = model.leaf_counts_.sum(axis=1) > 0
+    below[nonempty_leaf] = 1
+    seen = np.zeros(n, dtype=np.int64)
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(depth == d)
+        np.add.at(counts, parent[at], counts[at])
+        np.add.at(below, parent[at], below[at])
+    records = counts.sum(axis=1)
+    has_records = np.flatnonzero((records > 0) & (parent >= 0))
+    np.add.at(seen, parent[has_records], 1)
+    order = np.lexsort((np.arange(n), depth))
+    nodes = pd.DataFrame(
+        {
+            "node": np.arange(n),
+            "parent": parent,
+            "depth": depth,
+            "key": np.arange(n, dtype=np.uint64),
+            "edge": edge,
+            "split": [names[f] if f >= 0 else "" for f in feature],
+            "is_leaf": leaf,
+            "hidden_children": False,
+            "n_children": n_children,
+            "released_label": released_label,
+            "released_counts": released_counts,
+            "records": records,
+        }
+    )
+    for i, c in enumerate(classes):
+        nodes[f"count[{c}]"] = counts[:, i]
+    nodes["true_majority"] = np.where(records > 0, classes[np.argmax(counts, axis=1)], "")
+    nodes["empty"] = records == 0
+    gaps = gap(counts).astype(np.float64)
+    nodes["gap_j"] = np.where(nonempty_leaf, gaps, np.nan)
+    flip = np.full(n, np.nan)
+    if nonempty_leaf.any():
+        flip[nonempty_leaf] = get_mechanism("laplace_counts").flip_probability(
+            counts[nonempty_leaf], model.step_epsilon_
+        )
+    nodes["flip_probability"] = flip
+    flipped = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(nonempty_leaf)
+    flipped[rows] = ~is_majority(counts[rows])[np.arange(len(rows)), label[rows]]
+    nodes["flipped"] = flipped
+    nodes["empty_children"] = np.where(leaf, 0, n_children - seen)
+    nodes["leaves_below"] = below
+    return nodes.iloc[order].reset_index(drop=True)
+
+
+def renumber(nodes: pd.DataFrame) -> pd.DataFrame:
+    """Number the rows' nodes 0..n-1 (parents first) after a selection; a parent left
+    out makes its child a root."""
+    ids = nodes["node"].to_numpy()
+    index = pd.Series(np.arange(len(ids)), index=ids)
+    parent = index.reindex(nodes["parent"].to_numpy()).fillna(-1).to_numpy(np.int64)
+    return nodes.assign(node=np.arange(len(ids)), parent=parent).reset_index(drop=True)
+
+
+def released_levels(nodes: pd.DataFrame, max_depth: int, max_nodes: int) -> pd.DataFrame:
+    """The nodes down to ``max_depth``, fewer levels if more than ``max_nodes`` would be
+    drawn; nodes whose children are left out get ``hidden_children``."""
+    nodes = renumber(nodes)
+    shown = min(int(max_depth), fit_depth(nodes, int(max_depth), max_nodes))
+    return renumber(cut_depth(nodes, shown))
+
+
+def nonempty_levels(nodes: pd.DataFrame, max_depth: int) -> tuple[pd.DataFrame, int]:
+    """The nodes that hold records, down to the deepest depth ≤ ``max_depth`` that stays
+    within :data:`MAX_DRAWN_NODES`; and that depth. NOT private."""
+    visited = renumber(nodes[nodes["records"] > 0])
+    shown = fit_depth(visited, int(max_depth))
+    return renumber(cut_depth(visited, shown)), shown
+
+
+# --- DPBoost trees ----------------------------------------------------------------------------
+#
+# A DPBoost tree is a full binary tree: its splits are chosen by the exponential mechanism
+# and its 2^depth leaf values carry Laplace noise; both are released. Records per leaf,
+# the clipped true leaf values and sign flips are diagnostics: NOT private.
+
+
+def boost_parts(model) -> list[str]:
+    """The one-vs-rest parts of a fitted DPBoost model, as the class each one scores
+    ("positive" class for two classes)."""
+    classes = [str(c) for c in model.schema_.classes]
+    return [classes[1]] if len(classes) == 2 else classes
+
+
+def _boost_edge(model, f: int, t: int, right: bool, edges: list[np.ndarray]) -> str:
+    schema = model.schema_
+    names = feature_order(schema)
+    s = len(schema.continuous)
+    if f < s:
+        return f"{names[f]} {'≥' if right else '<'} {edges[f][t + 1]:.4g}"
+    values = schema.discrete[f - s].values
+    chosen = values[t + 1 :] if right else values[: t + 1]
+    shown = ", ".join(map(str, chosen[:4])) + (", …" if len(chosen) > 4 else "")
+    return f"{names[f]} ∈ {{{shown}}}"
+
+
+def boost_nodes(model, part: int, tree: int) -> pd.DataFrame:
+    """Every node of tree ``tree`` (0-based) of one-vs-rest part ``part`` of a fitted
+    :class:`~dpviz.boosting.DPBoostClassifier`.
+
+    ``released_value`` (leaves) is what the model releases; ``records``, ``true_value``
+    (the leaf value before noise, after clipping), ``noise``, ``sign_flipped`` and
+    ``empty`` read the raw data: NOT private. An inner node's values are the mean of
+    the leaves below it (unweighted for the released value).
+    """
+    if not 0 <= part < len(model.models_):
+        raise ValueError(f"part must be between 1 and {len(model.models_)}, got {part + 1}")
+    trees = model.models_[part]
+    if not 0 <= tree < len(trees):
+        raise ValueError(f"tree must be between 1 and {len(trees)}, got {tree + 1}")
+    spec = trees[tree]
+    counts, clipped, released = model.leaf_records_[part * len(trees) + tree]
+    depth = len(spec["feature"])
+    edges = _bin_edges(model, model.schema_)
+    names = feature_order(model.schema_)
+    rows = []
+    for d in range(depth + 1):
+        for j in range(2**d):
+            node = 2**d - 1 + j
+            parent = -1 if d == 0 else 2 ** (d - 1) - 1 + j // 2
+            edge = ""
+            if d > 0:
+                f = int(spec["feature"][d - 1][j // 2])
+                t = int(spec["threshold"][d - 1][j // 2])
+                edge = _boost_edge(model, f, t, bool(j % 2), edges)
+            split = names[int(spec["feature"][d][j])] if d < depth else ""
+            rows.append((node, parent, d, edge, split))
+    nodes = pd.DataFrame(rows, columns=["node", "parent", "depth", "edge", "split"])
+    leaf = nodes["depth"].to_numpy() == depth
+    n = len(nodes)
+    nodes["key"] = nodes["node"].astype(np.uint64)
+    nodes["is_leaf"] = leaf
+    nodes["hidden_children"] = False
+    nodes["n_children"] = np.where(leaf, 0, 2)
+    first_leaf = 2**depth - 1
+    records = np.zeros(n)
+    released_v = np.zeros(n)
+    true_v = np.zeros(n)
+    records[first_leaf:] = counts
+    released_v[first_leaf:] = released
+    true_v[first_leaf:] = clipped
+    n_leaves = np.zeros(n)
+    n_leaves[first_leaf:] = 1
+    below = np.zeros(n)
+    below[first_leaf:] = counts > 0
+    weighted = true_v * records
+    parent = nodes["parent"].to_numpy()
+    for d in range(depth, 0, -1):
+        at = np.flatnonzero(nodes["depth"].to_numpy() == d)
+        for array in (records, released_v, n_leaves, weighted, below):
+            np.add.at(array, parent[at], array[at])
+    inner = ~leaf
+    released_v[inner] /= n_leaves[inner]
+    true_v[inner] = np.divide(
+        weighted[inner], records[inner], out=np.zeros(int(inner.sum())), where=records[inner] > 0
+    )
+    nodes["records"] = records.astype(np.int64)
+    nodes["released_value"] = released_v
+    nodes["true_value"] = true_v
+    nodes["noise"] = np.where(leaf, released_v - true_v, np.nan)
+    nodes["empty"] = records == 0
+    nodes["sign_flipped"] = leaf & (records > 0) & (np.sign(true_v) != np.sign(released_v))
+    nodes["leaves_below"] = below.astype(np.int64)
+    return nodes[
+        [
+            "node",
+            "parent",
+            "depth",
+            "key",
+            "edge",
+            "split",
+            "is_leaf",
+            "hidden_children",
+            "n_children",
+            "released_value",
+            "records",
+            "true_value",
+            "noise",
+            "sign_flipped",
+            "empty",
+            "leaves_below",
+        ]
+    ]
+
+
+def boost_leaf_table(model) -> pd.DataFrame:
+    """One row per leaf of every DPBoost tree: records, clipped true value, released value,
+    noise and sign flip. NOT private (it reads the raw data)."""
+    parts = boost_parts(model)
+    n_trees = len(model.models_[0])
+    t_e = int(model.trees_per_ensemble)
+    frames = []
+    for index, (counts, clipped, released) in enumerate(model.leaf_records_):
+        part, tree = divmod(index, n_trees)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "class": parts[part],
+                    "tree": tree + 1,
+                    "ensemble": tree // t_e + 1,
+                    "leaf": np.arange(len(counts)),
+                    "n_records": counts.astype(np.int64),
+                    "true_value": clipped,
+                    "released_value": released,
+                    "noise": released - clipped,
+                    "sign_flipped": (counts > 0) & (np.sign(clipped) != np.sign(released)),
+                    "empty": counts == 0,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def boost_overview(model, part: int) -> pd.DataFrame:
+    """One row per tree of a one-vs-rest part: records, non-empty leaves, sign flips and
+    the noise scale met. NOT private."""
+    table = boost_leaf_table(model)
+    table = table[table["class"] == boost_parts(model)[part]]
+    grouped = table.groupby("tree", sort=True)
+    out = pd.DataFrame(
+        {
+            "ensemble": grouped["ensemble"].first(),
+            "records": grouped["n_records"].sum(),
+            "leaves": grouped.size(),
+            "non-empty leaves": grouped["empty"].apply(lambda e: int((~e).sum())),
+            "sign flips": grouped["sign_flipped"].sum().astype(np.int64),
+            "mean |noise|": grouped["noise"].apply(lambda v: float(np.abs(v).mean())),
+        }
+    ).reset_index()
+    nonempty = out["non-empty leaves"].to_numpy()
+    out.insert(6, "flipped %", 100.0 * out["sign flips"].to_numpy() / np.maximum(nonempty, 1))
+    return out
