@@ -31,7 +31,7 @@ from .figures_leaves import (
 )
 from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
-from .mechanisms import gap
+from .mechanisms import gap, get_mechanism, is_majority
 
 FOREST, GREEDY, BOOST, OTHER = "forest", "greedy", "boost", "other"
 DIAGNOSTICS_WARNING = (
@@ -72,39 +72,63 @@ def leaf_table(model) -> pd.DataFrame:
     if kind == FOREST:
         return model.leaf_table()
     if kind == GREEDY:
-        table = model.leaf_table()
-        nodes = treeviz.greedy_nodes(model).set_index("node")
-        leaves = np.asarray(model.leaf_nodes_)
-        table.insert(1, "leaf", leaves)
-        table.insert(2, "path", _greedy_paths(nodes, leaves))
-        counts = model.leaf_counts_
-        table.insert(table.columns.get_loc("released_label"), "gap_j", gap(counts))
-        for i, c in enumerate(str(c) for c in model.schema_.classes):
-            table.insert(
-                table.columns.get_loc("released_label"),
-                f"released[{c}]",
-                model.leaf_noisy_counts_[:, i].round(2),
-            )
-        return table
+        return _greedy_leaf_table(model)
     if kind == BOOST:
         return treeviz.boost_leaf_table(model)
     return pd.DataFrame()
 
 
+def _greedy_leaf_table(model) -> pd.DataFrame:
+    """The greedy tree's leaves as ``model.leaf_table()`` lists them, with each leaf's
+    node id, path, gap j and released noisy counts; flip probabilities are computed for
+    the non-empty leaves only (an empty leaf cannot flip). NOT private."""
+    counts = model.leaf_counts_
+    leaves = np.asarray(model.leaf_nodes_)
+    names = [str(c) for c in model.schema_.classes]
+    labels = np.asarray(names, dtype=object)
+    records = counts.sum(axis=1)
+    nonempty = records > 0
+    flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_] & nonempty
+    flip = np.zeros(len(counts))
+    if nonempty.any():
+        flip[nonempty] = get_mechanism("laplace_counts").flip_probability(
+            counts[nonempty], model.step_epsilon_
+        )
+    nodes = treeviz.greedy_nodes(model).set_index("node")
+    return pd.DataFrame(
+        {
+            "tree": 1,
+            "leaf": leaves,
+            "path": _greedy_paths(nodes, leaves),
+            "depth": model.node_depth_[leaves],
+            "n_records": records,
+            **{f"count[{c}]": counts[:, i] for i, c in enumerate(names)},
+            "gap_j": gap(counts),
+            **{
+                f"released[{c}]": model.leaf_noisy_counts_[:, i].round(2)
+                for i, c in enumerate(names)
+            },
+            "released_label": labels[model.leaf_labels_],
+            "true_majority": labels[np.argmax(counts, axis=1)],
+            "flipped": flipped,
+            "flip_probability": flip,
+            "empty": ~nonempty,
+        }
+    )
+
+
 def _greedy_paths(nodes: pd.DataFrame, leaves: np.ndarray) -> list[str]:
     """Each leaf's path as the rules on its branches ("x1 < -4.5 ∧ x4 ≥ 2")."""
-    edge = nodes["edge"].to_dict()
-    parent = nodes["parent"].to_dict()
-    text: dict[int, str] = {}
-    for node in nodes.index:  # parents come before children
-        up = parent[node]
-        if up < 0:
-            text[node] = "(root)"
-        elif text[up] == "(root)":
-            text[node] = edge[node]
-        else:
-            text[node] = f"{text[up]} ∧ {edge[node]}"
-    return [text[int(n)] for n in leaves]
+    nodes = nodes.sort_index()  # node ids: the index
+    edge = nodes["edge"].to_numpy(dtype=object)
+    parent = nodes["parent"].to_numpy()
+    depth = nodes["depth"].to_numpy()
+    text = edge.copy()
+    text[depth == 0] = "(root)"
+    for d in range(2, int(depth.max(initial=0)) + 1):
+        at = np.flatnonzero(depth == d)
+        text[at] = text[parent[at]] + " ∧ " + edge[at]
+    return text[leaves].tolist()
 
 
 def nonempty_leaves(model, table: pd.DataFrame) -> pd.DataFrame:
@@ -137,10 +161,40 @@ def leaf_epsilon(model) -> float | None:
     return None
 
 
-def diagnostic_cards(model) -> dict[str, str]:
+def model_diagnostics(run) -> dict:
+    """The model's ``diagnostics_`` (NOT private), computed once per run. A greedy
+    tree's are read off its leaf table, which already holds every flip probability."""
+    cache = run.__dict__.setdefault("_views", {})
+    if "diagnostics" not in cache:
+        model = run.model
+        if model_kind(model) == GREEDY:
+            table = run.leaf_table
+            nonempty = ~table["empty"].to_numpy(bool)
+            n = len(table)
+            some = bool(nonempty.any())
+            cache["diagnostics"] = {
+                "n_leaves_total": float(n),
+                "n_leaves_total_exact": True,
+                "n_leaves_nonempty": int(nonempty.sum()),
+                "empty_leaf_pct": 100.0 * float(1 - nonempty.mean()) if n else 0.0,
+                "flipped_leaf_pct": 100.0 * float(table["flipped"][nonempty].mean())
+                if some
+                else 0.0,
+                "expected_flip_pct": 100.0 * float(table["flip_probability"][nonempty].mean())
+                if some
+                else 0.0,
+                "mean_smooth_sensitivity": float("nan"),
+            }
+        else:
+            cache["diagnostics"] = model.diagnostics_
+    return cache["diagnostics"]
+
+
+def diagnostic_cards(run) -> dict[str, str]:
     """Model-level diagnostics as card texts, from one model on all records: NOT private.
-    A diagnostic that does not exist for the model reads "—"."""
-    d = model.diagnostics_
+    Every card is one that exists for the algorithm."""
+    model = run.model
+    d = model_diagnostics(run)
     kind = model_kind(model)
     total = f"{d['n_leaves_total']:,.0f}" + (
         "" if d.get("n_leaves_total_exact", True) else " (est.)"
@@ -159,15 +213,19 @@ def diagnostic_cards(model) -> dict[str, str]:
             + ("s" if len(model.models_) > 1 else ""),
         }
     where = "Leaves in the forest" if kind == FOREST else "Leaves in the tree"
-    sensitivity = d.get("mean_smooth_sensitivity", nan)
-    return {
+    cards = {
         where: total,
         "Leaves with records": f"{d['n_leaves_nonempty']:,}",
         "Empty leaves": _percent(d["empty_leaf_pct"]),
         "Flipped leaves": _percent(d["flipped_leaf_pct"]),
         "Expected flips": _percent(d.get("expected_flip_pct", nan)),
-        "Mean smooth sensitivity": "—" if math.isnan(sensitivity) else f"{sensitivity:.3g}",
     }
+    if kind == GREEDY:
+        cards["ε' per step and for the leaves"] = f"{model.step_epsilon_:.3g}"
+    else:
+        sensitivity = d.get("mean_smooth_sensitivity", nan)
+        cards["Mean smooth sensitivity"] = "—" if math.isnan(sensitivity) else f"{sensitivity:.3g}"
+    return cards
 
 
 @dataclass
@@ -275,9 +333,7 @@ def leaves_view(run, max_rows: int = 20_000) -> LeavesView:
         if len(shown) > max_rows
         else ""
     )
-    return LeavesView(
-        caption, diagnostic_cards(model), charts, missing, view, table_caption, table
-    )
+    return LeavesView(caption, diagnostic_cards(run), charts, missing, view, table_caption, table)
 
 
 # --- trees -------------------------------------------------------------------------------
@@ -526,7 +582,7 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
             name=name,
             total_leaves=float(len(model.leaf_nodes_)),
         )
-    d = model.diagnostics_
+    d = model_diagnostics(run)
     captions.append(
         f"{d['n_leaves_nonempty']:,} of {len(model.leaf_nodes_):,} leaves hold records "
         f"({_percent(d['empty_leaf_pct'])} empty); {_percent(d['flipped_leaf_pct'])} of the "
@@ -536,7 +592,7 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
 
 
 def _greedy_nodes_cached(run) -> pd.DataFrame:
-    cache = run.__dict__.setdefault("_tree_cache", {})
+    cache = run.__dict__.setdefault("_views", {})
     if "greedy" not in cache:
         cache["greedy"] = treeviz.greedy_nodes(run.model)
     return cache["greedy"]

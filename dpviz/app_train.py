@@ -1,8 +1,12 @@
 """What the Train page does: the choices it offers, one training run, and its results.
 
-A run cross-validates the DP forest beside the non-private references (metrics from the
-test folds: NOT private), then fits one forest on all records: that is the released
-model (downloadable as JSON), and its ``ledger_`` states the privacy guarantee in words.
+Every algorithm of the registry (``dpviz.algorithms.ALGORITHMS``) is offered, each with
+widgets built from its own :class:`~dpviz.algorithms.Parameter` list, so an algorithm
+added to the registry appears here with its parameters. A run cross-validates the
+chosen algorithm beside its non-private reference (metrics from the test folds: NOT
+private), then fits one model on all records: that is the released model
+(downloadable as JSON), and its ``ledger_`` (from the model's ``privacy_ledger``)
+states the privacy guarantee in words.
 """
 
 from __future__ import annotations
@@ -10,70 +14,273 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .algorithms import ALGORITHMS, get_algorithm
+from . import app_models
+from .algorithms import ALGORITHMS, Algorithm, get_algorithm
 from .app_support import PreparedData
 from .app_sweep import Progress, epsilon_ladder, run_with_references, sweep_jobs
+from .boosting import DPBoostClassifier
 from .data import encode
 from .depth import DEPTH_RULES, resolve_depth
-from .figures import METRICS, mechanism_label, scores_bar_figure
+from .figures import METRICS, NOT_DP_PATTERN, mechanism_label, scores_bar_figure
 from .forest import DPRandomForestClassifier
+from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
-from .model_io import MAX_EXPORT_NODES, ReleasedForest
+from .model_io import MAX_EXPORT_NODES, Released, release
 from .schema import PrivacyLeakWarning, Schema
-from .sweep import SERIES_DP, SERIES_NONPRIVATE, SERIES_SKLEARN, SweepResult
+from .sweep import (
+    SERIES_DP,
+    SERIES_HGB,
+    SERIES_NONPRIVATE,
+    SERIES_SKLEARN,
+    SweepGrid,
+    SweepResult,
+    run_sweep,
+)
 from .treeviz import leaf_totals
 
 EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
 FIXED_DEPTH = "fixed"
 DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
+FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
 DATA_SPLIT_HELP = {
     "disjoint": "each tree reads its own disjoint part of the records and spends all of ε "
     "(parallel composition)",
     "shared": "every tree reads all records and spends ε / trees (sequential composition)",
 }
+REFERENCE_NAMES = {
+    SERIES_NONPRIVATE: "non-private forest (NOT DP)",
+    SERIES_SKLEARN: "scikit-learn random forest (NOT DP)",
+    SERIES_HGB: "scikit-learn HistGradientBoosting (NOT DP)",
+}
+REFERENCE_SHORT = {
+    SERIES_NONPRIVATE: "non-private forest",
+    SERIES_SKLEARN: "scikit-learn random forest",
+    SERIES_HGB: "HistGradientBoosting",
+}
+HGB_COLOR = "#CC79A7"
+# The registry's privacy status, as the page shows it next to the algorithm.
+PRIVACY_LEVELS = {"ε-DP": "ok", "approximate": "approximate", "not DP": "none"}
+
+
+# --- the choices: one per registry algorithm ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParameterWidget:
+    """How the page asks for one registry parameter.
+
+    ``kind`` is "choice" (``options``; ``number_option`` is set when the parameter also
+    takes a whole number, e.g. a fixed depth), "int", "float" or "bool"; ``low``/``high``
+    bound the number inputs. ``option_text`` labels the options (mechanisms with their
+    privacy badge); ``captions`` explain them (data splits).
+    """
+
+    name: str
+    label: str
+    help: str
+    kind: str
+    default: Any
+    options: tuple = ()
+    number_option: str | None = None
+    number_default: int = 6
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    format: str | None = None
+    option_text: Callable[[Any], str] = str
+    captions: tuple[str, ...] | None = None
+
+    @property
+    def initial(self) -> Any:
+        """The widget's first value (a number default of a choice shows as its option)."""
+        if self.kind == "choice" and self.default not in self.options:
+            return self.number_option
+        return self.default
+
+    def value(self, chosen: Any, number: Any = None) -> Any:
+        """The parameter value from the widget's value (and the number box's)."""
+        if self.kind == "choice" and chosen == self.number_option:
+            return int(number if number is not None else self.number_default)
+        return chosen
+
+
+def _option_text(name: str) -> Callable[[Any], str]:
+    if name == "mechanism":
+        return mechanism_option
+    return str
+
+
+def parameter_widget(parameter) -> ParameterWidget:
+    """The widget of a registry :class:`~dpviz.algorithms.Parameter`, from its default,
+    bounds, choices and help."""
+    label = parameter.help[:1].upper() + parameter.help[1:]
+    bounds = []
+    if parameter.low is not None:
+        bounds.append(f"≥ {parameter.low:g}")
+    if parameter.high is not None:
+        bounds.append(f"≤ {parameter.high:g}")
+    help_text = f"`{parameter.name}` · default {parameter.default}" + (
+        f" · {', '.join(bounds)}" if bounds else ""
+    )
+    default = parameter.default
+    if parameter.choices:
+        number_option = None
+        try:
+            parameter.check(1)  # a choice that also takes a whole number (a fixed depth)
+            number_option = FIXED_DEPTH
+        except (ValueError, TypeError):
+            pass
+        options = tuple(parameter.choices) + ((number_option,) if number_option else ())
+        captions = None
+        if parameter.name == "data_split":
+            captions = tuple(DATA_SPLIT_HELP.get(o, "") for o in options)
+        return ParameterWidget(
+            parameter.name,
+            label,
+            help_text,
+            "choice",
+            default,
+            options=options,
+            number_option=number_option,
+            number_default=default if isinstance(default, int) else 6,
+            option_text=_option_text(parameter.name),
+            captions=captions,
+        )
+    if isinstance(default, bool):
+        return ParameterWidget(parameter.name, label, help_text, "bool", default)
+    if isinstance(default, int):
+        return ParameterWidget(
+            parameter.name,
+            label,
+            help_text,
+            "int",
+            default,
+            low=None if parameter.low is None else int(math.ceil(parameter.low)),
+            high=None if parameter.high is None else int(math.floor(parameter.high)),
+            step=1,
+        )
+    if isinstance(default, float):
+        scale = 10.0 ** math.floor(math.log10(abs(default))) if default else 0.1
+        digits = max(2, -int(math.floor(math.log10(scale / 10))))
+        return ParameterWidget(
+            parameter.name,
+            label,
+            help_text,
+            "float",
+            float(default),
+            low=None if parameter.low is None else float(parameter.low),
+            high=None if parameter.high is None else float(parameter.high),
+            step=scale / 10 if default else 0.1,
+            format=f"%.{digits}f",
+        )
+    return ParameterWidget(parameter.name, label, help_text, "text", default)
 
 
 @dataclass(frozen=True)
 class AlgorithmChoice:
-    """An algorithm the Train page offers: id, name, a one-line description, its default
-    trees and depth rule, and the settings it fixes (which the page then shows, not asks)."""
+    """An algorithm the Train page offers: id, name, a one-line description, its registry
+    privacy status, its parameters' defaults and widgets, and the settings its estimator
+    fixes that other algorithms let the user set (shown, not asked)."""
 
     id: str
     name: str
     description: str
     defaults: dict
     fixed: dict
+    privacy: str = "ε-DP"
+    widgets: tuple[ParameterWidget, ...] = ()
+    forest_family: bool = False
+    short_name: str = "DP forest"
+
+    @property
+    def option(self) -> str:
+        """The algorithm as a select option, with its privacy status."""
+        return f"{self.name}  [{self.privacy}]"
 
 
-# What the Train page can set; an algorithm that lacks one of these parameters fixes it.
-_PAGE_SETTINGS = ("mechanism", "data_split")
+def short_name(algorithm: Algorithm) -> str:
+    """What the cards call the model: "DP forest" for the forest family, else the head
+    of the registry name ("DPBoost", "Greedy DP decision tree")."""
+    if algorithm.forest_family:
+        return "DP forest"
+    return algorithm.name.split(":")[0].split(" (")[0].strip()
 
 
 def algorithm_choices() -> dict[str, AlgorithmChoice]:
-    """The algorithms the app offers, read from the registry: the forest family, whose
-    models the Trees and Leaves pages can draw (greedy trees and DPBoost are available
-    in the CLI and the Python API)."""
+    """Every algorithm of the registry, in registry order."""
+    every = {p.name for a in ALGORITHMS.values() for p in a.parameters}
     choices = {}
     for algorithm in ALGORITHMS.values():
-        if not algorithm.forest_family:
-            continue
         model = algorithm.make(1.0)
         own = {p.name for p in algorithm.parameters}
+        fixed = {
+            name: getattr(model, name)
+            for name in sorted(every - own)
+            if isinstance(getattr(model, name, None), str | int | float)
+        }
         choices[algorithm.id] = AlgorithmChoice(
             algorithm.id,
             algorithm.name,
             algorithm.description,
             algorithm.defaults(),
-            {name: getattr(model, name) for name in _PAGE_SETTINGS if name not in own},
+            fixed,
+            privacy=algorithm.privacy,
+            widgets=tuple(parameter_widget(p) for p in algorithm.parameters),
+            forest_family=algorithm.forest_family,
+            short_name=short_name(algorithm),
         )
     return choices
+
+
+def fixed_text(name: str, value: Any) -> str:
+    """A setting the algorithm fixes, in words (markdown)."""
+    if name == "mechanism" and value in MECHANISMS:
+        return f"Leaf mechanism: {mechanism_option(value)} (fixed)"
+    if name == "data_split" and value in DATA_SPLIT_HELP:
+        return f"Data per tree: **{value}** (fixed) · {DATA_SPLIT_HELP[value]}"
+    return f"{name.replace('_', ' ').capitalize()}: **{value}** (fixed)"
+
+
+@dataclass(frozen=True)
+class PrivacyStatus:
+    """The privacy of an algorithm with given parameters: ``level`` is "ok",
+    "approximate" or "none"; ``text`` says why in a line."""
+
+    level: str
+    text: str
+
+
+def privacy_status(algorithm_id: str, params: Mapping[str, Any] | None = None) -> PrivacyStatus:
+    """The registry's verdict for these parameters: a NOT DP mechanism makes it "none",
+    DPEA's MCMC steps (d > 2) "approximate"."""
+    algorithm = get_algorithm(algorithm_id)
+    values = {**algorithm.defaults(), **(params or {})}
+    mechanism = values.get("mechanism")
+    if mechanism in MECHANISMS and not MECHANISMS[mechanism].private:
+        mech = MECHANISMS[mechanism]
+        return PrivacyStatus("none", f"**{mech.badge}** · {mech.description}")
+    status = algorithm.status(values) if hasattr(algorithm, "status") else algorithm.privacy
+    if status == "ε-DP" and algorithm.private(values):
+        text = "**ε-DP** · proven differentially private under add/remove-one neighbours"
+        if mechanism in MECHANISMS:
+            text = f"**{MECHANISMS[mechanism].badge}** · {MECHANISMS[mechanism].description}"
+        return PrivacyStatus("ok", text)
+    if PRIVACY_LEVELS.get(status) == "approximate":
+        return PrivacyStatus(
+            "approximate",
+            "**approximate — NOT DP** · with these settings the exponential mechanism is "
+            "sampled by MCMC, which only approximates it: no ε is proven",
+        )
+    return PrivacyStatus("none", f"**NOT DP** · {algorithm.name} carries no privacy proof")
 
 
 def mechanism_option(mechanism: str) -> str:
@@ -99,7 +306,7 @@ def branching(schema: Schema) -> list[int]:
 
 @dataclass(frozen=True)
 class DepthPreview:
-    """The depth a rule gives for a dataset, and a sentence explaining it."""
+    """The depth a setting gives for a dataset, and a sentence explaining it."""
 
     depth: int
     text: str
@@ -132,44 +339,145 @@ def depth_preview(
     return DepthPreview(depth, " ".join(parts), note)
 
 
+def structure_preview(
+    schema: Schema,
+    n_records: int,
+    algorithm_id: str,
+    params: Mapping[str, Any],
+    epsilon: float = 1.0,
+) -> DepthPreview | None:
+    """What the settings mean for the model's shape and budget, in a sentence (None for
+    an algorithm without a preview; ``ValueError`` for unusable settings)."""
+    model = get_algorithm(algorithm_id).make(epsilon, **params)
+    widths = [int(w) for w in branching(schema)]
+    if isinstance(model, DPRandomForestClassifier):
+        return depth_preview(schema, model.depth, n_records, model.n_estimators, model.data_split)
+    if isinstance(model, DPDecisionTreeClassifier):
+        d, depth = int(model.steps), int(model.max_depth)
+        n_steps = math.ceil(depth / d)
+        bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
+        leaves = float(np.prod(sorted(bins, reverse=True)[:depth], dtype=np.float64))
+        text = (
+            f"One tree of depth {depth}: {n_steps} exponential-mechanism step"
+            f"{'s' * (n_steps > 1)} of {d} layer{'s' * (d > 1)} and the noisy leaf counts "
+            f"share ε, ε' = ε / {n_steps + 1} = {epsilon / (n_steps + 1):.3g} each. A "
+            f"continuous feature splits into its {model.n_bins} public bins; up to "
+            f"{leaves:,.0f} leaves for {n_records:,} records"
+            + (", so most leaves will be empty." if leaves > n_records else ".")
+        )
+        return DepthPreview(depth, text)
+    if isinstance(model, DPBoostClassifier):
+        eta, t_e = float(model.learning_rate), int(model.trees_per_ensemble)
+        shares = eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
+        sizes = np.round(n_records * shares).astype(int)
+        k = len(schema.classes)
+        per_class = "" if k == 2 else f", ε / {k} per one-vs-rest class"
+        n_ens = model.n_ensembles_
+        text = (
+            f"{n_ens} ensemble{'s' * (n_ens > 1)} of up to {t_e} trees of depth "
+            f"{model.max_depth} ({2**model.max_depth:,} leaves each); each ensemble spends "
+            f"ε / {n_ens}{per_class}. Inside an ensemble every tree reads its own disjoint "
+            f"subset: about {sizes[0]:,} records for the first tree down to "
+            f"{sizes[min(t_e, model.n_estimators) - 1]:,} for the last."
+        )
+        return DepthPreview(int(model.max_depth), text)
+    return None
+
+
+def reference_text(algorithm_id: str) -> str:
+    """What the Train page's reference checkbox adds, for this algorithm."""
+    reference = get_algorithm(algorithm_id).reference
+    if reference == SERIES_NONPRIVATE:
+        return "scikit-learn's random forest"
+    if reference == SERIES_HGB:
+        return "the non-private references: scikit-learn's HistGradientBoosting and random forest"
+    return "the non-private reference, scikit-learn's random forest"
+
+
+# --- settings ------------------------------------------------------------------------------
+
+# Forest settings accepted as fields for convenience; ``params`` takes any parameter.
+_FOREST_FIELDS = ("n_estimators", "depth", "mechanism", "data_split")
+
+
 @dataclass(frozen=True)
 class TrainSettings:
-    """Everything the Train page asks for."""
+    """Everything the Train page asks for.
 
-    mechanism: str = "permute_flip"
+    ``params`` holds the algorithm's registry parameters; the fields ``n_estimators``,
+    ``depth``, ``mechanism`` and ``data_split`` are shorthands for the forests. A setting
+    left out takes the algorithm's registry default; setting one that the algorithm
+    fixes (JPW's mechanism) to another value is a ``ValueError``.
+    """
+
+    mechanism: str | None = None
     epsilon: float = 1.0
-    n_estimators: int = 100
-    depth: str | int = "theorem2"
-    data_split: str = "disjoint"
+    n_estimators: int | None = None
+    depth: str | int | None = None
+    data_split: str | None = None
     seed: int = 0
     folds: int = 3
     sklearn_reference: bool = True
     algorithm: str = "fletcher_islam"
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         choices = algorithm_choices()
         if self.algorithm not in choices:
-            raise ValueError(f"unknown algorithm {self.algorithm!r}")
-        for name, value in choices[self.algorithm].fixed.items():
-            if getattr(self, name) != value:
-                raise ValueError(f"{self.algorithm} fixes {name} = {value!r}")
-        if self.mechanism not in MECHANISMS:
+            raise ValueError(
+                f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(choices)}"
+            )
+        if self.mechanism is not None and self.mechanism not in MECHANISMS:
             raise ValueError(f"unknown mechanism {self.mechanism!r}")
+        choice = choices[self.algorithm]
+        for name in _FOREST_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name in choice.fixed and value != choice.fixed[name]:
+                raise ValueError(f"{self.algorithm} fixes {name} = {choice.fixed[name]!r}")
+            if name not in choice.defaults and name not in choice.fixed:
+                raise ValueError(f"{self.algorithm} has no setting {name!r}")
+        object.__setattr__(self, "params", dict(self.params))
+        get_algorithm(self.algorithm).make(self.epsilon, **self.values)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every parameter of the algorithm: the registry defaults, then what was set."""
+        choice = algorithm_choices()[self.algorithm]
+        given = {
+            n: getattr(self, n)
+            for n in _FOREST_FIELDS
+            if getattr(self, n) is not None and n in choice.defaults
+        }
+        return {**choice.defaults, **given, **self.params}
+
+
+# --- a run ---------------------------------------------------------------------------------
 
 
 @dataclass
 class TrainRun:
-    """One training run: CV metrics of the DP forest and the references (NOT private),
-    and the forest fitted on all records (the released model, with its ledger)."""
+    """One training run: CV metrics of the DP model and its references (NOT private), and
+    the model fitted on all records (the released model, with its ledger)."""
 
     dataset: str
     fingerprint: tuple
     settings: TrainSettings
     sweep: SweepResult
-    model: DPRandomForestClassifier
+    model: Any
     n_records: int
     seconds: float
     encoding_messages: list[str] = field(default_factory=list)
+
+    @property
+    def algorithm(self) -> Algorithm:
+        return get_algorithm(self.settings.algorithm)
+
+    @property
+    def model_label(self) -> str:
+        """What the cards call the model: "DP forest", "DPBoost", ..."""
+        return short_name(self.algorithm)
 
     # --- metrics ------------------------------------------------------------------------
 
@@ -178,38 +486,67 @@ class TrainRun:
         rows = self.sweep.summary[self.sweep.summary["series"] == series]
         return None if rows.empty else rows.iloc[0]
 
+    @property
+    def reference_series(self) -> str | None:
+        """The algorithm's own non-private reference, if this run evaluated it."""
+        reference = self.algorithm.reference
+        return reference if self.row(reference) is not None else None
+
     def metric_text(self, series: str, metric: str) -> tuple[str, str | None]:
         """Card texts (value, delta) of a metric: mean ± std over the folds in %, and
-        for the DP forest the change from the non-private forest in points."""
+        for the DP model the change from its non-private reference in points."""
         row = self.row(series)
         if row is None:
             return "—", None
         mean, std = row[f"{metric}_mean"], row[f"{metric}_std"]
         std = 0.0 if pd.isna(std) else std
-        value = f"{100 * mean:.1f}% ± {100 * std:.1f}"
-        reference = self.row(SERIES_NONPRIVATE)
-        if series != SERIES_DP or reference is None:
+        value = "—" if pd.isna(mean) else f"{100 * mean:.1f}% ± {100 * std:.1f}"
+        reference = self.reference_series
+        if series != SERIES_DP or reference is None or pd.isna(mean):
             return value, None
-        delta = 100 * (mean - reference[f"{metric}_mean"])
-        return value, f"{delta:+.1f} pts vs non-private forest"
+        delta = 100 * (mean - self.row(reference)[f"{metric}_mean"])
+        return value, f"{delta:+.1f} pts vs {REFERENCE_SHORT.get(reference, reference)}"
 
     @property
     def series(self) -> list[str]:
-        """The series this run evaluated, DP forest first."""
+        """The series this run evaluated, the DP model first."""
         present = set(self.sweep.summary["series"])
-        return [s for s in (SERIES_DP, SERIES_NONPRIVATE, SERIES_SKLEARN) if s in present]
+        order = (SERIES_DP, SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
+        return [s for s in order if s in present]
+
+    def series_name(self, series: str) -> str:
+        if series == SERIES_DP:
+            return self.model_label
+        return REFERENCE_NAMES.get(series, series)
 
     def scores_figure(self) -> go.Figure:
         order = {s: i for i, s in enumerate(self.series)}
-        rows = self.sweep.summary.sort_values("series", key=lambda s: s.map(order))
-        return scores_bar_figure(rows, folds=self.settings.folds)
+        rows = self.sweep.summary[self.sweep.summary["series"].isin(order)]
+        rows = rows.sort_values("series", key=lambda s: s.map(order)).reset_index(drop=True)
+        fig = scores_bar_figure(rows, folds=self.settings.folds)
+        for trace, row in zip(fig.data, rows.itertuples(index=False)):
+            if row.series == SERIES_DP and not self.algorithm.forest_family:
+                name = f"{self.model_label} ({self.algorithm.id}), ε = {row.epsilon:g}"
+                _rename(trace, name)
+                if not bool(row.private):
+                    trace.marker.pattern.shape = NOT_DP_PATTERN
+            elif row.series == SERIES_HGB:
+                _rename(trace, REFERENCE_NAMES[SERIES_HGB])
+                trace.marker.color = HGB_COLOR
+                trace.marker.pattern.shape = NOT_DP_PATTERN
+                trace.marker.pattern.fgcolor = "#000000"
+                trace.textfont.color = "#000000"
+        return fig
 
     def metrics_csv(self) -> str:
         """Mean and std per series and metric, with the settings: a CSV text."""
-        columns = ["series", "mechanism", "epsilon", "n_estimators", "depth_rule", "depth"]
+        columns = ["series", "algorithm", "mechanism", "epsilon", "n_estimators"]
+        columns += ["depth_rule", "depth"]
         columns += [f"{m}_{stat}" for m, _ in METRICS for stat in ("mean", "std")]
         columns += ["data_split", "private", "n_runs"]
         summary = self.sweep.summary
+        order = {s: i for i, s in enumerate(self.series)}
+        summary = summary.sort_values("series", key=lambda s: s.map(order), kind="stable")
         return summary[[c for c in columns if c in summary.columns]].to_csv(index=False)
 
     # --- the released model -------------------------------------------------------------
@@ -220,112 +557,156 @@ class TrainRun:
 
     @property
     def privacy_summary(self) -> str:
-        """The released model's guarantee in words, from its ledger."""
+        """The released model's guarantee in words, from its ledger (the model's
+        ``privacy_ledger``)."""
         return self.model.ledger_.describe()
 
     @cached_property
     def export_problem(self) -> str | None:
-        """Why the model cannot be exported (too many leaves to list), or None."""
-        leaves = float(self.model.diagnostics_["n_leaves_total"])
-        if 2 * leaves <= MAX_EXPORT_NODES:
-            return None  # a tree has fewer internal nodes than leaves
-        if leaves <= MAX_EXPORT_NODES:
-            try:
-                self.__dict__["model_json"] = ReleasedForest.from_estimator(self.model).to_json()
-                return None
-            except ValueError as exc:
-                return str(exc)
-        return (
-            f"cannot export: the forest has about {leaves:,.0f} leaves, more than the "
-            f"{MAX_EXPORT_NODES:,} nodes an export may list. An export must list every leaf "
-            "so that its shape does not depend on the data; lower the depth or the number "
-            "of trees to export it."
-        )
+        """Why the model cannot be exported (too many nodes to list), or None."""
+        if isinstance(self.model, DPRandomForestClassifier):
+            leaves = float(self.model.diagnostics_["n_leaves_total"])
+            if 2 * leaves <= MAX_EXPORT_NODES:
+                return None  # a tree has fewer internal nodes than leaves
+            if leaves > MAX_EXPORT_NODES:
+                return (
+                    f"cannot export: the forest has about {leaves:,.0f} leaves, more than "
+                    f"the {MAX_EXPORT_NODES:,} nodes an export may list. An export must "
+                    "list every leaf so that its shape does not depend on the data; lower "
+                    "the depth or the number of trees to export it."
+                )
+        try:
+            self.__dict__["released"] = release(self.model, self.settings.algorithm)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    @cached_property
+    def released(self) -> Released | None:
+        """The released model object (None if too large to list)."""
+        if self.export_problem is not None:
+            return None
+        return release(self.model, self.settings.algorithm)
 
     @cached_property
     def model_json(self) -> str:
         """The released model as JSON: structure and leaf outputs only, no data."""
-        return ReleasedForest.from_estimator(self.model).to_json()
-
-    @cached_property
-    def released(self) -> ReleasedForest | None:
-        """The released model object (None if too large to list)."""
-        if self.export_problem is not None:
-            return None
-        return ReleasedForest.from_estimator(self.model)
+        released = self.released
+        if released is None:
+            raise ValueError(self.export_problem)
+        return released.to_json()
 
     # --- leaf diagnostics (NOT private) ------------------------------------------------
 
     @cached_property
     def leaf_table(self) -> pd.DataFrame:
-        """``model.leaf_table()``, computed once: NOT private."""
-        return self.model.leaf_table()
+        """The model's per-leaf table, computed once: NOT private."""
+        return app_models.leaf_table(self.model)
 
     @cached_property
     def leaf_totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Leaves per tree and whether each count is exact (structure only, public);
         computed once, since counting discrete-heavy trees takes a moment."""
-        return leaf_totals(self.model)
+        if isinstance(self.model, DPRandomForestClassifier):
+            return leaf_totals(self.model)
+        return app_models.leaf_totals(self.model)
 
     def diagnostics(self) -> dict[str, str]:
-        """Forest diagnostics as card texts, from one forest on all records: NOT private."""
-        d = self.model.diagnostics_
-        empty = d["empty_leaf_pct"]
-        total = f"{d['n_leaves_total']:,.0f}" + ("" if d["n_leaves_total_exact"] else " (est.)")
-        return {
-            "Leaves in the forest": total,
-            "Leaves with records": f"{d['n_leaves_nonempty']:,}",
-            # e.g. 99.9987% at depth 22: never round a few non-empty leaves up to 100%
-            "Empty leaves": f"{empty:.{1 if empty < 99.9 else 4}f}%",
-            "Flipped leaves": f"{d['flipped_leaf_pct']:.1f}%",
-            "Expected flips": f"{d['expected_flip_pct']:.1f}%",
-            "Mean smooth sensitivity": f"{d['mean_smooth_sensitivity']:.3g}",
-        }
+        """Model diagnostics as card texts, from one model on all records: NOT private."""
+        return app_models.diagnostic_cards(self)
 
     def describe(self) -> str:
         """One line for the sidebar."""
         s = self.settings
         acc, _ = self.metric_text(SERIES_DP, "accuracy")
+        model = self.model
+        if isinstance(model, DPRandomForestClassifier):
+            return (
+                f"{mechanism_label(model.mechanism)} · ε = {s.epsilon:g} · "
+                f"{model.n_estimators} trees · depth {model.depth_} · accuracy {acc}"
+            )
+        shown = ", ".join(f"{k} {v}" for k, v in s.values.items())
+        return f"{self.model_label} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
+
+
+def run_caption(run: TrainRun) -> str:
+    """The settings of a run in one line, for under the results header."""
+    s, model = run.settings, run.model
+    tail = (
+        f"seed {s.seed} · {s.folds}-fold CV on {run.n_records:,} records. Change a setting "
+        "and press Train to update."
+    )
+    if isinstance(model, DPRandomForestClassifier):
         return (
-            f"{mechanism_label(s.mechanism)} · ε = {s.epsilon:g} · {s.n_estimators} trees · "
-            f"depth {self.model.depth_} · accuracy {acc}"
+            f"{mechanism_option(model.mechanism)} · ε = {s.epsilon:g} · "
+            f"{model.n_estimators} trees · depth {model.depth_} ({model.depth}) · "
+            f"{model.data_split} data · {tail}"
         )
+    shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
+    return f"{run.algorithm.name} · ε = {s.epsilon:g} · {shown} · {tail}"
+
+
+def _rename(trace, name: str) -> None:
+    """A bar trace's legend name and the name in its hover text."""
+    old = trace.name
+    trace.name = name
+    if trace.hovertemplate and old:
+        trace.hovertemplate = trace.hovertemplate.replace(old, name, 1)
 
 
 def train(
     data: PreparedData, settings: TrainSettings, progress: Progress | None = None
 ) -> TrainRun:
-    """Cross-validate the settings beside the references, then fit the released forest
+    """Cross-validate the settings beside the references, then fit the released model
     on all records. Raises ``ValueError`` with a message for the user."""
     say = progress or (lambda _f, _m: None)
     start = time.perf_counter()
     encoded = encode(data.frame, data.schema, training=True)
     s = settings
-    sweep = run_with_references(
-        encoded,
-        data.schema,
-        epsilons=[s.epsilon],
-        n_estimators=[s.n_estimators],
-        depths=[s.depth],
-        mechanisms=[s.mechanism],
-        data_splits=[s.data_split],
-        sklearn=s.sklearn_reference,
-        folds=s.folds,
-        seed=s.seed,
-        n_jobs=sweep_jobs(encoded.n_records, s.folds),
-        progress=lambda f, m: say(0.9 * f, m),
-    )
-    say(0.9, "fitting the released forest on all records")
+    values = s.values
+    algorithm = get_algorithm(s.algorithm)
+    n_jobs = sweep_jobs(encoded.n_records, s.folds)
+    if algorithm.forest_family:
+        # The forest engine routes once per fold and releases the leaves per ε.
+        shape = algorithm.make(s.epsilon, **values)
+        sweep = run_with_references(
+            encoded,
+            data.schema,
+            epsilons=[s.epsilon],
+            n_estimators=[shape.n_estimators],
+            depths=[shape.depth],
+            mechanisms=[shape.mechanism],
+            data_splits=[shape.data_split],
+            sklearn=s.sklearn_reference,
+            folds=s.folds,
+            seed=s.seed,
+            n_jobs=n_jobs,
+            progress=lambda f, m: say(0.9 * f, m),
+        )
+    else:
+        grid = SweepGrid(
+            epsilons=[s.epsilon],
+            algorithms=[s.algorithm],
+            presets={s.algorithm: values},
+            references=s.sklearn_reference,
+        )
+        sweep = run_sweep(
+            encoded,
+            data.schema,
+            grid,
+            folds=s.folds,
+            seed=s.seed,
+            n_jobs=n_jobs,
+            progress=lambda done, total, _m: say(
+                0.9 * done / total, f"{short_name(algorithm)}: fold {done} of {total} done"
+            ),
+        )
+    say(0.9, "fitting the released model on all records")
     with warnings.catch_warnings():
         # The inferred-schema warning is shown by the page and recorded in the ledger.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        choice = algorithm_choices()[s.algorithm]
-        params = {"n_estimators": s.n_estimators, "depth": s.depth}
-        params.update({k: getattr(s, k) for k in _PAGE_SETTINGS if k not in choice.fixed})
-        model = (
-            get_algorithm(s.algorithm)
-            .make(s.epsilon, random_state=s.seed, **params)
-            .fit_encoded(encoded, data.schema)
+        model = algorithm.make(s.epsilon, random_state=s.seed, **values).fit_encoded(
+            encoded, data.schema
         )
     say(1.0, "done")
     return TrainRun(

@@ -1,16 +1,15 @@
 """Leaves page: how a mechanism turns one leaf's counts into a label (public, for
-teaching), then the trained forest's leaves: gap j, smooth sensitivity, flips and a
-sortable table (not private). Logic: dpviz.app_leaves, figures: dpviz.figures*."""
+teaching), then the trained model's leaves: gap j, smooth sensitivity, flips, empty
+leaves and a sortable table where they exist for its algorithm (not private).
+Logic: dpviz.app_leaves, dpviz.app_models; figures: dpviz.figures*."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_leaves
+from dpviz import app_leaves, app_models
 from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.figures import flip_probability_figure
-from dpviz.figures_leaves import gap_histogram_figure, sensitivity_histogram_figure
 
 K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
 MAX_TABLE_ROWS = 20_000
@@ -33,7 +32,8 @@ def main() -> None:
         "each mechanism releases each class. No data is read here."
     )
     st.session_state.setdefault(K_COUNTS, "5, 10")
-    st.session_state.setdefault(K_EPS, run.model.tree_epsilon_ if run else 1.0)
+    leaf_eps = app_models.leaf_epsilon(run.model) if run else None
+    st.session_state.setdefault(K_EPS, leaf_eps or 1.0)
     counts_col, eps_col = st.columns(2)
     counts_text = counts_col.text_input("Class counts of the leaf", key=K_COUNTS)
     leaf_eps = eps_col.number_input("ε per leaf", 0.001, 100.0, format="%.3f", key=K_EPS)
@@ -65,48 +65,33 @@ def main() -> None:
         )
         return
 
-    model = run.model
-    leaves = run.leaf_table
-    st.subheader(f"The trained forest's leaves — {NOT_PRIVATE_DIAGNOSTICS}")
+    view = app_models.leaves_view(run, max_rows=MAX_TABLE_ROWS)
+    st.subheader(f"The trained model's leaves — {NOT_PRIVATE_DIAGNOSTICS}")
     st.warning(
         "Everything below reads the true leaf counts of the records: it is for the data owner "
         "and must not be published.",
         icon="🔒",
     )
-    st.caption(
-        f"{run.dataset} · mechanism {run.settings.mechanism} · ε = {model.tree_epsilon_:g} per "
-        f"leaf · {model.n_estimators} trees of depth {model.depth_} · one forest on all records."
-    )
-    cards = list(run.diagnostics().items())
+    st.caption(view.caption)
+    cards = list(view.cards.items())
     for row in (cards[:3], cards[3:]):
-        for col, (name, value) in zip(st.columns(3), row):
-            col.metric(name, value, border=True)
-    gap_col, sens_col = st.columns(2)
-    gap_col.plotly_chart(gap_histogram_figure(leaves), key="leaves.gaps", theme=None)
-    sens_col.plotly_chart(
-        sensitivity_histogram_figure(leaves, model.tree_epsilon_), key="leaves.sens", theme=None
-    )
-    st.plotly_chart(
-        flip_probability_figure(leaves, model.tree_epsilon_, trained=run.settings.mechanism),
-        key="leaves.flips",
-        theme=None,
-    )
+        if row:
+            for col, (name, value) in zip(st.columns(3), row):
+                col.metric(name, value, border=True)
+    for message in view.missing:
+        st.info(message)
+    for row in view.charts:
+        for col, (key, figure) in zip(st.columns(len(row)), row):
+            col.plotly_chart(figure, key=key, theme=None)
 
+    if view.table.empty and view.download.empty:
+        return
     st.subheader("Leaf table")
-    st.caption(
-        f"{len(leaves):,} non-empty leaves; click a column header to sort."
-        + (
-            f" The first {MAX_TABLE_ROWS:,} are shown; the download has all."
-            if len(leaves) > MAX_TABLE_ROWS
-            else ""
-        )
-    )
-    # Leaf keys are 64-bit ids for joining the download; too long to read on screen.
-    shown = leaves.drop(columns=["leaf_key"], errors="ignore").head(MAX_TABLE_ROWS)
-    st.dataframe(shown, hide_index=True, height=360)
+    st.caption(view.table_caption)
+    st.dataframe(view.table, hide_index=True, height=360)
     st.download_button(
         "Download the leaf table (CSV, not private)",
-        lambda: leaves.to_csv(index=False),
+        lambda: view.download.to_csv(index=False),
         file_name="dpviz_leaves.csv",
         mime="text/csv",
         key="leaves.download",

@@ -1,6 +1,6 @@
-"""Train page: algorithm, mechanism, ε, trees, depth rule, data split, seed → Train →
-cross-validated scores beside the references, the ledger in words, downloads.
-Logic: dpviz.app_train."""
+"""Train page: algorithm (any of the registry, with its privacy status), its own
+parameters, ε, seed → Train → cross-validated scores beside the references, the
+ledger in words, downloads. Logic: dpviz.app_train."""
 
 from __future__ import annotations
 
@@ -11,29 +11,17 @@ from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app_sweep import sklearn_default
 from dpviz.figures import METRICS
-from dpviz.mechanisms import MECHANISMS
-from dpviz.sweep import SERIES_DP, SERIES_NONPRIVATE, SERIES_SKLEARN
+from dpviz.sweep import SERIES_DP
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
-    for name in (
-        "algorithm",
-        "mechanism",
-        "eps_slider",
-        "eps",
-        "trees",
-        "depth_rule",
-        "fixed_depth",
-        "split",
-        "seed",
-        "folds",
-        "sklearn",
-    )
+    for name in ("algorithm", "eps_slider", "eps", "seed", "folds", "sklearn")
 }
-REFERENCE_NAMES = {
-    SERIES_NONPRIVATE: "non-private forest (NOT DP)",
-    SERIES_SKLEARN: "scikit-learn random forest (NOT DP)",
-}
+
+
+def param_key(algorithm: str, name: str) -> str:
+    """Each algorithm keeps its own parameter values (JPW: 10 trees, the forest: 100)."""
+    return f"{KEEP_PREFIX}train.{algorithm}.{name}"
 
 
 # Opened before app.py ran in this session (a fresh server's first deep link): let app.py
@@ -46,15 +34,63 @@ def eps_from_slider() -> None:
     st.session_state[K["eps"]] = float(st.session_state[K["eps_slider"]])
 
 
-def algorithm_defaults() -> None:
-    """A new algorithm starts from its own trees and depth rule (JPW: 10 trees, jpw)."""
-    defaults = app_train.algorithm_choices()[st.session_state[K["algorithm"]]].defaults
-    st.session_state[K["trees"]] = int(defaults["n_estimators"])
-    st.session_state[K["depth_rule"]] = defaults["depth"]
-
-
 def eps_from_box() -> None:
     st.session_state[K["eps_slider"]] = app_train.nearest_epsilon(st.session_state[K["eps"]])
+
+
+def parameter_inputs(choice: app_train.AlgorithmChoice) -> dict:
+    """One widget per registry parameter of the algorithm; returns their values."""
+    values = {}
+    for w in choice.widgets:
+        key = param_key(choice.id, w.name)
+        st.session_state.setdefault(key, w.initial)
+        if w.kind == "choice":
+            options = list(w.options)
+            if w.captions and len(options) <= 3:
+                chosen = st.radio(
+                    w.label,
+                    options,
+                    format_func=w.option_text,
+                    key=key,
+                    horizontal=True,
+                    captions=list(w.captions),
+                    help=w.help,
+                )
+            else:
+                chosen = st.selectbox(
+                    w.label, options, format_func=w.option_text, key=key, help=w.help
+                )
+            number = None
+            if w.number_option and chosen == w.number_option:
+                number_key = f"{key}.number"
+                st.session_state.setdefault(number_key, w.number_default)
+                number = st.number_input(
+                    f"{w.label}: the number", 1, app_train.FIXED_NUMBER_MAX, key=number_key
+                )
+            values[w.name] = w.value(chosen, number)
+        elif w.kind == "int":
+            values[w.name] = int(
+                st.number_input(
+                    w.label, min_value=w.low, max_value=w.high, step=1, key=key, help=w.help
+                )
+            )
+        elif w.kind == "float":
+            values[w.name] = float(
+                st.number_input(
+                    w.label,
+                    min_value=w.low,
+                    max_value=w.high,
+                    step=w.step,
+                    format=w.format,
+                    key=key,
+                    help=w.help,
+                )
+            )
+        elif w.kind == "bool":
+            values[w.name] = st.checkbox(w.label, key=key, help=w.help)
+        else:
+            values[w.name] = st.text_input(w.label, key=key, help=w.help)
+    return values
 
 
 def settings_form(data) -> app_train.TrainSettings | None:
@@ -62,13 +98,8 @@ def settings_form(data) -> app_train.TrainSettings | None:
     n_rows = len(data.frame)
     for key, value in {
         "algorithm": "fletcher_islam",
-        "mechanism": "permute_flip",
         "eps_slider": 1.0,
         "eps": 1.0,
-        "trees": 100,
-        "depth_rule": "theorem2",
-        "fixed_depth": 6,
-        "split": "disjoint",
         "seed": 0,
         "folds": 3,
         "sklearn": sklearn_default(n_rows),
@@ -82,33 +113,19 @@ def settings_form(data) -> app_train.TrainSettings | None:
     if not data.schema_public:
         st.warning(data.schema_note, icon="⚠️")
 
+    algorithms = app_train.algorithm_choices()
+    if st.session_state[K["algorithm"]] not in algorithms:
+        st.session_state[K["algorithm"]] = "fletcher_islam"
     left, right = st.columns(2, gap="large")
     with left:
-        algorithms = app_train.algorithm_choices()
         algorithm = st.selectbox(
             "Algorithm",
             list(algorithms),
-            format_func=lambda a: algorithms[a].name,
+            format_func=lambda a: algorithms[a].option,
             key=K["algorithm"],
-            on_change=algorithm_defaults,
         )
         choice = algorithms[algorithm]
         st.caption(choice.description)
-        if "mechanism" in choice.fixed:
-            mechanism = choice.fixed["mechanism"]
-            st.markdown(f"Leaf mechanism: {app_train.mechanism_option(mechanism)} (fixed)")
-        else:
-            mechanism = st.selectbox(
-                "Leaf mechanism",
-                list(MECHANISMS),
-                format_func=app_train.mechanism_option,
-                key=K["mechanism"],
-            )
-        mech = MECHANISMS[mechanism]
-        if mech.private:
-            st.caption(f"**{mech.badge}** · {mech.description}")
-        else:
-            st.error(f"**{mech.badge}** · {mech.description}")
         st.select_slider(
             "Privacy budget ε (log scale)",
             options=app_train.epsilon_grid(),
@@ -126,57 +143,48 @@ def settings_form(data) -> app_train.TrainSettings | None:
             on_change=eps_from_box,
             help="The released model's total ε. Smaller is more private and noisier.",
         )
-    with right:
-        trees = int(st.number_input("Trees", 1, 1000, step=10, key=K["trees"]))
-        rule = st.selectbox("Depth rule", app_train.DEPTH_CHOICES, key=K["depth_rule"])
-        depth = rule
-        if rule == app_train.FIXED_DEPTH:
-            depth = int(st.number_input("Fixed depth", 1, 30, key=K["fixed_depth"]))
-        if "data_split" in choice.fixed:
-            split = choice.fixed["data_split"]
-            st.markdown(f"Data per tree: **{split}** (fixed) · {app_train.DATA_SPLIT_HELP[split]}")
-        else:
-            split = st.radio(
-                "Data per tree",
-                ("disjoint", "shared"),
-                key=K["split"],
-                horizontal=True,
-                captions=[
-                    app_train.DATA_SPLIT_HELP["disjoint"],
-                    app_train.DATA_SPLIT_HELP["shared"],
-                ],
-            )
-        try:
-            preview = app_train.depth_preview(data.schema, depth, n_rows, trees, split)
-        except ValueError as exc:
-            st.error(str(exc))
-            return None
-        st.caption(preview.text)
-        if preview.private_note:
-            st.warning(preview.private_note)
         seed_col, folds_col = st.columns(2)
         seed = int(seed_col.number_input("Seed", 0, 2**31 - 1, key=K["seed"]))
         folds = int(folds_col.number_input("Cross-validation folds", 2, 10, key=K["folds"]))
         sklearn = st.checkbox(
-            "Also cross-validate scikit-learn's random forest",
+            f"Also cross-validate {app_train.reference_text(algorithm)}",
             key=K["sklearn"],
-            help="A non-private reference; slow on large data (about 15 s per fold at "
-            "30,000 rows), so it starts unticked above 5,000 rows.",
+            help="Non-private references; scikit-learn's random forest is slow on large data "
+            "(about 15 s per fold at 30,000 rows), so this starts unticked above 5,000 rows.",
         )
+    with right:
+        st.markdown(f"**{choice.name}** — its settings")
+        params = parameter_inputs(choice)
+        for name, value in choice.fixed.items():
+            st.markdown(app_train.fixed_text(name, value))
+        status = app_train.privacy_status(algorithm, params)
+        {"ok": st.caption, "approximate": st.warning}.get(status.level, st.error)(status.text)
+        try:
+            preview = app_train.structure_preview(
+                data.schema, n_rows, algorithm, params, float(epsilon)
+            )
+        except ValueError as exc:
+            st.error(str(exc))
+            return None
+        if preview is not None:
+            st.caption(preview.text)
+            if preview.private_note:
+                st.warning(preview.private_note)
 
     if not st.button("Train", type="primary", key="train.button"):
         return None
-    return app_train.TrainSettings(
-        mechanism=mechanism,
-        epsilon=float(epsilon),
-        n_estimators=trees,
-        depth=depth,
-        data_split=split,
-        seed=seed,
-        folds=folds,
-        sklearn_reference=sklearn,
-        algorithm=algorithm,
-    )
+    try:
+        return app_train.TrainSettings(
+            algorithm=algorithm,
+            epsilon=float(epsilon),
+            params=params,
+            seed=seed,
+            folds=folds,
+            sklearn_reference=sklearn,
+        )
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
 
 
 def train(state: AppState, data, settings: app_train.TrainSettings) -> None:
@@ -197,15 +205,8 @@ def train(state: AppState, data, settings: app_train.TrainSettings) -> None:
 
 
 def show_results(run: app_train.TrainRun) -> None:
-    s = run.settings
     st.header(f"Results · {run.dataset}")
-    st.caption(
-        f"{app_train.mechanism_option(s.mechanism)} · ε = {s.epsilon:g} · "
-        f"{s.n_estimators} trees · "
-        f"depth {run.model.depth_} ({s.depth}) · {s.data_split} data · seed {s.seed} · "
-        f"{s.folds}-fold CV on {run.n_records:,} records. Change a setting and press Train to "
-        "update."
-    )
+    st.caption(app_train.run_caption(run))
     (st.success if run.private else st.error)(
         "**Privacy of the released model.** " + run.privacy_summary
     )
@@ -215,9 +216,9 @@ def show_results(run: app_train.TrainRun) -> None:
     )
     for col, (metric, label) in zip(st.columns(len(METRICS)), METRICS):
         value, delta = run.metric_text(SERIES_DP, metric)
-        col.metric(f"{label} · DP forest", value, delta, border=True)
+        col.metric(f"{label} · {run.model_label}", value, delta, border=True)
         for series in run.series[1:]:
-            col.metric(f"{label} · {REFERENCE_NAMES[series]}", run.metric_text(series, metric)[0])
+            col.metric(f"{label} · {run.series_name(series)}", run.metric_text(series, metric)[0])
     st.plotly_chart(run.scores_figure(), key="train.scores", theme=None)
 
     st.subheader("Downloads")
@@ -229,10 +230,11 @@ def show_results(run: app_train.TrainRun) -> None:
             st.download_button(
                 "Download the released model (JSON)",
                 data=lambda: run.model_json,
-                file_name="dpviz_model.json",
+                file_name=f"dpviz_{run.settings.algorithm}.json",
                 mime="application/json",
                 key="train.model_download",
-                help="Tree structure and the released leaf outputs only: no records, no counts.",
+                help="Tree structure and the released leaf outputs only: no records, no true "
+                "counts. `python -m dpviz predict --model` reads it.",
             )
     with metrics_col:
         st.download_button(

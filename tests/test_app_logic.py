@@ -243,12 +243,12 @@ def test_epsilon_grid_and_snapping():
 
 def test_algorithm_choices_come_from_one_place():
     choices = app_train.algorithm_choices()
-    # The registry's forest family: the models the Trees and Leaves pages can draw.
-    assert list(choices) == [a.id for a in ALGORITHMS.values() if a.forest_family]
+    # Every algorithm of the registry: the Trees and Leaves pages draw them all.
+    assert list(choices) == list(ALGORITHMS)
     assert choices["jpw"].fixed == {"mechanism": "laplace_counts", "data_split": "shared"}
     assert choices["jpw"].defaults["n_estimators"] == 10
     with pytest.raises(ValueError, match="jpw fixes mechanism"):
-        app_train.TrainSettings(algorithm="jpw")
+        app_train.TrainSettings(algorithm="jpw", mechanism="permute_flip")
     with pytest.raises(ValueError, match="unknown algorithm"):
         app_train.TrainSettings(algorithm="nope")
     with pytest.raises(ValueError, match="unknown mechanism"):

@@ -67,15 +67,25 @@ def upload_csv(at: AppTest, name: str, data: bytes) -> AppTest:
     return at
 
 
+# The forest's widgets: each algorithm's parameters have their own keys (registry names).
+FOREST_WIDGETS = {
+    "trees": "fletcher_islam.n_estimators",
+    "mechanism": "fletcher_islam.mechanism",
+    "depth_rule": "fletcher_islam.depth",
+    "fixed_depth": "fletcher_islam.depth.number",
+    "split": "fletcher_islam.data_split",
+}
+
+
 def trained(*, trees: int = 20, folds: int = 2, **widgets) -> AppTest:
     """The app after pressing Train on the demo data (small and fast settings)."""
     at = open_page("pages/train.py")
-    at.number_input(key=key("train.trees")).set_value(trees)
+    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(trees)
     at.number_input(key=key("train.folds")).set_value(folds)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()
     for name, value in widgets.items():  # in order: a choice can reveal the next widget
-        at.get_by_key(key(f"train.{name}")).set_value(value)
+        at.get_by_key(key(f"train.{FOREST_WIDGETS.get(name, name)}")).set_value(value)
         at.run()
     at.button(key="train.button").click().run()
     assert not at.exception, at.exception
@@ -201,8 +211,8 @@ def test_leaving_the_data_page_keeps_the_upload_and_its_label():
 def test_train_page_offers_jpw_with_its_fixed_settings():
     at = open_page("pages/train.py")
     at.selectbox(key=key("train.algorithm")).set_value("jpw").run()
-    assert at.number_input(key=key("train.trees")).value == 10
-    assert at.selectbox(key=key("train.depth_rule")).value == "jpw"
+    assert at.number_input(key=key("train.jpw.n_estimators")).value == 10
+    assert at.selectbox(key=key("train.jpw.depth")).value == "jpw"
     shown = " ".join(m.value for m in at.markdown)
     assert "laplace_counts" in shown and "(fixed)" in shown and "shared" in shown
     assert not at.exception
@@ -210,19 +220,18 @@ def test_train_page_offers_jpw_with_its_fixed_settings():
 
 def test_train_page_lists_mechanisms_with_badges_and_previews_the_depth():
     at = open_page("pages/train.py")
-    options = at.selectbox(key=key("train.mechanism")).options
+    options = at.selectbox(key=key("train.fletcher_islam.mechanism")).options
     assert any("smooth_em" in o and "[NOT DP]" in o for o in options)
     assert any("permute_flip" in o and "[ε-DP]" in o for o in options)
-    assert at.selectbox(key=key("train.algorithm")).options == [
-        ALGORITHMS["fletcher_islam"].name,
-        ALGORITHMS["jpw"].name,
-    ]
+    # Every algorithm of the registry, each with its privacy status.
+    algorithms = at.selectbox(key=key("train.algorithm")).options
+    assert algorithms == [f"{a.name}  [{a.privacy}]" for a in ALGORITHMS.values()]
     assert "Depth 5 (theorem2" in texts(at.caption) and "32 leaves" in texts(at.caption)
     assert at.checkbox(key=key("train.sklearn")).value  # 2,000 rows: on by default
-    at.selectbox(key=key("train.depth_rule")).set_value("jpw").run()
+    at.selectbox(key=key("train.fletcher_islam.depth")).set_value("jpw").run()
     assert "reads the number of records" in texts(at.warning)
-    at.selectbox(key=key("train.depth_rule")).set_value("fixed").run()
-    at.number_input(key=key("train.fixed_depth")).set_value(3).run()
+    at.selectbox(key=key("train.fletcher_islam.depth")).set_value("fixed").run()
+    at.number_input(key=key("train.fletcher_islam.depth.number")).set_value(3).run()
     assert "Depth 3 (3:" in texts(at.caption)
     assert "Set the options above" in texts(at.info)
 
@@ -258,7 +267,7 @@ def test_train_shows_cards_references_ledger_chart_and_downloads():
 
 def test_not_dp_mechanism_is_badged_and_the_ledger_says_no_guarantee():
     at = open_page("pages/train.py")
-    at.selectbox(key=key("train.mechanism")).set_value("smooth_em").run()
+    at.selectbox(key=key("train.fletcher_islam.mechanism")).set_value("smooth_em").run()
     assert "NOT DP" in texts(at.error)
     at = trained(mechanism="smooth_em")
     assert "NO privacy guarantee" in texts(at.error)
