@@ -396,19 +396,33 @@ def _bin_edges(model, schema) -> list[np.ndarray]:
     return [np.linspace(f.low, f.high, int(model.n_bins) + 1) for f in schema.continuous]
 
 
-def _greedy_edge(model, f: int, v: int, edges: list[np.ndarray]) -> str:
-    """The rule on the branch for value (bin) ``v`` of feature ``f`` of a greedy tree."""
+def _greedy_edges(model, parent: np.ndarray, value: np.ndarray, feature: np.ndarray) -> list:
+    """The rule on the branch into every node of a greedy tree ("" for the root)."""
     schema = model.schema_
     names = feature_order(schema)
     s = len(schema.continuous)
-    if f >= s:
-        return f"{names[f]} = {schema.discrete[f - s].values[v]}"
-    cut = edges[f]
-    if v == 0:
-        return f"{names[f]} < {cut[1]:.4g}"
-    if v == len(cut) - 2:
-        return f"{names[f]} ≥ {cut[v]:.4g}"
-    return f"{names[f]} ∈ [{cut[v]:.4g}, {cut[v + 1]:.4g})"
+    edges = _bin_edges(model, schema)
+    last = int(model.n_bins) - 1
+    texts: dict[tuple[int, int], str] = {}
+    out = []
+    for p, v in zip(parent.tolist(), value.tolist()):
+        if p < 0:
+            out.append("")
+            continue
+        f = int(feature[p])
+        text = texts.get((f, v))
+        if text is None:
+            if f >= s:
+                text = f"{names[f]} = {schema.discrete[f - s].values[v]}"
+            elif v == 0:
+                text = f"{names[f]} < {edges[f][1]:.4g}"
+            elif v == last:
+                text = f"{names[f]} ≥ {edges[f][v]:.4g}"
+            else:
+                text = f"{names[f]} ∈ [{edges[f][v]:.4g}, {edges[f][v + 1]:.4g})"
+            texts[(f, v)] = text
+        out.append(text)
+    return out
 
 
 def greedy_nodes(model) -> pd.DataFrame:
@@ -438,14 +452,10 @@ def greedy_nodes(model) -> pd.DataFrame:
     child_ids = first[kids] + offset
     parent[child_ids] = kids
     value[child_ids] = offset
-    edges = _bin_edges(model, schema)
     names = feature_order(schema)
     classes = np.asarray([str(c) for c in schema.classes], dtype=object)
     k = len(classes)
-    edge = [
-        "" if p < 0 else _greedy_edge(model, int(feature[p]), int(v), edges)
-        for p, v in zip(parent.tolist(), value.tolist())
-    ]
+    edge = _greedy_edges(model, parent, value, feature)
     leaf = feature < 0
     released_label = np.full(n, "", dtype=object)
     released_counts = np.full(n, "", dtype=object)
