@@ -22,7 +22,7 @@ from .depth import DEPTH_RULES, resolve_depth
 from .evaluation import cross_validate
 from .forest import DATA_SPLITS
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
-from .model_io import ReleasedForest
+from .model_io import ReleasedForest, load_model, release
 from .reproduce import FIGURES, reproduce, to_markdown
 from .schema import PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
@@ -163,8 +163,42 @@ def _model_params(args) -> dict:
         "n_bins": args.bins,
     }
     params = {k: v for k, v in given.items() if v is not None}
+    params.update(_extra_params(args))
     get_algorithm(args.algorithm).make(args.epsilon, **params)
     return params
+
+
+def _extra_params(args) -> dict:
+    """``--param NAME=VALUE`` for any registry parameter, read as its default's type."""
+    algorithm = get_algorithm(args.algorithm)
+    known = {p.name: p for p in algorithm.parameters}
+    out = {}
+    for text in getattr(args, "param", None) or []:
+        name, sep, raw = text.partition("=")
+        name, raw = name.strip(), raw.strip()
+        if not sep or not name:
+            raise ValueError(f"--param takes NAME=VALUE, e.g. learning_rate=0.1; got {text!r}")
+        if name not in known:
+            raise ValueError(
+                f"{algorithm.id} has no parameter {name!r}; it takes " + ", ".join(known)
+            )
+        default = known[name].default
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                value = raw.lower() in ("true", "1", "yes")
+            elif isinstance(default, int):
+                value = int(raw)
+            elif isinstance(default, float):
+                value = float(raw)
+            else:
+                value = _depth_rule(raw) if raw.strip().lstrip("-").isdigit() else raw
+        except ValueError:
+            kind = type(default).__name__
+            raise ValueError(f"--param {name} must be a {kind}, got {raw!r}") from None
+        out[name] = value
+    return out
 
 
 def cmd_evaluate(args) -> dict:
@@ -207,24 +241,26 @@ def cmd_train(args) -> dict:
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     algorithm = get_algorithm(args.algorithm)
-    if not algorithm.forest_family:
-        raise ValueError(
-            f"train --out writes forest models; {args.algorithm} models cannot be exported "
-            "yet — use evaluate or sweep for them"
-        )
     if args.scheduler or args.local_cluster:
+        if not algorithm.forest_family:
+            raise ValueError(
+                f"training on a cluster is for the forest family (fletcher_islam, jpw); "
+                f"train {args.algorithm} without --scheduler / --local-cluster"
+            )
         model, n_records = _train_on_cluster(args, algorithm, params)
     else:
         _, schema, encoded = _load_data(args)
         model = algorithm.make(args.epsilon, random_state=args.seed, schema=schema, **params)
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
-    released = ReleasedForest.from_estimator(model)
+    released = release(model, args.algorithm)
     Path(args.out).write_text(released.to_json(), encoding="utf-8")
     ledger = model.ledger_
     return {
         "model": str(args.out),
-        "depth": model.depth_,
+        "algorithm": args.algorithm,
+        "kind": released.meta["kind"],
+        "depth": int(getattr(model, "depth_", getattr(model, "max_depth", 0))),
         "n_records": n_records,
         "fit_seconds": model.fit_seconds_,
         "privacy": {
@@ -257,7 +293,7 @@ def _train_on_cluster(args, algorithm, params):
 
 
 def cmd_predict(args) -> dict:
-    model = ReleasedForest.load(args.model)
+    model = load_model(args.model)
     frame = read_csv(args.data, min_columns=1)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
@@ -273,7 +309,13 @@ def cmd_predict(args) -> dict:
 
 
 def cmd_update(args) -> dict:
-    model = ReleasedForest.load(args.model)
+    model = load_model(args.model)
+    if not isinstance(model, ReleasedForest):
+        raise ValueError(
+            f"only forest models that release counts (jpw) can be updated; this is a "
+            f"{model.meta.get('kind')} model ({model.meta.get('algorithm')}): retrain it on "
+            "the union instead"
+        )
     frame = read_csv(args.data)
     if model.schema.label not in frame.columns:
         raise ValueError(f"the new data has no label column {model.schema.label!r}")
@@ -446,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
         p.add_argument("--steps", type=_positive_int, help="layers per EM step d (dpea)")
         p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
+        p.add_argument(
+            "--param",
+            action="append",
+            metavar="NAME=VALUE",
+            help="any other parameter of the algorithm (repeatable), e.g. learning_rate=0.1",
+        )
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true")
         cluster_args(p)
@@ -495,13 +543,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 
-    p = sub.add_parser("train", help="train a DP forest and write its model JSON")
+    p = sub.add_parser(
+        "train", help="train any algorithm of the registry and write its released model JSON"
+    )
     data_args(p)
     model_args(p)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("predict", help="predict with a model JSON")
+    p = sub.add_parser("predict", help="predict with a model JSON (any algorithm)")
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out")
