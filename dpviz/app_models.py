@@ -345,13 +345,16 @@ class TreeShape:
 
     ``kind``: forest (pick a tree), greedy (one tree) or boost (pick class, ensemble and
     tree within it). ``depth``: the deepest level; ``shallow``: drawn whole as a
-    node-link diagram (no display-depth slider); ``default_depth``: the slider's start.
+    node-link diagram (no display-depth slider); ``default_depth``: the slider's start
+    in the released view, ``diagnostics_depth`` in the data owner's (which draws only
+    the nodes that hold records, so it can start deeper).
     """
 
     kind: str
     depth: int
     shallow: bool
     default_depth: int
+    diagnostics_depth: int = 0
     n_trees: int = 1
     parts: tuple[str, ...] = ()
     n_ensembles: int = 1
@@ -374,6 +377,7 @@ def tree_shape(model, tree: int = 1) -> TreeShape:
             int(model.depth_),
             treeviz.is_shallow(model, tree - 1),
             int(model.depth_),
+            int(model.depth_),
             n_trees=int(model.n_estimators),
         )
     if kind == GREEDY:
@@ -382,7 +386,7 @@ def tree_shape(model, tree: int = 1) -> TreeShape:
         per_level = np.cumsum(np.bincount(model.node_depth_))
         fits = np.flatnonzero(per_level <= GREEDY_DEFAULT_NODES)
         default = int(fits[-1]) if len(fits) else 1
-        return TreeShape(GREEDY, depth, shallow, max(1, min(depth, default)))
+        return TreeShape(GREEDY, depth, shallow, max(1, min(depth, default)), depth)
     if kind == BOOST:
         depth = int(model.max_depth)
         n_trees = len(model.models_[0])
@@ -392,6 +396,7 @@ def tree_shape(model, tree: int = 1) -> TreeShape:
             BOOST,
             depth,
             shallow,
+            depth if shallow else 6,
             depth if shallow else 6,
             n_trees=n_trees,
             parts=tuple(treeviz.boost_parts(model)),
@@ -526,7 +531,8 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
     model = run.model
     classes = [str(c) for c in model.schema_.classes]
     shape = tree_shape(model)
-    limit = shape.default_depth if limit is None else max(1, min(int(limit), shape.depth))
+    default = shape.diagnostics_depth if diagnostics else shape.default_depth
+    limit = default if limit is None else max(1, min(int(limit), shape.depth))
     nodes = _greedy_nodes_cached(run)
     name = f"{run.settings.algorithm} tree"
     captions: list[str] = []
@@ -557,8 +563,9 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
             name=name,
             note=(
                 f"Splits chosen by the exponential mechanism, drawn to depth {shown} (“…”: "
-                "deeper branches not drawn).<br>Box width: the branches drawn below it, "
-                "not records. Leaves coloured by the class of their largest noisy count."
+                "deeper branches not drawn); box width: the branches below, not records.<br>"
+                "Colour: the class with the largest noisy count, summed over the leaves "
+                "below (computed from the release alone). Hover for the sums."
             ),
         )
         return TreeDrawing(intro, fig, captions)

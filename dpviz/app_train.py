@@ -386,12 +386,9 @@ def structure_preview(
 
 def reference_text(algorithm_id: str) -> str:
     """What the Train page's reference checkbox adds, for this algorithm."""
-    reference = get_algorithm(algorithm_id).reference
-    if reference == SERIES_NONPRIVATE:
-        return "scikit-learn's random forest"
-    if reference == SERIES_HGB:
-        return "the non-private references: scikit-learn's HistGradientBoosting and random forest"
-    return "the non-private reference, scikit-learn's random forest"
+    if get_algorithm(algorithm_id).reference == SERIES_HGB:
+        return "HistGradientBoosting and random forest"
+    return "scikit-learn's random forest"
 
 
 # --- settings ------------------------------------------------------------------------------

@@ -57,6 +57,11 @@ def node_hover(nodes: pd.DataFrame, classes, *, diagnostics: bool) -> list[str]:
             lines.append(f"released label: <b>{row['released_label']}</b>")
             if row.get("released_counts"):
                 lines.append(f"released noisy counts: {row['released_counts']}")
+        elif not diagnostics and row.get("released_counts"):
+            lines.append(
+                f"noisy counts of the leaves below, summed: {row['released_counts']} "
+                f"(largest: <b>{row['released_label']}</b>)"
+            )
         if diagnostics:
             lines.append(f"records: {int(row['records']):,} ({_counts_text(row, classes)})")
             if row["is_leaf"] and row["records"] > 0:
@@ -341,8 +346,8 @@ def icicle_figure(
         branchvalues = "total"
     else:
         colors = [
-            class_color(index[lab]) if leaf and lab in index else STRUCTURE_COLOR
-            for lab, leaf in zip(nodes["released_label"], nodes["is_leaf"])
+            class_color(index[lab]) if lab in index else STRUCTURE_COLOR
+            for lab in nodes["released_label"]
         ]
         values, branchvalues = None, "remainder"
     fig = go.Figure(

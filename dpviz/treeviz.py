@@ -430,7 +430,8 @@ def greedy_nodes(model) -> pd.DataFrame:
     with its released output and the data owner's counts.
 
     The columns of :data:`BASE_COLUMNS` and ``released_label``/``released_counts`` are
-    the released model (structure and noisy leaf counts: what an outsider sees); the
+    the released model (structure and noisy leaf counts: what an outsider sees; for an
+    inner node, the noisy counts of the leaves below summed, and their largest class); the
     columns ``records``, ``count[<class>]``, ``true_majority``, ``empty``, ``gap_j``,
     ``flip_probability``, ``flipped``, ``empty_children`` and ``leaves_below`` read the
     raw data: NOT private.
@@ -474,10 +475,20 @@ def greedy_nodes(model) -> pd.DataFrame:
     nonempty_leaf[leaves] = model.leaf_counts_.sum(axis=1) > 0
     below[nonempty_leaf] = 1
     seen = np.zeros(n, dtype=np.int64)
+    noisy = np.zeros((n, k))
+    noisy[leaves] = model.leaf_noisy_counts_
     for d in range(int(depth.max(initial=0)), 0, -1):
         at = np.flatnonzero(depth == d)
         np.add.at(counts, parent[at], counts[at])
         np.add.at(below, parent[at], below[at])
+        np.add.at(noisy, parent[at], noisy[at])
+    # What an outsider can compute from the release: the noisy counts summed below each
+    # inner node, and their largest class.
+    inner_nodes = np.flatnonzero(~leaf)
+    released_label[inner_nodes] = classes[np.argmax(noisy[inner_nodes], axis=1)]
+    released_counts[inner_nodes] = [
+        ", ".join(f"{c}: {v:.1f}" for c, v in zip(classes, row)) for row in noisy[inner_nodes]
+    ]
     records = counts.sum(axis=1)
     has_records = np.flatnonzero((records > 0) & (parent >= 0))
     np.add.at(seen, parent[has_records], 1)

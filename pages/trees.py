@@ -83,13 +83,17 @@ def main() -> None:
         shape = app_models.tree_shape(run.model, picked["tree"])
     limit = None
     if not shape.shallow and shape.depth > 1:  # (one level of many branches: nothing to limit)
-        st.session_state.setdefault(K_DEPTH, shape.default_depth)
-        clamp(K_DEPTH, 1, shape.depth, shape.default_depth)
+        # A forest keeps one limit; the other trees start each view at its own depth.
+        released = VIEWS[view] == app_models.RELEASED
+        depth_key = K_DEPTH if shape.kind == app_models.FOREST else f"{K_DEPTH}.{VIEWS[view]}"
+        default = shape.default_depth if released else shape.diagnostics_depth
+        st.session_state.setdefault(depth_key, default)
+        clamp(depth_key, 1, shape.depth, default)
         limit = depth_col.slider(
             "Display depth limit",
             1,
             shape.depth,
-            key=K_DEPTH,
+            key=depth_key,
             help="Deep trees are drawn down to this depth; deeper nodes are summed into the "
             "boxes at the limit.",
         )

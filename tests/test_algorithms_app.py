@@ -219,7 +219,7 @@ def test_train_then_trees_and_leaves(algorithm):
         overview = at.dataframe[0].value
         assert len(overview) == 20 and "sign flips" in overview.columns
     else:
-        at.slider(key=key("trees.depth")).set_value(2).run()
+        at.slider(key=key("trees.depth.diagnostics")).set_value(2).run()
         assert not at.exception, at.exception
 
     at.switch_page("pages/leaves.py").run()
