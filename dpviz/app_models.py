@@ -209,8 +209,8 @@ def diagnostic_cards(run) -> dict[str, str]:
             "Empty leaves": _percent(d["empty_leaf_pct"]),
             "Sign flips": _percent(d["flipped_leaf_pct"]),
             "Mean |noise| per leaf": f"{filled['noise'].abs().mean():.3g}" if len(filled) else "—",
-            "Trees": f"{len(model.models_[0]):,} × {len(model.models_)} class model"
-            + ("s" if len(model.models_) > 1 else ""),
+            "Trees": f"{len(model.models_[0]):,}"
+            + (f" × {len(model.models_)} classes" if len(model.models_) > 1 else ""),
         }
     where = "Leaves in the forest" if kind == FOREST else "Leaves in the tree"
     cards = {
@@ -642,9 +642,9 @@ def _draw_boost(
         what="Records per leaf, the true leaf values and which leaves the noise flipped"
     )
     overview = treeviz.boost_overview(model, part)
-    title = f"Every tree of the {positive}" + (" vs rest" if len(shape.parts) > 1 else "")
+    whose = f"the {positive} vs rest model" if len(shape.parts) > 1 else "the model"
     return TreeDrawing(
-        intro, fig, captions, overview, f"{title} model — {NOT_PRIVATE_DIAGNOSTICS}"
+        intro, fig, captions, overview, f"Every tree of {whose} — {NOT_PRIVATE_DIAGNOSTICS}"
     )
 
 

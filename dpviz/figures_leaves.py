@@ -138,7 +138,10 @@ def boost_leaf_values_figure(leaves: pd.DataFrame, max_points: int = 5_000) -> g
         rows = rows.sample(max_points, random_state=0)
     true = rows["true_value"].to_numpy(dtype=float)
     released = rows["released_value"].to_numpy(dtype=float)
-    top = float(max(1e-6, np.abs(np.concatenate([true, released, [0.0]])).max())) * 1.05
+    # Own range per axis: true values are clipped to ±1, the noise reaches far beyond.
+    top_x = float(max(1e-6, np.abs(np.append(true, 0.0)).max())) * 1.1
+    top_y = float(max(1e-6, np.abs(np.append(released, 0.0)).max())) * 1.05
+    top = max(top_x, top_y)
     fig = go.Figure()
     for sign in (-1, 1):  # quadrants where the released sign differs from the true one
         fig.add_shape(
@@ -189,18 +192,19 @@ def boost_leaf_values_figure(leaves: pd.DataFrame, max_points: int = 5_000) -> g
         template=TEMPLATE,
         title={
             "text": "DPBoost leaves: true value against released value"
-            f"<br><sup>{NOT_PRIVATE}</sup>"
+            "<br><sup>not private: true leaf values</sup>"
         },
         height=480,
         margin={"t": 110, "b": 60, "l": 70, "r": 20},
         legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
         annotations=[
             _note(
-                "Each point is a non-empty leaf. Shaded: the Laplace noise flipped the sign of "
-                "the leaf's<br>push (towards or away from the class)."
+                "Each point is a non-empty leaf; the axes have their own scales. Shaded: the "
+                "Laplace<br>noise flipped the sign of the leaf's push (towards or away from the "
+                "class)."
             )
         ],
     )
-    fig.update_xaxes(title_text="true leaf value (clipped, before noise)", range=[-top, top])
-    fig.update_yaxes(title_text="released leaf value", range=[-top, top])
+    fig.update_xaxes(title_text="true leaf value (clipped, before noise)", range=[-top_x, top_x])
+    fig.update_yaxes(title_text="released leaf value", range=[-top_y, top_y])
     return fig

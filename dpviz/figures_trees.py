@@ -433,8 +433,10 @@ def boost_hover(nodes: pd.DataFrame, *, diagnostics: bool) -> list[str]:
 
 
 def _value_range(values: np.ndarray) -> float:
+    """The colour scale's half-range: the 90th percentile of |value|, so that one large
+    noise draw does not wash every other leaf out to white (larger values saturate)."""
     finite = np.abs(values[np.isfinite(values)])
-    return float(max(1e-9, finite.max())) if len(finite) else 1.0
+    return float(max(1e-9, np.quantile(finite, 0.9))) if len(finite) else 1.0
 
 
 def boost_tree_figure(
@@ -498,19 +500,22 @@ def boost_tree_figure(
     leaf = ~inner
     column = "true_value" if diagnostics else "released_value"
     values = nodes[column].to_numpy(dtype=float)
-    top = _value_range(values[leaf])
     records = nodes["records"].to_numpy()
+    # Diagnostics: the scale follows the leaves that hold records (empty ones are 0).
+    top = _value_range(values[leaf & (records > 0)] if diagnostics else values[leaf])
+    # Leaves sit about 700 px / leaves apart: keep the squares from overlapping.
+    widest = float(np.clip(620 / max(1, int(leaf.sum())), 8, 26))
     if diagnostics:
         biggest = max(1, int(records[leaf].max()))
-        size = np.where(records > 0, 9 + 17 * np.sqrt(records / biggest), 9)
+        size = np.where(records > 0, 6 + (widest - 6) * np.sqrt(records / biggest), 6)
         empty = nodes["empty"].to_numpy()
         flipped = nodes["sign_flipped"].to_numpy()
         colors = np.where(empty, np.nan, values)
-        line_width = np.where(flipped, 3.0, 1.0)
+        line_width = np.where(flipped, 2.5, 0.5)
     else:
-        size = np.full(len(nodes), 16.0)
+        size = np.full(len(nodes), widest)
         colors = values
-        line_width = np.ones(len(nodes))
+        line_width = np.full(len(nodes), 0.5)
     shown = leaf & np.isfinite(colors) if diagnostics else leaf
     fig.add_trace(
         go.Scatter(
@@ -527,6 +532,7 @@ def boost_tree_figure(
                 "line": {"color": "#000000", "width": line_width[shown]},
                 "colorbar": {
                     "title": {"text": "true value" if diagnostics else "released value"},
+                    "ticks": "outside",
                     "thickness": 14,
                     "len": 0.6,
                 },
@@ -545,7 +551,7 @@ def boost_tree_figure(
                 mode="markers",
                 marker={
                     "symbol": "square",
-                    "size": 9,
+                    "size": 6,
                     "color": EMPTY_COLOR,
                     "line": {"color": "#888888", "width": 1},
                 },
@@ -564,8 +570,9 @@ def boost_tree_figure(
     else:
         note = (
             f"Leaf colour: the released value (clipped, plus Laplace noise); blue pushes "
-            f"towards {positive}, red away.<br>Every leaf releases a value, empty or not. "
-            "Split rules on the upper levels; hover a node for the rest."
+            f"towards {positive}, red away; the scale ends at the 90th percentile of |value|."
+            "<br>Every leaf releases a value, empty or not. Split rules on the upper levels; "
+            "hover a node for the rest."
         )
         title = BOOST_RELEASED_TITLE
     fig.update_layout(
@@ -593,11 +600,11 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
     """A deep DPBoost tree as an icicle, every box coloured by its (mean) value."""
     column = "true_value" if diagnostics else "released_value"
     values = nodes[column].to_numpy(dtype=float)
-    top = _value_range(values)
     labels = np.where(nodes["parent"] >= 0, nodes["edge"], name)
     labels = np.where(nodes["hidden_children"], labels + " …", labels)
     records = nodes["records"].to_numpy()
     keep = records > 0 if diagnostics else np.ones(len(nodes), dtype=bool)
+    top = _value_range(values[keep])
     fig = go.Figure(
         go.Icicle(
             ids=nodes["node"].astype(str).to_numpy()[keep],
