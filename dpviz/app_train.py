@@ -66,7 +66,7 @@ REFERENCE_SHORT = {
     SERIES_SKLEARN: "scikit-learn random forest",
     SERIES_HGB: "HistGradientBoosting",
 }
-HGB_COLOR = "#CC79A7"
+HGB_COLOR = "#F0E442"  # Okabe–Ito yellow: no mechanism or other reference uses it
 # The registry's privacy status, as the page shows it next to the algorithm.
 PRIVACY_LEVELS = {"ε-DP": "ok", "approximate": "approximate", "not DP": "none"}
 
