@@ -46,8 +46,9 @@ class Algorithm:
     """An algorithm: what it is, what it proves, and how to build its estimator.
 
     ``privacy`` is "ε-DP", "approximate" (an MCMC stand-in for an exponential
-    mechanism) or "not DP"; ``private(params)`` refines it for a parameter choice
-    (Fletcher & Islam with ``smooth_em`` is not DP).
+    mechanism) or "not DP" at the default parameters; ``status(params)`` refines it
+    for a parameter choice (Fletcher & Islam with ``smooth_em`` is not DP, DPEA with
+    d > 2 is approximate) and ``private(params)`` is True only for "ε-DP".
     """
 
     id: str
@@ -58,6 +59,7 @@ class Algorithm:
     build: Callable[..., Any]
     reference: str
     forest_family: bool = False
+    privacy_for: Callable[[dict[str, Any]], str] | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.parameters}
@@ -75,11 +77,21 @@ class Algorithm:
             known[name].check(value)
         return self.build(epsilon=epsilon, random_state=random_state, schema=schema, **values)
 
-    def private(self, params: dict[str, Any] | None = None) -> bool:
+    def status(self, params: dict[str, Any] | None = None) -> str:
+        """The privacy status ("ε-DP", "approximate" or "not DP") with ``params``."""
         values = {**self.defaults(), **(params or {})}
         if "mechanism" in values and not get_mechanism(values["mechanism"]).private:
-            return False
-        return self.privacy == "ε-DP"
+            return "not DP"
+        return self.privacy_for(values) if self.privacy_for is not None else self.privacy
+
+    def private(self, params: dict[str, Any] | None = None) -> bool:
+        """True when the model with ``params`` has a proven ε."""
+        return self.status(params) == "ε-DP"
+
+
+def _dpea_privacy(values: dict[str, Any]) -> str:
+    """DPEA is ε-DP for d ≤ 2; for d > 2 its MCMC steps only approximate the EM."""
+    return "approximate" if min(values["steps"], values["max_depth"]) > 2 else "ε-DP"
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -157,16 +169,31 @@ ALGORITHMS: dict[str, Algorithm] = {
             name="DPEA: DP tree with multi-layer steps (2017)",
             description=(
                 "Like Friedman–Schuster, but each exponential-mechanism step picks a whole "
-                "d-layer subtree, so fewer steps share the budget (exact for d ≤ 2)."
+                "d-layer subtree, so fewer steps share the budget. Exact (ε-DP) for d ≤ 2; "
+                "for d > 2 a Metropolis MCMC only approximates the mechanism: no proven ε."
             ),
             privacy="ε-DP",
             parameters=(
                 Parameter("max_depth", 5, "tree depth D", low=1, high=20),
-                Parameter("steps", 2, "layers chosen per step (d)", low=1, high=2),
+                Parameter(
+                    "steps",
+                    2,
+                    "layers chosen per step (d); d > 2 samples by MCMC: approximate, not DP",
+                    low=1,
+                    high=4,
+                ),
                 Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
+                Parameter(
+                    "mcmc_steps",
+                    1000,
+                    "Metropolis proposals per subtree choice when d > 2",
+                    low=1,
+                    high=100_000,
+                ),
             ),
             build=DPDecisionTreeClassifier,
             reference="sklearn_random_forest",
+            privacy_for=_dpea_privacy,
         ),
         Algorithm(
             id="dpboost",

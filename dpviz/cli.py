@@ -434,7 +434,14 @@ def _warn_algorithm(name: str, params: dict) -> None:
     mechanism = params.get("mechanism", algorithm.defaults().get("mechanism"))
     if mechanism is not None:
         _warn_mechanism(mechanism)
-    if algorithm.privacy != "ε-DP":
+    status = algorithm.status(params)
+    if status == "approximate":
+        print(
+            f"warning: {algorithm.name} is approximate with these settings: its MCMC only "
+            "approximates the exponential mechanism, so no ε is proven (NOT DP)",
+            file=sys.stderr,
+        )
+    elif algorithm.privacy != "ε-DP":
         print(f"warning: {algorithm.name} is {algorithm.privacy}", file=sys.stderr)
 
 
@@ -486,7 +493,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
         p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
         p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
-        p.add_argument("--steps", type=_positive_int, help="layers per EM step d (dpea)")
+        p.add_argument(
+            "--steps",
+            type=_positive_int,
+            help="layers per EM step d (dpea; d > 2 samples by MCMC: approximate, not DP; "
+            "its chain length is --param mcmc_steps=N)",
+        )
         p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
         p.add_argument(
             "--param",

@@ -12,6 +12,10 @@ mechanism's distribution over all subtrees factorises: P(root feature a) ∝
 Π_children Σ_f exp(ε'·s(child, f)/2), and given a, each child's feature is drawn
 independently. Sampling that way is exactly the exhaustive exponential mechanism
 (d ≤ 2) without listing its m·(m−1)^b candidates.
+
+Steps of three or more layers follow the paper's Algorithm 3: a Metropolis chain
+over subtrees whose stationary law is the exponential mechanism. A chain of finite
+length only approximates that law, so such steps carry NO proven ε ("approximate").
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from functools import lru_cache
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -33,6 +39,7 @@ from .mechanisms import _check_epsilon, get_mechanism, is_majority
 from .schema import Schema
 
 MAX_NODES = 2_000_000
+MAX_MCMC_CELLS = 20_000_000  # frontier nodes × padded subtree positions
 
 
 def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,22 +76,41 @@ def split_scores(
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """DP greedy decision tree: DPEA with ``steps`` = d, Friedman–Schuster at d = 1.
 
-    Privacy: ``epsilon``-DP under add/remove-one neighbours (public schema): each
-    record meets at most ⌈D/d⌉ exponential-mechanism steps and one noisy leaf count,
-    each with ε' = ε / (⌈D/d⌉ + 1). Steps with d > 2 would need the MCMC sampler of
-    the paper (only approximately the exponential mechanism) and are not offered.
+    Privacy: for d ≤ 2, ``epsilon``-DP under add/remove-one neighbours (public
+    schema): each record meets at most ⌈D/d⌉ exponential-mechanism steps and one
+    noisy leaf count, each with ε' = ε / (⌈D/d⌉ + 1). For d > 2 the steps of three or
+    more layers sample their subtree with the paper's Metropolis MCMC
+    (``mcmc_steps`` proposals), which only approximates the exponential mechanism:
+    such a model is "approximate" — NO ε is proven, and its ledger says so. (A final
+    step of one or two layers, when d does not divide D, is still exact.)
 
     Parameters
     ----------
     epsilon : float, default=1.0
+        The total budget (proven only for d ≤ 2).
     max_depth : int, default=5
         D, the depth of the tree.
     steps : int, default=1
         d, the layers chosen per exponential-mechanism step (1 = Friedman–Schuster).
+        d ≤ D; d > 2 switches those steps to the MCMC sampler (not proven DP).
     n_bins : int, default=8
         Equal-width bins of each continuous feature's public domain.
+    mcmc_steps : int, default=1000
+        Metropolis proposals per subtree choice when a step has three or more
+        layers (the paper's ``stepLimit``; it gives no number, so 1000). Unused for
+        d ≤ 2.
     schema : Schema or None
     random_state : int or None
+        Seeds the one generator behind every random choice: same seed, same model.
+
+    Attributes
+    ----------
+    candidates_ : int
+        How many subtrees the steps chose among, summed over the steps' nodes.
+    mcmc_acceptance_ : float
+        Share of the Metropolis proposals accepted (NaN when no MCMC step ran).
+    ledger_ : PrivacyLedger
+        The budget in words; for d > 2 it marks the MCMC steps as unproven.
     """
 
     def __init__(
@@ -93,6 +119,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         max_depth: int = 5,
         steps: int = 1,
         n_bins: int = 8,
+        mcmc_steps: int = 1000,
         schema=None,
         random_state=None,
     ):
@@ -100,21 +127,28 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.steps = steps
         self.n_bins = n_bins
+        self.mcmc_steps = mcmc_steps
         self.schema = schema
         self.random_state = random_state
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
         check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2})
+        value = self.mcmc_steps
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValueError(
+                "mcmc_steps must be a whole number ≥ 1 (Metropolis proposals per subtree "
+                f"choice when d > 2; the default is 1000), got {value!r}"
+            )
         if self.steps > self.max_depth:
             raise ValueError(
                 f"steps d = {self.steps} exceeds the depth D = {self.max_depth}; use d ≤ D"
             )
-        if self.steps > 2:
-            raise ValueError(
-                "steps d > 2 needs the paper's MCMC sampler (only approximately the "
-                "exponential mechanism), which dpviz does not offer; use d = 1 or 2"
-            )
+
+    @property
+    def approximate(self) -> bool:
+        """True when some step samples by MCMC (d > 2): then no ε is proven."""
+        return min(self.steps, self.max_depth) > 2
 
     @property
     def step_epsilon_(self) -> float:
@@ -155,6 +189,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             y=y,
         )
         self.candidates_ = 0
+        self._mcmc_counts = [0, 0]  # proposals, accepted
         depth = 0
         while len(state.ids):
             left = D - depth
@@ -162,13 +197,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             if not len(state.ids):
                 break
             layers = min(d, left)
-            root, child = self._choose(state, n_values, k, layers, eps, rng)
-            state, parent, value = state.expand(root, n_values, tree, depth)
-            if layers == 2:
-                second = child[parent, value]
-                state = state.close(second < 0, tree, k)
-                second = second[second >= 0]
-                state, _, _ = state.expand(second, n_values, tree, depth + 1)
+            feat = self._choose(state, n_values, k, layers, eps, rng)
+            state = _expand_subtrees(state, feat, n_values, tree, depth, k, layers)
             depth += layers
         self.feature_ = np.asarray(tree.feature)
         self.first_child_ = np.asarray(tree.first_child)
@@ -179,19 +209,42 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         noise = rng.laplace(0.0, 1.0 / eps, size=self.leaf_counts_.shape)
         self.leaf_noisy_counts_ = self.leaf_counts_ + noise
         self.leaf_labels_ = np.argmax(self.leaf_noisy_counts_, axis=1)
+        proposed, accepted = self._mcmc_counts
+        self.mcmc_acceptance_ = accepted / proposed if proposed else float("nan")
 
     def _choose(self, state, n_values, k, layers, eps, rng):
         """Exponential-mechanism choice of each frontier node's next ``layers`` layers.
 
-        Returns the root feature of each node and, for two layers, the feature of each
-        (node, child value) — -1 where that child has no feature left (a leaf)."""
+        Returns the chosen subtrees as a padded feature array (see :func:`_layout`):
+        one row per frontier node, -1 where a node has no feature left (a leaf).
+        One or two layers: the exact mechanism. Three or more: Metropolis MCMC (only
+        approximately the mechanism; not proven DP)."""
         scale = eps / 2.0  # exp(ε'·score / (2Δ)) with Δ = 1
         n_nodes, m = state.used.shape
         allowed = ~state.used
+        if layers > 2:
+            feat, proposed, accepted = mcmc_subtrees(
+                state.record_node,
+                state.codes,
+                state.y,
+                state.used,
+                n_values,
+                k,
+                layers,
+                scale,
+                self.mcmc_steps,
+                rng,
+            )
+            self._mcmc_counts[0] += proposed
+            self._mcmc_counts[1] += accepted
+            widths = [tuple(sorted(n_values[row].tolist())) for row in allowed]
+            self.candidates_ += sum(_n_subtrees(w, layers) for w in widths)
+            return feat
         s1 = split_scores(state.record_node, state.codes, state.y, n_nodes, n_values, k)
         if layers == 1:
             self.candidates_ += int(allowed.sum())
-            return _gumbel_argmax(np.where(allowed, scale * s1, -np.inf), rng), None
+            root = _gumbel_argmax(np.where(allowed, scale * s1, -np.inf), rng)
+            return root[:, None]
         width = int(n_values.max())
         pair = np.full((n_nodes, m, width, m), -np.inf)
         leaf_term = np.zeros((n_nodes, m, width))
@@ -220,10 +273,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         for i in range(n_nodes):
             for a in np.flatnonzero(allowed[i]):
                 self.candidates_ += max(1, int(n_allowed[i]) - 1) ** int(n_values[a])
-        return root, child
+        return np.concatenate([root[:, None], child], axis=1)
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
-        """The ledger this configuration produces (it does not depend on the data)."""
+        """The ledger this configuration produces (it does not depend on the data).
+
+        Steps of three or more layers (d > 2) sample by MCMC: their entries are marked
+        unproven, so the ledger claims no total ε."""
         ledger = PrivacyLedger()
         eps = self.step_epsilon_
         n_levels = math.ceil(self.max_depth / self.steps)
@@ -237,20 +293,42 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 )
             )
         for level in range(n_levels):
+            layers = min(self.steps, self.max_depth - level * self.steps)
+            if layers > 2:
+                query = (
+                    f"split step {level + 1} (approximate exponential mechanism: Metropolis "
+                    f"MCMC, {self.mcmc_steps} proposals; its nominal ε' = {eps:g} is NOT a "
+                    "proven bound)"
+                )
+                summary = (
+                    f"Split step {level + 1} sampled {layers}-layer subtrees by MCMC on "
+                    f"disjoint nodes: approximate EM, nominal ε' = {eps:g}, not proven"
+                )
+            else:
+                query = f"exponential-mechanism split step {level + 1}"
+                summary = f"Split step {level + 1} chose subtrees on disjoint nodes, ε' = {eps:g}"
+            # An unproven step is booked like any query without a proof: unbounded ε.
             ledger.add_parallel(
                 [
                     LedgerEntry(
-                        f"exponential-mechanism split step {level + 1}",
+                        query,
                         "the nodes of that step (disjoint records)",
-                        eps,
+                        eps if layers <= 2 else float("inf"),
+                        private=layers <= 2,
                     )
                 ],
-                summary=f"Split step {level + 1} chose subtrees on disjoint nodes, ε' = {eps:g}",
+                summary=summary,
             )
         ledger.add_parallel(
             [LedgerEntry("Laplace leaf counts", "the leaves (disjoint records)", eps)],
             summary=f"The leaves released Laplace-noised counts with ε' = {eps:g}",
         )
+        if self.approximate:
+            ledger.notes.append(
+                f"With d = {self.steps} > 2 the subtree choices are approximate EM: a Metropolis "
+                "chain of finite length only approximates the exponential mechanism, so no "
+                "ε is proven for this model (choose d ≤ 2 for a proven ε)."
+            )
         return ledger
 
     # --- prediction ---------------------------------------------------------------------
@@ -329,32 +407,280 @@ def enumerate_subtrees(
 ) -> tuple[list[tuple], np.ndarray]:
     """Every (layers+1)-layer subtree at a root holding these records, with its score.
 
-    Brute force, for audits and tests on tiny data: a candidate is (a,) for one layer
-    or (a, (f_0, …, f_{b-1})) for two, f_v = -1 when child v has no feature left.
+    Brute force, for audits and tests on tiny data: a candidate is (a,) for one layer;
+    for more, (a, (c_0, …, c_{b-1})) where c_v is child v's own subtree in the same
+    nested form — a bare feature at the last layer — or -1 when child v has no feature
+    left (a leaf). Two layers thus read (a, (f_0, …, f_{b-1})).
     """
-    m = codes.shape[1]
-    root = np.zeros(len(y), dtype=np.int64)
-    candidates, scores = [], []
-    for a in range(m):
+    options = _subtree_options(codes, y, n_values, k, layers, frozenset(range(codes.shape[1])))
+    candidates = [(c,) if layers == 1 else c for c, _ in options]
+    return candidates, np.asarray([score for _, score in options], dtype=np.float64)
+
+
+def _subtree_options(codes, y, n_values, k, layers, allowed) -> list[tuple]:
+    if not allowed:
+        return [(-1, float(np.bincount(y, minlength=k).max()))]
+    options = []
+    for a in sorted(allowed):
         wa = int(n_values[a])
-        child_counts = _node_counts(codes[:, a], y, wa, k)
         if layers == 1:
-            candidates.append((a,))
-            scores.append(max_operator(child_counts[None])[0])
+            counts = _node_counts(codes[:, a], y, wa, k)
+            options.append((a, float(counts.max(axis=1).sum())))
             continue
-        options = []
+        per_child = []
         for v in range(wa):
             rows = codes[:, a] == v
-            choices = [f for f in range(m) if f != a]
-            if not choices:
-                options.append([(-1, child_counts[v].max())])
-                continue
-            sub = split_scores(root[rows], codes[rows], y[rows], 1, n_values, k)[0]
-            options.append([(f, sub[f]) for f in choices])
-        for combo in itertools.product(*options):
-            candidates.append((a, tuple(f for f, _ in combo)))
-            scores.append(sum(score for _, score in combo))
-    return candidates, np.asarray(scores, dtype=np.float64)
+            per_child.append(
+                _subtree_options(codes[rows], y[rows], n_values, k, layers - 1, allowed - {a})
+            )
+        for combo in itertools.product(*per_child):
+            options.append(((a, tuple(c for c, _ in combo)), sum(score for _, score in combo)))
+    return options
+
+
+# --- padded subtrees and the Metropolis sampler ----------------------------------------
+
+
+def _layout(width: int, layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Padded positions of the internal nodes of a (layers+1)-layer subtree.
+
+    Every node gets ``width`` = the widest feature's child slots; level l holds
+    width**l positions, numbered level after level, and a position's ``path`` (its
+    index within its level) spells its child values in base ``width``. A padded
+    feature array holds per position a feature, -1 (a leaf: no feature left) or -2
+    (no such node). Returns (offsets of the levels, level and path per position)."""
+    sizes = width ** np.arange(layers, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    level = np.repeat(np.arange(layers), sizes)
+    return offsets, level, np.arange(offsets[-1]) - offsets[level]
+
+
+def _expand_subtrees(state, feat, n_values, tree, depth: int, k: int, layers: int):
+    """Add each frontier node's chosen subtree (padded ``feat`` rows) to the tree."""
+    width = int(n_values.max())
+    offsets, _, _ = _layout(width, layers)
+    chain = np.arange(len(state.ids))
+    pos = np.zeros(len(chain), dtype=np.int64)
+    for level in range(layers):
+        f = feat[chain, pos]
+        if level:
+            stop = f < 0
+            state = state.close(stop, tree, k)
+            chain, pos, f = chain[~stop], pos[~stop], f[~stop]
+            if not len(chain):
+                break
+        state, parent, value = state.expand(f, n_values, tree, depth + level)
+        chain = chain[parent]
+        pos = offsets[level + 1] + (pos[parent] - offsets[level]) * width + value
+    return state
+
+
+def mcmc_subtrees(
+    record_node: np.ndarray,
+    codes: np.ndarray,
+    y: np.ndarray,
+    used: np.ndarray,
+    n_values: np.ndarray,
+    k: int,
+    layers: int,
+    scale: float,
+    n_steps: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, int, int]:
+    """Metropolis chains (DPEA's Algorithm 3), one per frontier node, run side by side.
+
+    The target is the exponential mechanism over the node's (layers+1)-layer subtrees,
+    P(s) ∝ exp(``scale`` · score(s)) with scale = ε'/(2Δ), Δ = 1 — the candidate space
+    of :func:`enumerate_subtrees`. A chain starts from a random subtree; a proposal
+    picks one internal node uniformly and gives it a uniformly drawn other allowed
+    feature g in place of f; below it, f and g swap wherever they occur, so each path
+    stays valid and the move is its own inverse. When f and g have the same number of
+    values (e.g. continuous features, all cut into ``n_bins``) that proposal is
+    symmetric and the acceptance is min(1, exp(scale·Δscore)). Otherwise, at the node
+    and wherever f and g swapped, children vanish or appear (drawn uniformly, top
+    down), and the acceptance carries the Hastings factor of the internal-node counts
+    and of those draws, so the stationary law is still exactly the mechanism.
+
+    Unlike the paper, which also stops once a buffer of recent scores varies little,
+    every chain runs exactly ``n_steps`` proposals (a stopping rule read from the
+    scores would depend on the data). The output after ``n_steps`` proposals is only
+    approximately the mechanism's law: NOT proven DP ("approximate").
+
+    Scores are recomputed only for the records below the changed node, from each
+    record's leaf slot (its path to the subtree's bottom), in numpy.
+
+    Returns
+    -------
+    feat : ndarray of shape (n_nodes, n_positions)
+        The padded subtrees (see :func:`_layout`).
+    proposed, accepted : int
+        Proposals made (chains with an alternative) and accepted.
+    """
+    n_chains, m = used.shape
+    width = int(n_values.max())
+    offsets, level, path = _layout(width, layers)
+    n_pos, span = int(offsets[-1]), width**layers
+    if n_chains * max(n_pos, m) > MAX_MCMC_CELLS:
+        raise ValueError(
+            f"the MCMC over {layers}-layer subtrees of {n_chains:,} nodes needs too much "
+            "memory; lower steps, n_bins or max_depth"
+        )
+    free = m - used.sum(axis=1)
+    # ancestor[j, q]: the path of position q's ancestor on level j (-1 below q's level)
+    depth_up = level[None, :] - np.arange(layers + 1)[:, None]
+    ancestor = np.where(depth_up >= 0, path[None, :] // width ** np.maximum(depth_up, 0), -1)
+    feat = np.full((n_chains, n_pos), -2, dtype=np.int64)
+    n_internal = _settle(
+        feat, np.ones(feat.shape, dtype=bool), used, free, n_values, offsets, rng
+    )[2]
+    key = record_node * span + _leaf_slots(feat, record_node, codes, offsets, width)
+    rows = np.arange(n_chains)
+    proposed = accepted = 0
+    for _ in range(n_steps):
+        node = _uniform_true(feat >= 0, rng)
+        lv, pth = level[node], path[node]
+        old = feat[rows, node]
+        allowed = ~used
+        for j in range(layers - 1):
+            above = lv > j
+            anc = feat[rows, offsets[j] + ancestor[j, node]]
+            allowed[rows[above], anc[above]] = False
+        allowed[rows, old] = False
+        new = _uniform_true(allowed, rng)
+        live = np.flatnonzero(new >= 0)
+        if not len(live):
+            continue
+        n_live = len(live)
+        lv, pth, old, new = lv[live], pth[live], old[live], new[live]
+        cand = feat[live]
+        cand[np.arange(n_live), node[live]] = new
+        desc = (ancestor[lv] == pth[:, None]) & (level[None, :] > lv[:, None])
+        cand = np.where(
+            desc & (cand == old[:, None]),
+            new[:, None],
+            np.where(desc & (cand == new[:, None]), old[:, None], cand),
+        )
+        log_ratio = np.zeros(n_live)
+        n_after = n_internal[live]
+        if (n_values[old] != n_values[new]).any():
+            # Widths changed (at the node and wherever f, g swapped): children vanish
+            # or appear. Hastings factor: node counts and the draws of either side.
+            log_new, log_removed, n_new, n_removed = _settle(
+                cand, desc, used[live], free[live], n_values, offsets, rng
+            )
+            n_after = n_after - n_removed + n_new
+            log_ratio += np.log(n_internal[live]) - np.log(n_after) + log_removed - log_new
+        # Records below the changed node: a contiguous range of leaf-slot keys.
+        reach = width ** (layers - lv)
+        low = np.zeros(n_chains, dtype=np.int64)
+        high = np.zeros(n_chains, dtype=np.int64)
+        low[live] = live * span + pth * reach
+        high[live] = low[live] + reach
+        idx = np.flatnonzero((key >= low[record_node]) & (key < high[record_node]))
+        which = np.zeros(n_chains, dtype=np.int64)
+        which[live] = np.arange(n_live)
+        owner = which[record_node[idx]]
+        new_slots = _leaf_slots(cand, owner, codes[idx], offsets, width)
+        old_slots = key[idx] - record_node[idx] * span
+        log_ratio += scale * _score_change(owner, old_slots, new_slots, y[idx], n_live, k, span)
+        take = rng.random(n_live) < np.exp(np.minimum(log_ratio, 0.0))
+        feat[live[take]] = cand[take]
+        n_internal[live[take]] = n_after[take]
+        moved = take[owner]
+        key[idx[moved]] = record_node[idx[moved]] * span + new_slots[moved]
+        proposed += n_live
+        accepted += int(take.sum())
+    return np.where(feat < -1, -1, feat), proposed, accepted
+
+
+def _settle(feat, region, used, free, n_values, offsets, rng) -> tuple[np.ndarray, ...]:
+    """Make the positions in ``region`` consistent, top down, in place: a position
+    exists iff it is the root or its parent splits on a feature with that many values.
+    Positions that stop existing are removed (-2); new ones get a uniformly drawn
+    allowed feature (-1 where none is left). Returns per row the log-probabilities of
+    drawing the new and the removed internal nodes that way, and their numbers."""
+    n_rows = len(feat)
+    width = int(n_values.max())
+    log_new, log_removed = np.zeros(n_rows), np.zeros(n_rows)
+    n_new, n_removed = np.zeros(n_rows, dtype=np.int64), np.zeros(n_rows, dtype=np.int64)
+    for lv in range(len(offsets) - 1):
+        block = feat[:, offsets[lv] : offsets[lv + 1]]  # a view: edits reach feat
+        inside = region[:, offsets[lv] : offsets[lv + 1]]
+        if lv:
+            local = np.arange(width**lv)
+            parent = feat[:, offsets[lv - 1] + local // width]
+            should = (parent >= 0) & (local % width < n_values[np.maximum(parent, 0)])
+        else:
+            should = np.ones(block.shape, dtype=bool)
+        log_options = np.log(np.maximum(free - lv, 1))
+        removed = inside & ~should & (block >= 0)
+        log_removed -= log_options * removed.sum(axis=1)
+        n_removed += removed.sum(axis=1)
+        block[inside & ~should] = -2
+        rows, cols = np.nonzero(inside & should & (block == -2))
+        if not len(rows):
+            continue
+        allowed = ~used[rows]
+        for j in range(lv):
+            anc = feat[rows, offsets[j] + cols // width ** (lv - j)]
+            allowed[np.arange(len(rows)), anc] = False
+        drawn = _uniform_true(allowed, rng)
+        block[rows, cols] = drawn
+        log_new -= np.bincount(rows[drawn >= 0], minlength=n_rows) * log_options
+        n_new += np.bincount(rows[drawn >= 0], minlength=n_rows)
+    return log_new, log_removed, n_new, n_removed
+
+
+def _leaf_slots(feat, owner, codes, offsets, width) -> np.ndarray:
+    """Each record's leaf slot at the bottom of its owner's padded subtree (a record
+    stopped early by a leaf takes the slot of that leaf's first descendant)."""
+    slot = np.zeros(len(owner), dtype=np.int64)
+    rows = np.arange(len(owner))
+    for lv in range(len(offsets) - 1):
+        f = feat[owner, offsets[lv] + slot]
+        value = codes[rows, np.maximum(f, 0)]
+        slot = slot * width + np.where(f >= 0, value, 0)
+    return slot
+
+
+def _score_change(owner, old_slot, new_slot, y, n_owners, k, span) -> np.ndarray:
+    """Per owner, the max-operator score of these records grouped by ``new_slot``
+    minus grouped by ``old_slot``."""
+    key = np.concatenate([owner * span + old_slot, (owner + n_owners) * span + new_slot])
+    labels = np.tile(y, 2)
+    if 2 * n_owners * span * k <= 8 * len(key) + 1024:  # few slots: count them directly
+        counts = np.bincount(key * k + labels, minlength=2 * n_owners * span * k)
+        counts = counts.reshape(2 * n_owners * span, k)
+        best = counts[:, 0]
+        for c in range(1, k):  # max over the few classes: cheaper than a reduction
+            best = np.maximum(best, counts[:, c])
+        per = best.reshape(2 * n_owners, span).astype(np.float64) @ np.ones(span)
+        return per[n_owners:] - per[:n_owners]
+    groups, inverse = np.unique(key, return_inverse=True)
+    counts = np.bincount(inverse * k + labels, minlength=len(groups) * k)
+    best = counts.reshape(-1, k).max(axis=1)
+    sign = np.where(groups < n_owners * span, -1.0, 1.0)
+    per = np.bincount(groups // span, weights=sign * best, minlength=2 * n_owners)
+    return per[:n_owners] + per[n_owners:]
+
+
+def _uniform_true(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the column of a uniformly drawn True entry (-1 for a row with none)."""
+    count = mask.sum(axis=1)
+    r = np.floor(rng.random(len(mask)) * count).astype(np.int64)
+    pick = np.argmax(np.cumsum(mask, axis=1) > r[:, None], axis=1)
+    return np.where(count > 0, pick, -1)
+
+
+@lru_cache(maxsize=4096)
+def _n_subtrees(widths: tuple[int, ...], layers: int) -> int:
+    """How many (layers+1)-layer subtrees a node has whose allowed features have these
+    numbers of values (sorted)."""
+    if layers == 0 or not widths:
+        return 1
+    return sum(
+        _n_subtrees(widths[:i] + widths[i + 1 :], layers - 1) ** w for i, w in enumerate(widths)
+    )
 
 
 class _NodeTable:

@@ -1,6 +1,7 @@
 """Friedman–Schuster and DPEA: exact exponential mechanism over subtrees, ledger, API."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -8,9 +9,15 @@ from scipy import stats
 
 from dpviz import get_algorithm
 from dpviz.audit import privacy_loss
+from dpviz.cli import main
 from dpviz.data import encode
 from dpviz.evaluation import cross_validate
-from dpviz.greedy import DPDecisionTreeClassifier, _Frontier, enumerate_subtrees
+from dpviz.greedy import (
+    DPDecisionTreeClassifier,
+    _Frontier,
+    enumerate_subtrees,
+    mcmc_subtrees,
+)
 from dpviz.mechanisms import log_softmax
 from dpviz.synthetic import make_synth
 
@@ -28,43 +35,130 @@ def exact_law(codes, y, eps, layers):
     return candidates, log_softmax(eps / 2 * scores)
 
 
+def replicas(codes, y, n_draws):
+    """``n_draws`` frontier nodes holding copies of the same records: one draw each."""
+    m = codes.shape[1]
+    return _Frontier(
+        ids=np.arange(n_draws),
+        used=np.zeros((n_draws, m), dtype=bool),
+        record_node=np.repeat(np.arange(n_draws), len(y)),
+        codes=np.tile(codes, (n_draws, 1)),
+        y=np.tile(y, n_draws),
+    )
+
+
+def nested(row, n_values, layers, level=0, path=0):
+    """A padded subtree row in :func:`enumerate_subtrees`' nested form."""
+    width = int(n_values.max())
+    offsets = np.concatenate([[0], np.cumsum(width ** np.arange(layers))])
+    f = int(row[offsets[level] + path])
+    if layers == 1:
+        return (f,)
+    if f < 0 or level == layers - 1:
+        return f
+    return (
+        f,
+        tuple(
+            nested(row, n_values, layers, level + 1, path * width + v) for v in range(n_values[f])
+        ),
+    )
+
+
+def chi_square_p(observed, expected) -> float:
+    """Chi-square goodness-of-fit p-value; cells expected < 5 are pooled into one."""
+    keep = expected >= 5
+    obs = np.append(observed[keep], observed[~keep].sum()).astype(float)
+    exp = np.append(expected[keep], expected[~keep].sum())
+    if exp[-1] < 5 and len(exp) > 1:
+        obs[-2], exp[-2] = obs[-2] + obs[-1], exp[-2] + exp[-1]
+        obs, exp = obs[:-1], exp[:-1]
+    if len(obs) < 2:
+        return 1.0
+    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+def assert_matches_law(feat, candidates, scores, log_p, n_values, layers):
+    """Independent draws (rows of ``feat``) against the exact law, by three chi-square
+    goodness-of-fit tests, each p > 1e-4 at a fixed seed: over the subtrees, over the
+    score levels (sensitive to a wrong ε'), and over the root feature."""
+    index = {c: i for i, c in enumerate(candidates)}
+    drawn = np.asarray([index[nested(row, n_values, layers)] for row in feat])
+    law = np.exp(log_p) * len(feat)
+    observed = np.bincount(drawn, minlength=len(candidates))
+    assert chi_square_p(observed, law) > 1e-4
+    _, level = np.unique(scores, return_inverse=True)
+    assert chi_square_p(np.bincount(level[drawn]), np.bincount(level, weights=law)) > 1e-4
+    root = np.asarray([c[0] for c in candidates])
+    assert chi_square_p(np.bincount(root[drawn]), np.bincount(root, weights=law)) > 1e-4
+
+
 @pytest.mark.parametrize("layers", [1, 2])
 def test_factorised_sampler_is_the_exhaustive_exponential_mechanism(layers):
     """30,000 seeded draws of the factorised sampler against the brute-force law
     (chi-square, fixed seed; a wrong factorisation shifts mass by far more than 1%)."""
     codes, y = tiny_data(12, seed=1)
     eps = 1.5
-    candidates, log_p = exact_law(codes, y, eps, layers)
+    candidates, scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers)
     tree = DPDecisionTreeClassifier(epsilon=eps, max_depth=2, steps=layers)
     tree.candidates_ = 0
-    n_draws = 30_000
-    state = _Frontier(
-        ids=np.arange(n_draws),
-        used=np.zeros((n_draws, 3), dtype=bool),
-        record_node=np.repeat(np.arange(n_draws), len(y)),
-        codes=np.tile(codes, (n_draws, 1)),
-        y=np.tile(y, n_draws),
+    state = replicas(codes, y, 30_000)
+    feat = tree._choose(state, N_VALUES, 2, layers, eps, np.random.default_rng(0))
+    log_p = log_softmax(eps / 2 * scores)
+    assert_matches_law(feat, candidates, scores, log_p, N_VALUES, layers)
+
+
+@pytest.mark.parametrize(
+    ("n_values", "n_subtrees"),
+    [
+        # unequal widths; every full subtree cuts the records into the same cells, so
+        # the law is uniform over subtrees: this isolates the Hastings factor
+        ((2, 2, 3), 16),
+        # four binary features: scores differ; moves and f↔g swaps on all levels
+        ((2, 2, 2, 2), 576),
+        # both: a ternary feature among binary ones, scores that differ
+        ((3, 2, 2, 2), 2496),
+    ],
+)
+def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtrees):
+    """DPEA's Metropolis chain for d = 3 against the enumerated exponential mechanism.
+
+    5,000 independent chains of 150 proposals each (one replica of a 16-record
+    dataset per chain) give 5,000 independent draws of the sampler's output, so plain
+    chi-square goodness-of-fit tests apply (see :func:`assert_matches_law`). Checked
+    when written: dropping the Hastings factor fails cases 1 and 3, running the chains
+    at 0.8·ε' fails cases 2 and 3, each with some p < 1e-18."""
+    n_values = np.asarray(n_values)
+    rng = np.random.default_rng(4)
+    codes = np.stack([rng.integers(0, w, 16) for w in n_values], axis=1)
+    # informative labels: an XOR of the first two features, 15% flipped
+    y = ((codes[:, 0] > 0) ^ (codes[:, 1] > 0) ^ (rng.random(16) < 0.15)).astype(np.int64)
+    eps = 2.0
+    candidates, scores = enumerate_subtrees(codes, y, n_values, 2, 3)
+    assert len(candidates) == n_subtrees
+    state = replicas(codes, y, 5_000)
+    feat, proposed, accepted = mcmc_subtrees(
+        state.record_node,
+        state.codes,
+        state.y,
+        state.used,
+        n_values,
+        2,
+        3,
+        eps / 2,
+        150,
+        np.random.default_rng(0),
     )
-    root, child = tree._choose(state, N_VALUES, 2, layers, eps, np.random.default_rng(0))
-    index = {c: i for i, c in enumerate(candidates)}
-    if layers == 1:
-        drawn = [index[(int(a),)] for a in root]
-    else:
-        width = N_VALUES[root]
-        drawn = [
-            index[(int(a), tuple(int(f) for f in child[i, : width[i]]))]
-            for i, a in enumerate(root)
-        ]
-    observed = np.bincount(drawn, minlength=len(candidates))
-    expected = np.exp(log_p) * n_draws
-    keep = expected > 5
-    assert observed[~keep].sum() <= max(5, 3 * expected[~keep].sum())
-    assert (
-        stats.chisquare(
-            observed[keep], expected[keep] * observed[keep].sum() / expected[keep].sum()
-        ).pvalue
-        > 1e-4
-    )
+    assert 0 < accepted < proposed
+    log_p = log_softmax(eps / 2 * scores)
+    assert_matches_law(feat, candidates, scores, log_p, n_values, 3)
+
+
+def test_mcmc_candidate_count_is_the_size_of_the_subtree_space():
+    codes, y = tiny_data(12, seed=1)
+    tree = DPDecisionTreeClassifier(epsilon=1.0, max_depth=3, steps=3, mcmc_steps=5)
+    tree.candidates_, tree._mcmc_counts = 0, [0, 0]
+    tree._choose(replicas(codes, y, 2), N_VALUES, 2, 3, 1.0, np.random.default_rng(0))
+    assert tree.candidates_ == 2 * len(enumerate_subtrees(codes, y, N_VALUES, 2, 3)[0])
 
 
 @pytest.mark.parametrize("layers", [1, 2])
@@ -124,17 +218,104 @@ def test_greedy_trees_learn_and_predict_probabilities():
     ("params", "match"),
     [
         ({"epsilon": -1}, "epsilon"),
-        ({"steps": 3, "max_depth": 5}, "MCMC"),
         ({"steps": 2, "max_depth": 1}, "exceeds the depth"),
+        ({"steps": 4, "max_depth": 3}, "d = 4 exceeds the depth D = 3; use d ≤ D"),
         ({"n_bins": 1}, "n_bins"),
+        ({"steps": 3, "mcmc_steps": 0}, "mcmc_steps must be a whole number ≥ 1"),
+        ({"steps": 3, "mcmc_steps": -5}, "mcmc_steps must be a whole number ≥ 1"),
+        ({"steps": 3, "mcmc_steps": 2.5}, "mcmc_steps must be a whole number ≥ 1"),
+        ({"steps": 3, "mcmc_steps": True}, "mcmc_steps must be a whole number ≥ 1"),
     ],
 )
 def test_bad_parameters(params, match):
+    """Each mistake is one ValueError of one line that names the parameter."""
     frame, schema = make_synth("SynthA", 500, seed=0)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=match) as error:
         DPDecisionTreeClassifier(schema=schema, **params).fit(
             frame.drop(columns="label"), frame["label"]
         )
+    assert "\n" not in str(error.value)
+
+
+def fit_dpea(seed, steps=3, **params):
+    frame, schema = make_synth("SynthF", 3000, seed=0)
+    model = DPDecisionTreeClassifier(
+        epsilon=1.0, max_depth=4, steps=steps, schema=schema, random_state=seed, **params
+    )
+    return model.fit(frame.drop(columns="label"), frame["label"]), frame
+
+
+def test_dpea_mcmc_same_seed_same_model():
+    (a, frame), (b, _) = fit_dpea(7, mcmc_steps=200), fit_dpea(7, mcmc_steps=200)
+    np.testing.assert_array_equal(a.feature_, b.feature_)
+    np.testing.assert_array_equal(a.leaf_noisy_counts_, b.leaf_noisy_counts_)
+    assert a.mcmc_acceptance_ == b.mcmc_acceptance_
+    other, _ = fit_dpea(8, mcmc_steps=200)
+    assert not np.array_equal(a.leaf_noisy_counts_, other.leaf_noisy_counts_)
+    # D = 4, d = 3: one MCMC step over 3 layers, then an exact 1-layer step.
+    assert a.node_depth_.max() == 4 and 0 < a.mcmc_acceptance_ <= 1
+    assert a.predict_proba(frame.drop(columns="label")).shape == (len(frame), 2)
+
+
+def test_dpea_registry_reports_approximate_for_d_above_2():
+    dpea = get_algorithm("dpea")
+    assert dpea.status() == "ε-DP" and dpea.private()
+    assert dpea.status({"steps": 2}) == "ε-DP"
+    assert dpea.status({"steps": 3}) == "approximate"
+    assert dpea.status({"steps": 4, "max_depth": 6}) == "approximate"
+    assert not dpea.private({"steps": 3})
+    assert get_algorithm("friedman_schuster").status() == "ε-DP"
+    mcmc = {p.name: p for p in dpea.parameters}["mcmc_steps"]
+    assert mcmc.default == 1000 and mcmc.low == 1
+    model = dpea.make(1.0, steps=3, mcmc_steps=50)
+    assert (model.steps, model.mcmc_steps, model.approximate) == (3, 50, True)
+    with pytest.raises(ValueError, match="mcmc_steps must be at least 1"):
+        dpea.make(1.0, steps=3, mcmc_steps=0)
+
+
+@pytest.mark.parametrize(("max_depth", "exact_steps"), [(6, 0), (5, 1)])
+def test_dpea_ledger_claims_no_epsilon_for_d_above_2(max_depth, exact_steps):
+    """d = 3: MCMC steps are approximate EM, so the ledger proves no total ε (a last
+    step of 2 layers, when D = 5, is exact and says so)."""
+    model = DPDecisionTreeClassifier(epsilon=1.0, max_depth=max_depth, steps=3)
+    ledger = model.privacy_ledger(schema_inferred=False)
+    steps = [group[0] for group in ledger.groups[:-1]]
+    assert len(steps) == 2
+    assert [e.private for e in steps] == [False] + [True] * exact_steps + [False] * (
+        1 - exact_steps
+    )
+    assert ledger.epsilon_total is None and not ledger.private
+    text = ledger.describe()
+    assert "approximate exponential mechanism" in text and "NOT a proven bound" in text
+    assert "NO differential-privacy proof" in text and "approximate EM" in text
+    assert text.count("spent an unbounded ε") == 2 - exact_steps
+    assert "differentially private." not in text and "Total:" not in text
+    exact = DPDecisionTreeClassifier(epsilon=1.0, max_depth=max_depth, steps=2)
+    assert exact.privacy_ledger(schema_inferred=False).epsilon_total == pytest.approx(1.0)
+
+
+def test_cli_evaluates_dpea_with_mcmc_and_warns_approximate(tmp_path, capsys):
+    frame, schema = make_synth("SynthA", 600, seed=1)
+    data, schema_path = tmp_path / "d.csv", tmp_path / "s.json"
+    frame.to_csv(data, index=False)
+    schema_path.write_text(schema.to_json())
+    common = ["evaluate", "--data", data, "--label", "label", "--schema", schema_path]
+    common += ["--algorithm", "dpea", "--epsilon", "1", "--folds", "2", "--json"]
+    argv = [*common, "--steps", "3", "--max-depth", "3", "--param", "mcmc_steps=30"]
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert status == 0
+    assert "approximate" in err and "no ε is proven" in err
+    result = json.loads(out)
+    assert result["privacy"]["private"] is False
+    assert result["privacy"]["epsilon_total"] is None
+    assert "approximate" in result["privacy"]["summary"]
+    status = main([str(a) for a in [*common, "--steps", "3", "--param", "mcmc_steps=0"]])
+    assert status == 2 and "error: mcmc_steps must be at least 1" in capsys.readouterr().err
+    status = main([str(a) for a in [*common, "--steps", "2", "--max-depth", "2"]])
+    out, err = capsys.readouterr()
+    assert status == 0 and "approximate" not in err
+    assert json.loads(out)["privacy"]["epsilon_total"] == pytest.approx(1.0)
 
 
 def test_one_class_is_an_error():
