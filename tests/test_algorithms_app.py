@@ -363,3 +363,25 @@ def test_greedy_tree_logic_matches_the_model():
     assert "Smooth sensitivity does not exist" in view.missing[0]
     assert "ε' per step and for the leaves" in view.cards
     assert run.export_problem is None and json.loads(run.model_json)["kind"] == "greedy tree"
+
+
+def test_a_small_greedy_tree_is_drawn_node_by_node_with_discrete_branches():
+    settings = app_train.TrainSettings(
+        algorithm="friedman_schuster",
+        params={"max_depth": 2, "n_bins": 3},
+        folds=2,
+        sklearn_reference=False,
+    )
+    run = app_train.train(mixed_data(), settings)
+    shape = app_models.tree_shape(run.model)
+    assert shape.shallow and len(run.model.leaf_nodes_) <= 32
+    for view in ("released", "diagnostics"):
+        figure = app_models.draw_tree(run, view).figure
+        assert {t.type for t in figure.data} == {"scatter"}  # node-link, not an icicle
+        drawn = " ".join(
+            str(t) for trace in figure.data if trace.text is not None for t in trace.text
+        )
+        assert "size < 3.333" in drawn  # the first of the public bins [0, 10] / 3
+    nodes = app_models.treeviz.greedy_nodes(run.model)
+    root = nodes.iloc[0]
+    assert root["records"] == run.n_records and root["released_label"] in ("other", "red", "small")
