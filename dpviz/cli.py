@@ -384,8 +384,12 @@ def cmd_sweep(args) -> dict:
         data_splits=_split_list(args.split, str, "--split"),
         references=not args.no_references,
     )
-    for mech in grid.mechanisms:
-        _warn_mechanism(mech)
+    for name in grid.algorithms:
+        if name == "fletcher_islam":
+            for mech in grid.mechanisms:
+                _warn_mechanism(mech)
+        else:
+            _warn_algorithm(name, {})
     _, schema, encoded = _load_data(args)
     with _cluster(args) as client:
         result = run_sweep(
@@ -519,7 +523,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
     data_args(p)
-    p.add_argument("--algorithm", default="fletcher_islam", help="comma-separated algorithms")
+    p.add_argument(
+        "--algorithm",
+        default="fletcher_islam",
+        help=f"comma-separated, any of {','.join(ALGORITHMS)}: all on the same folds "
+        "(--trees, --depth, --mechanism and --split apply to fletcher_islam; the others "
+        "run their defaults)",
+    )
     p.add_argument("--epsilons", required=True, help="comma-separated, e.g. 0.01,0.1,1,10")
     p.add_argument("--trees", default="100", help="comma-separated tree counts")
     p.add_argument("--depth", default="theorem2", help="comma-separated depth rules")
@@ -532,7 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-references",
         action="store_true",
-        help="skip the non-private forest and scikit-learn's random forest",
+        help="skip the non-private references: the ε = ∞ forest, scikit-learn's random "
+        "forest and, with dpboost, HistGradientBoosting",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, help="results CSV (one row per point × fold)")

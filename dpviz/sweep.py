@@ -11,7 +11,7 @@ import itertools
 import math
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +19,13 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.model_selection import RepeatedStratifiedKFold
+from threadpoolctl import threadpool_limits
 
 from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import check_rule
 from .forest import DATA_SPLITS, DPRandomForestClassifier
+from .greedy import DPDecisionTreeClassifier
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from .metrics import score
 from .schema import Schema
@@ -51,6 +53,10 @@ SERIES_DP = "dp_forest"
 SERIES_NONPRIVATE = "nonprivate_forest"
 SERIES_SKLEARN = "sklearn_random_forest"
 SERIES_HGB = "sklearn_hist_gradient_boosting"
+# The non-private references a sweep can add, each computed once per fold (not per ε):
+# the ε = ∞ forest of each forest-family structure, scikit-learn's random forest, and
+# HistGradientBoosting (only when an algorithm whose registry reference it is runs).
+REFERENCE_SERIES = (SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
 
 Progress = Callable[[int, int, str], None]
 
@@ -68,16 +74,19 @@ class SweepGrid:
     depths: Sequence[str | int] = ("theorem2",)
     mechanisms: Sequence[str] = ("permute_flip",)
     data_splits: Sequence[str] = ("disjoint",)
-    references: bool = True
+    references: bool | Collection[str] = True
     algorithms: Sequence[str] = ("fletcher_islam",)
     presets: Mapping[str, Mapping] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """The structure lists apply to fletcher_islam; every other algorithm runs its
-        registry defaults, overridden by ``presets[algorithm]``."""
+        registry defaults, overridden by ``presets[algorithm]``. ``references`` is True
+        (every reference that applies), False (none) or a collection of
+        ``REFERENCE_SERIES``; it is stored as a frozenset."""
         if len(self.algorithms) == 0:
             raise ValueError("the sweep's algorithms list is empty")
-        object.__setattr__(self, "algorithms", tuple(self.algorithms))
+        object.__setattr__(self, "algorithms", tuple(dict.fromkeys(self.algorithms)))
+        object.__setattr__(self, "references", _reference_set(self.references))
         for name in self.algorithms:
             algorithm = get_algorithm(name)
             preset = dict(self.presets.get(name, {}))
@@ -101,6 +110,14 @@ class SweepGrid:
             if split not in DATA_SPLITS:
                 raise ValueError(f"data split must be 'disjoint' or 'shared', got {split!r}")
 
+    def wants(self, series: str) -> bool:
+        """Whether the sweep adds the reference ``series`` (one of REFERENCE_SERIES)."""
+        if series == SERIES_HGB:
+            return series in self.references and any(
+                get_algorithm(a).reference == SERIES_HGB for a in self.algorithms
+            )
+        return series in self.references
+
     @property
     def structures(self) -> list[tuple[int, str | int, str]]:
         return list(itertools.product(self.n_estimators, self.depths, self.data_splits))
@@ -110,6 +127,20 @@ class SweepGrid:
         others = len(self.algorithms) - (FLETCHER_ISLAM in self.algorithms)
         per_eps = len(self.structures) * len(self.mechanisms) * (FLETCHER_ISLAM in self.algorithms)
         return (per_eps + others) * len(self.epsilons)
+
+
+def _reference_set(references) -> frozenset[str]:
+    if isinstance(references, bool | np.bool_):
+        return frozenset(REFERENCE_SERIES) if references else frozenset()
+    if isinstance(references, str):
+        references = (references,)
+    chosen = frozenset(references)
+    unknown = chosen - set(REFERENCE_SERIES)
+    if unknown:
+        raise ValueError(
+            f"unknown reference {sorted(unknown)[0]!r}; choose from {', '.join(REFERENCE_SERIES)}"
+        )
+    return chosen
 
 
 @dataclass
@@ -311,14 +342,16 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
                     "private": bool(model.ledger_.private),
                 }
             )
-        if grid.references and (algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]):
+        if grid.wants(SERIES_NONPRIVATE) and (
+            algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
+        ):
             rows.append(
                 _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
             )
-    if grid.references:
+    if grid.wants(SERIES_SKLEARN):
         rows.append(_sklearn_row(base, train, test, k, index, seed))
-        if any(get_algorithm(a).reference == SERIES_HGB for a in grid.algorithms):
-            rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
+    if grid.wants(SERIES_HGB):
+        rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
     return rows
 
 
@@ -332,7 +365,7 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name: str, random_st
         start = time.perf_counter()
         model.fit_encoded(train, schema)
         seconds = time.perf_counter() - start
-        diag = model.diagnostics_
+        diag = _refit_diagnostics(model)
         rows.append(
             {
                 **base,
@@ -351,6 +384,35 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name: str, random_st
             }
         )
     return rows
+
+
+def _refit_diagnostics(model) -> dict:
+    """``model.diagnostics_``, faster for a greedy tree: it lists every leaf of the full
+    tree (32,768 at depth 5, nearly all empty) and its ``diagnostics_`` computes the exact
+    Laplace flip probability of each, ~5 s per fit, then averages over the non-empty
+    ones. An empty leaf cannot flip, so computing the non-empty leaves only gives the
+    same numbers (a test checks this) about 40 times faster; leaves with equal counts
+    share one computation."""
+    if not isinstance(model, DPDecisionTreeClassifier):
+        return model.diagnostics_
+    counts = model.leaf_counts_
+    nonempty = counts.sum(axis=1) > 0
+    out = {
+        "empty_leaf_pct": 100.0 * float(1 - nonempty.mean()),
+        "mean_smooth_sensitivity": float("nan"),
+    }
+    if not nonempty.any():
+        return {**out, "flipped_leaf_pct": 0.0, "expected_flip_pct": 0.0}
+    counts = counts[nonempty]
+    flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_[nonempty]]
+    unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+    flip = get_mechanism("laplace_counts").flip_probability(unique, model.step_epsilon_)
+    flip = flip[inverse.reshape(-1)]
+    return {
+        **out,
+        "flipped_leaf_pct": 100.0 * float(flipped.mean()),
+        "expected_flip_pct": 100.0 * float(flip.mean()),
+    }
 
 
 def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
@@ -414,9 +476,13 @@ def _sklearn_row(base, train, test, k, index, seed, boosting=False):
             n_estimators=100, random_state=seed * 1_000_003 + index, n_jobs=1
         )
     start = time.perf_counter()
-    model.fit(np.hstack([train.continuous, train.discrete]), train.y)
+    # One OpenMP thread: folds are the unit of parallelism, and HistGradientBoosting's
+    # threads spin-wait on a busy machine (15 s instead of 0.25 s for 1,600 rows on 2 cores).
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model.fit(np.hstack([train.continuous, train.discrete]), train.y)
+        found = model.predict_proba(np.hstack([test.continuous, test.discrete]))
     proba = np.zeros((test.n_records, k))
-    proba[:, model.classes_] = model.predict_proba(np.hstack([test.continuous, test.discrete]))
+    proba[:, model.classes_] = found
     return {
         **base,
         "series": SERIES_HGB if boosting else SERIES_SKLEARN,
