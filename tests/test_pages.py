@@ -406,7 +406,7 @@ def test_changing_the_view_does_not_rerun_the_sweep():
     assert chart_spec(at)["layout"]["xaxis"]["title"]["text"] == "number of trees"
     at.select_slider(key=key("curves.discuss")).set_value(0.2).run()
     assert "ε = 0.2: what it costs" in texts(at.subheader)
-    at.multiselect(key=key("curves.shown")).set_value(["smooth_em"]).run()
+    at.multiselect(key=key("curves.shown")).set_value(["fletcher_islam/smooth_em"]).run()
     assert "No series shown carries a guarantee" in texts(at.warning)
     assert at.session_state[SWEEP_KEY] is sweep and not at.exception
 
