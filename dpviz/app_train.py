@@ -384,9 +384,18 @@ def structure_preview(
     return None
 
 
+def always_on_references(algorithm: Algorithm) -> tuple[str, ...]:
+    """References run even with the checkbox off: HistGradientBoosting for DPBoost is
+    fast, and a sweep engine that takes a list of references can add it alone."""
+    if algorithm.reference == SERIES_HGB and hasattr(SweepGrid, "wants"):
+        return (SERIES_HGB,)
+    return ()
+
+
 def reference_text(algorithm_id: str) -> str:
     """What the Train page's reference checkbox adds, for this algorithm."""
-    if get_algorithm(algorithm_id).reference == SERIES_HGB:
+    algorithm = get_algorithm(algorithm_id)
+    if algorithm.reference == SERIES_HGB and not always_on_references(algorithm):
         return "HistGradientBoosting and random forest"
     return "scikit-learn's random forest"
 
@@ -685,7 +694,7 @@ def train(
             epsilons=[s.epsilon],
             algorithms=[s.algorithm],
             presets={s.algorithm: values},
-            references=s.sklearn_reference,
+            references=s.sklearn_reference or always_on_references(algorithm) or False,
         )
         sweep = run_sweep(
             encoded,

@@ -142,7 +142,8 @@ def test_the_preview_states_the_budget_split():
     assert "ε' = ε / 6 = 0.167 each" in texts(at.caption)
     at.selectbox(key=key("train.algorithm")).set_value("dpboost").run()
     assert "each ensemble spends ε / 1" in texts(at.caption)
-    assert "HistGradientBoosting" in at.checkbox(key=key("train.sklearn")).label
+    label = at.checkbox(key=key("train.sklearn")).label
+    assert label == f"Also cross-validate {app_train.reference_text('dpboost')}"
 
 
 @pytest.mark.skipif(
@@ -191,7 +192,7 @@ def test_train_then_trees_and_leaves(algorithm):
     run = at.session_state[RUN_KEY]
     assert run.settings.algorithm == algorithm
     label = app_train.short_name(ALGORITHMS[algorithm])
-    assert [m.label for m in at.metric][:3] == [
+    assert [m.label for m in at.metric if not m.label.endswith("(NOT DP)")] == [
         f"Accuracy · {label}",
         f"ROC AUC · {label}",
         f"F1 · {label}",
@@ -385,3 +386,18 @@ def test_a_small_greedy_tree_is_drawn_node_by_node_with_discrete_branches():
     nodes = app_models.treeviz.greedy_nodes(run.model)
     root = nodes.iloc[0]
     assert root["records"] == run.n_records and root["released_label"] in ("other", "red", "small")
+
+
+def test_dpboost_keeps_its_own_reference_when_the_slow_one_is_off():
+    settings = app_train.TrainSettings(
+        algorithm="dpboost",
+        params={"n_estimators": 6, "trees_per_ensemble": 3, "max_depth": 3},
+        folds=2,
+        sklearn_reference=False,
+    )
+    run = app_train.train(support.prepare_demo("demo_csv"), settings)
+    assert SERIES_SKLEARN not in run.series
+    if app_train.always_on_references(ALGORITHMS["dpboost"]):
+        assert run.series == [SERIES_DP, SERIES_HGB]
+    else:  # a sweep engine without reference lists runs both references or none
+        assert run.series == [SERIES_DP]
