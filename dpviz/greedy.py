@@ -334,18 +334,20 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     # --- prediction ---------------------------------------------------------------------
 
     def _leaf_of(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf node of each record; -1 where an unknown discrete value stops it."""
         codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
         node = np.zeros(len(codes), dtype=np.int64)
-        rows = np.arange(len(codes))
+        active = np.arange(len(codes))
         for _ in range(self.max_depth + 1):
-            f = self.feature_[node]
-            inner = f >= 0
-            if not inner.any():
+            f = self.feature_[node[active]]
+            active = active[f >= 0]
+            if len(active) == 0:
                 break
-            value = codes[rows[inner], f[inner]]
-            node[inner] = np.where(value >= 0, self.first_child_[node[inner]] + value, node[inner])
-            if (value < 0).any():
-                break
+            value = codes[active, self.feature_[node[active]]]
+            unknown = value < 0
+            node[active[unknown]] = -1
+            active, value = active[~unknown], value[~unknown]
+            node[active] = self.first_child_[node[active]] + value
         return node
 
     def predict_proba(self, X) -> np.ndarray:
@@ -353,9 +355,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self._proba(prediction_data(self, X))
 
     def _proba(self, encoded: EncodedData) -> np.ndarray:
-        leaf = np.searchsorted(self.leaf_nodes_, self._leaf_of(encoded))
-        leaf = np.minimum(leaf, len(self.leaf_nodes_) - 1)
+        """Leaf class shares of the noisy counts; a record stopped by an unknown value
+        abstains (uniform), as in an exported model."""
+        node = self._leaf_of(encoded)
+        leaf = np.minimum(np.searchsorted(self.leaf_nodes_, node), len(self.leaf_nodes_) - 1)
         noisy = np.clip(self.leaf_noisy_counts_[leaf], 0.0, None)
+        noisy[node < 0] = 0.0
         total = noisy.sum(axis=1, keepdims=True)
         k = noisy.shape[1]
         return np.divide(noisy, total, out=np.full_like(noisy, 1.0 / k), where=total > 0)

@@ -156,6 +156,22 @@ def test_unknown_discrete_value_abstains_in_a_greedy_tree(mixed):
     assert proba.shape == (5, 3) and np.allclose(proba.sum(axis=1), 1)
 
 
+@pytest.mark.parametrize("name", ["friedman_schuster", "dpea"])
+def test_an_unknown_value_stops_only_its_own_record(mixed, name):
+    """One record with an unseen category abstains; the others keep their leaves, and the
+    estimator agrees with its exported model on every record."""
+    X, y, X_test, schema = mixed
+    model = fitted(name, X, y, schema)
+    batch = X_test.head(50).copy()
+    alone = model.predict_proba(batch)
+    batch.iloc[0, batch.columns.get_loc("colour")] = "purple"
+    together = model.predict_proba(batch)
+    np.testing.assert_allclose(together[0], 1 / 3)  # the root splits on colour: abstains
+    np.testing.assert_allclose(together[1:], alone[1:])
+    loaded = model_from_json(release(model).to_json())
+    np.testing.assert_allclose(loaded.predict_proba(batch), together)
+
+
 _WRONG = [None, 5, -1, 10**30, 1.5, math.inf, "s", "", [], {}, [None], [[1]], True]
 
 
