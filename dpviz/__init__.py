@@ -1,10 +1,12 @@
 """dpviz: what differential privacy costs a tree-ensemble classifier."""
 
 from .algorithms import ALGORITHMS, get_algorithm
+from .boosting import DPBoostClassifier
 from .forest import DPRandomForestClassifier, PrivateRDTClassifier
+from .greedy import DPDecisionTreeClassifier
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS, get_mechanism
-from .model_io import ReleasedForest
+from .model_io import ReleasedForest, load_model, release
 from .schema import PrivacyLeakWarning, Schema, infer_schema
 
 __version__ = "0.1.0"
@@ -12,6 +14,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ALGORITHMS",
     "MECHANISMS",
+    "DPBoostClassifier",
+    "DPDecisionTreeClassifier",
     "DPRandomForestClassifier",
     "PrivacyLeakWarning",
     "PrivacyLedger",
@@ -22,4 +26,6 @@ __all__ = [
     "get_algorithm",
     "get_mechanism",
     "infer_schema",
+    "load_model",
+    "release",
 ]
