@@ -306,7 +306,7 @@ class SweepRun:
             return None, ""
         name = REFERENCE_NAMES[series]
         if series == SERIES_NONPRIVATE and algorithm != FLETCHER_ISLAM:
-            name = f"{algorithm}, non-private"
+            name = f"{algorithm} trees, true majority labels"
         return self.reference(series, fixed, algorithm), name
 
     def ledger_text(self, mechanism: str, epsilon: float, fixed: dict) -> str:

@@ -40,18 +40,19 @@ STATUS_DASHES = {EPS_DP: "solid", APPROXIMATE: "dashdot", NOT_DP: "dash"}
 ALGORITHM_STYLES = {
     FLETCHER_ISLAM: (None, "circle"),
     "jpw": ("#882255", "square"),
-    "friedman_schuster": ("#117733", "diamond"),
-    "dpea": ("#332288", "triangle-up"),
+    "friedman_schuster": ("#332288", "diamond"),
+    "dpea": ("#CC6677", "triangle-up"),
     "dpboost": ("#999933", "x"),
 }
 SPARE_STYLES = (
-    ("#44AA99", "star"),
+    ("#117733", "star"),
     ("#661100", "hexagon"),
     ("#6699CC", "pentagon"),
     ("#888888", "cross"),
 )
-# HistGradientBoosting, DPBoost's non-private reference: as on the Train page.
-HGB_STYLE = ("scikit-learn HistGradientBoosting", "#CC79A7", "dashdot")
+# HistGradientBoosting, DPBoost's non-private reference: the Train page's colour (Okabe–Ito
+# yellow), long dashes (dash-dot means "approximate" here).
+HGB_STYLE = ("scikit-learn HistGradientBoosting", "#F0E442", "longdash")
 DEFAULT_REFERENCES = (SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
 
 X_AXES = {
@@ -286,13 +287,6 @@ def curve_figure(
         _reference_traces(
             fig, summary, reference, x, fixed, span, categories, mean, std, name, shown, multi
         )
-    if highlight_epsilon is not None and x == "epsilon":
-        fig.add_vline(
-            x=float(highlight_epsilon),
-            line={"color": "#444444", "width": 1, "dash": "dot"},
-            annotation_text=f"ε = {float(highlight_epsilon):g}",
-            annotation_position="top",
-        )
     fig.update_layout(
         template=TEMPLATE,
         title={
@@ -300,11 +294,28 @@ def curve_figure(
             + (f" — {len(shown)} algorithms on the same folds" if len(shown) > 1 else "")
         },
         height=560 if multi else 520,
-        margin={"t": 110, "b": 40, "l": 70, "r": 20},
+        margin={"t": 130 if multi else 110, "b": 40, "l": 70, "r": 20},
         legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
         hovermode="closest",
         annotations=[_note(_note_text(fixed, folds, x, multi, summary, statuses_seen))],
     )
+    if highlight_epsilon is not None and x == "epsilon":
+        eps = float(highlight_epsilon)
+        fig.add_vline(x=eps, line={"color": "#444444", "width": 1, "dash": "dot"})
+        # Its label by hand: add_vline's own would land at 10^ε on a log axis, and
+        # update_layout(annotations=...) above would have dropped it anyway.
+        fig.add_annotation(
+            x=math.log10(eps),
+            y=0,
+            xref="x",
+            yref="paper",
+            text=f"ε = {eps:g}",
+            showarrow=False,
+            xanchor="left",
+            yanchor="bottom",
+            xshift=4,
+            font={"size": 12, "color": "#444444"},
+        )
     fig.update_yaxes(title_text=f"{name} on held-out folds (%)", ticksuffix="%")
     if x == "epsilon":
         fig.update_xaxes(title_text=X_AXES[x], type="log")
@@ -336,6 +347,11 @@ def _note_text(fixed, folds, x, multi, summary, statuses) -> str:
             pinned += " (only fletcher_islam has a trees/depth grid)"
         if not _has_forest(summary):
             pinned = "each algorithm at its own settings"
+    if multi:  # three lines: the folds, the line styles, the settings
+        return (
+            f"Mean over the held-out folds of {cv}{same}{band}.<br>{'; '.join(styles)}."
+            f"<br>{pinned}"
+        )
     return f"Mean over the held-out folds of {cv}{same}{band}. {'; '.join(styles)}.<br>{pinned}"
 
 
@@ -386,7 +402,7 @@ def reference_style(series: str, algorithm: str, mechanism: str, multi: bool):
         return f"{label} (NOT DP)", color, dash
     if series == SERIES_NONPRIVATE and algorithm not in (FLETCHER_ISLAM, None):
         color = algorithm_style(algorithm)[0] or "#000000"
-        return f"{algorithm}, non-private (NOT DP)", color, "dot"
+        return f"{algorithm} trees, true majority labels (NOT DP)", color, "dot"
     return (
         series_label(series, mechanism),
         series_color(series, mechanism),
@@ -433,7 +449,7 @@ def _reference_trace(fig, rows, series, algorithm, x, span, categories, mean, st
                 y=[m] * len(xs),
                 mode="lines",
                 name=label,
-                line={"color": color, "width": 2, "dash": dash},
+                line={"color": color, "width": 3 if series == SERIES_HGB else 2, "dash": dash},
                 customdata=[s] * len(xs),
                 hovertemplate=f"{label}<br>{name}: %{{y:.1f}}% ± %{{customdata:.1f}}"
                 "<extra></extra>",

@@ -103,7 +103,7 @@ def algorithm_picker() -> tuple[list[str], dict]:
         if algorithm == FLETCHER_ISLAM:
             mechanisms = st.session_state[K["mechs"]] or ["permute_flip"]
             lines.append(
-                f"- `{algorithm}` · {app_curves.forest_privacy(mechanisms)} · "
+                f"- `{algorithm}` · **{app_curves.forest_privacy(mechanisms)}** · "
                 "its mechanisms, trees and depth rules are swept below"
             )
             continue

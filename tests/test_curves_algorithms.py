@@ -261,7 +261,7 @@ def test_sweep_run_lists_series_statuses_and_candidates(multi):
     changes = list(candidate["vs non-private"])
     assert changes[0].endswith("vs non-private forest")
     assert changes[1].endswith("vs non-private forest")
-    assert changes[2].endswith("vs jpw, non-private")
+    assert changes[2].endswith("vs jpw trees, true majority labels")
     assert changes[3] == "—"  # scikit-learn's forest was not asked for
     assert changes[4].endswith("vs scikit-learn HistGradientBoosting")
     only = multi.candidate(0.5, "f1", FIXED, series=["dpboost"])
@@ -301,7 +301,7 @@ def test_figure_draws_one_line_and_band_per_algorithm_with_privacy_labels(multi)
     references = {t.name for t in fig.data if t.mode == "lines"}
     assert references == {
         "non-private forest (NOT DP)",
-        "jpw, non-private (NOT DP)",
+        "jpw trees, true majority labels (NOT DP)",
         "scikit-learn HistGradientBoosting (NOT DP)",
     }
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.title.text.startswith("ε")
@@ -366,7 +366,7 @@ def test_curves_page_compares_two_algorithms_and_switches_the_metric():
     picker.set_value([FI, "dpboost"]).run()
     assert not at.exception, at.exception
     status = "\n".join(str(m.value) for m in at.markdown)
-    assert "`fletcher_islam` · ε-DP (permute_flip, count_em) / NOT DP (smooth_em)" in status
+    assert "`fletcher_islam` · **ε-DP (permute_flip, count_em) / NOT DP (smooth_em)**" in status
     assert "`dpboost` · **ε-DP**" in status
     at.number_input(key=key("curves.dpboost.n_estimators")).set_value(10)
     for name, value in {
