@@ -411,6 +411,31 @@ def test_curves_page_compares_two_algorithms_and_switches_the_metric():
     assert list(candidate.columns)[0] == "algorithm" and len(candidate) == 3
 
 
+@pytest.mark.skipif(not DPEA_HAS_MCMC, reason="the registry has no DPEA MCMC steps (d > 2)")
+def test_curves_page_without_the_forest_says_an_approximate_algorithm_has_no_guarantee():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/curves.py").run()
+    at.multiselect(key=key("curves.algorithms")).set_value(["dpea"]).run()
+    at.number_input(key=key("curves.dpea.steps")).set_value(3).run()
+    at.number_input(key=key("curves.dpea.mcmc_steps")).set_value(20).run()
+    status = "\n".join(str(m.value) for m in at.markdown)
+    assert "`dpea` · **approximate — NOT DP**" in status
+    assert "grid of fletcher_islam, which is not chosen" in "\n".join(
+        str(c.value) for c in at.caption
+    )
+    for name, value in {"low": 0.5, "high": 1.0, "per_decade": 3, "folds": 2}.items():
+        at.get_by_key(key(f"curves.{name}")).set_value(value)
+    at.checkbox(key=key("curves.sklearn")).uncheck()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    (line,) = [t for t in spec["data"] if t.get("mode") == "lines+markers"]
+    assert line["name"] == "dpea (approximate — NOT DP)" and line["line"]["dash"] == "dashdot"
+    assert "No series shown carries a guarantee" in "\n".join(str(w.value) for w in at.warning)
+    assert set(at.dataframe[-1].value["guarantee"]) == {"NONE (approximate: MCMC)"}
+
+
 # --- the command line ----------------------------------------------------------------------
 
 
