@@ -51,9 +51,19 @@ MAX_CANDIDATES = 3
 ALGORITHM = "fletcher_islam"
 
 
+def forest_summary(sweep: SweepRun) -> pd.DataFrame:
+    """The sweep summary's rows for the Fletcher–Islam forest and its references: a sweep
+    from the Curves page may hold other algorithms, whose settings are not forest choices."""
+    summary = sweep.summary
+    if "algorithm" not in summary:
+        return summary
+    return summary[~summary["algorithm"].isin(set(summary["algorithm"]) - {ALGORITHM, "sklearn"})]
+
+
 def curve_choices(sweep: SweepRun) -> dict[str, list]:
     """The swept values of each curve dimension, private mechanisms first."""
-    dp = sweep.summary[sweep.summary["series"] == SERIES_DP]
+    summary = forest_summary(sweep)
+    dp = summary[summary["series"] == SERIES_DP]
     if dp.empty:
         raise ValueError("the sweep has no DP-forest rows; run a sweep first")
     choices = {key: list(dict.fromkeys(dp[key].tolist())) for key in CURVE_KEYS}
@@ -64,7 +74,8 @@ def curve_choices(sweep: SweepRun) -> dict[str, list]:
 
 def swept_epsilons(sweep: SweepRun, config: dict) -> list[float]:
     """The ε values of the chosen curve, ascending."""
-    dp = sweep.summary[sweep.summary["series"] == SERIES_DP]
+    summary = forest_summary(sweep)
+    dp = summary[summary["series"] == SERIES_DP]
     for key, value in config.items():
         dp = dp[dp[key].astype(str) == str(value)]
     return sorted(float(e) for e in dp["epsilon"].unique())
@@ -75,7 +86,7 @@ def suggest(sweep: SweepRun, metric: str, acceptable_loss: float, config: dict) 
     ``acceptable_loss`` points of the non-private forest (:func:`dpviz.risk.smallest_epsilon`).
     """
     return smallest_epsilon(
-        sweep.summary, metric, acceptable_loss, reference=SERIES_NONPRIVATE, **config
+        forest_summary(sweep), metric, acceptable_loss, reference=SERIES_NONPRIVATE, **config
     )
 
 
@@ -174,7 +185,7 @@ def candidate_frame(
     if metric not in METRIC_NAMES:
         raise ValueError(f"metric must be one of {', '.join(METRIC_NAMES)}, got {metric!r}")
     values = sorted({float(e) for e in epsilons})
-    table = candidate_table(values, prior, sweep.summary, metric, **config)
+    table = candidate_table(values, prior, forest_summary(sweep), metric, **config)
     if guarantee_note(sweep, config) is not None:
         # candidate_table knows the mechanism but not the schema: blank the risk columns.
         table[list(RISK_LABELS)] = math.nan

@@ -152,6 +152,26 @@ def test_curve_choices_put_proven_mechanisms_first(sweep):
     assert app_negotiate.swept_epsilons(sweep, PF) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
 
+def test_a_sweep_of_several_algorithms_offers_only_forest_choices(data, sweep):
+    """A Curves-page sweep with JPW beside the forest: Negotiate reads the forest's rows."""
+    settings = app_curves.SweepSettings(
+        eps_low=0.1,
+        eps_high=10.0,
+        per_decade=3,
+        mechanisms=("smooth_em", "permute_flip"),
+        n_estimators=(10,),
+        folds=2,
+        algorithms=("fletcher_islam", "jpw"),
+    )
+    both = app_curves.run(data, settings)
+    assert set(both.summary["algorithm"]) >= {"fletcher_islam", "jpw"}
+    assert app_negotiate.curve_choices(both) == app_negotiate.curve_choices(sweep)
+    assert app_negotiate.swept_epsilons(both, PF) == app_negotiate.swept_epsilons(sweep, PF)
+    assert app_negotiate.suggest(both, "accuracy", 5.0, PF).epsilon == (
+        app_negotiate.suggest(sweep, "accuracy", 5.0, PF).epsilon
+    )
+
+
 def test_suggest_is_risk_smallest_epsilon(sweep):
     got = app_negotiate.suggest(sweep, "accuracy", 5.0, PF)
     want = smallest_epsilon(sweep.summary, "accuracy", 5.0, **PF)
