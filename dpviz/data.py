@@ -215,7 +215,8 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
         report.unknown_label = int(unknown.sum())
         keep &= y >= 0
 
-    continuous = np.empty((len(frame), len(schema.continuous)), dtype=np.float64)
+    # Column-major: each column is filled and checked in one contiguous pass.
+    continuous = np.empty((len(frame), len(schema.continuous)), dtype=np.float64, order="F")
     for j, feat in enumerate(schema.continuous):
         text = frame[feat.name]
         # Imputation and clipping work on the copy in ``continuous``: the parsed values
@@ -242,7 +243,7 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
             report.clipped[feat.name] = int((outside & keep).sum())
             np.clip(values, feat.low, feat.high, out=values)
 
-    discrete = np.empty((len(frame), len(schema.discrete)), dtype=np.int32)
+    discrete = np.empty((len(frame), len(schema.discrete)), dtype=np.int32, order="F")
     for j, feat in enumerate(schema.discrete):
         column = frame[feat.name]
         nan = column.isna().to_numpy()

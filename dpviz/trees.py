@@ -12,6 +12,7 @@ Records are routed level by level, all trees at once, with numpy arrays of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,6 +193,16 @@ def compact(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(codes, return_inverse=True)
 
 
+def _flat(matrix: np.ndarray, dtype) -> tuple[np.ndarray, Callable]:
+    """``matrix`` as one flat array, without a copy when its layout and dtype allow, and
+    the function giving the flat position of (row, column) pairs."""
+    n_rows, n_cols = matrix.shape
+    if matrix.flags.f_contiguous and matrix.dtype == dtype:
+        return matrix.ravel(order="F"), lambda rows, cols: rows + cols * n_rows
+    flat = np.ascontiguousarray(matrix, dtype=dtype).ravel()
+    return flat, lambda rows, cols: rows * n_cols + cols
+
+
 @dataclass
 class Routed:
     """Where routed (record, tree) pairs ended: distinct leaves and each pair's leaf."""
@@ -238,8 +249,10 @@ def route(
     frontier.ids = root_ids
     pair_node = (np.cumsum(present) - 1)[pair_tree]
     # Flat views: one gather per level instead of boolean-masked copies per feature kind.
-    flat_cont = np.ascontiguousarray(continuous, dtype=np.float64).ravel()
-    flat_disc = np.ascontiguousarray(discrete, dtype=np.int64).ravel()
+    flat_cont, cont_at = _flat(continuous, np.float64)
+    flat_disc, disc_at = _flat(
+        discrete, discrete.dtype if discrete.dtype.kind == "i" else np.int64
+    )
     pair_index = np.arange(len(pair_record))
     records = np.asarray(pair_record)
     pair_leaf = np.full(len(pair_record), -1, dtype=np.int64)
@@ -277,16 +290,17 @@ def route(
         splits = choose_splits(space, frontier)
         feature = splits.feature[pair_node]
         if r == 0:
-            child = (flat_cont[records * s + feature] >= splits.threshold[pair_node]).astype(
+            child = (flat_cont[cont_at(records, feature)] >= splits.threshold[pair_node]).astype(
                 np.int64
             )
         elif s == 0:
-            child = flat_disc[records * r + feature]
+            child = flat_disc[disc_at(records, feature)]
         else:
             above = (
-                flat_cont[records * s + np.minimum(feature, s - 1)] >= splits.threshold[pair_node]
+                flat_cont[cont_at(records, np.minimum(feature, s - 1))]
+                >= splits.threshold[pair_node]
             )
-            code = flat_disc[records * r + np.clip(feature - s, 0, r - 1)]
+            code = flat_disc[disc_at(records, np.clip(feature - s, 0, r - 1))]
             child = np.where(feature < s, above, code)
         known = child >= 0
         if not known.all():
