@@ -13,6 +13,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_S29 = np.uint64(29)
 
 SALT_FEATURE = np.uint64(0x243F6A8885A308D3)
 SALT_THRESHOLD = np.uint64(0x13198A2E03707344)
@@ -48,18 +49,19 @@ def _splitmix64_inplace(z: np.ndarray, scratch: np.ndarray) -> None:
 def hash_columns(columns: list[np.ndarray], seed: int) -> np.ndarray:
     """A keyed 64-bit hash of each row of equal-length uint64 ``columns``.
 
-    Column ``j`` enters as ``splitmix64(mixed ^ splitmix64(column ^ tag_j))``, so rows
-    that differ in any column, or in column order, hash differently.
+    Each column is folded in by xor, a multiply by its own odd constant and an xor-shift
+    (each step a bijection of the running value), and a SplitMix64 finaliser mixes the
+    result: about five array passes per column instead of SplitMix's nine twice.
     """
     n = len(columns[0]) if columns else 0
     mixed = np.full(n, splitmix64(np.uint64(seed)), dtype=np.uint64)
-    term = np.empty(n, dtype=np.uint64)
     scratch = np.empty(n, dtype=np.uint64)
     for j, column in enumerate(columns):
-        np.bitwise_xor(column, splitmix64(np.uint64(j + 1) ^ SALT_CHILD), out=term)
-        _splitmix64_inplace(term, scratch)
-        mixed ^= term
-        _splitmix64_inplace(mixed, scratch)
+        mixed ^= column
+        mixed *= splitmix64(np.uint64(j + 1) ^ SALT_CHILD) | np.uint64(1)
+        np.right_shift(mixed, _S29, out=scratch)
+        mixed ^= scratch
+    _splitmix64_inplace(mixed, scratch)
     return mixed
 
 

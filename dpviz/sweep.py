@@ -254,27 +254,36 @@ def _cluster_fold(encoded, schema, grid, train, test, index, folds, seed):
 def _run_on_cluster(client, encoded, schema, grid, splits, folds, seed, progress, cancel):
     """One Dask task per fold; a worker that dies has its fold re-run elsewhere (up to
     twice), and a fold that cannot finish stops the sweep with no partial result."""
+    from concurrent.futures import CancelledError
+
     from distributed import KilledWorker, as_completed
 
-    shared = client.scatter(encoded, broadcast=True)
-    futures = [
-        client.submit(
-            _cluster_fold, shared, schema, grid, train, test, i, folds, seed, pure=False, retries=2
-        )
-        for i, (train, test) in enumerate(splits)
-    ]
     rows: list[dict] = []
+    futures = []
     try:
+        shared = client.scatter(encoded, broadcast=True)
+        futures = [
+            client.submit(
+                _cluster_fold,
+                *(shared, schema, grid, train, test, i, folds, seed),
+                pure=False,
+                retries=2,
+            )
+            for i, (train, test) in enumerate(splits)
+        ]
         for done, future in enumerate(as_completed(futures), start=1):
             rows.extend(future.result())
             if progress is not None:
                 progress(done, len(futures), f"fold {done} of {len(futures)} done")
             if cancel is not None and cancel() and done < len(futures):
                 raise SweepCancelled(f"sweep cancelled after {done} of {len(futures)} folds")
-    except KilledWorker as exc:
+    except (KilledWorker, CancelledError, OSError) as exc:
+        # OSError covers a connection closed by a dying worker (CommClosedError), e.g.
+        # while the data is being scattered; a lost future surfaces as CancelledError.
         raise ValueError(
-            f"a Dask worker died repeatedly while running a fold ({exc}); the sweep stopped "
-            "and returns no partial result — check the workers' memory and retry"
+            f"a Dask worker died repeatedly while running a fold ({type(exc).__name__}: "
+            f"{exc}); the sweep stopped and returns no partial result — check the workers' "
+            "memory and retry"
         ) from None
     finally:
         client.cancel(futures)
