@@ -168,23 +168,7 @@ def node_link_figure(
     x = _layout_positions(nodes)
     y = -nodes["depth"].to_numpy(dtype=float)
     row_of = {int(n): i for i, n in enumerate(nodes["node"])}
-    ex, ey = [], []
-    for node, parent in zip(nodes["node"], nodes["parent"]):
-        if parent >= 0:
-            a, b = row_of[int(parent)], row_of[int(node)]
-            ex += [x[a], x[b], None]
-            ey += [y[a], y[b], None]
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=ex,
-            y=ey,
-            mode="lines",
-            line={"color": "#999999", "width": 1},
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    )
+    fig = go.Figure(_links_trace(nodes, x, y, "#999999"))
     hover = np.asarray(node_hover(nodes, classes, diagnostics=diagnostics), dtype=object)
     inner = ~nodes["is_leaf"].to_numpy()
     discrete_edges = nodes["edge"].str.contains(" = ", regex=False).to_numpy()
@@ -214,18 +198,7 @@ def node_link_figure(
         )
     text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
     fig.add_trace(
-        go.Scatter(
-            x=x[inner],
-            y=y[inner],
-            mode="markers+text",
-            marker={"symbol": "circle", "size": 10, "color": "#FFFFFF", "line": {"width": 1}},
-            text=text[inner],
-            textposition=position[inner],
-            textfont={"size": 11},
-            customdata=hover[inner],
-            hovertemplate="%{customdata}<extra></extra>",
-            name="split (rule: left branch)",
-        )
+        _split_trace(x, y, inner, text, position, hover, size=10, name="split (rule: left branch)")
     )
     leaf = ~inner
     if diagnostics:
@@ -268,9 +241,54 @@ def node_link_figure(
             else "Every leaf releases a label, empty or not, so an outsider cannot tell which "
             "leaves held records."
         )
+    _node_link_layout(
+        fig, nodes, x, title=f"{name or f'Tree {tree}'} · {title}", note=note, height=height
+    )
+    return fig
+
+
+def _links_trace(nodes: pd.DataFrame, x: np.ndarray, y: np.ndarray, color: str) -> go.Scatter:
+    """The links of a node-link tree: one line from every node to its parent."""
+    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
+    ex, ey = [], []
+    for node, parent in zip(nodes["node"], nodes["parent"]):
+        if parent >= 0:
+            a, b = row_of[int(parent)], row_of[int(node)]
+            ex += [x[a], x[b], None]
+            ey += [y[a], y[b], None]
+    return go.Scatter(
+        x=ex,
+        y=ey,
+        mode="lines",
+        line={"color": color, "width": 1},
+        hoverinfo="skip",
+        showlegend=False,
+    )
+
+
+def _split_trace(x, y, inner, text, position, hover, *, size: int, name: str) -> go.Scatter:
+    """The inner nodes of a node-link tree: circles labelled with their split rule."""
+    return go.Scatter(
+        x=x[inner],
+        y=y[inner],
+        mode="markers+text",
+        marker={"symbol": "circle", "size": size, "color": "#FFFFFF", "line": {"width": 1}},
+        text=text[inner],
+        textposition=position[inner],
+        textfont={"size": 11},
+        customdata=hover[inner],
+        hovertemplate="%{customdata}<extra></extra>",
+        name=name,
+    )
+
+
+def _node_link_layout(
+    fig: go.Figure, nodes: pd.DataFrame, x: np.ndarray, *, title: str, note: str, height: int
+) -> None:
+    """Title, note, legend below, and a depth axis for a node-link tree."""
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": f"{name or f'Tree {tree}'} · {title}"},
+        title={"text": title},
         height=height,
         margin={"t": 100, "b": 30, "l": 30, "r": 30},
         legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
@@ -286,7 +304,6 @@ def node_link_figure(
         range=[-depth - 0.6, 0.6],
         zeroline=False,
     )
-    return fig
 
 
 def _leaf_trace(fig, x, y, sel, hover, color, name, records, top) -> None:
@@ -458,25 +475,8 @@ def boost_tree_figure(
         return _boost_icicle(nodes, diagnostics=diagnostics, name=name, positive=positive)
     x = _layout_positions(nodes)
     y = -nodes["depth"].to_numpy(dtype=float)
-    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
-    ex, ey = [], []
-    for node, parent in zip(nodes["node"], nodes["parent"]):
-        if parent >= 0:
-            a, b = row_of[int(parent)], row_of[int(node)]
-            ex += [x[a], x[b], None]
-            ey += [y[a], y[b], None]
     hover = np.asarray(boost_hover(nodes, diagnostics=diagnostics), dtype=object)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=ex,
-            y=ey,
-            mode="lines",
-            line={"color": "#BBBBBB", "width": 1},
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    )
+    fig = go.Figure(_links_trace(nodes, x, y, "#BBBBBB"))
     inner = ~nodes["is_leaf"].to_numpy()
     depth = nodes["depth"].to_numpy()
     per_level = np.bincount(depth[inner], minlength=int(depth.max()) + 1)
@@ -484,16 +484,14 @@ def boost_tree_figure(
     text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
     text = np.where(labelled, text, "")
     fig.add_trace(
-        go.Scatter(
-            x=x[inner],
-            y=y[inner],
-            mode="markers+text",
-            marker={"symbol": "circle", "size": 9, "color": "#FFFFFF", "line": {"width": 1}},
-            text=text[inner],
-            textposition=position[inner],
-            textfont={"size": 11},
-            customdata=hover[inner],
-            hovertemplate="%{customdata}<extra></extra>",
+        _split_trace(
+            x,
+            y,
+            inner,
+            text,
+            position,
+            hover,
+            size=9,
             name="split (rule: left branch; hover deeper ones)",
         )
     )
@@ -575,24 +573,7 @@ def boost_tree_figure(
             "hover a node for the rest."
         )
         title = BOOST_RELEASED_TITLE
-    fig.update_layout(
-        template=TEMPLATE,
-        title={"text": f"{name} · {title}"},
-        height=height,
-        margin={"t": 100, "b": 30, "l": 30, "r": 30},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
-        annotations=[_note(note)],
-        hovermode="closest",
-    )
-    max_depth = int(depth.max())
-    fig.update_xaxes(visible=False, range=[x.min() - 0.8, x.max() + 0.8])
-    fig.update_yaxes(
-        title_text="depth",
-        tickvals=-np.arange(max_depth + 1),
-        ticktext=[str(d) for d in range(max_depth + 1)],
-        range=[-max_depth - 0.6, 0.6],
-        zeroline=False,
-    )
+    _node_link_layout(fig, nodes, x, title=f"{name} · {title}", note=note, height=height)
     return fig
 
 

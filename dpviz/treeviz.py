@@ -650,15 +650,7 @@ def boost_nodes(model, part: int, tree: int) -> pd.DataFrame:
     nodes["leaves_below"] = below.astype(np.int64)
     return nodes[
         [
-            "node",
-            "parent",
-            "depth",
-            "key",
-            "edge",
-            "split",
-            "is_leaf",
-            "hidden_children",
-            "n_children",
+            *BASE_COLUMNS,
             "released_value",
             "records",
             "true_value",

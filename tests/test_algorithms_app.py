@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -21,10 +20,12 @@ from streamlit.testing.v1 import AppTest
 from dpviz import app_models, app_train
 from dpviz import app_support as support
 from dpviz.algorithms import ALGORITHMS, Algorithm, Parameter
-from dpviz.app_session import DATA_KEY, KEEP_PREFIX, RUN_KEY
+from dpviz.app_session import DATA_KEY, RUN_KEY
 from dpviz.boosting import DPBoostClassifier
-from dpviz.schema import Feature, Schema
 from dpviz.sweep import SERIES_DP, SERIES_HGB, SERIES_SKLEARN
+
+from .conftest import MIXED_SCHEMA, mixed_records
+from .page_checks import chart_spec, charts, key, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -38,46 +39,11 @@ FAST = {
 }
 
 
-def key(name: str) -> str:
-    return KEEP_PREFIX + name
-
-
-def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
-
-
-def charts(at: AppTest) -> list:
-    return list(at.get("plotly_chart"))
-
-
-def chart_spec(at: AppTest, index: int = 0) -> dict:
-    return json.loads(charts(at)[index].proto.spec)
-
-
 def mixed_data() -> support.PreparedData:
     """Three classes, one continuous and two discrete features, a public schema."""
-    rng = np.random.default_rng(5)
-    n = 900
-    size = rng.uniform(0, 10, n)
-    colour = rng.choice(["red", "green", "blue"], n)
-    frame = pd.DataFrame(
-        {
-            "size": size.round(3).astype(str),
-            "colour": colour,
-            "shape": rng.choice(["round", "square"], n),
-            "label": np.where(size < 3, "small", np.where(colour == "red", "red", "other")),
-        }
-    )
-    schema = Schema(
-        "label",
-        ("other", "red", "small"),
-        (
-            Feature("size", "continuous", 0.0, 10.0),
-            Feature("colour", "discrete", values=("blue", "green", "red")),
-            Feature("shape", "discrete", values=("round", "square")),
-        ),
-    )
-    return support.prepare_upload(frame, "label", schema, name="mixed.csv")
+    frame = mixed_records(5, 900)
+    frame["size"] = frame["size"].astype(str)
+    return support.prepare_upload(frame, "label", MIXED_SCHEMA, name="mixed.csv")
 
 
 def open_train(data: support.PreparedData | None = None) -> AppTest:

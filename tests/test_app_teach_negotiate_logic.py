@@ -18,7 +18,7 @@ from dpviz.risk import candidate_table, smallest_epsilon
 from dpviz.schema import Feature, Schema
 from dpviz.teach import compare_with_printed
 
-from .conftest import reference_path
+from .conftest import NEGOTIATE_SWEEP, reference_path
 from .html_checks import network_urls
 
 # --- app_teach ----------------------------------------------------------------------------
@@ -127,15 +127,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def sweep(data):
-    settings = app_curves.SweepSettings(
-        eps_low=0.1,
-        eps_high=10.0,
-        per_decade=3,
-        mechanisms=("smooth_em", "permute_flip"),
-        n_estimators=(10,),
-        folds=2,
-    )
-    return app_curves.run(data, settings)
+    return app_curves.run(data, NEGOTIATE_SWEEP)
 
 
 def test_default_sweep_is_small_and_private():
@@ -154,15 +146,7 @@ def test_curve_choices_put_proven_mechanisms_first(sweep):
 
 def test_a_sweep_of_several_algorithms_offers_only_forest_choices(data, sweep):
     """A Curves-page sweep with JPW beside the forest: Negotiate reads the forest's rows."""
-    settings = app_curves.SweepSettings(
-        eps_low=0.1,
-        eps_high=10.0,
-        per_decade=3,
-        mechanisms=("smooth_em", "permute_flip"),
-        n_estimators=(10,),
-        folds=2,
-        algorithms=("fletcher_islam", "jpw"),
-    )
+    settings = dataclasses.replace(NEGOTIATE_SWEEP, algorithms=("fletcher_islam", "jpw"))
     both = app_curves.run(data, settings)
     assert set(both.summary["algorithm"]) >= {"fletcher_islam", "jpw"}
     assert app_negotiate.curve_choices(both) == app_negotiate.curve_choices(sweep)

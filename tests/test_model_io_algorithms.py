@@ -24,7 +24,9 @@ from dpviz.model_io import (
     model_from_json,
     release,
 )
-from dpviz.schema import Feature, Schema
+from dpviz.schema import Schema
+
+from .conftest import MIXED_SCHEMA, mixed_records
 
 KINDS = {
     "fletcher_islam": ("forest", ReleasedForest),
@@ -53,28 +55,9 @@ def demo():
 @pytest.fixture(scope="module")
 def mixed():
     """Three classes, a continuous and two discrete features."""
-    rng = np.random.default_rng(3)
-    n = 1200
-    frame = pd.DataFrame(
-        {
-            "size": rng.uniform(0, 10, n).round(3),
-            "colour": rng.choice(["red", "green", "blue"], n),
-            "shape": rng.choice(["round", "square"], n),
-        }
-    )
-    label = np.where(
-        frame["size"] < 3, "small", np.where(frame["colour"] == "red", "red", "other")
-    )
-    schema = Schema(
-        "label",
-        ("other", "red", "small"),
-        (
-            Feature("size", "continuous", 0.0, 10.0),
-            Feature("colour", "discrete", values=("blue", "green", "red")),
-            Feature("shape", "discrete", values=("round", "square")),
-        ),
-    )
-    return frame.iloc[:900], pd.Series(label[:900]), frame.iloc[900:], schema
+    records = mixed_records(3, 1200)
+    X = records.drop(columns="label")
+    return X.iloc[:900], records["label"].iloc[:900], X.iloc[900:], MIXED_SCHEMA
 
 
 def fitted(name: str, X, y, schema, epsilon: float = 2.0, seed: int = 0):

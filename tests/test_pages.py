@@ -13,7 +13,6 @@ checked on the home page here and across real pages in tests/test_e2e_browser.py
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,10 @@ from streamlit.testing.v1 import AppTest
 
 from dpviz import app_support as support
 from dpviz.algorithms import ALGORITHMS
-from dpviz.app_session import DATA_KEY, KEEP_PREFIX, RUN_KEY, SWEEP_KEY
+from dpviz.app_session import DATA_KEY, RUN_KEY, SWEEP_KEY
 from dpviz.demos import DEMO_CSV, DEMO_SCHEMA
+
+from .page_checks import chart_spec, charts, key, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "bad_inputs"
@@ -30,22 +31,6 @@ APP = str(ROOT / "app.py")
 DEMO_BYTES = DEMO_CSV.read_bytes()
 SCHEMA_BYTES = DEMO_SCHEMA.read_bytes()
 UPLOAD = "My own CSV file"
-
-
-def key(name: str) -> str:
-    return KEEP_PREFIX + name
-
-
-def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
-
-
-def charts(at: AppTest) -> list:
-    return list(at.get("plotly_chart"))
-
-
-def chart_spec(at: AppTest, index: int = 0) -> dict:
-    return json.loads(charts(at)[index].proto.spec)
 
 
 def downloads(at: AppTest) -> list[str]:

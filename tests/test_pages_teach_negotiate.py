@@ -30,6 +30,7 @@ from dpviz.app_session import DATA_KEY, FRAME_KEY, KEEP_PREFIX, SWEEP_KEY
 from dpviz.demos import DEFAULT_DEMO
 from dpviz.sweep import SERIES_NONPRIVATE, SweepResult
 
+from .conftest import NEGOTIATE_SWEEP
 from .html_checks import network_urls
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,16 +228,8 @@ def test_walk_with_a_not_dp_mechanism_is_badged():
 
 @pytest.fixture(scope="module")
 def sweep() -> app_curves.SweepRun:
-    """A small sweep like the Curves page makes: two mechanisms, one of them NOT DP."""
-    settings = app_curves.SweepSettings(
-        eps_low=0.1,
-        eps_high=10.0,
-        per_decade=3,
-        mechanisms=("smooth_em", "permute_flip"),
-        n_estimators=(10,),
-        folds=2,
-    )
-    return app_curves.run(support.prepare_demo(DEFAULT_DEMO), settings)
+    """The Negotiate tests' small sweep of the default demo (one mechanism NOT DP)."""
+    return app_curves.run(support.prepare_demo(DEFAULT_DEMO), NEGOTIATE_SWEEP)
 
 
 @pytest.fixture
