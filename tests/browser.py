@@ -31,9 +31,13 @@ def playwright_or_skip():
     """playwright's sync API, or a skip that says what is missing."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium to run the browser test")
-    return pytest.importorskip(
+    api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright Python package is not installed"
     )
+    # Streamlit redraws after each widget change; on a busy 2-core machine (CI, other
+    # jobs) a rerun can take longer than playwright's 5 s default for assertions.
+    api.expect.set_options(timeout=60_000)
+    return api
 
 
 def free_port() -> int:
