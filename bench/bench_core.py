@@ -254,6 +254,7 @@ def run_worker(spec: dict) -> dict:
     meta = json.loads((Path(spec["dir"]) / "meta.json").read_text())
     model, reps, cap = spec["model"], spec["reps"], spec["max_fit_seconds"]
     factory = _make_factory(model, meta)
+    source_hash = dpviz_source_hash()  # the dpviz this worker imported (if it did)
     folder = Path(spec["dir"])
     X_train = np.load(folder / "X_train.npy")
     y_train = np.load(folder / "y_train.npy")
@@ -320,6 +321,7 @@ def run_worker(spec: dict) -> dict:
         "memory": memory,
         "warnings": sorted(set(caught)),
         "loadavg_after_fit_predict": os.getloadavg(),
+        "dpviz_source_sha256": source_hash,
     }
     if core_fit_s:
         out["fit_seconds_internal"] = core_fit_s  # dpviz's own fit_seconds_ (after encoding)
@@ -444,6 +446,15 @@ def launch_worker(spec: dict, timeout: float) -> dict:
 # --- machine description --------------------------------------------------------------
 
 
+def dpviz_source_hash() -> str:
+    """sha256 of dpviz/*.py: each worker records it, so that a dpviz edited while the
+    benchmark runs (the working tree may be shared) shows up in the results."""
+    src = hashlib.sha256()
+    for path in sorted((ROOT / "dpviz").glob("*.py")):
+        src.update(path.name.encode() + b"\0" + path.read_bytes())
+    return src.hexdigest()
+
+
 def machine_info() -> dict:
     import diffprivlib
     import pandas as pd
@@ -457,9 +468,6 @@ def machine_info() -> dict:
                 break
     except OSError:
         pass
-    src = hashlib.sha256()
-    for path in sorted((ROOT / "dpviz").glob("*.py")):
-        src.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
         commit = subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
@@ -486,7 +494,7 @@ def machine_info() -> dict:
         "scikit-learn": sklearn.__version__,
         "diffprivlib": diffprivlib.__version__,
         "git_head": commit,
-        "dpviz_source_sha256": src.hexdigest(),
+        "dpviz_source_sha256": dpviz_source_hash(),
         "dpviz_uncommitted_files": dirty,
         "env": {
             k: os.environ[k]
@@ -766,6 +774,10 @@ def main(argv=None) -> int:
             results["cases"].append(case)
     results["wall_seconds"] = time.perf_counter() - wall
     results["loadavg_end"] = os.getloadavg()
+    hashes = {results["machine"]["dpviz_source_sha256"], dpviz_source_hash()} | {
+        case["runs"]["dpviz"]["dpviz_source_sha256"] for case in results["cases"]
+    }
+    results["dpviz_source_changed_during_run"] = len(hashes) > 1
     results["targets"] = evaluate_targets(results)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
@@ -775,6 +787,11 @@ def main(argv=None) -> int:
     print(markdown_sweep(results))
     print()
     print(targets_text(results["targets"]))
+    if results["dpviz_source_changed_during_run"]:
+        print(
+            "- WARNING: dpviz's source changed during the run (the dpviz workers imported "
+            "different versions); the dpviz rows do not come from one version"
+        )
     print()
     print(
         "threadpools (worker, 1 thread forced): "
