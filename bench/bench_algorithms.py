@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 import warnings
+from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +65,7 @@ def _count(n: int | None) -> str:
     """A candidate count: exact up to 10^12, then in powers of ten (d = 3 has ~10^75)."""
     if n is None:
         return "—"
-    return f"{n:,}" if n < 10**12 else f"{float(n):.2e}"
+    return f"{n:,}" if n < 10**12 else f"{Decimal(n):.2e}"  # beyond float range at d = 3
 
 
 def main() -> None:
