@@ -114,23 +114,23 @@ class RoutedRecords:
     leaf_keys: np.ndarray
     trained: np.ndarray
     uniforms: np.ndarray
-    leaf_matrix: np.ndarray | None = None
+    leaf_matrix: np.ndarray | None = None  # (trees, records) when every tree votes
 
     @classmethod
     def concatenate(cls, parts: list[RoutedRecords]) -> RoutedRecords:
         """The same records routed through disjoint sets of trees, as one result."""
         offsets = np.cumsum([0] + [len(p.leaf_keys) for p in parts[:-1]])
-        matrices = [p.leaf_matrix for p in parts]
+        pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
+        n = parts[0].n_records
+        every_vote = all(p.leaf_matrix is not None for p in parts)
         return cls(
-            parts[0].n_records,
+            n,
             np.concatenate([p.pair_record for p in parts]),
-            np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)]),
+            pair_leaf,
             np.concatenate([p.leaf_keys for p in parts]),
             np.concatenate([p.trained for p in parts]),
             np.concatenate([p.uniforms for p in parts], axis=1),
-            None
-            if any(m is None for m in matrices)
-            else np.hstack([m + o for m, o in zip(matrices, offsets, strict=True)]),
+            pair_leaf.reshape(-1, n) if every_vote else None,
         )
 
 
@@ -446,17 +446,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
         empty = trained < 0
         uniforms = self._uniforms(keys[empty])
-        # When every tree votes for every record (no unknown categories), keep the leaves
-        # as a record × tree matrix: per-ε votes are then contiguous gathers, the one
-        # step of a sweep that runs for every ε.
-        matrix = (
-            np.ascontiguousarray(routed.pair_leaf.reshape(len(trees), n).T)
-            if voting.all()
-            else None
-        )
-        return RoutedRecords(
-            n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms, matrix
-        )
+        # When every tree votes for every record (no unknown categories), the pairs are a
+        # tree × record matrix (a view, pairs are tree-major): per-ε votes are then
+        # contiguous gathers, the one step of a sweep that runs for every ε.
+        if voting.all():
+            return RoutedRecords(
+                n, rec, routed.pair_leaf, keys, trained, uniforms, routed.pair_leaf.reshape(-1, n)
+            )
+        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms)
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
         """Votes (n_records, n_classes) of routed records under the current release."""
@@ -476,11 +473,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         # One-byte labels: the gather below touches every (record, tree) pair per ε.
         if routed.leaf_matrix is not None and k == 2:
             labels = outputs.labels.astype(np.uint8)
-            ones = labels[routed.leaf_matrix].sum(axis=1, dtype=np.float64)
-            return np.stack([routed.leaf_matrix.shape[1] - ones, ones], axis=1)
+            ones = labels[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
+            return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
         if routed.leaf_matrix is not None and k <= 8:
             label = outputs.labels.astype(np.uint8)[routed.leaf_matrix]
-            return np.stack([(label == c).sum(axis=1) for c in range(k)], axis=1).astype(
+            return np.stack([(label == c).sum(axis=0) for c in range(k)], axis=1).astype(
                 np.float64
             )
         label = outputs.labels[routed.pair_leaf]
