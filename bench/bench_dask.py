@@ -31,7 +31,7 @@ from sklearn.datasets import make_classification
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpviz.distributed import LOCAL_WORKER_ENV  # noqa: E402
+from dpviz.distributed import local_worker_config  # noqa: E402
 from dpviz.schema import Feature, Schema  # noqa: E402
 
 CHUNK = 1_000_000
@@ -97,7 +97,7 @@ def baseline(path: Path, kind: str, dpviz_malloc: bool = False) -> tuple[float, 
     With ``dpviz_malloc`` the workers get the glibc settings that ``--local-cluster``
     gives dpviz's own workers (``dpviz.distributed.LOCAL_WORKER_ENV``), so that both sides of
     the ratio run on equal clusters; without it, Dask's defaults."""
-    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in LOCAL_WORKER_ENV.items()}
+    settings = local_worker_config()
     code = (
         "import time, dask, dask.dataframe as dd\n"
         "from distributed import Client, LocalCluster\n"

@@ -105,6 +105,11 @@ def read_dask(path: str, schema: Schema, blocksize: str | int = "64MB"):
 LOCAL_WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": 2**28, "MALLOC_MMAP_THRESHOLD_": 2**25}
 
 
+def local_worker_config() -> dict[str, int]:
+    """Dask settings that start worker processes with :data:`LOCAL_WORKER_ENV`."""
+    return {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in LOCAL_WORKER_ENV.items()}
+
+
 @contextmanager
 def dask_client(scheduler: str | None = None, local_cluster: int | None = None):
     """A ``distributed.Client``: to a running scheduler, or a new local cluster of
@@ -123,9 +128,7 @@ def dask_client(scheduler: str | None = None, local_cluster: int | None = None):
     # mmap threshold at 128 KiB: every partition-sized array is then a fresh mmap whose
     # pages fault in again, tripling the cost of counting a partition. Letting glibc
     # keep up to 256 MiB (arrays up to 32 MiB from the heap) costs little memory.
-    with dask.config.set(
-        {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in LOCAL_WORKER_ENV.items()}
-    ):
+    with dask.config.set(local_worker_config()):
         cluster = LocalCluster(
             n_workers=local_cluster,
             threads_per_worker=1,

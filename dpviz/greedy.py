@@ -24,7 +24,6 @@ import itertools
 import math
 import time
 from functools import lru_cache
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -133,13 +132,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2})
-        value = self.mcmc_steps
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-            raise ValueError(
-                "mcmc_steps must be a whole number ≥ 1 (Metropolis proposals per subtree "
-                f"choice when d > 2; the default is 1000), got {value!r}"
-            )
+        check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2, "mcmc_steps": 1})
         if self.steps > self.max_depth:
             raise ValueError(
                 f"steps d = {self.steps} exceeds the depth D = {self.max_depth}; use d ≤ D"

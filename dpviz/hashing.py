@@ -25,10 +25,9 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
     """Mix 64-bit integers (SplitMix64 finaliser); wraps modulo 2**64."""
     x = np.asarray(x, dtype=np.uint64)
     # 1-d arrays wrap silently; numpy scalars would warn on the intended overflow.
-    z = x.reshape(-1) + _GOLDEN
-    z = (z ^ (z >> _S30)) * _MUL1
-    z = (z ^ (z >> _S27)) * _MUL2
-    return (z ^ (z >> _S31)).reshape(x.shape)
+    z = x.reshape(-1).copy()
+    _splitmix64_inplace(z, np.empty_like(z))
+    return z.reshape(x.shape)
 
 
 def _splitmix64_inplace(z: np.ndarray, scratch: np.ndarray) -> None:
