@@ -151,11 +151,11 @@ def sample_equality(folder: Path) -> bool:
     head = pd.read_csv(folder / "synthf.csv", nrows=300_000, dtype=str)
     head.to_csv(folder / "sample.csv", index=False)
     sample = pd.read_csv(folder / "sample.csv", dtype={"label": str})
-    memory = DPRandomForestClassifier(schema=schema, random_state=0, assignment="hash")
+    memory = DPRandomForestClassifier(schema=schema, random_state=0, noise_seed=0)
     memory.fit(sample.drop(columns="label"), sample["label"])
     ddf = read_dask(str(folder / "sample.csv"), schema, blocksize="4MB")
     dist = fit_dask(
-        DPRandomForestClassifier(schema=schema, random_state=0, assignment="hash"), ddf, schema
+        DPRandomForestClassifier(schema=schema, random_state=0, noise_seed=0), ddf, schema
     )
     return (
         ReleasedForest.from_estimator(memory).to_json()

@@ -64,8 +64,11 @@ class Algorithm:
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.parameters}
 
-    def make(self, epsilon: float, random_state=None, schema=None, **params):
-        """The estimator with ``params`` over the defaults (unknown names are errors)."""
+    def make(self, epsilon: float, random_state=None, schema=None, noise_seed=None, **params):
+        """The estimator with ``params`` over the defaults (unknown names are errors).
+
+        ``random_state`` seeds public randomness only; ``noise_seed`` makes the noise
+        replayable, which voids the privacy guarantee (the ledger says NOT private)."""
         known = {p.name: p for p in self.parameters}
         unknown = set(params) - set(known)
         if unknown:
@@ -75,7 +78,13 @@ class Algorithm:
         values = {**self.defaults(), **params}
         for name, value in values.items():
             known[name].check(value)
-        return self.build(epsilon=epsilon, random_state=random_state, schema=schema, **values)
+        return self.build(
+            epsilon=epsilon,
+            random_state=random_state,
+            schema=schema,
+            noise_seed=noise_seed,
+            **values,
+        )
 
     def status(self, params: dict[str, Any] | None = None) -> str:
         """The privacy status ("ε-DP", "approximate" or "not DP") with ``params``."""
@@ -144,6 +153,14 @@ ALGORITHMS: dict[str, Algorithm] = {
                     choices=DEPTH_RULES,
                     validate=check_rule,
                 ),
+                Parameter(
+                    "declared_n",
+                    0,
+                    "public record count for the jpw depth rule (0: not declared, 5% of ε "
+                    "buys a noisy count)",
+                    low=0,
+                    high=10**12,
+                ),
             ),
             build=PrivateRDTClassifier,
             reference="nonprivate_forest",
@@ -154,7 +171,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             name="Greedy DP decision tree (Friedman & Schuster 2010)",
             description=(
                 "One tree grown greedily: each node picks its split by the exponential "
-                "mechanism on the max-operator score; leaves release Laplace-noised counts."
+                "mechanism on the max-operator score; leaves release counts with discrete "
+                "Laplace noise."
             ),
             privacy="ε-DP",
             parameters=(
@@ -208,7 +226,13 @@ ALGORITHMS: dict[str, Algorithm] = {
                 Parameter("trees_per_ensemble", 50, "trees per ensemble T_e", low=1, high=5_000),
                 Parameter("max_depth", 6, "tree depth", low=1, high=12),
                 Parameter("learning_rate", 0.01, "shrinkage η", low=1e-4, high=0.999),
-                Parameter("reg_lambda", 0.1, "L2 regularisation λ", low=0.0, high=100.0),
+                Parameter(
+                    "reg_lambda",
+                    0.1,
+                    "L2 regularisation λ (> 0: empty leaves need it)",
+                    low=1e-6,
+                    high=100.0,
+                ),
                 Parameter(
                     "n_bins", 16, "split candidates per continuous feature", low=2, high=256
                 ),

@@ -77,6 +77,9 @@ class SweepSettings:
     seed: int = 0
     sklearn_reference: bool = False
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
+    # None: every model's noise is fresh and secret. A seed replays it (tests, exact
+    # reproduction): the sweep's models are then NOT private, and its rows say so.
+    noise_seed: int | None = None
     # Parameters of the algorithms other than the forest (over their registry defaults);
     # the forest's come from the grid above.
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -384,9 +387,8 @@ def risk_lines(epsilon: float, prior: float = 0.5) -> list[str]:
     ``dpviz.risk``: formulas of ε only, public). They hold only for a model that is
     proven ε-DP with a public schema."""
     sentences = risk_sentences(epsilon, prior)
-    return [
-        sentences[key] for key in ("odds_ratio_bound", "posterior_bound", "membership_advantage")
-    ]
+    keys = ("per_record", "odds_ratio_bound", "posterior_bound", "attribute_posterior_bound")
+    return [sentences[key] for key in keys]
 
 
 def _zero(value) -> float:
@@ -484,6 +486,7 @@ def run(data: PreparedData, settings: SweepSettings, progress: Progress | None =
             grid,
             folds=settings.folds,
             seed=settings.seed,
+            noise_seed=settings.noise_seed,
             n_jobs=n_jobs,
             progress=step,
         )

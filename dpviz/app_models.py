@@ -278,8 +278,8 @@ def leaves_view(run, max_rows: int = 20_000) -> LeavesView:
         leaf_eps = float(model.step_epsilon_)
         caption = (
             f"{run.dataset} · {run.settings.algorithm} · ε = {eps:g} in total, ε' = "
-            f"{leaf_eps:.3g} per split step and for the Laplace leaf counts · one tree of "
-            f"depth {model.max_depth} on all records."
+            f"{leaf_eps:.3g} per split step and for the discrete Laplace leaf counts · one "
+            f"tree of depth {model.max_depth} on all records."
         )
         charts = [
             [("leaves.gaps", gap_histogram_figure(shown))],
@@ -294,7 +294,7 @@ def leaves_view(run, max_rows: int = 20_000) -> LeavesView:
         ]
         missing.append(
             "Smooth sensitivity does not exist for this algorithm: its leaves release "
-            "Laplace-noised class counts, not a label drawn with smooth sensitivity. The "
+            "discrete-Laplace-noised class counts, not a label drawn with smooth sensitivity. The "
             "label a leaf predicts is the class with the largest noisy count, so a flip is "
             "a leaf whose largest noisy count is not its true majority."
         )
@@ -539,7 +539,8 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
     if not diagnostics:
         intro = (
             "What an outsider sees: the splits, each chosen by the exponential mechanism "
-            "(part of the ε-DP release), and the Laplace-noised class counts of every leaf, "
+            "(part of the ε-DP release), and the noisy class counts (discrete Laplace) of every "
+            "leaf, "
             "empty or not; a leaf predicts its largest noisy count. The downloaded model "
             "JSON holds exactly this."
         )

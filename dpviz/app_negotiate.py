@@ -5,7 +5,10 @@ pick one DP curve, find the smallest ε meeting an acceptable loss, compare cand
 No streamlit here, so that everything is unit-tested. The utility numbers come from
 held-out folds of the raw data: NOT private (for the people deciding). The risk
 numbers are formulas of ε (``dpviz.risk``) and hold only when the configuration's
-ledger (``dpviz.forest.build_ledger``) says the model is ε-DP.
+ledger (``dpviz.forest.build_ledger``) says the model is ε-DP, and per record: they
+assume one record per person, and a person with k records gets k·ε. Membership (in or
+out of the data) moves an attacker's odds by at most e^ε; an attribute of a person
+known to be in the data (a substitution, two neighbour steps) by up to e^(2ε).
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from .forest import build_ledger
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS
 from .report import WITHHELD, decision_report
-from .risk import METRIC_NAMES, EpsilonChoice, candidate_table, risk_sentences, smallest_epsilon
+from .risk import (
+    METRIC_NAMES,
+    RISK_COLUMNS,
+    EpsilonChoice,
+    candidate_table,
+    risk_sentences,
+    smallest_epsilon,
+)
 from .schema import Schema
 from .sweep import SERIES_DP, SERIES_NONPRIVATE
 
@@ -72,13 +82,18 @@ def curve_choices(sweep: SweepRun) -> dict[str, list]:
     return choices
 
 
-def swept_epsilons(sweep: SweepRun, config: dict) -> list[float]:
-    """The ε values of the chosen curve, ascending."""
+def _curve_rows(sweep: SweepRun, config: dict) -> pd.DataFrame:
+    """The DP rows of the chosen curve."""
     summary = forest_summary(sweep)
     dp = summary[summary["series"] == SERIES_DP]
     for key, value in config.items():
         dp = dp[dp[key].astype(str) == str(value)]
-    return sorted(float(e) for e in dp["epsilon"].unique())
+    return dp
+
+
+def swept_epsilons(sweep: SweepRun, config: dict) -> list[float]:
+    """The ε values of the chosen curve, ascending."""
+    return sorted(float(e) for e in _curve_rows(sweep, config)["epsilon"].unique())
 
 
 def suggest(sweep: SweepRun, metric: str, acceptable_loss: float, config: dict) -> EpsilonChoice:
@@ -129,6 +144,14 @@ def guarantee_note(sweep: SweepRun, config: dict) -> str | None:
             "The schema was inferred from the data, so no model of this sweep is "
             "differentially private, whatever its ε: none of the risk translations applies."
         )
+    dp = _curve_rows(sweep, config)
+    if "private" in dp and len(dp) and not dp["private"].astype(bool).all():
+        # The sweep's own ledgers say so: candidate_table blanks the risk columns, and a
+        # card must not print them as numbers.
+        return (
+            "The sweep marks this curve's models as NOT differentially private, whatever "
+            "their ε: none of the risk translations applies."
+        )
     return None
 
 
@@ -137,8 +160,11 @@ class Candidate:
     """One candidate ε as the page shows it.
 
     ``utility`` and ``versus_reference`` are text from held-out folds (NOT private);
-    ``numbers`` the risk translations as display text and ``sentences`` the same in words
-    (both empty when the configuration has no guarantee).
+    ``numbers`` the risk translations as display text, keyed like :data:`RISK_LABELS`, and
+    ``sentences`` the same in words (:func:`dpviz.risk.risk_sentences`); both are empty
+    when the configuration has no guarantee. Membership numbers are about a person being
+    in or out of the data, attribute numbers about what the record of a person known to
+    be in it says; all are per record (k records: k·ε).
     """
 
     epsilon: float
@@ -149,21 +175,34 @@ class Candidate:
     sentences: dict[str, str] = field(default_factory=dict)
 
 
+# What a card shows, in this order: the key of each number and sentence (``per_record``
+# and the risk columns of ``dpviz.risk.risk_table``).
 RISK_LABELS = {
+    "per_record": "For a person with k records",
     "odds_ratio_bound": "Odds ratio bound",
     "membership_advantage": "Best membership advantage",
-    "posterior_bound": "Attacker's belief at most",
+    "posterior_bound": "In the data? Attacker's belief at most",
+    "attribute_posterior_bound": "A known member's attribute? Attacker's belief at most",
     "balanced_error_rate": "Lowest equal error rate",
 }
 RISK_HELP = {
-    "odds_ratio_bound": "e^ε: how much seeing the model can multiply anyone's odds about a "
-    "person (e.g. that she is in the data).",
+    "per_record": "The guarantee is per record: every number here assumes one record per "
+    "person. A person with k records in the data (several visits, several rows) is "
+    "protected only at k·ε.",
+    "odds_ratio_bound": "e^ε: the most that seeing the model can multiply (or divide) an "
+    "attacker's odds that a given person is in the data rather than out of it. The odds of "
+    "what her record says can move more: e^(2ε).",
     "membership_advantage": "(e^ε − 1)/(e^ε + 1): how much more often the best attacker says "
     "'in' about members than about non-members (0 = coin flip).",
-    "posterior_bound": "p·e^ε/(1 − p + p·e^ε): the most an attacker who believed p before can "
-    "believe after seeing the model.",
-    "balanced_error_rate": "1/(1 + e^ε): an attacker wrong equally often both ways is wrong at "
-    "least this often (the corner of the plot below).",
+    "posterior_bound": "p·e^ε/(1 − p + p·e^ε): the most an attacker who believed with "
+    "probability p that a person is in the data can believe it after seeing the model.",
+    "attribute_posterior_bound": "p·e^(2ε)/(1 − p + p·e^(2ε)): for a person known to be in the "
+    "data, the most an attacker who gave a value of her record (e.g. a diagnosis) "
+    "probability p can believe it after seeing the model. Changing what a record says is "
+    "removing it and adding another: two steps of ε, hence 2ε.",
+    "balanced_error_rate": "1/(1 + e^ε): an attacker guessing whether people are in the data, "
+    "wrong equally often both ways, is wrong at least this often (the corner of the plot "
+    "below).",
 }
 
 
@@ -188,7 +227,7 @@ def candidate_frame(
     table = candidate_table(values, prior, forest_summary(sweep), metric, **config)
     if guarantee_note(sweep, config) is not None:
         # candidate_table knows the mechanism but not the schema: blank the risk columns.
-        table[list(RISK_LABELS)] = math.nan
+        table[list(RISK_COLUMNS)] = math.nan
         table["private"] = False
     return table
 
@@ -208,7 +247,9 @@ def compare(
     candidates : list of float
         1 to ``MAX_CANDIDATES`` total ε values (unswept ones show "not swept").
     prior : float
-        The attacker's prior belief that a person is in the data, in [0, 1].
+        The attacker's prior belief, in [0, 1], that a person is in the data (for the
+        membership bound) and that her record holds a given value (for the attribute
+        bound of a person known to be in the data).
     metric : {"accuracy", "auc", "f1"}
     config : dict
         The curve (see :func:`curve_choices`).
@@ -241,9 +282,11 @@ def compare(
         numbers, sentences = {}, {}
         if private:
             numbers = {
+                "per_record": f"ε = k × {row.epsilon:g}",
                 "odds_ratio_bound": f"×{row.odds_ratio_bound:,.3g}",
                 "membership_advantage": f"{percent(row.membership_advantage)} points",
                 "posterior_bound": f"{percent(row.posterior_bound)}%",
+                "attribute_posterior_bound": f"{percent(row.attribute_posterior_bound)}%",
                 "balanced_error_rate": f"{percent(row.balanced_error_rate)}%",
             }
             sentences = risk_sentences(float(row.epsilon), prior)
@@ -309,7 +352,8 @@ def report_html(
     candidates : list of float
         The ε values compared; the chosen ε is added when missing.
     prior : float
-        The attacker's prior of the posterior bound.
+        The attacker's prior of the posterior bounds (membership, and the attribute of a
+        person known to be in the data).
     rationale, approvers : str
         Free text from the people deciding.
     disclose_record_count : bool, default=False
@@ -332,7 +376,11 @@ def report_html(
         schema=schema,
         algorithm=ALGORITHM,
         parameters=parameters(sweep, config, choice.metric, choice.acceptable_loss),
-        seeds={"sweep (folds and every model)": sweep.settings.seed},
+        seeds={
+            "public seed (folds and tree structure; the noise is secret and fresh)": (
+                sweep.settings.seed
+            )
+        },
         chosen_epsilon=chosen,
         rationale=rationale,
         approvers=approvers,

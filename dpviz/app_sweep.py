@@ -81,9 +81,11 @@ def run_with_references(
     seed: int = 0,
     n_jobs: int = 1,
     progress: Progress | None = None,
+    noise_seed: int | None = None,
 ) -> SweepResult:
     """Cross-validate every grid point and the non-private forest of each (trees,
-    depth); scikit-learn's random forest too when ``sklearn``.
+    depth); scikit-learn's random forest too when ``sklearn``. ``seed`` is public (folds,
+    structure); ``noise_seed`` replays the noise (NOT private), None draws it fresh.
 
     ``progress(fraction, message)`` is called after each fold. Raises ``ValueError``
     for unusable settings or data (one class, too few records for the folds).
@@ -104,6 +106,7 @@ def run_with_references(
         grid,
         folds=folds,
         seed=seed,
+        noise_seed=noise_seed,
         n_jobs=n_jobs,
         progress=lambda done, total, _m: say(
             done / (total * parts), f"DP forest: fold {done} of {total} done"

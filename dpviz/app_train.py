@@ -35,6 +35,7 @@ from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
 from .model_io import MAX_EXPORT_NODES, Released, release
+from .noise import NOT_PRIVATE_NOTE
 from .schema import PrivacyLeakWarning, Schema
 from .sweep import (
     SERIES_DP,
@@ -422,6 +423,7 @@ class TrainSettings:
     depth: str | int | None = None
     data_split: str | None = None
     seed: int = 0
+    noise_seed: int | None = None
     folds: int = 3
     sklearn_reference: bool = True
     algorithm: str = "fletcher_islam"
@@ -638,9 +640,14 @@ class TrainRun:
 def run_caption(run: TrainRun) -> str:
     """The settings of a run in one line, for under the results header."""
     s, model = run.settings, run.model
+    noise = (
+        "secret noise"
+        if s.noise_seed is None
+        else f"noise seed {s.noise_seed} ({NOT_PRIVATE_NOTE})"
+    )
     tail = (
-        f"seed {s.seed} · {s.folds}-fold CV on {run.n_records:,} records. Change a setting "
-        "and press Train to update."
+        f"public seed {s.seed} · {noise} · {s.folds}-fold CV on {run.n_records:,} records. "
+        "Change a setting and press Train to update."
     )
     if isinstance(model, DPRandomForestClassifier):
         return (
@@ -686,6 +693,7 @@ def train(
             sklearn=s.sklearn_reference,
             folds=s.folds,
             seed=s.seed,
+            noise_seed=s.noise_seed,
             n_jobs=n_jobs,
             progress=lambda f, m: say(0.9 * f, m),
         )
@@ -702,6 +710,7 @@ def train(
             grid,
             folds=s.folds,
             seed=s.seed,
+            noise_seed=s.noise_seed,
             n_jobs=n_jobs,
             progress=lambda done, total, _m: say(
                 0.9 * done / total, f"{short_name(algorithm)}: fold {done} of {total} done"
@@ -711,9 +720,9 @@ def train(
     with warnings.catch_warnings():
         # The inferred-schema warning is shown by the page and recorded in the ledger.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        model = algorithm.make(s.epsilon, random_state=s.seed, **values).fit_encoded(
-            encoded, data.schema
-        )
+        model = algorithm.make(
+            s.epsilon, random_state=s.seed, noise_seed=s.noise_seed, **values
+        ).fit_encoded(encoded, data.schema)
     say(1.0, "done")
     return TrainRun(
         dataset=data.name,

@@ -8,6 +8,11 @@ with Laplace noise of sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)). Ensemble 
 ensembles: T_e trees per ensemble on disjoint subsets (parallel composition),
 ⌈T/T_e⌉ ensembles on the same records (sequential). More than two classes: one-vs-rest
 with the budget split evenly across the classes.
+
+Each record is dealt to a tree of its ensemble by its own independent draw (never by
+cutting a shuffle: the cut points depend on n, so one record would move others), and
+every random choice (that draw, the splits, the leaf noise) comes from a
+:class:`~dpviz.noise.SecureGenerator` keyed by a fresh OS secret per fit.
 """
 
 from __future__ import annotations
@@ -20,21 +25,49 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
-from .greedy import bin_codes
+from .greedy import Rng, bin_codes, book_noise_mode
 from .inputs import check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon
+from .noise import NoiseSource
 from .schema import Schema
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
+
+
+def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:
+    """The share of the records each tree t = 0..T_e−1 of an ensemble expects:
+    η(1−η)^t / (1 − (1−η)^T_e) (Li et al. 2020; they sum to 1)."""
+    eta = float(learning_rate)
+    t_e = int(trees_per_ensemble)
+    return eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
+
+
+def assign_trees(n: int, shares: np.ndarray, rng: Rng) -> np.ndarray:
+    """Each of ``n`` records' tree in one ensemble, drawn independently per record.
+
+    Record i gets position t with probability ``shares[t]`` by inverting the
+    cumulative shares at its own uniform ``rng.random(n)[i]``; a position
+    ≥ ``len(shares)`` means no tree (the leftover probability when the shares sum to
+    less than 1). A record's tree depends on its own draw alone, so adding or removing a
+    record never moves another one: the trees read disjoint records whose split is
+    independent of the data (parallel composition).
+    """
+    return np.searchsorted(np.cumsum(shares), rng.random(n)).astype(np.int64)
 
 
 class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     """DPBoost (Li et al. 2020) with the paper's defaults.
 
     Privacy: ``epsilon``-DP under add/remove-one neighbours with a public schema: each
-    ensemble spends ε/N_e (its trees read disjoint records), N_e ensembles compose
-    sequentially; with k > 2 classes each one-vs-rest model gets ε/k.
+    ensemble spends ε/N_e (its trees read disjoint records: each record is dealt to one
+    tree by its own independent draw), N_e ensembles compose sequentially; with k > 2
+    classes each one-vs-rest model gets ε/k.
+
+    All randomness reads the data (there is no public randomness), so every draw comes
+    from a cryptographically secure generator keyed by a fresh operating-system secret
+    for each fit; the key is never stored. ``noise_seed`` replaces that secret by a
+    replayable one: the model is then NOT private, and its ledger says so.
 
     Parameters
     ----------
@@ -47,8 +80,18 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     learning_rate : float, default=0.01
         Shrinkage η (also the geometric clipping and subset-size rate).
     reg_lambda : float, default=0.1
+        λ > 0 in the leaf value −Σg / (n + λ) (λ = 0 would make empty leaves 0/0).
     n_bins : int, default=16
         Public equal-width bins of each continuous feature: the split candidates.
+    schema : Schema or None
+    random_state : int, numpy generator or None
+        Kept for scikit-learn's API only. This algorithm has no public randomness, so
+        it seeds nothing: in particular it does NOT seed the noise (two fits with the
+        same ``random_state`` differ).
+    noise_seed : int or None, default=None
+        None (the default): secret noise from a fresh OS key, never stored. An integer
+        makes every random choice replayable (same seed, same model) for tests,
+        teaching and figures: NOT private (the noise can be replayed and subtracted).
     """
 
     def __init__(
@@ -62,6 +105,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         n_bins: int = 16,
         schema=None,
         random_state=None,
+        noise_seed: int | None = None,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -72,6 +116,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.schema = schema
         self.random_state = random_state
+        self.noise_seed = noise_seed
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
@@ -80,8 +125,23 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         )
         if not 0 < float(self.learning_rate) < 1:
             raise ValueError(f"learning_rate must be in (0, 1), got {self.learning_rate!r}")
-        if float(self.reg_lambda) < 0:
-            raise ValueError(f"reg_lambda must be ≥ 0, got {self.reg_lambda!r}")
+        try:
+            lam = float(self.reg_lambda)
+        except (TypeError, ValueError):
+            lam = float("nan")
+        if not (math.isfinite(lam) and lam > 0):
+            raise ValueError(
+                f"reg_lambda must be a positive finite number such as the paper's 0.1, got "
+                f"{self.reg_lambda!r}: with λ = 0 an empty leaf's value is 0/0 = NaN, which "
+                "reveals that no record reached it (ε = ∞)"
+            )
+        if self.noise_seed is not None:
+            NoiseSource.replayable(self.noise_seed)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.noise_seed is None
+        return tags
 
     @property
     def n_ensembles_(self) -> int:
@@ -104,7 +164,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         k = len(schema.classes)
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
-        rng = np.random.default_rng(self.random_state)
+        # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
+        rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
         self.class_epsilon_ = float(self.epsilon) / len(targets)
         self.models_ = []
@@ -120,15 +181,16 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         eta = float(self.learning_rate)
         t_e, n = self.trees_per_ensemble, len(signed)
         eps_tree = self.class_epsilon_ / self.n_ensembles_
-        shares = eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
+        shares = subset_shares(eta, t_e)
         prediction = np.zeros(n)
         trees = []
         for t in range(self.n_estimators):
             position = t % t_e
-            if position == 0:
-                unused = rng.permutation(n)
-            take = int(round(n * shares[position]))
-            rows, unused = unused[:take], unused[take:]
+            if position == 0:  # a new ensemble: deal every record to one of its trees
+                tree_of = assign_trees(n, shares, rng)
+                order = np.argsort(tree_of, kind="stable")
+                bounds = np.searchsorted(tree_of[order], np.arange(t_e + 1))
+            rows = order[bounds[position] : bounds[position + 1]]
             gradient = prediction[rows] - signed[rows]
             keep = np.abs(gradient) <= G_STAR  # gradient-based data filtering
             tree = self._tree(codes[rows[keep]], gradient[keep], t + 1, eps_tree, rng)
@@ -195,6 +257,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
                     private=False,
                 )
             )
+        book_noise_mode(ledger, self.noise_seed)
         models = (
             ["the model"]
             if k == 2

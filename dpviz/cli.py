@@ -23,6 +23,7 @@ from .evaluation import cross_validate
 from .forest import DATA_SPLITS
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from .model_io import ReleasedForest, load_model, release
+from .noise import NOT_PRIVATE_NOTE
 from .reproduce import FIGURES, reproduce, to_markdown
 from .schema import PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
@@ -44,6 +45,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
     return value
 
 
@@ -204,6 +215,7 @@ def _extra_params(args) -> dict:
 def cmd_evaluate(args) -> dict:
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
+    _warn_noise_seed(args)
     _, schema, encoded = _load_data(args)
     progress = None
     if not args.json and sys.stderr.isatty():
@@ -218,6 +230,7 @@ def cmd_evaluate(args) -> dict:
             folds=args.folds,
             repeats=args.repeats,
             seed=args.seed,
+            noise_seed=args.noise_seed,
             progress=progress,
             epsilon=args.epsilon,
             algorithm=args.algorithm,
@@ -240,6 +253,7 @@ def _cluster(args):
 def cmd_train(args) -> dict:
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
+    _warn_noise_seed(args)
     algorithm = get_algorithm(args.algorithm)
     if args.scheduler or args.local_cluster:
         if not algorithm.forest_family:
@@ -250,7 +264,13 @@ def cmd_train(args) -> dict:
         model, n_records = _train_on_cluster(args, algorithm, params)
     else:
         _, schema, encoded = _load_data(args)
-        model = algorithm.make(args.epsilon, random_state=args.seed, schema=schema, **params)
+        model = algorithm.make(
+            args.epsilon,
+            random_state=args.seed,
+            schema=schema,
+            noise_seed=args.noise_seed,
+            **params,
+        )
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
     released = release(model, args.algorithm)
@@ -282,9 +302,9 @@ def _train_on_cluster(args, algorithm, params):
     missing = [c for c in [*schema.feature_names, schema.label] if c not in ddf.columns]
     if missing:
         raise ValueError(f"{args.data} lacks the schema's columns: {', '.join(missing[:10])}")
-    model = algorithm.make(args.epsilon, random_state=args.seed, schema=schema, **params)
-    if model.data_split == "disjoint":
-        model.set_params(assignment="hash")
+    model = algorithm.make(
+        args.epsilon, random_state=args.seed, schema=schema, noise_seed=args.noise_seed, **params
+    )
     with _cluster(args):
         fit_dask(model, ddf, schema)
     for message in model.encoding_report_.messages():
@@ -319,7 +339,8 @@ def cmd_update(args) -> dict:
     frame = read_csv(args.data)
     if model.schema.label not in frame.columns:
         raise ValueError(f"the new data has no label column {model.schema.label!r}")
-    updated = model.updated(frame, seed=args.seed)
+    _warn_noise_seed(args)
+    updated = model.updated(frame, noise_seed=args.noise_seed)
     Path(args.out).write_text(updated.to_json(), encoding="utf-8")
     return {"model": str(args.out), "n_records": len(frame), "privacy": updated.meta["privacy"]}
 
@@ -384,6 +405,7 @@ def cmd_sweep(args) -> dict:
         data_splits=_split_list(args.split, str, "--split"),
         references=not args.no_references,
     )
+    _warn_noise_seed(args)
     for name in grid.algorithms:
         if name == "fletcher_islam":
             for mech in grid.mechanisms:
@@ -400,6 +422,7 @@ def cmd_sweep(args) -> dict:
             folds=args.folds,
             repeats=args.repeats,
             seed=args.seed,
+            noise_seed=args.noise_seed,
             n_jobs=args.n_jobs,
             progress=None if args.quiet else _progress_bar,
         )
@@ -431,6 +454,31 @@ def cmd_reproduce(args) -> dict:
         return {"rows": _json_safe(table.to_dict(orient="records"))}
     print(to_markdown(table))
     return {}
+
+
+NOISE_SEED_HELP = (
+    "replay the noise from this seed (tests, teaching, the papers' figures): the result is "
+    "NOT private, anyone with the seed can subtract the noise. Default: fresh secret noise"
+)
+
+
+def seed_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--seed",
+        type=_whole,
+        default=0,
+        help="public seed: folds, tree structure and the record→tree hash; never the noise",
+    )
+    p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
+
+
+def _warn_noise_seed(args) -> None:
+    if getattr(args, "noise_seed", None) is not None:
+        print(
+            f"warning: --noise-seed {args.noise_seed}: {NOT_PRIVATE_NOTE}; the output carries "
+            "NO privacy guarantee",
+            file=sys.stderr,
+        )
 
 
 def _warn_algorithm(name: str, params: dict) -> None:
@@ -510,7 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="NAME=VALUE",
             help="any other parameter of the algorithm (repeatable), e.g. learning_rate=0.1",
         )
-        p.add_argument("--seed", type=int, default=0)
+        seed_args(p)
         p.add_argument("--json", action="store_true")
         cluster_args(p)
 
@@ -537,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")
     p.add_argument("--folds", type=_positive_int, default=5)
     p.add_argument("--repeats", type=_positive_int, default=1)
-    p.add_argument("--seed", type=int, default=0)
+    seed_args(p)
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument(
         "--no-references",
@@ -585,7 +633,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True, help="new, labelled records (disjoint from before)")
     p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, required=True, help="fresh seed for the new noise")
+    p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_update)
 

@@ -2,9 +2,10 @@
 
 The trees do not depend on the data, so every partition routes its own records and
 returns a small table of per-leaf class counts; the tables add up leaf by leaf and
-the leaf mechanism runs once on the sums. Disjoint data per tree uses a keyed hash
-of each record (``assignment="hash"``), so no global shuffle is needed and the model
-equals the in-memory fit with the same seed, byte for byte.
+the leaf mechanism runs once on the sums, with secret noise drawn on the driver.
+Disjoint data per tree uses a keyed hash of each record, so no global shuffle is
+needed: the structure, the assignment and the counts equal the in-memory fit with the
+same ``random_state``, and so does the whole model when its noise is replayable.
 """
 
 from __future__ import annotations
@@ -34,18 +35,14 @@ def _partition_size(frame: pd.DataFrame, schema: Schema) -> int:
 def fit_dask(model: DPRandomForestClassifier, ddf, schema: Schema) -> DPRandomForestClassifier:
     """Fit ``model`` on a ``dask.dataframe.DataFrame`` (features and the label column).
 
-    The result equals ``model.fit`` on the same records in memory (same leaves, same
-    released outputs) when ``assignment="hash"`` or ``data_split="shared"``. Runs on
-    the current Dask scheduler (a ``distributed.Client`` if one is active).
+    The result has the same leaves and counts as ``model.fit`` on the same records in
+    memory (and the same released outputs when ``noise_seed`` makes the noise
+    replayable). Runs on the current Dask scheduler (a ``distributed.Client`` if one is
+    active).
     """
     import dask
 
     model._validate_params()
-    if model.data_split == "disjoint" and model.assignment != "hash":
-        raise ValueError(
-            "a distributed fit deals records to trees by hashing them: pass "
-            "assignment='hash' (a shuffle would need every record in one place)"
-        )
     if schema.inferred:
         raise ValueError(
             "a distributed fit needs a public schema (--schema); inferring one "
@@ -57,17 +54,18 @@ def fit_dask(model: DPRandomForestClassifier, ddf, schema: Schema) -> DPRandomFo
     model.classes_ = np.asarray(schema.classes, dtype=object)
     parts = ddf.to_delayed()
     n_records = 0
-    if model.depth == "jpw":
-        # The jpw rule needs the record count first: one more pass over the data.
+    if model.depth == "jpw" and not model.declared_n:
+        # The jpw rule needs a (noisy) record count first: one more pass over the data.
         sizes = dask.compute(*[dask.delayed(_partition_size)(p, schema) for p in parts])
         n_records = int(sum(sizes))
-    model._prepare(n_records)
+    source = model._release_source(0)
+    model._prepare(n_records, source)
     results = dask.compute(*[dask.delayed(_partition_counts)(p, model) for p in parts])
     counts = [c for c, _ in results]
     report = _sum_reports([r for _, r in results])
     model.encoding_report_ = report
     model._add_counts([LeafCounts.combine(counts, len(schema.classes))], report.rows_used)
-    model._release_leaves()
+    model._release_leaves(source)
     model.fit_seconds_ = time.perf_counter() - start
     return model
 

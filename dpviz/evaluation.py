@@ -21,6 +21,7 @@ def cross_validate(
     n_jobs: int = 1,
     progress: Progress | None = None,
     client=None,
+    noise_seed: int | None = None,
     **params,
 ) -> dict:
     """Repeated stratified k-fold evaluation: metrics (mean ± std) and leaf diagnostics.
@@ -29,7 +30,7 @@ def cross_validate(
     the same folds and seed. Diagnostics come from the raw data and are NOT private;
     the privacy entry is the trained model's ledger.
     """
-    model = get_algorithm(algorithm).make(epsilon, **params)
+    model = get_algorithm(algorithm).make(epsilon, noise_seed=noise_seed, **params)
     n_estimators = getattr(model, "n_estimators", 1)
     depth = getattr(model, "depth", getattr(model, "max_depth", None))
     mechanism = getattr(model, "mechanism", "laplace_counts")
@@ -51,6 +52,7 @@ def cross_validate(
         folds=folds,
         repeats=repeats,
         seed=seed,
+        noise_seed=noise_seed,
         n_jobs=n_jobs,
         progress=progress,
         client=client,

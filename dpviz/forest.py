@@ -3,6 +3,7 @@ leaf mechanism (SPEC §2–§3)."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from numbers import Integral
@@ -14,20 +15,24 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
 from .depth import resolve_depth
-from .hashing import class_uniforms, hash_columns, tree_root_keys
+from .hashing import hash_columns, tree_root_keys
 from .inputs import batch_data, check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
+from .noise import NOT_PRIVATE_NOTE, KeyedLeafNoise, NoiseSource
 from .schema import Schema
 from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
 
 DATA_SPLITS = ("disjoint", "shared")
-ASSIGNMENTS = ("shuffle", "hash")
 MAX_TREES = 10_000
+# Share of ε spent on a noisy record count when the jpw depth rule has no declared n.
+DEPTH_COUNT_SHARE = 0.05
 
 
-def _seeds(random_state) -> tuple[int, int, int]:
-    """Structure, data-split and noise seeds from a scikit-learn style random_state."""
+def _seeds(random_state) -> tuple[int, int]:
+    """Structure and record→tree hash seeds from a scikit-learn style random_state.
+
+    Both are public randomness: no noise is ever derived from ``random_state``."""
     if isinstance(random_state, np.random.RandomState):
         entropy = int(random_state.randint(0, 2**31 - 1))
     elif isinstance(random_state, np.random.Generator):
@@ -40,7 +45,7 @@ def _seeds(random_state) -> tuple[int, int, int]:
         raise ValueError(
             f"random_state must be None, an int or a numpy generator, got {random_state!r}"
         )
-    state = np.random.SeedSequence(entropy).generate_state(3, dtype=np.uint64)
+    state = np.random.SeedSequence(entropy).generate_state(2, dtype=np.uint64)
     return tuple(int(v) for v in state)
 
 
@@ -75,29 +80,20 @@ def hash_trees(encoded: EncodedData, n_trees: int, split_seed: int) -> np.ndarra
     return (mixed % np.uint64(n_trees)).astype(np.int64)
 
 
-def assign_pairs(
-    n_records: int,
-    n_trees: int,
-    data_split: str,
-    split_seed: int,
-    trees=None,
-    encoded: EncodedData | None = None,
-):
+def assign_pairs(encoded: EncodedData, n_trees: int, data_split: str, split_seed: int, trees=None):
     """(record, tree) pairs used for training: disjoint parts or all data in every tree.
 
-    Disjoint parts are a seeded shuffle cut into near-equal parts or, when the
-    ``encoded`` records are given, a keyed hash of each record (about n/τ per tree).
+    Disjoint parts deal each record to a tree by a keyed hash of that record alone
+    (about n/τ per tree): adding or removing a record never moves another record, which
+    is what parallel composition needs. (A shuffle cut into near-equal parts is not: its
+    cut points depend on n.)
     """
+    n_records = encoded.n_records
     if trees is None:
         trees = np.arange(n_trees)
     if data_split == "shared":
         return np.tile(np.arange(n_records), len(trees)), np.repeat(trees, n_records)
-    if encoded is not None:
-        tree_of = hash_trees(encoded, n_trees, split_seed)
-    else:
-        perm = np.random.default_rng(split_seed).permutation(n_records)
-        tree_of = np.empty(n_records, dtype=np.int64)
-        tree_of[perm] = np.arange(n_records) * n_trees // n_records
+    tree_of = hash_trees(encoded, n_trees, split_seed)
     keep = np.isin(tree_of, trees)
     return np.flatnonzero(keep), tree_of[keep]
 
@@ -105,15 +101,13 @@ def assign_pairs(
 @dataclass
 class RoutedRecords:
     """Where records fell in the trees. Leaves are numbered locally; ``trained`` maps
-    each to the model's trained leaf (or -1 for a leaf no training record reached) and
-    ``uniforms`` holds the noise of those empty leaves."""
+    each to the model's trained leaf (or -1 for a leaf no training record reached)."""
 
     n_records: int
     pair_record: np.ndarray
     pair_leaf: np.ndarray
     leaf_keys: np.ndarray
     trained: np.ndarray
-    uniforms: np.ndarray
     leaf_matrix: np.ndarray | None = None  # (trees, records) when every tree votes
 
     @classmethod
@@ -129,7 +123,6 @@ class RoutedRecords:
             pair_leaf,
             np.concatenate([p.leaf_keys for p in parts]),
             np.concatenate([p.trained for p in parts]),
-            np.concatenate([p.uniforms for p in parts], axis=1),
             pair_leaf.reshape(-1, n) if every_vote else None,
         )
 
@@ -194,10 +187,17 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         Public schema; a path to its JSON file also works. None infers it from the
         data with a PrivacyLeakWarning (the guarantee is then void).
     random_state : int, numpy generator or None, default=None
-    assignment : {"shuffle", "hash"}, default="shuffle"
-        How ``disjoint`` records are dealt to trees: a seeded shuffle cut into equal
-        parts, or a keyed hash of each record's values, which a distributed
-        fit computes partition by partition and gives the same model.
+        Seeds the PUBLIC randomness only: the tree structure and the record→tree hash.
+        Publishing it reveals nothing about the data; it never seeds noise.
+    noise_seed : int or None, default=None
+        None (the default) draws every leaf's noise from a fresh secret key from the
+        operating system, which is never stored. An integer makes the noise
+        replayable for tests, teaching and the papers' figures: such a model is NOT
+        private (anyone with the seed can subtract the noise), and its ledger says so.
+    declared_n : int or None, default=None
+        A public record count for the ``jpw`` depth rule. When it is None (or 0, "not
+        declared") that rule spends 5% of ε on a noisy count (booked in the ledger);
+        other rules ignore it.
     """
 
     def __init__(
@@ -209,7 +209,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         data_split: str = "disjoint",
         schema=None,
         random_state=None,
-        assignment: str = "shuffle",
+        noise_seed: int | None = None,
+        declared_n: int | None = None,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -218,7 +219,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.data_split = data_split
         self.schema = schema
         self.random_state = random_state
-        self.assignment = assignment
+        self.noise_seed = noise_seed
+        self.declared_n = declared_n
 
     # --- validation -------------------------------------------------------------------
 
@@ -230,10 +232,12 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 f"n_estimators must be between 1 and {MAX_TREES}, got {self.n_estimators}"
             )
         get_mechanism(self.mechanism)
-        if self.assignment not in ASSIGNMENTS:
-            raise ValueError(f"assignment must be 'shuffle' or 'hash', got {self.assignment!r}")
         if self.data_split not in DATA_SPLITS:
             raise ValueError(f"data_split must be 'disjoint' or 'shared', got {self.data_split!r}")
+        if self.noise_seed is not None:
+            NoiseSource.replayable(self.noise_seed)
+        if self.declared_n is not None:
+            check_whole_numbers(self, {"declared_n": 0})
 
     # --- fitting ----------------------------------------------------------------------
 
@@ -257,30 +261,61 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _fit_encoded(self, encoded: EncodedData):
         start = time.perf_counter()
         self.encoding_report_ = encoded.report
-        self._prepare(encoded.n_records)
+        source = self._release_source(0)
+        self._prepare(encoded.n_records, source)
         self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
-        self._release_leaves()
+        self._release_leaves(source)
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
-    def _prepare(self, n_records: int) -> None:
+    def _release_source(self, batch: int) -> NoiseSource:
+        """The noise of one release (batch ``batch`` of it): a fresh secret; or, opt-in
+        and NOT private, replayable noise named by the seed, mechanism, ε and batch, so
+        that a sweep's point equals a plain fit at that ε."""
+        seed = self.noise_seed
+        if seed is None and self.mechanism == "none":
+            # The true-majority reference has no noise to protect (it is NOT private
+            # anyway): its tie-breaks follow the public seed, so references reproduce.
+            seed = _seeds(self.random_state)[0] if self.random_state is not None else None
+        if seed is None:
+            return NoiseSource.fresh()
+        name = f"{self.mechanism}|{float(self.epsilon)!r}|{batch}".encode()
+        label = int.from_bytes(hashlib.sha256(name).digest()[:8], "little")
+        return NoiseSource.replayable(seed).child(label)
+
+    def _prepare(self, n_records: int, source: NoiseSource) -> None:
         """Depth, seeds and the (data-independent) structure; no leaf counted yet.
 
-        ``n_records`` matters only to the ``jpw`` depth rule (which the ledger flags)."""
+        Only the ``jpw`` rule reads a record count: the declared one, or ``n_records``
+        plus discrete Laplace noise whose ε the ledger books."""
         schema = self.schema_
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
+        self.depth_count_epsilon_ = 0.0
+        self.depth_n_ = None
+        if self.depth == "jpw":
+            if self.declared_n:
+                self.depth_n_ = int(self.declared_n)
+            else:
+                self.depth_count_epsilon_ = DEPTH_COUNT_SHARE * float(self.epsilon)
+                noise = (
+                    source.child(0xD0_0000)
+                    .generator()
+                    .discrete_laplace(self.depth_count_epsilon_, 1)
+                )
+                self.depth_n_ = max(1, int(n_records + noise[0]))
         self.depth_ = resolve_depth(
             self.depth,
             len(schema.continuous),
             len(schema.discrete),
-            n_records=n_records,
+            n_records=self.depth_n_,
             branching=branching,
         )
-        structure_seed, split_seed, noise_seed = _seeds(self.random_state)
+        structure_seed, split_seed = _seeds(self.random_state)
         self.space_ = space_for(schema, self.depth_)
         self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
-        self._noise_seeds = [noise_seed]
         self._split_seed = split_seed
+        self._releases = []
+        self.n_batches_ = 0
         self.leaf_keys_ = np.empty(0, dtype=np.uint64)
         self.leaf_tree_ = np.empty(0, dtype=np.int64)
         self.leaf_depth_ = np.empty(0, dtype=np.int64)
@@ -299,12 +334,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         k = len(self.schema_.classes)
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
             rec, tree = assign_pairs(
-                encoded.n_records,
-                self.n_estimators,
-                self.data_split,
-                split_seed,
-                chunk,
-                encoded=encoded if self.assignment == "hash" else None,
+                encoded, self.n_estimators, self.data_split, split_seed, chunk
             )
             routed = route(
                 self.space_,
@@ -339,32 +369,36 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_depth_, self.leaf_counts_ = merged.depth, merged.counts
         self.node_tables_.extend(merged.nodes)
         self.n_train_records_ += n_records
-        self._leaf_uniforms = self._uniforms(self.leaf_keys_)
+        self.n_batches_ += 1
 
-    def _uniforms(self, keys: np.ndarray) -> np.ndarray:
-        """Noise draws of leaves, one (n_leaves, n_classes) block per released batch."""
-        k = len(self.classes_)
-        return np.stack([class_uniforms(seed, keys, k) for seed in self._noise_seeds])
+    @property
+    def leaf_epsilon_(self) -> float:
+        """ε of the leaf outputs: ε less what a noisy record count spent."""
+        return float(self.epsilon) - getattr(self, "depth_count_epsilon_", 0.0)
 
-    def _release_leaves(self) -> None:
-        """Release every trained leaf under the current ε and mechanism, and the ledger."""
+    def _release_leaves(self, source: NoiseSource) -> None:
+        """Release every trained leaf under the current ε and mechanism with fresh noise
+        from ``source`` (used here and then dropped), and book it in the ledger."""
         mech = get_mechanism(self.mechanism)
+        leaf_eps = self.leaf_epsilon_
         self.tree_epsilon_ = (
-            float(self.epsilon) / self.n_estimators
-            if self.data_split == "shared"
-            else float(self.epsilon)
+            leaf_eps / self.n_estimators if self.data_split == "shared" else leaf_eps
         )
-        released = self._release(self.leaf_counts_, self._leaf_uniforms)
+        released = self._release(self.leaf_counts_, KeyedLeafNoise(source, self.leaf_keys_))
         self.leaf_labels_ = released.labels
         self.leaf_noisy_counts_ = released.noisy_counts
-        self.ledger_ = self._build_ledger(mech)
+        self._releases.append((mech.id, leaf_eps))
+        self._release_private = source.private
+        self._reset_empty_outputs()
+        self._ledger = None  # built when first read: a sweep releases many times
         self.__dict__.pop("_diagnostics", None)
 
     def relabel(self, epsilon: float | None = None, mechanism: str | None = None):
         """Release the leaves again under another ε or mechanism, keeping the trees and
         the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
 
-        Each leaf keeps its own noise draws, so curves over ε use common random numbers.
+        The new release draws fresh noise. The earlier releases were published too, so
+        the ledger adds their ε (sequential composition).
         """
         self._check_fitted()
         if epsilon is not None:
@@ -372,20 +406,63 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         if mechanism is not None:
             self.mechanism = mechanism
         self._validate_params()
-        self._release_leaves()
+        self._release_leaves(self._release_source(0))
         return self
 
-    def _release(self, counts: np.ndarray, uniforms: np.ndarray) -> LeafOutputs:
-        """Release leaves from their counts and noise blocks (one block per batch)."""
+    def release_instead(self, epsilon: float, mechanism: str | None = None):
+        """Discard the current release, unpublished, and draw another at ``epsilon``.
+
+        For evaluation sweeps, where each (mechanism, ε) is an alternative model of the
+        same trees, never two published releases: the ledger books only the new one.
+        Use :meth:`relabel` for a model whose release was already shown or exported.
+        """
+        self._check_fitted()
+        self._releases = self._releases[:-1]
+        return self.relabel(epsilon, mechanism)
+
+    def _release(self, counts: np.ndarray, noise) -> LeafOutputs:
+        """Release leaves from their counts and their noise."""
         mech = get_mechanism(self.mechanism)
-        labels, noisy = mech.release(counts, self.tree_epsilon_, uniforms[0])
-        if noisy is not None and len(uniforms) > 1:
-            # Each later batch released its own counts plus its own fresh noise.
-            zeros = np.zeros_like(noisy)
-            for block in uniforms[1:]:
-                noisy = noisy + mech.release(zeros, self.tree_epsilon_, block)[1]
-            labels = np.argmax(noisy, axis=1)
-        return LeafOutputs(labels.astype(np.int64), noisy)
+        labels, noisy = mech.release(counts, self.tree_epsilon_, noise)
+        return LeafOutputs(np.asarray(labels, dtype=np.int64), noisy)
+
+    # --- leaves no training record reached ---------------------------------------------
+
+    def _reset_empty_outputs(self) -> None:
+        k = len(self.classes_)
+        self._empty_keys = np.empty(0, dtype=np.uint64)
+        self._empty_labels = np.empty(0, dtype=np.int64)
+        self._empty_noisy = np.zeros((0, k), dtype=np.int64)
+
+    def _empty_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs of untrained leaves, drawn when first asked for.
+
+        An untrained leaf releases the mechanism's output on all-zero counts. Drawing it
+        on first use from fresh noise and keeping it is the same random model as drawing
+        every leaf at fit time (lazy sampling), without keeping any key."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        known = np.isin(keys, self._empty_keys)
+        new = np.unique(keys[~known])
+        if len(new):
+            k = len(self.classes_)
+            zeros = np.zeros((len(new), k), dtype=np.int64)
+            block = self._release(zeros, KeyedLeafNoise(self._release_source(0), new))
+            labels, noisy = block.labels, block.noisy_counts
+            for batch in range(1, self.n_batches_):
+                # An untrained leaf also received one batch of fresh noise per update.
+                source = self._release_source(batch)
+                noisy = noisy + self._release(zeros, KeyedLeafNoise(source, new)).noisy_counts
+                labels = _label_of_counts(noisy, KeyedLeafNoise(source, new))
+            order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
+            self._empty_keys = np.concatenate([self._empty_keys, new])[order]
+            self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
+            if noisy is not None:
+                self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
+        pos = np.searchsorted(self._empty_keys, keys)
+        noisy = self._empty_noisy[pos] if self.leaf_noisy_counts_ is not None else None
+        return LeafOutputs(self._empty_labels[pos], noisy)
+
+    # --- the ledger -------------------------------------------------------------------
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
         """The ledger this configuration produces (it does not depend on the data)."""
@@ -396,19 +473,19 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             self.data_split,
             schema_inferred=schema_inferred,
             depth_rule=self.depth,
-            n_batches=len(getattr(self, "_noise_seeds", [None])),
+            n_batches=max(1, getattr(self, "n_batches_", 1)),
+            depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
+            earlier_releases=getattr(self, "_releases", [])[:-1],
+            replayable=self.noise_seed is not None,
         )
 
-    def _build_ledger(self, mech) -> PrivacyLedger:
-        return build_ledger(
-            mech.id,
-            float(self.epsilon),
-            self.n_estimators,
-            self.data_split,
-            schema_inferred=self.schema_.inferred,
-            depth_rule=self.depth,
-            n_batches=len(self._noise_seeds),
-        )
+    @property
+    def ledger_(self) -> PrivacyLedger:
+        """The privacy ledger of the current release (and of every earlier one)."""
+        self._check_fitted()
+        if self._ledger is None:
+            self._ledger = self.privacy_ledger(self.schema_.inferred)
+        return self._ledger
 
     # --- prediction -------------------------------------------------------------------
 
@@ -444,16 +521,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         keys = routed.leaf_keys
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        empty = trained < 0
-        uniforms = self._uniforms(keys[empty])
         # When every tree votes for every record (no unknown categories), the pairs are a
         # tree × record matrix (a view, pairs are tree-major): per-ε votes are then
         # contiguous gathers, the one step of a sweep that runs for every ε.
         if voting.all():
             return RoutedRecords(
-                n, rec, routed.pair_leaf, keys, trained, uniforms, routed.pair_leaf.reshape(-1, n)
+                n, rec, routed.pair_leaf, keys, trained, routed.pair_leaf.reshape(-1, n)
             )
-        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained, uniforms)
+        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained)
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
         """Votes (n_records, n_classes) of routed records under the current release."""
@@ -487,13 +562,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _outputs_of(self, routed: RoutedRecords) -> LeafOutputs:
         trained = routed.trained >= 0
         k = len(self.classes_)
-        empty = self._release(np.zeros((routed.uniforms.shape[1], k)), routed.uniforms)
+        empty = self._empty_outputs(routed.leaf_keys[~trained])
         labels = np.empty(len(routed.trained), dtype=np.int64)
         labels[trained] = self.leaf_labels_[routed.trained[trained]]
         labels[~trained] = empty.labels
         noisy = None
         if self.leaf_noisy_counts_ is not None:
-            noisy = np.empty((len(routed.trained), k))
+            noisy = np.empty((len(routed.trained), k), dtype=np.int64)
             noisy[trained] = self.leaf_noisy_counts_[routed.trained[trained]]
             noisy[~trained] = empty.noisy_counts
         return LeafOutputs(labels, noisy)
@@ -501,12 +576,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
         """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
         sees. Leaves no training record reached get the mechanism's output on all-zero
-        counts, drawn from their own key's noise."""
+        counts, drawn on first use and kept."""
+        self._check_fitted()
+        keys = np.asarray(keys, dtype=np.uint64)
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        uniforms = self._uniforms(keys[trained < 0])
         return self._outputs_of(
-            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained, uniforms)
+            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained)
         )
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
@@ -623,7 +699,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
-        tags.non_deterministic = self.random_state is None
+        tags.non_deterministic = self.noise_seed is None
         return tags
 
 
@@ -636,13 +712,18 @@ def build_ledger(
     schema_inferred: bool,
     depth_rule: str | int = "theorem2",
     n_batches: int = 1,
+    depth_count_epsilon: float = 0.0,
+    earlier_releases: list[tuple[str, float]] = (),
+    replayable: bool = False,
 ) -> PrivacyLedger:
     """The privacy ledger of a forest: one query per tree (and per batch of records
-    added by ``partial_fit``) on its part of the data."""
+    added by ``partial_fit``) on its part of the data, a noisy record count when the
+    ``jpw`` depth rule needs one, and every earlier release of the same leaves."""
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
-    eps_t = epsilon / tau if data_split == "shared" else epsilon
+    leaf_epsilon = epsilon - depth_count_epsilon
+    eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
         # grows without bound with the leaf's gap; none releases the true majority).
@@ -654,6 +735,33 @@ def build_ledger(
                 "all records, without noise",
                 float("inf"),
                 private=False,
+            )
+        )
+    if replayable:
+        ledger.add_sequential(
+            LedgerEntry(
+                f"noise drawn from a replayable seed ({NOT_PRIVATE_NOTE})",
+                "every release",
+                float("inf"),
+                private=False,
+            )
+        )
+    if depth_count_epsilon > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy record count for the jpw depth rule (discrete Laplace)",
+                "all records",
+                depth_count_epsilon,
+            )
+        )
+    for number, (earlier_mech, earlier_eps) in enumerate(earlier_releases, start=1):
+        earlier = get_mechanism(earlier_mech)
+        ledger.add_sequential(
+            LedgerEntry(
+                f"earlier release {number} of the same leaves ({earlier.id}, ε = {earlier_eps:g})",
+                "all records",
+                earlier_eps if earlier.private else float("inf"),
+                earlier.private,
             )
         )
     batch_text = [f" of batch {b + 1}" if n_batches > 1 else "" for b in range(n_batches)]
@@ -708,10 +816,8 @@ def build_ledger(
         )
     if not mech.private:
         ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
-    if depth_rule == "jpw":
-        ledger.notes.append(
-            "The jpw depth rule reads the number of records, which is not private."
-        )
+    if replayable:
+        ledger.notes.append(NOT_PRIVATE_NOTE + ".")
     return ledger
 
 
@@ -719,6 +825,11 @@ def _tree_chunks(n_trees: int, n_records: int, data_split: str):
     per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
     size = max(1, PAIR_CHUNK // max(1, per_tree))
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
+
+
+def _label_of_counts(noisy: np.ndarray, noise: KeyedLeafNoise) -> np.ndarray:
+    """The largest released count, ties broken uniformly (post-processing)."""
+    return np.argmax(noisy + 0.5 * noise.uniforms(noisy.shape[1]), axis=1)
 
 
 def _normalise(votes: np.ndarray) -> np.ndarray:
@@ -731,17 +842,17 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
     """Private-RDT (Jagannathan, Pillaipakkamnatt & Wright 2012).
 
     Random trees that all see every record (``shared`` data); each leaf releases its
-    class counts plus Laplace noise of scale τ/ε (``laplace_counts`` with ε/τ per
-    tree); the depth rule is theirs (``jpw``) and they used 10 trees. ``partial_fit``
-    adds a new, disjoint batch of records without spending more ε.
+    class counts plus discrete Laplace noise of scale τ/ε (``laplace_counts`` with ε/τ
+    per tree); the depth rule is theirs (``jpw``) and they used 10 trees.
+    ``partial_fit`` adds a new, disjoint batch of records without spending more ε.
 
-    Privacy: ``epsilon``-DP under add/remove-one neighbours when the schema is public;
-    the ``jpw`` depth rule reads the record count, which the ledger notes.
+    Privacy: ``epsilon``-DP under add/remove-one neighbours when the schema is public.
+    The ``jpw`` depth rule reads the record count: give ``declared_n`` (public), or 5%
+    of ε buys a noisy count, booked in the ledger. ``noise_seed`` voids the guarantee.
     """
 
     mechanism = "laplace_counts"
     data_split = "shared"
-    assignment = "shuffle"  # unused: every tree sees every record
 
     def __init__(
         self,
@@ -750,20 +861,24 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         depth: str | int = "jpw",
         schema=None,
         random_state=None,
+        noise_seed: int | None = None,
+        declared_n: int | None = None,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
         self.depth = depth
         self.schema = schema
         self.random_state = random_state
+        self.noise_seed = noise_seed
+        self.declared_n = declared_n
 
     def partial_fit(self, X, y, classes=None):
         """Add a new, disjoint batch of records (Jagannathan et al. 2012, §V-B).
 
-        The structure is kept; only the new batch is counted, fresh Laplace noise is
-        drawn for it, and the result is added to the released counts. The new release
-        reads only the new records, so old and new releases compose in parallel and
-        the model stays ``epsilon``-DP. Needs a count-releasing mechanism
+        The structure is kept; only the new batch is counted, fresh discrete Laplace
+        noise is drawn for every leaf, and the result is added to the released counts.
+        The new release reads only the new records, so old and new releases compose in
+        parallel and the model stays ``epsilon``-DP. Needs a count-releasing mechanism
         (``laplace_counts``): a released label cannot absorb more data. On an unfitted
         model it is ``fit``; ``classes`` is accepted for scikit-learn's API, the class
         list itself comes from the schema.
@@ -771,12 +886,29 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         if not hasattr(self, "leaf_keys_"):
             return self.fit(X, y)
         encoded = batch_data(self, X, y)
-        batch = len(self._noise_seeds)
-        batch_seeds = np.random.SeedSequence([self._split_seed, batch]).generate_state(
-            2, np.uint64
+        batch = self.leaf_counts_of(encoded, self._split_seed)
+        k = len(self.classes_)
+        # What was released for every leaf this batch reaches, before the batch.
+        previous = self.released_outputs(np.union1d(self.leaf_keys_, batch.keys)).noisy_counts
+        self._add_counts([batch], encoded.n_records)
+        counts = np.zeros((len(self.leaf_keys_), k), dtype=np.int64)
+        counts[np.searchsorted(self.leaf_keys_, batch.keys)] = batch.counts
+        source = self._release_source(self.n_batches_ - 1)
+        fresh = self._release(counts, KeyedLeafNoise(source, self.leaf_keys_))
+        self.leaf_noisy_counts_ = previous + fresh.noisy_counts
+        self.leaf_labels_ = _label_of_counts(
+            self.leaf_noisy_counts_, KeyedLeafNoise(source, self.leaf_keys_)
         )
-        self._add_counts([self.leaf_counts_of(encoded, int(batch_seeds[0]))], encoded.n_records)
-        self._noise_seeds.append(int(batch_seeds[1]))
-        self._leaf_uniforms = self._uniforms(self.leaf_keys_)
-        self._release_leaves()
+        # Untrained leaves already drawn get this batch's noise as well.
+        untrained = ~np.isin(self._empty_keys, self.leaf_keys_)
+        keys = self._empty_keys[untrained]
+        zeros = np.zeros((len(keys), k), dtype=np.int64)
+        noisy = (
+            self._empty_noisy[untrained]
+            + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
+        )
+        self._empty_keys, self._empty_noisy = keys, noisy
+        self._empty_labels = _label_of_counts(noisy, KeyedLeafNoise(source, keys))
+        self._ledger = None
+        self.__dict__.pop("_diagnostics", None)
         return self

@@ -4,8 +4,13 @@ DPEA ("Embedding DP in decision tree algorithm with different depths", 2017) gro
 tree in steps; each step picks a whole (d+1)-layer subtree by the exponential
 mechanism on the max-operator score (Σ over the subtree's leaves of the leaf's
 largest class count; sensitivity 1). Friedman–Schuster is the d = 1 case. Leaves
-release Laplace-noised class counts. Budget: ε' = ε / (⌈D/d⌉ + 1) per step level
-and for the leaves; nodes of a level hold disjoint records (parallel composition).
+release class counts plus exact discrete Laplace noise (integers: no floating-point side
+channel). Budget: ε' = ε / (⌈D/d⌉ + 1) per step level and for the leaves; nodes of a
+level hold disjoint records (parallel composition).
+
+Every random choice here reads the data, so all of it (exponential-mechanism draws, MCMC
+proposals and acceptances, leaf noise) comes from a :class:`~dpviz.noise.SecureGenerator`
+keyed by a fresh OS secret per fit, never from ``random_state``.
 
 The max-operator score of a subtree is a sum over its leaves, so the exponential
 mechanism's distribution over all subtrees factorises: P(root feature a) ∝
@@ -35,10 +40,14 @@ from .data import EncodedData
 from .inputs import check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger
 from .mechanisms import _check_epsilon, get_mechanism, is_majority
+from .noise import NOT_PRIVATE_NOTE, NoiseSource, SecureGenerator
 from .schema import Schema
 
 MAX_NODES = 2_000_000
 MAX_MCMC_CELLS = 20_000_000  # frontier nodes × padded subtree positions
+# What draws the data-dependent randomness: a SecureGenerator when fitting; the samplers
+# also take a seeded numpy Generator (tests of their law only: replayable).
+Rng = SecureGenerator | np.random.Generator
 
 
 def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -53,6 +62,23 @@ def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.nda
         [n_bins] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     )
     return codes, n_values
+
+
+def book_noise_mode(ledger: PrivacyLedger, noise_seed: int | None) -> None:
+    """Book replayable noise in ``ledger``: with a ``noise_seed`` anyone who knows it can
+    replay the noise and subtract it, so the release is NOT private (an unbounded entry
+    and a note). Fresh secret noise (``noise_seed=None``) books nothing."""
+    if noise_seed is None:
+        return
+    ledger.add_sequential(
+        LedgerEntry(
+            f"noise drawn from a replayable seed ({NOT_PRIVATE_NOTE})",
+            "every release",
+            float("inf"),
+            private=False,
+        )
+    )
+    ledger.notes.append(NOT_PRIVATE_NOTE + ".")
 
 
 def max_operator(counts: np.ndarray) -> np.ndarray:
@@ -81,7 +107,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     more layers sample their subtree with the paper's Metropolis MCMC
     (``mcmc_steps`` proposals), which only approximates the exponential mechanism:
     such a model is "approximate" — NO ε is proven, and its ledger says so. (A final
-    step of one or two layers, when d does not divide D, is still exact.)
+    step of one or two layers, when d does not divide D, is still exact.) Leaves
+    release integer counts plus exact discrete Laplace noise, P(z) ∝ exp(−ε'|z|).
+
+    All randomness reads the data (there is no public randomness), so every draw comes
+    from a cryptographically secure generator keyed by a fresh operating-system secret
+    for each fit; the key is never stored. ``noise_seed`` replaces that secret by a
+    replayable one: the model is then NOT private, and its ledger says so.
 
     Parameters
     ----------
@@ -99,8 +131,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         layers (the paper's ``stepLimit``; it gives no number, so 1000). Unused for
         d ≤ 2.
     schema : Schema or None
-    random_state : int or None
-        Seeds the one generator behind every random choice: same seed, same model.
+    random_state : int, numpy generator or None
+        Kept for scikit-learn's API only. This algorithm has no public randomness, so
+        it seeds nothing: in particular it does NOT seed the noise (two fits with the
+        same ``random_state`` differ).
+    noise_seed : int or None, default=None
+        None (the default): secret noise from a fresh OS key, never stored. An integer
+        makes every random choice replayable (same seed, same model) for tests,
+        teaching and figures: NOT private (the noise can be replayed and subtracted).
 
     Attributes
     ----------
@@ -121,6 +159,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         mcmc_steps: int = 1000,
         schema=None,
         random_state=None,
+        noise_seed: int | None = None,
     ):
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -129,10 +168,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.mcmc_steps = mcmc_steps
         self.schema = schema
         self.random_state = random_state
+        self.noise_seed = noise_seed
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
         check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2, "mcmc_steps": 1})
+        if self.noise_seed is not None:
+            NoiseSource.replayable(self.noise_seed)
         if self.steps > self.max_depth:
             raise ValueError(
                 f"steps d = {self.steps} exceeds the depth D = {self.max_depth}; use d ≤ D"
@@ -142,6 +184,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def approximate(self) -> bool:
         """True when some step samples by MCMC (d > 2): then no ε is proven."""
         return min(self.steps, self.max_depth) > 2
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.noise_seed is None
+        return tags
 
     @property
     def step_epsilon_(self) -> float:
@@ -161,7 +208,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if classes is None:
             classes = np.asarray(schema.classes, dtype=object)
         self.classes_ = classes
-        rng = np.random.default_rng(self.random_state)
+        # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
+        rng = NoiseSource.for_release(self.noise_seed).generator()
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
         self._grow(codes, encoded.y, n_values, len(schema.classes), rng)
@@ -199,9 +247,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         order = np.argsort(tree.leaf_ids)
         self.leaf_nodes_ = np.asarray(tree.leaf_ids)[order]
         self.leaf_counts_ = np.concatenate(tree.leaf_counts)[order]
-        noise = rng.laplace(0.0, 1.0 / eps, size=self.leaf_counts_.shape)
-        self.leaf_noisy_counts_ = self.leaf_counts_ + noise
-        self.leaf_labels_ = np.argmax(self.leaf_noisy_counts_, axis=1)
+        # Exact discrete Laplace, P(z) ∝ exp(−ε'|z|): integer counts, ε'-DP per leaf.
+        noise = rng.discrete_laplace(eps, size=self.leaf_counts_.size)
+        self.leaf_noisy_counts_ = self.leaf_counts_ + noise.reshape(self.leaf_counts_.shape)
+        # Integer counts tie often; the label (post-processing) breaks ties uniformly.
+        jitter = 0.5 * rng.random(self.leaf_noisy_counts_.shape)
+        self.leaf_labels_ = np.argmax(self.leaf_noisy_counts_ + jitter, axis=1)
         proposed, accepted = self._mcmc_counts
         self.mcmc_acceptance_ = accepted / proposed if proposed else float("nan")
 
@@ -272,7 +323,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """The ledger this configuration produces (it does not depend on the data).
 
         Steps of three or more layers (d > 2) sample by MCMC: their entries are marked
-        unproven, so the ledger claims no total ε."""
+        unproven, so the ledger claims no total ε. So is replayable noise (a
+        ``noise_seed``): NOT private."""
         ledger = PrivacyLedger()
         eps = self.step_epsilon_
         n_levels = math.ceil(self.max_depth / self.steps)
@@ -285,6 +337,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     private=False,
                 )
             )
+        book_noise_mode(ledger, self.noise_seed)
         for level in range(n_levels):
             layers = min(self.steps, self.max_depth - level * self.steps)
             if layers > 2:
@@ -313,8 +366,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 summary=summary,
             )
         ledger.add_parallel(
-            [LedgerEntry("Laplace leaf counts", "the leaves (disjoint records)", eps)],
-            summary=f"The leaves released Laplace-noised counts with ε' = {eps:g}",
+            [LedgerEntry("discrete Laplace leaf counts", "the leaves (disjoint records)", eps)],
+            summary=f"The leaves released discrete-Laplace-noised counts with ε' = {eps:g}",
         )
         if self.approximate:
             ledger.notes.append(
@@ -352,7 +405,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         abstains (uniform), as in an exported model."""
         node = self._leaf_of(encoded)
         leaf = np.minimum(np.searchsorted(self.leaf_nodes_, node), len(self.leaf_nodes_) - 1)
-        noisy = np.clip(self.leaf_noisy_counts_[leaf], 0.0, None)
+        noisy = np.clip(self.leaf_noisy_counts_[leaf], 0, None).astype(np.float64)
         noisy[node < 0] = 0.0
         total = noisy.sum(axis=1, keepdims=True)
         k = noisy.shape[1]
@@ -483,7 +536,7 @@ def mcmc_subtrees(
     layers: int,
     scale: float,
     n_steps: int,
-    rng: np.random.Generator,
+    rng: Rng,
 ) -> tuple[np.ndarray, int, int]:
     """Metropolis chains (DPEA's Algorithm 3), one per frontier node, run side by side.
 
@@ -662,7 +715,7 @@ def _score_change(owner, old_slot, new_slot, y, n_owners, k, span) -> np.ndarray
     return per[:n_owners] + per[n_owners:]
 
 
-def _uniform_true(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _uniform_true(mask: np.ndarray, rng: Rng) -> np.ndarray:
     """Per row, the column of a uniformly drawn True entry (-1 for a row with none)."""
     count = mask.sum(axis=1)
     r = np.floor(rng.random(len(mask)) * count).astype(np.int64)
@@ -758,6 +811,7 @@ def _node_counts(node: np.ndarray, y: np.ndarray, n_nodes: int, k: int) -> np.nd
     return np.bincount(node * k + y, minlength=n_nodes * k).reshape(n_nodes, k)
 
 
-def _gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _gumbel_argmax(logits: np.ndarray, rng: Rng) -> np.ndarray:
+    """Per row, a draw with P(i) ∝ exp(logits_i): argmax of logits plus Gumbel noise."""
     gumbel = -np.log(-np.log(rng.random(logits.shape)))
     return np.argmax(logits + gumbel, axis=-1)

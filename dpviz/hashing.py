@@ -1,8 +1,11 @@
-"""Counter-based pseudo-randomness keyed by 64-bit node identifiers.
+"""Counter-based PUBLIC pseudo-randomness keyed by 64-bit node identifiers.
 
-Tree structure and leaf noise are drawn from hashes of a node's key, not from a
-sequential generator, so that the same node always gets the same draw whatever
-order nodes are visited in (training, prediction, a sweep, a data partition).
+The tree structure and the record→tree hash are drawn from hashes of a node's key or a
+record's values, not from a sequential generator, so that the same node always gets the
+same draw whatever order nodes are visited in (training, prediction, a sweep, a data
+partition). SplitMix64 is invertible: what it draws is public by design (it follows from
+``random_state``). Nothing that touches the data is drawn here; noise comes from
+:mod:`dpviz.noise`, keyed by a secret.
 """
 
 from __future__ import annotations
@@ -84,10 +87,3 @@ def tree_root_keys(structure_seed: int, n_trees: int) -> np.ndarray:
     """Root keys of ``n_trees`` trees drawn from one structure seed."""
     base = splitmix64(np.uint64(structure_seed))
     return splitmix64(base ^ splitmix64(np.arange(n_trees, dtype=np.uint64) ^ SALT_TREE))
-
-
-def class_uniforms(noise_seed: int, leaf_keys: np.ndarray, n_classes: int) -> np.ndarray:
-    """Uniforms of shape (n_leaves, n_classes) for each leaf's mechanism noise."""
-    leaf = splitmix64(np.asarray(leaf_keys, dtype=np.uint64) ^ splitmix64(np.uint64(noise_seed)))
-    cls = splitmix64(np.arange(1, n_classes + 1, dtype=np.uint64) * _GOLDEN)
-    return to_unit(splitmix64(leaf[:, None] ^ cls[None, :]))

@@ -26,9 +26,11 @@ from .forest import (
     _normalise,
     build_ledger,
     feature_order,
+    hash_trees,
 )
 from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import get_mechanism
+from .noise import NOT_PRIVATE_NOTE, NoiseSource
 from .schema import Schema
 from .trees import build_full
 
@@ -37,6 +39,7 @@ TREE_FORMAT = "dpviz-tree"
 BOOST_FORMAT = "dpviz-boost"
 KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted trees"}
 FORMAT_VERSION = 1
+REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
 MAX_EXPORT_NODES = 2_000_000
 
 
@@ -82,9 +85,7 @@ class ReleasedForest:
         counts_mech = get_mechanism(model.mechanism).releases == "counts"
         output = np.zeros(len(full.key), dtype=object)
         if counts_mech:
-            output[np.flatnonzero(leaf)] = [
-                [float(v) for v in row] for row in outputs.noisy_counts
-            ]
+            output[np.flatnonzero(leaf)] = [[int(v) for v in row] for row in outputs.noisy_counts]
         else:
             output[np.flatnonzero(leaf)] = outputs.labels.tolist()
         trees = []
@@ -115,7 +116,9 @@ class ReleasedForest:
             "depth_rule": str(model.depth),
             "data_split": model.data_split,
             "schema_inferred": bool(model.schema_.inferred),
-            "n_batches": len(model._noise_seeds),
+            "n_batches": int(model.n_batches_),
+            "noise": _noise_mode(model),
+            "record_hash_seed": int(model._split_seed),
             "privacy": {
                 "epsilon_total": ledger["epsilon_total"],
                 "private": ledger["private"],
@@ -262,13 +265,15 @@ class ReleasedForest:
             np.add.at(votes, records, np.clip(self._leaf_output[leaves], 0, None))
         return votes
 
-    def updated(self, frame: pd.DataFrame, seed: int) -> ReleasedForest:
+    def updated(self, frame: pd.DataFrame, noise_seed: int | None = None) -> ReleasedForest:
         """Add a new, disjoint batch of labelled records (Jagannathan et al. 2012, §V-B).
 
-        Counts only the new records, adds fresh Laplace noise of the model's per-tree
-        budget to every leaf (empty ones too, so what is released never depends on
-        which leaves the batch reached) and adds that to the released counts. The new
-        batch is read once, so the model's ε is unchanged.
+        Counts only the new records, adds fresh discrete Laplace noise of the model's
+        per-tree budget to every leaf (empty ones too, so what is released never depends
+        on which leaves the batch reached) and adds that to the released counts. The new
+        batch is read once, so the model's ε is unchanged. With disjoint data each new
+        record goes to the tree its public record hash names. The noise comes from a
+        fresh secret unless ``noise_seed`` makes it replayable (NOT private).
         """
         if self.meta["releases"] != "counts":
             raise ValueError(
@@ -276,7 +281,7 @@ class ReleasedForest:
                 f"({self.meta['mechanism']}): retrain it on the union instead"
             )
         encoded = encode(frame, self.schema, training=True)
-        rng = np.random.default_rng(seed)
+        rng = NoiseSource.for_release(noise_seed).generator()
         k = len(self.classes_)
         n_trees = len(self.trees)
         eps = float(self.meta["epsilon"])
@@ -284,22 +289,23 @@ class ReleasedForest:
         if self.meta["data_split"] == "shared":
             tree_of = None
         else:
-            tree_of = rng.permutation(encoded.n_records) * n_trees // max(1, encoded.n_records)
+            tree_of = hash_trees(encoded, n_trees, int(self.meta.get("record_hash_seed", 0)))
         trees = []
         for t, (root, tree) in enumerate(zip(self._roots, self.trees)):
             records, leaves = self._leaves(encoded, root)
             if tree_of is not None:
                 keep = tree_of[records] == t
                 records, leaves = records[keep], leaves[keep]
-            counts = np.zeros((len(tree["feature"]), k))
-            np.add.at(counts, (leaves - root, encoded.y[records]), 1.0)
-            noise = rng.laplace(0.0, 1.0 / eps_tree, size=counts.shape)
+            counts = np.zeros((len(tree["feature"]), k), dtype=np.int64)
+            np.add.at(counts, (leaves - root, encoded.y[records]), 1)
+            noise = rng.discrete_laplace(eps_tree, counts.size).reshape(counts.shape)
             output = [
-                None if f >= 0 else [float(a + b + c) for a, b, c in zip(old, cnt, lap)]
+                None if f >= 0 else [_number(a) + int(b + c) for a, b, c in zip(old, cnt, lap)]
                 for f, old, cnt, lap in zip(tree["feature"], tree["output"], counts, noise)
             ]
             trees.append({**tree, "output": output})
         batches = int(self.meta.get("n_batches", 1)) + 1
+        replayable = noise_seed is not None or self.meta.get("noise") != "secret"
         ledger = build_ledger(
             self.meta["mechanism"],
             eps,
@@ -308,10 +314,12 @@ class ReleasedForest:
             schema_inferred=bool(self.meta.get("schema_inferred", False)),
             depth_rule=self.meta.get("depth_rule", "theorem2"),
             n_batches=batches,
+            replayable=replayable,
         )
         meta = {
             **self.meta,
             "n_batches": batches,
+            "noise": "secret" if not replayable else REPLAYABLE,
             "privacy": {
                 "epsilon_total": ledger.epsilon_total,
                 "private": ledger.private,
@@ -743,13 +751,15 @@ def _common_meta(model) -> dict:
     params = {
         k: v
         for k, v in model.get_params().items()
-        if k not in ("schema", "random_state") and isinstance(v, str | int | float | bool)
+        if k not in ("schema", "random_state", "noise_seed")
+        and isinstance(v, str | int | float | bool)
     }
     return {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
         "epsilon": float(model.epsilon),
         "params": params,
+        "noise": _noise_mode(model),
         "schema_inferred": bool(model.schema_.inferred),
         "privacy": {
             "epsilon_total": ledger["epsilon_total"],
@@ -757,6 +767,16 @@ def _common_meta(model) -> dict:
             "summary": ledger["summary"],
         },
     }
+
+
+def _noise_mode(model) -> str:
+    """ "secret" (fresh OS secret, never stored) or the NOT-private replayable label."""
+    return "secret" if model.noise_seed is None else REPLAYABLE
+
+
+def _number(value: Any) -> int | float:
+    """A released count as read back: whole numbers stay integers."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _whole(value: Any, name: str, low: int, high: int) -> int:

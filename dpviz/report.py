@@ -6,10 +6,11 @@ page from fetching anything. Every piece of user text (names, rationale, approve
 parameters, the schema) is HTML-escaped.
 
 What the report shares is chosen to be safe to share: the public schema, the
-algorithm and its parameters, seeds, the candidates' risk translations (formulas of ε)
-and the chosen ε. The record count is left out unless the caller says it may be
-disclosed. Utility curves are computed from the raw data on held-out folds: NOT private,
-and the report says so beside them.
+algorithm and its parameters, seeds, the candidates' risk translations (formulas of ε:
+membership in or out of the data, the attribute of a person known to be in it, and the
+per-record scope, k records → k·ε) and the chosen ε. The record count is left out
+unless the caller says it may be disclosed. Utility curves are computed from the raw data
+on held-out folds: NOT private, and the report says so beside them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ import plotly.graph_objects as go
 
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS
-from .risk import METRIC_NAMES, EpsilonChoice, risk_sentences, risk_table
+from .risk import (
+    METRIC_NAMES,
+    EpsilonChoice,
+    attribute_posterior_bound,
+    risk_sentences,
+    risk_table,
+)
 from .schema import Schema
 
 # Only inline scripts and styles; nothing may be fetched (connect, images, fonts).
@@ -181,7 +188,14 @@ def _candidate_frame(
 ) -> pd.DataFrame:
     """The candidates as a risk table (the chosen ε added to a plain list)."""
     if isinstance(candidates, pd.DataFrame):
-        return candidates.copy()
+        table = candidates.copy()
+        if "epsilon" in table and "attribute_posterior_bound" not in table:
+            # A table from before the attribute bound: add it (a formula of ε and p).
+            p = float(table["prior"].iloc[0]) if "prior" in table and len(table) else prior
+            table["attribute_posterior_bound"] = [
+                attribute_posterior_bound(p, float(e)) for e in table["epsilon"]
+            ]
+        return table
     values = [float(v) for v in candidates]
     if chosen is not None and not any(math.isclose(v, chosen) for v in values):
         values.append(chosen)
@@ -200,10 +214,12 @@ def _candidates_section(
     if has_utility:
         header.append(f"{_e(METRIC_NAMES.get(metric, metric))} (mean ± std, NOT private)")
     header += [
-        "odds can change by at most ×",
+        "odds that a person is in the data can change by at most ×",
         "best membership advantage",
-        f"attacker's belief at most (prior {prior:.0%})",
-        "lowest equal error rate of an attacker",
+        f"attacker's belief that a person is in the data at most (prior {prior:.0%})",
+        "lowest equal error rate of a membership attacker",
+        "attacker's belief about an attribute of a person known to be in the data at most "
+        f"(prior {prior:.0%})",
     ]
     rows, classes = [], []
     for row in table.itertuples(index=False):
@@ -224,9 +240,10 @@ def _candidates_section(
                 _td(f"{100 * row.membership_advantage:.1f} points", num=True),
                 _td(f"{100 * row.posterior_bound:.1f}%", num=True),
                 _td(f"{100 * row.balanced_error_rate:.1f}%", num=True),
+                _td(f"{100 * row.attribute_posterior_bound:.1f}%", num=True),
             ]
         else:
-            cells += [_td("no guarantee (NOT DP)")] * 4
+            cells += [_td("no guarantee (NOT DP)")] * 5
         rows.append(cells)
         classes.append("chosenRow" if chosen is not None and math.isclose(eps, chosen) else "")
     parts = ["<h2>Candidates compared</h2>", _table(header, rows, classes)]
@@ -242,9 +259,15 @@ def _candidates_section(
         parts.append("</ul>")
     parts.append(
         '<p class="note">Risk columns are formulas of ε that hold for any ε-differentially '
-        "private model: the odds-ratio bound e^ε, the best membership-inference advantage "
-        "(e^ε − 1)/(e^ε + 1), the posterior bound p·e^ε/(1 − p + p·e^ε), and the equal-error "
-        "point 1/(1 + e^ε) of the hypothesis-testing region.</p>"
+        "private model. Membership (is a person in or out of the data?): the odds-ratio "
+        "bound e^ε, the best membership-inference advantage (e^ε − 1)/(e^ε + 1), the "
+        "posterior bound p·e^ε/(1 − p + p·e^ε), and the equal-error point 1/(1 + e^ε) of the "
+        "hypothesis-testing region. Attribute of a person known to be in the data (what her "
+        "record says): changing a record is removing it and adding another, two neighbour "
+        "steps, so the odds can move by up to e^(2ε), the posterior bound is "
+        "p·e^(2ε)/(1 − p + p·e^(2ε)) and the best attribute-inference advantage "
+        "1 − e^(−ε). Every number is per record: it assumes one record per person, and a "
+        "person with k records in the data is protected only at k·ε.</p>"
     )
     return "".join(parts)
 
@@ -286,17 +309,17 @@ def _parameters_section(algorithm: str, parameters: Mapping, seeds: Mapping) -> 
         m = MECHANISMS[mech]
         parts.append(f"<p>Leaf mechanism <code>{_e(mech)}</code> ({_e(m.badge)}): ")
         parts.append(f"{_e(m.description)}</p>")
-    parts.append("<h2>Seeds</h2>")
+    parts.append("<h2>Public seeds</h2>")
     if seeds:
         parts.append(
             _table(["seed", "value"], [[_td(k), _td(_format_value(v))] for k, v in seeds.items()])
         )
-        parts.append(
-            '<p class="note">With the same data, parameters and seeds, dpviz reproduces the '
-            "same model and the same curves.</p>"
-        )
-    else:
-        parts.append("<p>No seeds were recorded: the runs cannot be reproduced exactly.</p>")
+    parts.append(
+        '<p class="note">These seeds are public: they fix the folds and the tree structure, '
+        "never the noise. Every model's noise comes from a fresh secret key that is not "
+        "stored, so a rerun gives the same folds and trees with new noise: curves agree "
+        "within their spread, not digit for digit.</p>"
+    )
     return "".join(parts)
 
 
@@ -362,7 +385,8 @@ def decision_report(
         Candidate ε values, or a :func:`dpviz.risk.candidate_table`; the chosen ε is
         added to a plain list when missing.
     prior : float, default=0.5
-        The prior used for the posterior bound of a plain candidate list.
+        The prior used for the posterior bounds (membership, and the attribute of a
+        person known to be in the data) of a plain candidate list.
     choice : EpsilonChoice, optional
         The :func:`dpviz.risk.smallest_epsilon` answer: its reason is quoted and, when
         ``figures`` is None, its curve is drawn.
@@ -414,8 +438,8 @@ def decision_report(
             figures["Utility against ε"] = epsilon_choice_figure(choice, chosen=chosen_epsilon)
         eps_for_region = list(table["epsilon"]) if not table.empty else []
         if private and eps_for_region:
-            figures["What an attacker cannot do at each candidate ε"] = hypothesis_testing_figure(
-                eps_for_region[:5]
+            figures["What a membership attacker cannot do at each candidate ε"] = (
+                hypothesis_testing_figure(eps_for_region[:5])
             )
 
     parts = [
@@ -472,7 +496,8 @@ def decision_report(
     parts.append(
         f'<p class="note">Generated by dpviz {_e(dpviz_version())} on '
         f"{_e(created.strftime('%Y-%m-%d'))}. Neighbouring datasets differ by adding or "
-        "removing one record; pure ε-differential privacy (δ = 0).</p>"
+        "removing one record; pure ε-differential privacy (δ = 0). The guarantee is per "
+        "record: one record per person is assumed, and a person with k records gets k·ε.</p>"
     )
     parts.append("</body></html>")
     return "\n".join(p for p in parts if p)

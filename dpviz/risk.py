@@ -7,14 +7,29 @@ mechanism without a proof (``smooth_em``, ``none``) none of them holds, whatever
 configuration was given. Callers must pass the model's *total* ε, as computed by its
 privacy ledger, not a per-tree budget.
 
-The attacker of these translations knows everything except whether one person's record
-was in the training data (the strongest attacker DP considers), sees the released
-model, and must decide "in" or "out".
+The guarantee is per RECORD. Every translation below assumes one record per person; a
+person with k records in the data is protected only at k·ε (group privacy,
+:func:`group_epsilon`), so the translations must then be read at k·ε.
+
+Two attackers are translated, each knowing everything except one thing and seeing the
+released model:
+
+* Membership (:func:`odds_ratio_bound`, :func:`membership_advantage`,
+  :func:`posterior_bound`, :func:`hypothesis_testing_region`): is a given person's
+  record in or out of the data? "In" and "out" are neighbouring datasets, one step of ε,
+  so the attacker's odds move by at most a factor e^ε.
+* Attribute (:func:`attribute_odds_ratio_bound`, :func:`attribute_advantage`,
+  :func:`attribute_posterior_bound`): the person is known to be in the data; which of
+  two values does her record hold (e.g. a diagnosis)? The two datasets differ by a
+  substitution, which is removing her record and adding the other one: two neighbour
+  steps, so the odds move by up to e^(2ε), not e^ε. (At ε = 1 and a prior of 50%, the
+  attacker can reach 88.1% about her attribute, against 73.1% about her membership.)
 
 References
 ----------
 Kairouz, Oh & Viswanath, "The composition theorem for differential privacy", ICML 2015.
-Dong, Roth & Su, "Gaussian differential privacy", JRSS B 2022 (trade-off functions).
+Dong, Roth & Su, "Gaussian differential privacy", JRSS B 2022 (trade-off functions,
+group privacy).
 Wasserman & Zhou, "A statistical framework for differential privacy", JASA 2010.
 """
 
@@ -37,6 +52,16 @@ CONFIG_KEYS = ("algorithm", "mechanism", "n_estimators", "depth_rule", "data_spl
 # A DP row's mean minus one std is compared with the target at this slack, so that a
 # value printed as exactly the target (e.g. 0.95 - 0.02 in floating point) meets it.
 _SLACK = 1e-12
+# The risk columns of :func:`risk_table`: blanked (NaN) for a configuration without a proof.
+RISK_COLUMNS = (
+    "odds_ratio_bound",
+    "membership_advantage",
+    "posterior_bound",
+    "balanced_error_rate",
+    "attribute_odds_ratio_bound",
+    "attribute_advantage",
+    "attribute_posterior_bound",
+)
 
 
 # --- validation -----------------------------------------------------------------------
@@ -72,8 +97,8 @@ def _check_prior(prior: ArrayLike) -> np.ndarray:
     if np.isnan(value).any() or (value < 0).any() or (value > 1).any():
         raise ValueError(
             f"the prior must be a probability between 0 and 1, got {prior!r}: it is the "
-            "attacker's belief, before seeing the model, that the person is in the data "
-            "(e.g. 0.01 for 1 in 100)"
+            "attacker's belief, before seeing the model, that the person is in the data, or "
+            "that her record holds a given value (e.g. 0.01 for 1 in 100)"
         )
     return value
 
@@ -88,15 +113,52 @@ def _out(value: np.ndarray, *inputs: ArrayLike) -> float | np.ndarray:
 # --- the formulas ---------------------------------------------------------------------
 
 
+def group_epsilon(epsilon: ArrayLike, records: int = 1) -> float | np.ndarray:
+    """The ε that protects a person with ``records`` records in the data: records · ε.
+
+    ε-DP under add/remove-one neighbours protects one *record*. A person with k records
+    (several visits, several rows) differs between "in" and "out" by k neighbour steps,
+    and group privacy gives only k·ε (Dong, Roth & Su 2022, §2.4): every translation of
+    this module then holds at k·ε, not ε. For an attribute of such a person (k
+    substitutions) it is 2·k·ε in the odds.
+
+    Parameters
+    ----------
+    epsilon : float or array of float
+        Total privacy budget of the released model, > 0.
+    records : int, default=1
+        Records the person has in the data, ≥ 1.
+
+    Returns
+    -------
+    float or ndarray
+        records · ε.
+
+    Notes
+    -----
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    """
+    if isinstance(records, bool) or not isinstance(records, int | np.integer) or records < 1:
+        raise ValueError(
+            f"records must be a whole number ≥ 1 (the records one person has), got {records!r}"
+        )
+    eps = _check_epsilon(epsilon)
+    return _out(int(records) * eps, epsilon)
+
+
 def odds_ratio_bound(epsilon: ArrayLike) -> float | np.ndarray:
-    """Largest factor by which the model can change the odds of any statement about a person.
+    """Largest factor by which the model can change an attacker's odds that a person is
+    in the data (rather than out of it).
 
-    For ε-DP, for every set S of outputs and neighbouring datasets D, D'::
+    For ε-DP, for every set S of outputs and neighbouring datasets D (without the
+    person's record) and D' (with it)::
 
-        P(M(D) ∈ S) ≤ e^ε · P(M(D') ∈ S),
+        e^(−ε) · P(M(D) ∈ S) ≤ P(M(D') ∈ S) ≤ e^ε · P(M(D) ∈ S),
 
-    so an attacker's odds that the person is in the data (or has any property that the
-    record would reveal) move by a factor between e^(−ε) and e^ε after seeing the model.
+    so an attacker's odds that the person is in the data move by a factor between
+    e^(−ε) and e^ε after seeing the model. This is about membership only: the odds of
+    what the record of a person known to be in the data says move by up to e^(2ε)
+    (:func:`attribute_odds_ratio_bound`).
 
     Parameters
     ----------
@@ -110,7 +172,8 @@ def odds_ratio_bound(epsilon: ArrayLike) -> float | np.ndarray:
 
     Notes
     -----
-    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
     """
     eps = _check_epsilon(epsilon)
     with np.errstate(over="ignore"):
@@ -127,7 +190,8 @@ def membership_advantage(epsilon: ArrayLike) -> float | np.ndarray:
 
     reached at FPR = 1/(1 + e^ε), TPR = e^ε/(1 + e^ε) (see
     :func:`hypothesis_testing_region`). 0 means the attacker can do no better than a
-    coin flip; 1 means certainty. Example: ε = ln 3 gives 0.5.
+    coin flip; 1 means certainty. Example: ε = ln 3 gives 0.5. For an attribute of a
+    person known to be in the data see :func:`attribute_advantage`.
 
     Parameters
     ----------
@@ -140,28 +204,39 @@ def membership_advantage(epsilon: ArrayLike) -> float | np.ndarray:
 
     Notes
     -----
-    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
     """
     eps = _check_epsilon(epsilon)
     # tanh(ε/2) is the same quantity without overflow for large ε.
     return _out(np.tanh(eps / 2.0), epsilon)
 
 
+def _posterior(p: np.ndarray, log_factor: np.ndarray) -> np.ndarray:
+    """p·F / (1 − p + p·F) with F = e^log_factor, in a form that cannot overflow."""
+    # The e^(−x) form cannot overflow and is exact at p = 1; p = 0 stays 0 even where
+    # e^(−x) underflows to 0 (0/0).
+    with np.errstate(invalid="ignore"):
+        return np.where(p > 0, p / (p + (1.0 - p) * np.exp(-log_factor)), 0.0)
+
+
 def posterior_bound(prior: ArrayLike, epsilon: ArrayLike) -> float | np.ndarray:
     """Largest belief an attacker can reach that the person is in the data.
 
-    With prior belief p (before seeing the model) and an ε-DP model, Bayes' rule and the
-    odds-ratio bound give a posterior of at most::
+    With prior belief p (before seeing the model) that the person is in the data and
+    an ε-DP model, Bayes' rule and :func:`odds_ratio_bound` give a posterior of at most::
 
         p · e^ε / (1 − p + p · e^ε)  =  p / (p + (1 − p) · e^(−ε)).
 
-    Example: p = 0.5, ε = ln 3 gives 0.75. The same bound holds for any sensitive fact
-    the record would reveal, with p the prior of that fact.
+    Example: p = 0.5, ε = ln 3 gives 0.75; ε = 1 gives 0.731. This is about membership
+    (in or out of the data) only. For a fact about the record of a person known to be
+    in the data the bound is that of 2ε (:func:`attribute_posterior_bound`: 0.881 at
+    p = 0.5, ε = 1).
 
     Parameters
     ----------
     prior : float or array of float in [0, 1]
-        The attacker's belief before seeing the model.
+        The attacker's belief, before seeing the model, that the person is in the data.
     epsilon : float or array of float
         Total privacy budget, > 0.
 
@@ -171,19 +246,122 @@ def posterior_bound(prior: ArrayLike, epsilon: ArrayLike) -> float | np.ndarray:
 
     Notes
     -----
-    A formula of ε and p: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε and p: public, no data read. Holds only for a mechanism proven ε-DP,
+    and per record: a person with k records in the data is protected at k·ε.
     """
     p = _check_prior(prior)
     eps = _check_epsilon(epsilon)
-    # The e^(−ε) form cannot overflow and is exact at p = 1; p = 0 stays 0 even where
-    # e^(−ε) underflows to 0 (0/0).
-    with np.errstate(invalid="ignore"):
-        value = np.where(p > 0, p / (p + (1.0 - p) * np.exp(-eps)), 0.0)
-    return _out(value, prior, epsilon)
+    return _out(_posterior(p, eps), prior, epsilon)
+
+
+def attribute_odds_ratio_bound(epsilon: ArrayLike) -> float | np.ndarray:
+    """Largest factor by which the model can change an attacker's odds about what the
+    record of a person known to be in the data says: e^(2ε).
+
+    The attacker knows the person is in the data and everything else, and weighs two
+    values of her record (e.g. "diagnosis" against "no diagnosis"): datasets D_a and
+    D_b that differ by a *substitution*. Under add/remove-one neighbours a substitution
+    is two steps, D_a → D (her record removed) → D_b (the other record added), so for
+    every set S of outputs::
+
+        P(M(D_a) ∈ S) ≤ e^ε · P(M(D) ∈ S) ≤ e^(2ε) · P(M(D_b) ∈ S),
+
+    and the odds of "her record says a" move by a factor between e^(−2ε) and e^(2ε).
+    The bound is reached (an output that D_a makes e^ε times likelier than D, and D_b
+    e^ε times less likely).
+
+    Parameters
+    ----------
+    epsilon : float or array of float
+        Total privacy budget of the released model, > 0.
+
+    Returns
+    -------
+    float or ndarray
+        e^(2ε) (``inf`` past about ε = 354, where float64 overflows).
+
+    Notes
+    -----
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
+    """
+    eps = _check_epsilon(epsilon)
+    with np.errstate(over="ignore"):
+        return _out(np.exp(2.0 * eps), epsilon)
+
+
+def attribute_posterior_bound(prior: ArrayLike, epsilon: ArrayLike) -> float | np.ndarray:
+    """Largest belief an attacker can reach about what the record of a person known to
+    be in the data says.
+
+    With prior belief p that her record holds a given value (before seeing the model)
+    and an ε-DP model, Bayes' rule and :func:`attribute_odds_ratio_bound` (two neighbour
+    steps, see there) give a posterior of at most::
+
+        p · e^(2ε) / (1 − p + p · e^(2ε))  =  p / (p + (1 − p) · e^(−2ε)).
+
+    Example: p = 0.5, ε = 1 gives e²/(e² + 1) = 0.881, where the membership bound
+    :func:`posterior_bound` is 0.731.
+
+    Parameters
+    ----------
+    prior : float or array of float in [0, 1]
+        The attacker's belief, before seeing the model, that her record holds the value.
+    epsilon : float or array of float
+        Total privacy budget, > 0.
+
+    Returns
+    -------
+    float or ndarray in [p, 1]
+
+    Notes
+    -----
+    A formula of ε and p: public, no data read. Holds only for a mechanism proven ε-DP,
+    and per record: a person with k records in the data is protected at k·ε.
+    """
+    p = _check_prior(prior)
+    eps = _check_epsilon(epsilon)
+    return _out(_posterior(p, 2.0 * eps), prior, epsilon)
+
+
+def attribute_advantage(epsilon: ArrayLike) -> float | np.ndarray:
+    """Best attribute-inference advantage against a person known to be in the data:
+    max over attackers of TPR − FPR, which is 1 − e^(−ε).
+
+    The attacker tells two values a, b of her record apart (datasets D_a, D_b, both
+    neighbours of D, the data without her record). For any rejection set S, with
+    q = P(M(D) ∈ S), ε-DP between D_b and D and between D_a and D gives::
+
+        TPR = P(M(D_b) ∈ S) ≤ 1 − e^(−ε) · (1 − q),    FPR = P(M(D_a) ∈ S) ≥ e^(−ε) · q,
+
+    so TPR − FPR ≤ 1 − e^(−ε), whatever q. It is reached: with two outputs and
+    P(M(D) ∈ S) = 1/2, P(M(D_b) ∈ S) = 1 − e^(−ε)/2 and P(M(D_a) ∈ S) = e^(−ε)/2 every
+    pair of neighbours is within e^ε. It lies between :func:`membership_advantage` at ε,
+    tanh(ε/2), and at 2ε, tanh(ε): treating the substitution as one 2ε step gives the
+    looser tanh(ε), because it ignores that both datasets are neighbours of the same D.
+    Example: ε = 1 gives 0.632 (membership: 0.462; tanh(1) = 0.762).
+
+    Parameters
+    ----------
+    epsilon : float or array of float
+        Total privacy budget, > 0.
+
+    Returns
+    -------
+    float or ndarray in [0, 1)
+
+    Notes
+    -----
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
+    """
+    eps = _check_epsilon(epsilon)
+    return _out(-np.expm1(-eps), epsilon)
 
 
 def min_false_negative_rate(fpr: ArrayLike, epsilon: float) -> float | np.ndarray:
-    """Lowest false-negative rate any attacker can have at a given false-positive rate.
+    """Lowest false-negative rate any membership attacker can have at a given
+    false-positive rate.
 
     Derivation. The attacker tests H0 "the person is out" (model trained on D) against
     H1 "the person is in" (on D', D plus the record) with a rejection set S of outputs:
@@ -200,7 +378,9 @@ def min_false_negative_rate(fpr: ArrayLike, epsilon: float) -> float | np.ndarra
 
     The bound is tight: randomised response on the membership bit reaches every point
     of the boundary. It is piecewise linear with corners (0, 1), (α*, α*) and (1, 0),
-    α* = 1/(1 + e^ε). The 0 term binds only at α = 1.
+    α* = 1/(1 + e^ε). The 0 term binds only at α = 1. It is the membership test (in or
+    out of the data); an attacker on an attribute of a person known to be in the data
+    faces two neighbour steps and can do better (:func:`attribute_advantage`).
 
     Parameters
     ----------
@@ -215,7 +395,8 @@ def min_false_negative_rate(fpr: ArrayLike, epsilon: float) -> float | np.ndarra
 
     Notes
     -----
-    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
     """
     if np.ndim(epsilon) != 0:
         raise ValueError("min_false_negative_rate takes one ε; loop over candidate values")
@@ -233,11 +414,13 @@ def min_false_negative_rate(fpr: ArrayLike, epsilon: float) -> float | np.ndarra
 
 
 def hypothesis_testing_region(epsilon: float, n_points: int = 201) -> pd.DataFrame:
-    """The boundary of the (FPR, FNR) pairs an attacker cannot beat, for plotting.
+    """The boundary of the (FPR, FNR) pairs a membership attacker cannot beat, for
+    plotting.
 
-    Every attacker deciding "in" / "out" for one person has an (FPR, FNR) pair on or
-    above the boundary ``fnr_min = f_ε(fpr)`` of :func:`min_false_negative_rate`; the
-    area below it is out of reach. The random-guess line FNR = 1 − FPR is ε = 0.
+    Every attacker deciding "in" / "out" of the data for one person has an (FPR, FNR)
+    pair on or above the boundary ``fnr_min = f_ε(fpr)`` of
+    :func:`min_false_negative_rate`; the area below it is out of reach. The random-guess
+    line FNR = 1 − FPR is ε = 0.
 
     Parameters
     ----------
@@ -255,7 +438,8 @@ def hypothesis_testing_region(epsilon: float, n_points: int = 201) -> pd.DataFra
 
     Notes
     -----
-    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
     """
     if isinstance(n_points, bool) or not isinstance(n_points, int | np.integer) or n_points < 2:
         raise ValueError(f"n_points must be a whole number ≥ 2, got {n_points!r}")
@@ -268,14 +452,16 @@ def hypothesis_testing_region(epsilon: float, n_points: int = 201) -> pd.DataFra
 
 
 def balanced_error_rate(epsilon: ArrayLike) -> float | np.ndarray:
-    """Lowest error rate of an attacker that errs equally often both ways: 1/(1 + e^ε).
+    """Lowest error rate of a membership attacker that errs equally often both ways:
+    1/(1 + e^ε).
 
     The kink of the hypothesis-testing region, where FPR = FNR = α*. Equals
     (1 − :func:`membership_advantage`) / 2.
 
     Notes
     -----
-    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP.
+    A formula of ε: public, no data read. Holds only for a mechanism proven ε-DP, and
+    per record: a person with k records in the data is protected at k·ε.
     """
     eps = _check_epsilon(epsilon)
     # 1/(1 + e^ε) written as a logistic of −ε: no overflow for large ε.
@@ -299,14 +485,28 @@ def _num(value: float) -> str:
     return f"{value:,.3g}" if value < 1e6 else f"{value:.3g}"
 
 
+def _factor(value: float, exponent: str) -> str:
+    """A bound factor, or e^(exponent) in words where it overflows float64."""
+    return _num(value) if math.isfinite(value) else f"e^{exponent} (more than 10^300)"
+
+
+def explain_per_record(epsilon: float) -> str:
+    """One plain-English sentence for :func:`group_epsilon`: the guarantee is per record."""
+    two, five = group_epsilon(epsilon, 2), group_epsilon(epsilon, 5)
+    return (
+        f"ε = {epsilon:g} protects one record: every statement here assumes one record per "
+        f"person, and a person with k records in the data is protected only at k·ε "
+        f"(ε = {two:g} for 2 records, {five:g} for 5)."
+    )
+
+
 def explain_odds_ratio(epsilon: float) -> str:
     """One plain-English sentence for :func:`odds_ratio_bound`."""
-    bound = odds_ratio_bound(epsilon)
-    factor = _num(bound) if math.isfinite(bound) else f"e^{epsilon:g} (more than 10^300)"
+    factor = _factor(odds_ratio_bound(epsilon), f"{epsilon:g}")
     return (
-        f"At ε = {epsilon:g}, seeing the model can multiply anyone's odds about a person "
-        f"(for example that she is in the data) by at most {factor}, or divide them by at "
-        "most as much."
+        f"At ε = {epsilon:g}, seeing the model can multiply an attacker's odds that a given "
+        f"person is in the data (rather than out of it) by at most {factor}, or divide them "
+        "by at most as much."
     )
 
 
@@ -315,9 +515,9 @@ def explain_membership_advantage(epsilon: float) -> str:
     adv = membership_advantage(epsilon)
     return (
         f"At ε = {epsilon:g}, the best possible attacker trying to tell whether a person is in "
-        f"the data flags people who are in it at most {100 * adv:.3g} percentage points more "
-        "often than people who are not (its advantage over guessing: 0 = no better than a "
-        "coin, 100 = always right)."
+        f"or out of the data flags people who are in it at most {100 * adv:.3g} percentage "
+        "points more often than people who are not (its advantage over guessing: 0 = no "
+        "better than a coin, 100 = always right)."
     )
 
 
@@ -326,7 +526,32 @@ def explain_posterior(prior: float, epsilon: float) -> str:
     post = posterior_bound(prior, epsilon)
     return (
         f"At ε = {epsilon:g}, an attacker who thought there was a {_pct(prior)} chance that a "
-        f"person is in the data can, after seeing the model, be at most {_pct(post)} sure."
+        f"person is in the data can, after seeing the model, be at most {_pct(post)} sure "
+        "that she is in it (rather than out)."
+    )
+
+
+def explain_attribute_posterior(prior: float, epsilon: float) -> str:
+    """One plain-English sentence for :func:`attribute_posterior_bound`."""
+    post = attribute_posterior_bound(prior, epsilon)
+    factor = _factor(attribute_odds_ratio_bound(epsilon), f"{2 * epsilon:g}")
+    return (
+        f"At ε = {epsilon:g}, about a person known to be in the data, an attacker who thought "
+        f"there was a {_pct(prior)} chance that her record holds a given value (e.g. a "
+        f"diagnosis) can, after seeing the model, be at most {_pct(post)} sure of it: "
+        "changing what her record says is removing it and adding another, two steps of ε, "
+        f"so the odds of such a fact can move by up to e^(2ε) = {factor}."
+    )
+
+
+def explain_attribute_advantage(epsilon: float) -> str:
+    """One plain-English sentence for :func:`attribute_advantage`."""
+    adv = attribute_advantage(epsilon)
+    return (
+        f"At ε = {epsilon:g}, the best possible attacker trying to tell which of two values the "
+        f"record of a person known to be in the data holds is right at most {100 * adv:.3g} "
+        "percentage points more often when it holds one than when it holds the other (0 = no "
+        "better than a coin, 100 = always right)."
     )
 
 
@@ -334,27 +559,43 @@ def explain_hypothesis_testing(epsilon: float) -> str:
     """One plain-English sentence for :func:`hypothesis_testing_region`."""
     err = balanced_error_rate(epsilon)
     return (
-        f"At ε = {epsilon:g}, any attacker that errs equally often both ways (wrongly accusing "
-        f"people who are not in the data, wrongly clearing people who are) gets at least "
-        f"{_pct(err)} of each kind wrong; no attack reaches the shaded error rates of the plot."
+        f"At ε = {epsilon:g}, an attacker guessing whether people are in or out of the data, "
+        "if it errs equally often both ways (wrongly accusing people who are not in the data, "
+        f"wrongly clearing people who are), gets at least {_pct(err)} of each kind wrong; no "
+        "attack reaches the shaded error rates of the plot."
     )
 
 
 def risk_sentences(epsilon: float, prior: float = 0.5) -> dict[str, str]:
-    """All four explanations for one ε, keyed like the columns of :func:`risk_table`."""
+    """All explanations for one ε, keyed like the columns of :func:`risk_table`.
+
+    ``per_record`` (the guarantee is per record: k records → k·ε) comes first; then the
+    membership sentences (in or out of the data: ``odds_ratio_bound``,
+    ``membership_advantage``, ``posterior_bound``, ``balanced_error_rate``), then those
+    about an attribute of a person known to be in the data (two neighbour steps:
+    ``attribute_posterior_bound``, with ``prior`` as the prior of the value, and
+    ``attribute_advantage``).
+    """
     return {
+        "per_record": explain_per_record(epsilon),
         "odds_ratio_bound": explain_odds_ratio(epsilon),
         "membership_advantage": explain_membership_advantage(epsilon),
         "posterior_bound": explain_posterior(prior, epsilon),
         "balanced_error_rate": explain_hypothesis_testing(epsilon),
+        "attribute_posterior_bound": explain_attribute_posterior(prior, epsilon),
+        "attribute_advantage": explain_attribute_advantage(epsilon),
     }
 
 
 def risk_table(epsilons: Sequence[float], prior: float = 0.5) -> pd.DataFrame:
     """The risk translations of several candidate ε values, one row each.
 
-    Columns: ``epsilon``, ``odds_ratio_bound``, ``membership_advantage``, ``prior``,
-    ``posterior_bound``, ``balanced_error_rate``. Formulas of ε only: public.
+    Columns: ``epsilon``; membership (in or out of the data): ``odds_ratio_bound``,
+    ``membership_advantage``, ``prior``, ``posterior_bound``, ``balanced_error_rate``;
+    attribute of a person known to be in the data (two neighbour steps):
+    ``attribute_odds_ratio_bound``, ``attribute_advantage``,
+    ``attribute_posterior_bound`` (``prior`` is then the prior of the value). Formulas
+    of ε only: public. Per record: a person with k records is protected at k·ε.
     """
     eps = _check_epsilon(list(epsilons)).reshape(-1)
     _check_prior(prior)
@@ -366,6 +607,9 @@ def risk_table(epsilons: Sequence[float], prior: float = 0.5) -> pd.DataFrame:
             "prior": float(prior),
             "posterior_bound": posterior_bound(float(prior), eps),
             "balanced_error_rate": balanced_error_rate(eps),
+            "attribute_odds_ratio_bound": attribute_odds_ratio_bound(eps),
+            "attribute_advantage": attribute_advantage(eps),
+            "attribute_posterior_bound": attribute_posterior_bound(float(prior), eps),
         }
     )
 
@@ -674,6 +918,5 @@ def candidate_table(
     private = bool(dp["private"].all()) if "private" in dp.columns else True
     table["private"] = private
     if not private:
-        risk = ["odds_ratio_bound", "membership_advantage", "posterior_bound"]
-        table[[*risk, "balanced_error_rate"]] = math.nan
+        table[list(RISK_COLUMNS)] = math.nan
     return table

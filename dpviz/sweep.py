@@ -207,6 +207,7 @@ def run_sweep(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     client=None,
+    noise_seed: int | None = None,
 ) -> SweepResult:
     """Evaluate every grid point on the same repeated stratified folds.
 
@@ -214,15 +215,21 @@ def run_sweep(
     a ``distributed.Client`` is given; ``progress(done, total, message)`` is called
     after each fold and ``cancel()`` is checked between folds. Metrics and
     diagnostics come from the raw data: NOT private (only the models are).
+
+    ``seed`` fixes the folds and the public structure of every model; each model's
+    noise is fresh and secret unless ``noise_seed`` makes it replayable (for tests and
+    exact reproduction: such models are NOT private).
     """
     splits = fold_splits(encoded.y, folds, repeats, seed)
     total = len(splits)
     if client is not None:
         return _run_on_cluster(
-            client, encoded, schema, grid, splits, folds, seed, progress, cancel
+            client, encoded, schema, grid, splits, folds, (seed, noise_seed), progress, cancel
         )
     tasks = (
-        delayed(_fold_rows)(subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, seed)
+        delayed(_fold_rows)(
+            subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, (seed, noise_seed)
+        )
         for i, (tr, te) in enumerate(splits)
     )
     rows: list[dict] = []
@@ -245,13 +252,13 @@ def run_sweep(
     return SweepResult(results.reset_index(drop=True))
 
 
-def _cluster_fold(encoded, schema, grid, train, test, index, folds, seed):
+def _cluster_fold(encoded, schema, grid, train, test, index, folds, seeds):
     return _fold_rows(
-        subset(encoded, train), subset(encoded, test), schema, grid, index, folds, seed
+        subset(encoded, train), subset(encoded, test), schema, grid, index, folds, seeds
     )
 
 
-def _run_on_cluster(client, encoded, schema, grid, splits, folds, seed, progress, cancel):
+def _run_on_cluster(client, encoded, schema, grid, splits, folds, seeds, progress, cancel):
     """One Dask task per fold; a worker that dies has its fold re-run elsewhere (up to
     twice), and a fold that cannot finish stops the sweep with no partial result."""
     from concurrent.futures import CancelledError
@@ -265,7 +272,7 @@ def _run_on_cluster(client, encoded, schema, grid, splits, folds, seed, progress
         futures = [
             client.submit(
                 _cluster_fold,
-                *(shared, schema, grid, train, test, i, folds, seed),
+                *(shared, schema, grid, train, test, i, folds, seeds),
                 pure=False,
                 retries=2,
             )
@@ -291,7 +298,7 @@ def _run_on_cluster(client, encoded, schema, grid, splits, folds, seed, progress
     return SweepResult(results.reset_index(drop=True))
 
 
-def _models(grid: SweepGrid, random_state: int):
+def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
     """(algorithm id, unfitted model, mechanisms to release) per structure to route."""
     for name in grid.algorithms:
         if name == FLETCHER_ISLAM:
@@ -299,6 +306,7 @@ def _models(grid: SweepGrid, random_state: int):
                 model = get_algorithm(name).make(
                     grid.epsilons[0],
                     random_state=random_state,
+                    noise_seed=noise_seed,
                     n_estimators=trees,
                     depth=depth,
                     mechanism=grid.mechanisms[0],
@@ -307,21 +315,31 @@ def _models(grid: SweepGrid, random_state: int):
                 yield name, model, grid.mechanisms
         elif get_algorithm(name).forest_family:
             model = get_algorithm(name).make(
-                grid.epsilons[0], random_state=random_state, **grid.presets.get(name, {})
+                grid.epsilons[0],
+                random_state=random_state,
+                noise_seed=noise_seed,
+                **grid.presets.get(name, {}),
             )
             yield name, model, (model.mechanism,)
 
 
-def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, seed: int):
+def _fold_seed(seed: int | None, index: int) -> int | None:
+    return None if seed is None else seed * 1_000_003 + index
+
+
+def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, seeds: tuple):
+    """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
+    seed, noise_seed = seeds
+    noise = _fold_seed(noise_seed, index)
     rows = []
     base = {"repeat": index // folds, "fold": index % folds}
     k = len(schema.classes)
     for name in grid.algorithms:
         if not get_algorithm(name).forest_family:
             rows.extend(
-                _refit_rows(base, train, test, schema, grid, name, seed * 1_000_003 + index)
+                _refit_rows(base, train, test, schema, grid, name, _fold_seed(seed, index), noise)
             )
-    for algorithm, model, mechanisms in _models(grid, seed * 1_000_003 + index):
+    for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
         trees, depth, split = model.n_estimators, model.depth, model.data_split
         start = time.perf_counter()
         model.fit_encoded(train, schema)
@@ -330,7 +348,7 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
         empty_pct = model.diagnostics_["empty_leaf_pct"]
         for mech, eps in itertools.product(mechanisms, grid.epsilons):
             start = time.perf_counter()
-            model.relabel(eps, mech)
+            model.release_instead(eps, mech)
             votes = model.votes(routed)
             seconds = route_seconds + time.perf_counter() - start
             rows.append(
@@ -364,12 +382,12 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
     return rows
 
 
-def _refit_rows(base, train, test, schema, grid: SweepGrid, name: str, random_state: int):
+def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed):
     """Algorithms whose structure reads the data are fitted again for every ε."""
     rows = []
     for eps in grid.epsilons:
         model = get_algorithm(name).make(
-            eps, random_state=random_state, **grid.presets.get(name, {})
+            eps, random_state=random_state, noise_seed=noise_seed, **grid.presets.get(name, {})
         )
         start = time.perf_counter()
         model.fit_encoded(train, schema)

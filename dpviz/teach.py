@@ -22,6 +22,7 @@ from .audit import AUDIT_TOLERANCE, privacy_loss
 from .data import encode
 from .forest import DPRandomForestClassifier, feature_order
 from .mechanisms import MECHANISMS, _check_epsilon, gap, get_mechanism, is_majority
+from .noise import StreamLeafNoise
 from .schema import Feature, Schema
 from .trees import build_full
 
@@ -332,11 +333,6 @@ def playground(
     )
 
 
-def _open_uniforms(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    # Strictly inside (0, 1), like dpviz.hashing.to_unit: the mechanisms take logs.
-    return (rng.integers(0, 2**53, size=shape).astype(np.float64) + 0.5) * 2.0**-53
-
-
 def empirical_frequencies(
     counts: Sequence[int],
     epsilon: float,
@@ -378,7 +374,7 @@ def empirical_frequencies(
     rows = []
     for m in chosen:
         rng = np.random.default_rng(children[registry.index(m)])
-        labels, _ = MECHANISMS[m].release(tiled, epsilon, _open_uniforms(rng, tiled.shape))
+        labels, _ = MECHANISMS[m].release(tiled, epsilon, StreamLeafNoise(rng, len(tiled)))
         hits = np.bincount(np.asarray(labels, dtype=np.int64), minlength=k)
         for c, name in enumerate(names):
             rows.append(
@@ -764,6 +760,7 @@ def tree_walkthrough(
     random_state: int = 0,
     test_row: int = -1,
     max_nodes: int = 63,
+    noise_seed: int | None = None,
 ) -> TreeWalkthrough:
     """Grow one random tree on ``frame`` in four steps a page can show one click at a time.
 
@@ -785,10 +782,13 @@ def tree_walkthrough(
     epsilon : float, default=1.0
     mechanism : str, default="permute_flip"
     random_state : int, default=0
+        The public seed of the structure.
     test_row : int, default=-1
         Position of the record held out as the test record.
     max_nodes : int, default=63
         Refuse trees with more nodes than this (too many to draw).
+    noise_seed : int or None, default=None
+        Replay the leaf noise (NOT private); None draws fresh secret noise.
 
     Returns
     -------
@@ -818,6 +818,7 @@ def tree_walkthrough(
         mechanism=mechanism,
         data_split="disjoint",
         random_state=random_state,
+        noise_seed=noise_seed,
     )
     model.fit_encoded(encode(train, schema), schema)
     nodes = _node_table(model, max_nodes)

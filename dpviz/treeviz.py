@@ -387,7 +387,8 @@ def forest_overview(
 # --- greedy trees (friedman_schuster, dpea) ----------------------------------------------------
 #
 # The greedy tree's structure is chosen from the data by the exponential mechanism and is
-# released (it is part of the DP output), as are the Laplace-noised counts of every leaf.
+# released (it is part of the DP output), as are the noisy counts (discrete Laplace) of
+# every leaf.
 # True counts, flips and which nodes hold records are diagnostics: NOT private.
 
 

@@ -21,6 +21,7 @@ K.update({n: f"{KEEP_PREFIX}teach.{n}" for n in ("walk_depth",)})
 K_COUNT = [f"{KEEP_PREFIX}teach.count{i}" for i in range(teach.MAX_CLASSES)]
 # Plain session values (not widgets): the last draw and the walk-through's position.
 DRAW, WALK_STEP, WALK_SEED = "teach.draw", "teach.walk_step", "teach.walk_seed"
+WALK_CACHE = "teach.walk_cache"
 DEFAULT_COUNTS = (5, 10, 3, 1, 0)  # (5, 10) is the first leaf of the addendum's Table 6
 N_DRAWS = 1000
 EPSILONS = epsilon_grid()
@@ -245,17 +246,22 @@ def walk_section(state: AppState) -> None:
     with b:
         eps = eps_slider("ε", K["walk_eps"], "The tree's privacy budget.")
     depth = c.radio("Depth", (1, 2, 3), key=K["walk_depth"], horizontal=True)
-    try:
-        source = app_teach.walkthrough_for(
-            state.data,
-            depth=int(depth),
-            epsilon=eps,
-            mechanism=mechanism,
-            seed=int(st.session_state[WALK_SEED]),
-        )
-    except ValueError as exc:
-        st.error(str(exc))
-        return
+    settings = dict(
+        depth=int(depth), epsilon=eps, mechanism=mechanism, seed=int(st.session_state[WALK_SEED])
+    )
+    signature = (id(state.data), tuple(settings.items()))
+    cached = st.session_state.get(WALK_CACHE)
+    if cached is not None and cached[0] == signature:
+        source = cached[1]
+    else:
+        # One release per tree: its fresh secret noise must not be redrawn on every rerun
+        # (Back / Next), or the released labels would change between the steps.
+        try:
+            source = app_teach.walkthrough_for(state.data, **settings)
+        except ValueError as exc:
+            st.error(str(exc))
+            return
+        st.session_state[WALK_CACHE] = (signature, source)
     walk = source.walk
     (st.warning if source.on_session_data else st.info)(source.note, icon="🔒")
 

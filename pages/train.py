@@ -11,11 +11,21 @@ from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app_sweep import sklearn_default
 from dpviz.figures import METRICS
+from dpviz.noise import NOT_PRIVATE_NOTE
 from dpviz.sweep import SERIES_DP
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
-    for name in ("algorithm", "eps_slider", "eps", "seed", "folds", "sklearn")
+    for name in (
+        "algorithm",
+        "eps_slider",
+        "eps",
+        "seed",
+        "replay",
+        "noise_seed",
+        "folds",
+        "sklearn",
+    )
 }
 
 
@@ -101,6 +111,8 @@ def settings_form(data) -> app_train.TrainSettings | None:
         "eps_slider": 1.0,
         "eps": 1.0,
         "seed": 0,
+        "replay": False,
+        "noise_seed": 0,
         "folds": 3,
         "sklearn": sklearn_default(n_rows),
     }.items():
@@ -144,8 +156,26 @@ def settings_form(data) -> app_train.TrainSettings | None:
             help="The released model's total ε. Smaller is more private and noisier.",
         )
         seed_col, folds_col = st.columns(2)
-        seed = int(seed_col.number_input("Seed", 0, 2**31 - 1, key=K["seed"]))
+        seed = int(
+            seed_col.number_input(
+                "Public seed",
+                0,
+                2**31 - 1,
+                key=K["seed"],
+                help="Draws the tree structure, the record→tree hash and the folds. It never "
+                "seeds the noise, which comes from a fresh secret key every time.",
+            )
+        )
         folds = int(folds_col.number_input("Cross-validation folds", 2, 10, key=K["folds"]))
+        noise_seed = None
+        if st.checkbox(
+            "Replayable noise (NOT private)",
+            key=K["replay"],
+            help="For teaching and exact reproduction only: the noise is derived from a seed, "
+            "so anyone with it can subtract the noise. The model then carries no guarantee.",
+        ):
+            noise_seed = int(st.number_input("Noise seed", 0, 2**31 - 1, key=K["noise_seed"]))
+            st.error(f"{NOT_PRIVATE_NOTE}. This model carries NO privacy guarantee.", icon="🚫")
         sklearn = st.checkbox(
             f"Also cross-validate {app_train.reference_text(algorithm)}",
             key=K["sklearn"],
@@ -179,6 +209,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
             epsilon=float(epsilon),
             params=params,
             seed=seed,
+            noise_seed=noise_seed,
             folds=folds,
             sklearn_reference=sklearn,
         )

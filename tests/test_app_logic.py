@@ -215,9 +215,11 @@ def test_references_without_sklearn_equal_the_engines_own_reference_rows(demo_fr
         sklearn=False,
         folds=3,
         seed=4,
+        noise_seed=1,
         progress=lambda f, m: seen.append(f),
     )
-    engine = run_sweep(encoded, schema, SweepGrid([0.5, 2.0], n_estimators=[10]), folds=3, seed=4)
+    grid = SweepGrid([0.5, 2.0], n_estimators=[10])
+    engine = run_sweep(encoded, schema, grid, folds=3, seed=4, noise_seed=1)
     metrics = ["accuracy_mean", "auc_mean", "f1_mean", "accuracy_std", "empty_leaf_pct"]
     for table in (ours.summary, engine.summary):
         assert (table["series"] == SERIES_NONPRIVATE).sum() == 1
@@ -395,10 +397,11 @@ def test_candidate_table_puts_cost_and_guarantee_side_by_side(sweep):
 
 
 def test_risk_lines_spell_out_the_bound():
-    odds, posterior, advantage = app_curves.risk_lines(1.0)
+    per_record, odds, posterior, attribute = app_curves.risk_lines(1.0)
+    assert "k·ε" in per_record
     assert "by at most 2.72" in odds and "be at most 73.1% sure" in posterior
-    assert "46.2 percentage points" in advantage
-    assert "at most 52.5% sure" in app_curves.risk_lines(0.1)[1]
+    assert "88.1%" in attribute
+    assert "at most 52.5% sure" in app_curves.risk_lines(0.1)[2]
 
 
 def test_sweep_errors_are_messages():

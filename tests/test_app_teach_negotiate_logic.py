@@ -14,8 +14,9 @@ from dpviz import app_curves, app_negotiate, app_teach
 from dpviz import app_support as support
 from dpviz.demos import DEFAULT_DEMO
 from dpviz.report import WITHHELD
-from dpviz.risk import candidate_table, smallest_epsilon
+from dpviz.risk import RISK_COLUMNS, candidate_table, risk_sentences, smallest_epsilon
 from dpviz.schema import Feature, Schema
+from dpviz.sweep import SweepResult
 from dpviz.teach import compare_with_printed
 
 from .conftest import NEGOTIATE_SWEEP, reference_path
@@ -151,9 +152,13 @@ def test_a_sweep_of_several_algorithms_offers_only_forest_choices(data, sweep):
     assert set(both.summary["algorithm"]) >= {"fletcher_islam", "jpw"}
     assert app_negotiate.curve_choices(both) == app_negotiate.curve_choices(sweep)
     assert app_negotiate.swept_epsilons(both, PF) == app_negotiate.swept_epsilons(sweep, PF)
-    assert app_negotiate.suggest(both, "accuracy", 5.0, PF).epsilon == (
-        app_negotiate.suggest(sweep, "accuracy", 5.0, PF).epsilon
-    )
+    # With the same replayed noise the forest's rows, and so the suggestion, are equal.
+    replayed = [
+        app_curves.run(data, dataclasses.replace(s, noise_seed=3))
+        for s in (settings, NEGOTIATE_SWEEP)
+    ]
+    first, second = (app_negotiate.suggest(r, "accuracy", 5.0, PF) for r in replayed)
+    assert first.epsilon == second.epsilon
 
 
 def test_suggest_is_risk_smallest_epsilon(sweep):
@@ -181,14 +186,24 @@ def test_compare_gives_utility_and_the_risk_formulas(sweep):
     one = cards[0]
     assert one.private and re.fullmatch(r"\d+\.\d% ± \d+\.\d", one.utility)
     assert re.fullmatch(r"[+-]\d+\.\d pts", one.versus_reference)
-    # ε = 1: e = 2.72, (e − 1)/(e + 1) = 46.2%, posterior at p = 0.5: 73.1%, 1/(1 + e) = 26.9%
+    # ε = 1: e = 2.72, (e − 1)/(e + 1) = 46.2%, posterior at p = 0.5: 73.1%, 1/(1 + e) = 26.9%;
+    # an attribute of a person known to be in the data: e²/(e² + 1) = 88.1%
     assert one.numbers == {
+        "per_record": "ε = k × 1",
         "odds_ratio_bound": "×2.72",
         "membership_advantage": "46.2 points",
         "posterior_bound": "73.1%",
+        "attribute_posterior_bound": "88.1%",
         "balanced_error_rate": "26.9%",
     }
-    assert "at most 73.1% sure" in one.sentences["posterior_bound"]
+    assert list(one.numbers) == list(app_negotiate.RISK_LABELS)
+    assert one.sentences == risk_sentences(1.0, 0.5)
+    assert "at most 73.1% sure that she is in it" in one.sentences["posterior_bound"]
+    assert "known to be in the data" in one.sentences["attribute_posterior_bound"]
+    assert "at most 88.1% sure" in one.sentences["attribute_posterior_bound"]
+    assert "a person with k records" in one.sentences["per_record"]
+    assert "ε = 4 for 2 records" in cards[1].sentences["per_record"]
+    assert cards[1].numbers["per_record"] == "ε = k × 2"
     row = candidate_table([1.0], 0.5, sweep.summary, "accuracy", **PF).iloc[0]
     assert one.utility == f"{100 * row.accuracy_mean:.1f}% ± {100 * row.accuracy_std:.1f}"
     with pytest.raises(ValueError, match="1 to 3"):
@@ -208,7 +223,36 @@ def test_not_dp_mechanism_and_inferred_schema_get_no_risk_translation(sweep):
     assert "inferred from the data" in app_negotiate.guarantee_note(inferred, PF)
     table = app_negotiate.candidate_frame(inferred, [1.0, 2.0], 0.5, "accuracy", PF)
     assert table["odds_ratio_bound"].isna().all() and not table["private"].any()
+    assert table[list(RISK_COLUMNS)].isna().all(axis=None)
     assert not app_negotiate.ledger_for(inferred, PF, 1.0).private
+
+
+def test_a_curve_the_sweep_marks_not_private_gets_no_risk_numbers(sweep):
+    results = sweep.result.results.copy()
+    results.loc[results["mechanism"] == "permute_flip", "private"] = False
+    marked = dataclasses.replace(sweep, result=SweepResult(results))
+    assert "marks this curve's models as NOT differentially private" in (
+        app_negotiate.guarantee_note(marked, PF)
+    )
+    cards = app_negotiate.compare(marked, [1.0], 0.5, "accuracy", PF)
+    assert not cards[0].private and cards[0].numbers == {} and cards[0].sentences == {}
+
+
+def test_risk_labels_and_help_say_membership_attribute_and_per_record():
+    """Every card row has a label and a help text; none applies e^ε to "anyone's odds about
+    a person"; the attribute row uses 2ε and the per-record row k·ε."""
+    labels, helps = app_negotiate.RISK_LABELS, app_negotiate.RISK_HELP
+    assert list(labels) == list(helps)
+    assert set(labels) - {"per_record"} <= set(RISK_COLUMNS)
+    assert set(labels) <= set(risk_sentences(1.0))
+    text = "\n".join([*labels.values(), *helps.values()]).lower()
+    for phrase in ("anyone's odds", "odds about a person", "sensitive fact", "would reveal"):
+        assert phrase not in text, phrase
+    assert "in the data" in helps["odds_ratio_bound"] and "e^(2ε)" in helps["odds_ratio_bound"]
+    assert "a person is in the data" in helps["posterior_bound"]
+    assert "p·e^(2ε)/(1 − p + p·e^(2ε))" in helps["attribute_posterior_bound"]
+    assert "known to be in the" in helps["attribute_posterior_bound"]
+    assert "one record per person" in helps["per_record"] and "k·ε" in helps["per_record"]
 
 
 def test_ledger_is_the_sweeps_own(sweep):

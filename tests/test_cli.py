@@ -159,25 +159,25 @@ def test_train_then_predict(capsys, synth_files):
     lines = preds.read_text().splitlines()
     assert lines[0] == "prediction,proba[0],proba[1]"
     assert len(lines) == 1501
-    # Same seed, same model file, byte for byte.
-    first = model.read_bytes()
-    run(
-        capsys,
-        "train",
-        "--data",
-        data,
-        "--label",
-        "label",
-        "--schema",
-        schema,
-        "--epsilon",
-        1,
-        "--trees",
-        10,
-        "--out",
-        model,
-    )
-    assert model.read_bytes() == first
+    # The same public seed gives the same trees; the noise is fresh and secret, so the
+    # leaf outputs differ (all 10 trees × 32 leaves equal has probability about 2^-320).
+    train = ("train", "--data", data, "--label", "label", "--schema", schema)
+    train += ("--epsilon", 1, "--trees", 10)
+    run(capsys, *train, "--out", folder / "again.json")
+    first = json.loads(model.read_text())
+    again = json.loads((folder / "again.json").read_text())
+    assert [t["feature"] for t in first["trees"]] == [t["feature"] for t in again["trees"]]
+    assert [t["output"] for t in first["trees"]] != [t["output"] for t in again["trees"]]
+    assert first["noise"] == "secret"
+    # Replayable noise: the same file byte for byte, and NOT private everywhere.
+    status, out, err = run(capsys, *train, "--noise-seed", 3, "--out", folder / "r1.json")
+    assert status == 0 and "NOT private: the noise can be replayed" in err
+    run(capsys, *train, "--noise-seed", 3, "--out", folder / "r2.json")
+    replay = json.loads((folder / "r1.json").read_text())
+    assert (folder / "r1.json").read_bytes() == (folder / "r2.json").read_bytes()
+    assert replay["privacy"]["private"] is False and replay["privacy"]["epsilon_total"] is None
+    assert "NOT private: the noise can be replayed" in replay["privacy"]["summary"]
+    assert "NOT private" in replay["noise"]
 
 
 def test_info_json(capsys, synth_files):

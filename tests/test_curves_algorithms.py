@@ -100,7 +100,7 @@ def test_every_algorithm_sees_the_same_folds(synth, monkeypatch):
     )
     names = [FI, "jpw", "dpboost"]
     grid = SweepGrid(epsilons=[1.0], n_estimators=[10], algorithms=names, references=False)
-    together = run_sweep(encoded, schema, grid, folds=3, seed=7).results
+    together = run_sweep(encoded, schema, grid, folds=3, seed=7, noise_seed=7).results
     assert len(calls) == 1
     # ... and each algorithm alone gives exactly its rows of the joint sweep: the folds
     # and per-fold seeds do not depend on which algorithms run beside it
@@ -111,6 +111,7 @@ def test_every_algorithm_sees_the_same_folds(synth, monkeypatch):
             SweepGrid(epsilons=[1.0], n_estimators=[10], algorithms=[name], references=False),
             folds=3,
             seed=7,
+            noise_seed=7,
         ).results
         mine = together[together.algorithm == name].reset_index(drop=True)
         pd.testing.assert_frame_equal(alone[METRIC_COLUMNS], mine[METRIC_COLUMNS])
@@ -211,7 +212,8 @@ def test_run_reports_progress_per_algorithm_and_fold(multi):
 def test_the_page_logic_runs_each_algorithm_on_the_same_folds_as_one_joint_sweep(multi):
     data = support.prepare_demo("demo_csv")
     encoded = encode(data.frame, data.schema, training=True)
-    s = multi.settings
+    # Replayed noise (NOT private) on both sides, so that the rows can be compared exactly.
+    s = dataclasses.replace(multi.settings, noise_seed=11)
     joint = run_sweep(
         encoded,
         data.schema,
@@ -225,8 +227,9 @@ def test_the_page_logic_runs_each_algorithm_on_the_same_folds_as_one_joint_sweep
         ),
         folds=s.folds,
         seed=s.seed,
+        noise_seed=s.noise_seed,
     ).results
-    ours = multi.result.results
+    ours = app_curves.run(data, s).result.results
     ours = ours[ours.series == SERIES_DP]
     keys = ["algorithm", "mechanism", "n_estimators", "epsilon", "repeat", "fold"]
     a = ours.sort_values(keys).reset_index(drop=True)

@@ -38,9 +38,9 @@ def cluster():
     "make",
     [
         lambda s: DPRandomForestClassifier(
-            n_estimators=30, schema=s, random_state=2, assignment="hash"
+            n_estimators=30, schema=s, random_state=2, noise_seed=5
         ),
-        lambda s: PrivateRDTClassifier(schema=s, random_state=2),
+        lambda s: PrivateRDTClassifier(schema=s, random_state=2, noise_seed=5),
     ],
 )
 def test_distributed_fit_equals_in_memory(text_frame, partitions, make):
@@ -59,9 +59,7 @@ def test_distributed_fit_equals_in_memory(text_frame, partitions, make):
 
 def test_hash_assignment_is_disjoint_and_balanced(text_frame):
     frame, schema = text_frame
-    model = DPRandomForestClassifier(
-        n_estimators=20, schema=schema, random_state=0, assignment="hash"
-    )
+    model = DPRandomForestClassifier(n_estimators=20, schema=schema, random_state=0)
     model.fit(frame.drop(columns="label"), frame["label"])
     per_tree = np.bincount(model.leaf_tree_, weights=model.leaf_counts_.sum(axis=1))
     assert per_tree.sum() == len(frame)  # every record in exactly one tree
@@ -71,36 +69,33 @@ def test_hash_assignment_is_disjoint_and_balanced(text_frame):
 
 def test_fit_on_a_process_cluster(text_frame, cluster):
     frame, schema = text_frame
-    memory = DPRandomForestClassifier(
-        n_estimators=10, schema=schema, random_state=1, assignment="hash"
-    )
+    memory = DPRandomForestClassifier(n_estimators=10, schema=schema, random_state=1)
     memory.fit(frame.drop(columns="label"), frame["label"])
     dist = fit_dask(
-        DPRandomForestClassifier(
-            n_estimators=10, schema=schema, random_state=1, assignment="hash"
-        ),
+        DPRandomForestClassifier(n_estimators=10, schema=schema, random_state=1),
         dd.from_pandas(frame, npartitions=4),
         schema,
     )
-    assert np.array_equal(memory.leaf_labels_, dist.leaf_labels_)
-
-
-def test_shuffle_assignment_is_refused(text_frame):
-    frame, schema = text_frame
-    with pytest.raises(ValueError, match="assignment='hash'"):
-        fit_dask(
-            DPRandomForestClassifier(schema=schema), dd.from_pandas(frame, npartitions=2), schema
-        )
+    # Secret noise: the same public structure, assignment and counts, fresh leaf noise.
+    assert np.array_equal(memory.leaf_keys_, dist.leaf_keys_)
+    assert np.array_equal(memory.leaf_counts_, dist.leaf_counts_)
+    assert dist.ledger_.private
 
 
 def test_sweep_on_cluster_equals_local(text_frame, cluster):
     frame, schema = text_frame
     encoded = encode(frame, schema)
     grid = SweepGrid(epsilons=[0.1, 1.0], n_estimators=[10], references=False)
-    local = run_sweep(encoded, schema, grid, folds=3).results
+    local = run_sweep(encoded, schema, grid, folds=3, noise_seed=1).results
     seen = []
     remote = run_sweep(
-        encoded, schema, grid, folds=3, client=cluster, progress=lambda d, t, m: seen.append(d)
+        encoded,
+        schema,
+        grid,
+        folds=3,
+        noise_seed=1,
+        client=cluster,
+        progress=lambda d, t, m: seen.append(d),
     ).results
     cols = ["repeat", "fold", "epsilon", "accuracy", "auc", "flipped_leaf_pct"]
     assert local[cols].equals(remote[cols])
@@ -115,12 +110,14 @@ def test_killed_worker_is_retried_or_fails_loudly(text_frame, cluster):
     grid = SweepGrid(
         epsilons=list(np.logspace(-2, 1, 8)), n_estimators=[50, 100], references=False
     )
-    expected = run_sweep(encoded, schema, grid, folds=4).results
+    expected = run_sweep(encoded, schema, grid, folds=4, noise_seed=1).results
     outcome = {}
 
     def sweep():
         try:
-            outcome["result"] = run_sweep(encoded, schema, grid, folds=4, client=cluster).results
+            outcome["result"] = run_sweep(
+                encoded, schema, grid, folds=4, client=cluster, noise_seed=1
+            ).results
         except ValueError as exc:
             outcome["error"] = str(exc)
 
@@ -157,11 +154,11 @@ def test_cli_train_on_local_cluster(tmp_path, capsys, text_frame):
         "1",
         "--trees",
         "10",
+        "--noise-seed",
+        "3",
     ]
     assert main([*args, "--local-cluster", "2", "--out", str(tmp_path / "a.json")]) == 0
-    memory = DPRandomForestClassifier(
-        n_estimators=10, schema=schema, random_state=0, assignment="hash"
-    )
+    memory = DPRandomForestClassifier(n_estimators=10, schema=schema, random_state=0, noise_seed=3)
     memory.fit(pd.read_csv(tmp_path / "d.csv", dtype=str).drop(columns="label"), frame["label"])
     assert (tmp_path / "a.json").read_text() == ReleasedForest.from_estimator(memory).to_json()
     capsys.readouterr()

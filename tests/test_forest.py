@@ -37,15 +37,33 @@ def mixed_frame(n=600, seed=0):
     return frame, schema
 
 
-def test_same_seed_same_model_byte_for_byte(synth):
+def test_same_noise_seed_same_model_byte_for_byte(synth):
     X, y, schema = synth
-    a = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=7).fit(X, y)
-    b = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=7).fit(X, y)
-    c = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=8).fit(X, y)
+    kwargs = dict(n_estimators=20, depth=6, schema=schema, random_state=7)
+    a = DPRandomForestClassifier(**kwargs, noise_seed=1).fit(X, y)
+    b = DPRandomForestClassifier(**kwargs, noise_seed=1).fit(X, y)
+    c = DPRandomForestClassifier(**kwargs, noise_seed=2).fit(X, y)
     ja, jb = ReleasedForest.from_estimator(a).to_json(), ReleasedForest.from_estimator(b).to_json()
     assert ja == jb
     assert ja != ReleasedForest.from_estimator(c).to_json()
     assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert not a.ledger_.private and "NOT private" in a.ledger_.describe()
+
+
+def test_public_seed_fixes_structure_and_secret_noise_differs(synth):
+    X, y, schema = synth
+    kwargs = dict(n_estimators=20, depth=6, schema=schema, random_state=7)
+    a = DPRandomForestClassifier(**kwargs).fit(X, y)
+    b = DPRandomForestClassifier(**kwargs).fit(X, y)
+    assert np.array_equal(a.leaf_keys_, b.leaf_keys_)
+    assert np.array_equal(a.leaf_counts_, b.leaf_counts_)
+    # Hundreds of leaves near a tie: equal labels everywhere would mean replayed noise.
+    assert not np.array_equal(a.leaf_labels_, b.leaf_labels_)
+    assert a.ledger_.private and a.ledger_.epsilon_total == 1.0
+    # An estimator keeps no key: nothing on it can replay the noise.
+    assert not any("NoiseSource" in type(v).__name__ for v in vars(a).values())
+    # Predicting twice gives the same answer: untrained leaves keep their first draw.
+    assert np.array_equal(a.predict_proba(X), a.predict_proba(X))
 
 
 def test_structure_does_not_depend_on_data(synth):
@@ -80,7 +98,9 @@ def test_disjoint_and_shared_use_each_record_as_specified(synth):
     disjoint.fit(X, y)
     assert disjoint.leaf_counts_.sum() == len(X)
     tree_sizes = np.bincount(disjoint.leaf_tree_, weights=disjoint.leaf_counts_.sum(axis=1))
-    assert tree_sizes.max() - tree_sizes.min() <= 1
+    # Each record's tree is a hash of the record alone: Binomial(n, 1/10) sizes, ±6 sd.
+    sd = np.sqrt(len(X) * 0.1 * 0.9)
+    assert np.abs(tree_sizes - len(X) / 10).max() < 6 * sd
     shared = DPRandomForestClassifier(
         n_estimators=10, depth=4, data_split="shared", schema=schema, random_state=0
     ).fit(X, y)

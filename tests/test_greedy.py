@@ -1,7 +1,10 @@
-"""Friedman–Schuster and DPEA: exact exponential mechanism over subtrees, ledger, API."""
+"""Friedman–Schuster and DPEA: exact exponential mechanism over subtrees, ledger, API,
+and secret noise (SPEC §1 "Randomness")."""
 
 import itertools
 import json
+import math
+import pickle
 
 import numpy as np
 import pytest
@@ -19,6 +22,7 @@ from dpviz.greedy import (
     mcmc_subtrees,
 )
 from dpviz.mechanisms import log_softmax
+from dpviz.noise import NoiseSource, SecureGenerator
 from dpviz.synthetic import make_synth
 
 N_VALUES = np.array([2, 2, 3])
@@ -237,15 +241,15 @@ def test_bad_parameters(params, match):
     assert "\n" not in str(error.value)
 
 
-def fit_dpea(seed, steps=3, **params):
+def fit_dpea(noise_seed, steps=3, **params):
     frame, schema = make_synth("SynthF", 3000, seed=0)
     model = DPDecisionTreeClassifier(
-        epsilon=1.0, max_depth=4, steps=steps, schema=schema, random_state=seed, **params
+        epsilon=1.0, max_depth=4, steps=steps, schema=schema, noise_seed=noise_seed, **params
     )
     return model.fit(frame.drop(columns="label"), frame["label"]), frame
 
 
-def test_dpea_mcmc_same_seed_same_model():
+def test_dpea_mcmc_same_noise_seed_same_model():
     (a, frame), (b, _) = fit_dpea(7, mcmc_steps=200), fit_dpea(7, mcmc_steps=200)
     np.testing.assert_array_equal(a.feature_, b.feature_)
     np.testing.assert_array_equal(a.leaf_noisy_counts_, b.leaf_noisy_counts_)
@@ -322,3 +326,162 @@ def test_one_class_is_an_error():
     frame, schema = make_synth("SynthA", 500, seed=0)
     with pytest.raises(ValueError, match="one class|2 classes"):
         DPDecisionTreeClassifier().fit(frame.drop(columns="label").to_numpy(), np.zeros(500))
+
+
+# --- secret noise (SPEC §1 "Randomness") ------------------------------------------------
+
+
+def discrete_laplace_pmf(z: np.ndarray, epsilon: float) -> np.ndarray:
+    """P(z) = (1 − q)/(1 + q) · q^|z|, q = e^(−ε)."""
+    q = math.exp(-epsilon)
+    return (1 - q) / (1 + q) * q ** np.abs(z)
+
+
+def discrete_laplace_p(z: np.ndarray, epsilon: float) -> float:
+    """Chi-square p-value of integer draws ``z`` against the discrete Laplace pmf on
+    −60..60 (the mass beyond is below e^(−30) for ε ≥ 0.5; cells expected < 5 pooled)."""
+    cells = np.arange(-60, 61)
+    assert np.abs(z).max() <= 60
+    observed = np.bincount(z + 60, minlength=len(cells))
+    return chi_square_p(observed, discrete_laplace_pmf(cells, epsilon) * len(z))
+
+
+def reachable_secrets(model) -> list[str]:
+    """The attribute paths of a fitted model that hold a noise source, a secure
+    generator or a 32-byte string (a key), walking ``vars(model)`` and every list,
+    tuple, dict and object below it."""
+    found, seen = [], set()
+
+    def walk(value, path):
+        if id(value) in seen or isinstance(value, np.ndarray | str | int | float | type(None)):
+            return
+        seen.add(id(value))
+        if isinstance(value, NoiseSource | SecureGenerator) or (
+            isinstance(value, bytes) and len(value) == 32
+        ):
+            found.append(path)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}[{key!r}]")
+        elif isinstance(value, list | tuple | set):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+        elif hasattr(value, "__dict__"):
+            for key, item in vars(value).items():
+                walk(item, f"{path}.{key}")
+
+    for key, item in vars(model).items():
+        walk(item, key)
+    return found
+
+
+@pytest.fixture(scope="module")
+def synth_a():
+    frame, schema = make_synth("SynthA", 2000, seed=0)
+    return frame.drop(columns="label"), frame["label"], schema
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_random_state_does_not_seed_the_noise(synth_a, steps):
+    """Two fits with the same ``random_state`` and no ``noise_seed``: fresh secret
+    noise each time, so the released counts differ (thousands of leaves; equal noise
+    everywhere has probability far below 2^-100)."""
+    X, y, schema = synth_a
+    a, b = (
+        DPDecisionTreeClassifier(
+            epsilon=1.0, max_depth=4, steps=steps, schema=schema, random_state=0
+        ).fit(X, y)
+        for _ in range(2)
+    )
+    if a.leaf_counts_.shape == b.leaf_counts_.shape:
+        assert not np.array_equal(a.leaf_noisy_counts_, b.leaf_noisy_counts_)
+    assert a.__sklearn_tags__().non_deterministic
+    assert a.ledger_.private and "NOT private" not in a.ledger_.describe()
+
+
+def test_noise_seed_replays_the_model_and_is_not_private(synth_a):
+    X, y, schema = synth_a
+
+    def fit(noise_seed, random_state):
+        return DPDecisionTreeClassifier(
+            epsilon=1.0,
+            max_depth=4,
+            steps=2,
+            schema=schema,
+            random_state=random_state,
+            noise_seed=noise_seed,
+        ).fit(X, y)
+
+    a, b, other = fit(5, 0), fit(5, 123), fit(6, 0)
+    np.testing.assert_array_equal(a.feature_, b.feature_)
+    np.testing.assert_array_equal(a.leaf_noisy_counts_, b.leaf_noisy_counts_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert not np.array_equal(a.leaf_noisy_counts_, other.leaf_noisy_counts_)
+    assert not a.__sklearn_tags__().non_deterministic
+    ledger = a.ledger_
+    assert not ledger.private and ledger.epsilon_total is None
+    assert "NOT private" in ledger.describe()
+    assert "replayable seed" in ledger.describe()
+    assert ledger.notes[-1] == "NOT private: the noise can be replayed from its seed."
+    with pytest.raises(ValueError, match="noise seed"):
+        DPDecisionTreeClassifier(schema=schema, noise_seed=-1).fit(X, y)
+
+
+def test_secure_generator_draws_the_exact_discrete_laplace():
+    """200,000 draws at ε = 0.5 (a dyadic ε: the sampler uses it exactly) against
+    P(z) = (1 − q)/(1 + q) q^|z|. The statistic is χ² with ≈ 40 degrees of freedom, so a
+    correct sampler passes p > 1e-4 except with probability 1e-4 (the noise seed is
+    fixed, so the test is deterministic; p-values over 60 seeds looked uniform). Power:
+    at this n, ε off by 3% gives p < 1e-15 (checked over 60 seeds), and the same
+    sample must reject ε = 0.485 below."""
+    z = NoiseSource.replayable(11).generator().discrete_laplace(0.5, 200_000)
+    assert z.dtype == np.int64
+    assert discrete_laplace_p(z, 0.5) > 1e-4
+    assert discrete_laplace_p(z, 0.485) < 1e-8
+    assert abs(z.mean()) < 5 * math.sqrt(z.var() / len(z))
+
+
+def test_greedy_leaves_release_integer_discrete_laplace_counts(synth_a):
+    """Friedman–Schuster at depth 5 lists all 8^5 = 32,768 leaves × 2 classes: 65,536
+    noise draws at ε' = 3 / 6 = 0.5 (exact), mostly on empty leaves. Same χ² bound as
+    above (p > 1e-4 at a fixed noise seed); at this n a 10% error in ε' gives p < 1e-8."""
+    X, y, schema = synth_a
+    model = DPDecisionTreeClassifier(
+        epsilon=3.0, max_depth=5, steps=1, schema=schema, noise_seed=2
+    ).fit(X, y)
+    assert model.step_epsilon_ == 0.5
+    assert np.issubdtype(model.leaf_noisy_counts_.dtype, np.integer)
+    assert np.issubdtype(model.leaf_counts_.dtype, np.integer)
+    noise = (model.leaf_noisy_counts_ - model.leaf_counts_).reshape(-1)
+    assert len(noise) == 2 * 8**5
+    assert discrete_laplace_p(noise, 0.5) > 1e-4
+    assert discrete_laplace_p(noise, 0.45) < 1e-8
+    # The label is a largest noisy count, ties broken at random (never towards class 0).
+    top = model.leaf_noisy_counts_.max(axis=1)
+    assert (model.leaf_noisy_counts_[np.arange(len(top)), model.leaf_labels_] == top).all()
+    tied = (model.leaf_noisy_counts_ == top[:, None]).all(axis=1)
+    # Two classes: Binomial(#tied, 1/2) labels of class 1; ±6 sd.
+    assert abs(model.leaf_labels_[tied].mean() - 0.5) < 6 * 0.5 / np.sqrt(tied.sum())
+    proba = model.predict_proba(X)
+    assert proba.dtype == np.float64 and (proba >= 0).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("noise_seed", [None, 4])
+@pytest.mark.parametrize("steps", [1, 3])
+def test_fitted_tree_holds_no_noise_source_and_pickles(synth_a, steps, noise_seed):
+    X, y, schema = synth_a
+    model = DPDecisionTreeClassifier(
+        epsilon=1.0,
+        max_depth=3,
+        steps=steps,
+        mcmc_steps=20,
+        schema=schema,
+        noise_seed=noise_seed,
+    ).fit(X, y)
+    assert reachable_secrets(model) == []
+    assert model.noise_seed == noise_seed
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.predict_proba(X), model.predict_proba(X))
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(NoiseSource.fresh())

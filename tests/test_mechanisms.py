@@ -5,6 +5,7 @@ from scipy import integrate, stats
 
 from dpviz.audit import audit, pair_loss
 from dpviz.mechanisms import MECHANISMS, get_mechanism, smooth_sensitivity
+from dpviz.noise import StreamLeafNoise, epsilon_fraction
 
 from .conftest import reference_path
 
@@ -65,13 +66,35 @@ def test_permute_flip_matches_direct_integral():
         assert exact[c] == pytest.approx(value, abs=1e-10)
 
 
-def test_laplace_argmax_matches_closed_form():
-    # Two classes: P(f1 + L1 > f2 + L2) = 1 - e^{-d}(1 + d/2)/2 for d = ε(f1 - f2) ≥ 0.
-    for d_counts, eps in [(2, 1.0), (5, 0.3), (0, 2.0), (1, 0.05)]:
-        d = eps * d_counts
-        expected = 1 - 0.5 * np.exp(-d) * (1 + d / 2)
+def test_laplace_argmax_matches_a_brute_force_convolution():
+    # Two classes with integer noise Z ~ P(z) ∝ e^{-ε|z|}: class 0 wins when
+    # Z1 - Z0 < f0 - f1 and half the time on a tie; the law of Z1 - Z0 comes from
+    # convolving the two pmfs on a window wide enough to hold all but e^-60 of it. The
+    # sampler's rate is ε rounded down to a multiple of 2^-20 (epsilon_fraction).
+    for d_counts, eps in [(2, 1.0), (5, 0.3), (0, 2.0), (1, 0.5)]:
+        s, t = epsilon_fraction(eps)
+        assert eps - 2**-20 < s / t <= eps
+        z = np.arange(-int(60 / eps), int(60 / eps) + 1)
+        pmf = np.exp(-(s / t) * np.abs(z))
+        pmf /= pmf.sum()
+        diff = np.convolve(pmf, pmf)  # Z1 - Z0 (symmetric), on twice the window
+        values = np.arange(2 * z[0], 2 * z[-1] + 1)
+        expected = diff[values < d_counts].sum() + 0.5 * diff[values == d_counts].sum()
         got = get_mechanism("laplace_counts").probabilities(np.array([[d_counts, 0]]), eps)
         assert got[0, 0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_laplace_counts_are_integers_and_empty_leaves_vote_uniformly():
+    mech = get_mechanism("laplace_counts")
+    labels, noisy = mech.release(np.zeros((60_000, 3), dtype=np.int64), 1.0, _noise(60_000, 7))
+    assert noisy.dtype == np.int64
+    # Uniform over 3 classes from 60,000 seeded draws, at the 1e-4 chi-square level.
+    assert stats.chisquare(np.bincount(labels, minlength=3)).pvalue > 1e-4
+    assert mech.probabilities(np.zeros((1, 3)), 1.0) == pytest.approx(np.full((1, 3), 1 / 3))
+
+
+def _noise(n: int, seed: int) -> StreamLeafNoise:
+    return StreamLeafNoise(np.random.default_rng(seed), n)
 
 
 @pytest.mark.parametrize("name", list(MECHANISMS))
@@ -85,8 +108,7 @@ def test_release_follows_exact_distribution(name):
     counts = np.tile([[2, 4, 4]], (40_000, 1))
     eps = 0.6
     mech = get_mechanism(name)
-    uniforms = np.random.default_rng(12345).random(counts.shape)
-    labels, _ = mech.release(counts, eps, uniforms)
+    labels, _ = mech.release(counts, eps, _noise(len(counts), 12345))
     observed = np.bincount(labels, minlength=3)
     expected = mech.probabilities(counts[:1], eps)[0] * len(counts)
     keep = expected > 0

@@ -274,14 +274,24 @@ def test_cli_train_then_predict_round_trip(capsys, tmp_path, name, extra):
     assert status == 0, err
     table = pd.read_csv(preds)
     assert list(table.columns) == ["prediction", "proba[0]", "proba[1]"] and len(table) == 2000
-    # The same fit in Python gives the same probabilities.
+    # With replayed noise (NOT private) the same fit in Python gives the same probabilities.
+    status, out, err = run(
+        capsys, "train", *common, "--algorithm", name, "--epsilon", 1, *extra, "--seed", 4,
+        "--noise-seed", 4, "--out", model_path, "--json",
+    )  # fmt: skip
+    assert status == 0 and "NOT private: the noise can be replayed" in err
+    assert json.loads(out)["privacy"]["epsilon_total"] is None
+    status, out, err = run(
+        capsys, "predict", "--model", model_path, "--data", DEMO_CSV, "--out", preds
+    )
+    table = pd.read_csv(preds)
     frame = pd.read_csv(DEMO_CSV, dtype=str)
     params = {"n_estimators": 20, "trees_per_ensemble": 10, "max_depth": 3}
     if name == "friedman_schuster":
         params = {"max_depth": 4, "n_bins": 6}
     model = (
         get_algorithm(name)
-        .make(1.0, random_state=4, schema=Schema.load(DEMO_SCHEMA), **params)
+        .make(1.0, random_state=4, noise_seed=4, schema=Schema.load(DEMO_SCHEMA), **params)
         .fit(frame.drop(columns="label"), frame["label"])
     )
     np.testing.assert_allclose(
@@ -298,8 +308,6 @@ def test_cli_train_then_predict_round_trip(capsys, tmp_path, name, extra):
         model_path,
         "--data",
         DEMO_CSV,
-        "--seed",
-        1,
         "--out",
         tmp_path / "u.json",
     )

@@ -198,11 +198,35 @@ def test_contents(html):
         "red, blue",
         "23.2%",  # posterior bound at prior 10%, ε = 1
         "46.2 points",  # membership advantage at ε = 1
+        "45.1%",  # attribute of a person known to be in the data: prior 10%, ε = 1 (2ε)
         "smallest swept value",
         "NOT private",
     ):
         assert needle in html, needle
     assert "NOT DIFFERENTIALLY PRIVATE" not in html
+
+
+def test_risk_is_said_for_membership_attributes_and_per_record(html):
+    """Membership moves the odds by e^ε; the attribute of a person known to be in the
+    data by e^(2ε) (two neighbour steps); and all of it holds per record."""
+    assert "odds that a person is in the data can change by at most ×" in html
+    assert "attacker's belief that a person is in the data at most (prior 10%)" in html
+    assert "an attribute of a person known to be in the data at most (prior 10%)" in html
+    assert "be at most 23.2% sure that she is in it" in html
+    assert "about a person known to be in the data" in html and "be at most 45.1% sure" in html
+    assert "p·e^(2ε)/(1 − p + p·e^(2ε))" in html and "1 − e^(−ε)" in html
+    assert "a person with k records in the data is protected only at k·ε" in html
+    assert "ε = 2 for 2 records" in html  # the chosen ε = 1
+    assert "a person with k records gets k·ε" in html  # the closing note
+    lowered = html.lower()
+    for phrase in ("anyone&#x27;s odds", "anyone's odds", "sensitive fact", "would reveal"):
+        assert phrase not in lowered, phrase
+
+
+def test_a_candidate_table_without_the_attribute_column_still_reports_it():
+    legacy = candidate_table([1.0], 0.5, summary()).drop(columns="attribute_posterior_bound")
+    page = report(candidates=legacy, chosen_epsilon=1.0, figures=[])
+    assert "88.1%" in page and "73.1%" in page
 
 
 def test_not_private_configurations_are_flagged():
@@ -217,6 +241,8 @@ def test_not_private_configurations_are_flagged():
     )
     assert "NOT DIFFERENTIALLY PRIVATE" in unproven
     assert "no guarantee (NOT DP)" in unproven and "46.2 points" not in unproven
+    assert unproven.count("<td>no guarantee (NOT DP)</td>") == 5  # the 5 risk columns
+    assert "45.1%" not in unproven
 
 
 def test_no_decision_yet_and_bad_inputs():

@@ -7,13 +7,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpviz.risk
 from dpviz.risk import (
+    RISK_COLUMNS,
+    attribute_advantage,
+    attribute_odds_ratio_bound,
+    attribute_posterior_bound,
     balanced_error_rate,
     candidate_table,
+    explain_attribute_advantage,
+    explain_attribute_posterior,
     explain_hypothesis_testing,
     explain_membership_advantage,
     explain_odds_ratio,
+    explain_per_record,
     explain_posterior,
+    group_epsilon,
     hypothesis_testing_region,
     membership_advantage,
     min_false_negative_rate,
@@ -26,6 +35,15 @@ from dpviz.risk import (
 )
 
 LN3 = math.log(3.0)
+# What the risk texts said before the audit: e^ε applied to any fact about a person.
+OVERCLAIMS = (
+    "anyone's odds",
+    "odds about a person",
+    "any statement about a person",
+    "sensitive fact",
+    "record would reveal",
+    "any property",
+)
 
 
 # --- formulas -------------------------------------------------------------------------
@@ -135,10 +153,13 @@ def test_sentences_state_the_numbers():
     # never round a belief below certainty up to "100%"
     assert "100%" not in explain_posterior(0.5, 9.0)
     assert set(risk_sentences(1.0)) == {
+        "per_record",
         "odds_ratio_bound",
         "membership_advantage",
         "posterior_bound",
         "balanced_error_rate",
+        "attribute_posterior_bound",
+        "attribute_advantage",
     }
 
 
@@ -147,6 +168,183 @@ def test_risk_table_rows():
     assert list(table["epsilon"]) == [0.5, LN3]
     assert table.loc[1, "membership_advantage"] == pytest.approx(0.5)
     assert table.loc[1, "posterior_bound"] == pytest.approx(0.75)
+    assert set(RISK_COLUMNS) <= set(table.columns)
+    assert table.loc[1, "attribute_odds_ratio_bound"] == pytest.approx(9.0)
+    assert table.loc[1, "attribute_posterior_bound"] == pytest.approx(0.9)  # 9/(9 + 1)
+    assert table.loc[1, "attribute_advantage"] == pytest.approx(2 / 3)  # 1 − 1/3
+
+
+# --- attributes of a person known to be in the data, and the per-record scope -----------
+
+
+def test_attribute_bounds_are_two_neighbour_steps_at_epsilon_1():
+    """ε = 1, prior 0.5: membership e/(e + 1) = 0.7311, attribute e²/(e² + 1) = 0.8808."""
+    e2 = math.exp(2.0)
+    assert posterior_bound(0.5, 1.0) == pytest.approx(0.7311, abs=1e-4)
+    assert attribute_posterior_bound(0.5, 1.0) == pytest.approx(0.8808, abs=1e-4)
+    assert attribute_posterior_bound(0.5, 1.0) == pytest.approx(e2 / (e2 + 1), rel=1e-12)
+    assert attribute_odds_ratio_bound(1.0) == pytest.approx(e2, rel=1e-12)
+    assert attribute_advantage(1.0) == pytest.approx(1 - math.exp(-1.0), rel=1e-12)
+    assert attribute_advantage(1.0) == pytest.approx(0.6321, abs=1e-4)
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0])
+def test_attribute_formulas_match_their_closed_forms(eps):
+    e2 = math.exp(2 * eps)
+    assert attribute_odds_ratio_bound(eps) == pytest.approx(odds_ratio_bound(2 * eps), rel=1e-12)
+    for p in (0.0, 0.01, 0.3, 0.5, 0.9, 1.0):
+        want = p * e2 / (1 - p + p * e2)
+        assert attribute_posterior_bound(p, eps) == pytest.approx(want, abs=1e-12)
+        assert attribute_posterior_bound(p, eps) == pytest.approx(posterior_bound(p, 2 * eps))
+    # tight attribute advantage: above membership at ε, below the 2ε-DP bound tanh(ε)
+    assert membership_advantage(eps) < attribute_advantage(eps) < math.tanh(eps)
+    assert math.tanh(eps) == pytest.approx(membership_advantage(2 * eps), rel=1e-12)
+
+
+def test_bounds_grow_with_epsilon_and_prior():
+    eps = np.geomspace(0.01, 20.0, 60)
+    for f in (odds_ratio_bound, attribute_odds_ratio_bound):
+        assert np.all(np.diff(f(eps)) > 0)
+    for f in (membership_advantage, attribute_advantage):
+        assert np.all(np.diff(f(eps)) >= 0) and np.all(np.diff(f(eps[:40])) > 0)
+    assert np.all(np.diff(balanced_error_rate(eps)) <= 0)
+    for p in (0.01, 0.1, 0.5, 0.9):
+        member, attribute = posterior_bound(p, eps), attribute_posterior_bound(p, eps)
+        assert np.all(np.diff(member) >= 0) and np.all(np.diff(attribute) >= 0)
+        assert np.all(np.diff(member[:30]) > 0) and np.all(np.diff(attribute[:30]) > 0)
+        assert np.all(attribute > member) and np.all(member > p)
+    priors = np.linspace(0.0, 1.0, 41)
+    for e in (0.1, 1.0, 5.0):
+        assert np.all(np.diff(posterior_bound(priors, e)) > 0)
+        assert np.all(np.diff(attribute_posterior_bound(priors, e)) > 0)
+        assert np.all(attribute_posterior_bound(priors, e) >= posterior_bound(priors, e))
+
+
+def test_attribute_bounds_hold_for_random_dp_mechanisms_and_are_reached():
+    """Output laws P (data without her record), Q_a, Q_b (with it, holding a or b), each
+    within e^ε of P: the attacker's odds move by at most e^(2ε) and its advantage is at
+    most 1 − e^(−ε); explicit mechanisms reach both."""
+    rng = np.random.default_rng(11)
+    eps = 0.7
+    checked = 0
+    for _ in range(400):
+        p = rng.dirichlet(np.ones(4))
+        qa = p * np.exp(rng.uniform(-eps, eps, 4))
+        qb = p * np.exp(rng.uniform(-eps, eps, 4))
+        qa, qb = qa / qa.sum(), qb / qb.sum()
+        if max(np.abs(np.log(qa / p)).max(), np.abs(np.log(qb / p)).max()) > eps:
+            continue
+        checked += 1
+        assert np.abs(np.log(qb / qa)).max() <= 2 * eps + 1e-12
+        assert np.clip(qb - qa, 0, None).sum() <= attribute_advantage(eps) + 1e-12
+    assert checked > 20
+    # advantage reached: P(s) = 1/2, Q_b(s) = 1 − e^(−ε)/2, Q_a(s) = e^(−ε)/2
+    half = math.exp(-eps) / 2
+    p, qa, qb = np.array([0.5, 0.5]), np.array([half, 1 - half]), np.array([1 - half, half])
+    assert max(np.abs(np.log(qa / p)).max(), np.abs(np.log(qb / p)).max()) <= eps + 1e-12
+    assert qb[0] - qa[0] == pytest.approx(attribute_advantage(eps))
+    # odds factor reached: a rare output that Q_b makes e^ε likelier and Q_a e^ε rarer
+    p = np.array([0.01, 0.99])
+    qb = np.array([0.01 * math.exp(eps), 1 - 0.01 * math.exp(eps)])
+    qa = np.array([0.01 * math.exp(-eps), 1 - 0.01 * math.exp(-eps)])
+    assert max(np.abs(np.log(qa / p)).max(), np.abs(np.log(qb / p)).max()) <= eps + 1e-12
+    assert qb[0] / qa[0] == pytest.approx(attribute_odds_ratio_bound(eps))
+
+
+def test_attribute_bounds_vectorise_and_do_not_overflow():
+    assert isinstance(attribute_posterior_bound(0.2, 1.0), float)
+    np.testing.assert_allclose(
+        attribute_posterior_bound(np.array([0.0, 0.5, 1.0]), LN3), [0, 0.9, 1]
+    )
+    np.testing.assert_allclose(attribute_advantage(np.array([LN3, 1.0]))[0], 2 / 3)
+    assert attribute_posterior_bound(0.01, 1000.0) == 1.0
+    assert attribute_posterior_bound(0.0, 1000.0) == 0.0
+    assert attribute_advantage(1000.0) == 1.0
+    assert math.isinf(attribute_odds_ratio_bound(400.0))
+    assert "more than 10^300" in explain_attribute_posterior(0.01, 400.0)
+
+
+def test_group_epsilon_is_per_record():
+    assert group_epsilon(0.5) == 0.5
+    assert group_epsilon(0.5, 3) == pytest.approx(1.5)
+    np.testing.assert_allclose(group_epsilon(np.array([0.1, 1.0]), 4), [0.4, 4.0])
+    for bad in (0, -2, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="records"):
+            group_epsilon(1.0, bad)
+    with pytest.raises(ValueError, match="epsilon"):
+        group_epsilon(0.0, 2)
+
+
+def test_bad_inputs_of_the_attribute_bounds():
+    for f in (attribute_odds_ratio_bound, attribute_advantage):
+        with pytest.raises(ValueError, match="epsilon|ε"):
+            f(0.0)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        attribute_posterior_bound(1.5, 1.0)
+
+
+def test_translation_states_the_per_record_scope():
+    text = risk_sentences(1.0)["per_record"]
+    assert text == explain_per_record(1.0)
+    assert "one record per person" in text
+    assert "a person with k records in the data is protected only at k·ε" in text
+    assert "ε = 2 for 2 records" in text
+    assert "ε = 1 for 2 records, 2.5 for 5" in explain_per_record(0.5)
+    assert list(risk_sentences(1.0))[0] == "per_record"  # said before any number
+    for doc in (
+        dpviz.risk.__doc__,
+        odds_ratio_bound.__doc__,
+        membership_advantage.__doc__,
+        posterior_bound.__doc__,
+        attribute_odds_ratio_bound.__doc__,
+        attribute_posterior_bound.__doc__,
+        attribute_advantage.__doc__,
+        min_false_negative_rate.__doc__,
+        hypothesis_testing_region.__doc__,
+        balanced_error_rate.__doc__,
+        risk_table.__doc__,
+    ):
+        assert "k records" in doc and "k·ε" in doc
+
+
+def test_sentences_keep_membership_and_attributes_apart():
+    s = risk_sentences(1.0, 0.5)
+    for key in ("odds_ratio_bound", "membership_advantage", "posterior_bound"):
+        assert "in the data" in s[key] or "in or out of the data" in s[key]
+    assert (
+        "odds that a given person is in the data (rather than out of it)" in s["odds_ratio_bound"]
+    )
+    assert "by at most 2.72" in s["odds_ratio_bound"]
+    assert "be at most 73.1% sure that she is in it" in s["posterior_bound"]
+    attribute = s["attribute_posterior_bound"]
+    assert attribute == explain_attribute_posterior(0.5, 1.0)
+    assert "known to be in the data" in attribute and "be at most 88.1% sure" in attribute
+    assert "two steps of ε" in attribute and "e^(2ε) = 7.39" in attribute
+    assert "73.1%" not in attribute
+    assert "63.2 percentage points" in s["attribute_advantage"]
+    assert s["attribute_advantage"] == explain_attribute_advantage(1.0)
+    # a prior of 10%: membership 23.2%, attribute 45.1%
+    assert "45.1%" in explain_attribute_posterior(0.1, 1.0)
+    assert "100%" not in explain_attribute_posterior(0.5, 5.0)
+
+
+def test_no_risk_text_overclaims():
+    """The old texts applied e^ε to 'anyone's odds about a person' and to 'any sensitive
+    fact the record would reveal': wrong for attributes of a person known to be in the
+    data (two neighbour steps, e^(2ε)). No sentence or docstring of dpviz.risk says it."""
+    texts = [dpviz.risk.__doc__]
+    own = [v for v in vars(dpviz.risk).values() if getattr(v, "__module__", "") == "dpviz.risk"]
+    assert len(own) > 20
+    texts += [v.__doc__ or "" for v in own]
+    for eps in (0.1, 1.0, LN3, 5.0, 1000.0):
+        for prior in (0.01, 0.5, 0.9):
+            texts += risk_sentences(eps, prior).values()
+    joined = "\n".join(texts).lower()
+    for phrase in OVERCLAIMS:
+        assert phrase not in joined, phrase
+    # the membership docstrings name the attribute bound instead of claiming it
+    for f in (odds_ratio_bound, posterior_bound):
+        assert "2ε" in f.__doc__ and "attribute" in f.__doc__
 
 
 # --- choosing ε -------------------------------------------------------------------------
@@ -276,10 +474,14 @@ def test_candidate_table_joins_utility_and_blanks_risk_without_proof():
     assert list(table["accuracy_mean"][:2]) == [0.885, 0.89]
     assert math.isnan(table["accuracy_mean"][2])  # not swept
     assert table["membership_advantage"][1] == pytest.approx(membership_advantage(1.0))
+    assert table["attribute_posterior_bound"][1] == pytest.approx(
+        attribute_posterior_bound(0.2, 1.0)
+    )
     unproven = candidate_table(
         [1.0], 0.2, summary_frame(CURVE, mechanism="smooth_em", private=False)
     )
     assert math.isnan(unproven["odds_ratio_bound"][0]) and not unproven["private"][0]
+    assert unproven[list(RISK_COLUMNS)].isna().all(axis=None)
 
 
 def test_works_on_a_real_sweep_summary():
