@@ -346,10 +346,13 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
         routed = model.route_records(test)
         route_seconds = time.perf_counter() - start
         empty_pct = model.diagnostics_["empty_leaf_pct"]
+        private = {}  # whether a release is proven does not depend on its ε
         for mech, eps in itertools.product(mechanisms, grid.epsilons):
             start = time.perf_counter()
             model.release_instead(eps, mech)
             votes = model.votes(routed)
+            if mech not in private:
+                private[mech] = bool(model.ledger_.private)
             seconds = route_seconds + time.perf_counter() - start
             rows.append(
                 {
@@ -366,7 +369,7 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
                     "empty_leaf_pct": empty_pct,
                     **_leaf_diagnostics(model),
                     "fit_seconds": seconds,
-                    "private": bool(model.ledger_.private),
+                    "private": private[mech],
                 }
             )
         if grid.wants(SERIES_NONPRIVATE) and (

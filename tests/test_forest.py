@@ -283,3 +283,40 @@ def test_bad_parameters_are_value_errors(synth, params, match):
     X, y, schema = synth
     with pytest.raises(ValueError, match=match):
         DPRandomForestClassifier(schema=schema, **params).fit(X, y)
+
+
+def test_adding_one_record_changes_one_leaf_of_one_tree_at_every_n(synth):
+    """Parallel composition for the default forest: D ∪ {x} differs from D in the true
+    counts of exactly one leaf of one tree, by one, for every size n (a shuffle cut into
+    equal parts would move ~18 other records for most n)."""
+    X, y, schema = synth
+    x, x_label = X.iloc[[-1]], y.iloc[[-1]]
+    for n in [*range(1, 60), *range(60, 400, 17)]:
+        base = DPRandomForestClassifier(schema=schema, random_state=0).fit(X[:n], y[:n])
+        plus = DPRandomForestClassifier(schema=schema, random_state=0).fit(
+            pd.concat([X[:n], x]), pd.concat([y[:n], x_label])
+        )
+        keys = np.union1d(base.leaf_keys_, plus.leaf_keys_)
+        before = np.zeros((len(keys), 2), dtype=np.int64)
+        after = np.zeros((len(keys), 2), dtype=np.int64)
+        before[np.searchsorted(keys, base.leaf_keys_)] = base.leaf_counts_
+        after[np.searchsorted(keys, plus.leaf_keys_)] = plus.leaf_counts_
+        diff = after - before
+        assert diff.sum() == 1 and np.count_nonzero(diff) == 1, n
+
+
+def test_relabel_draws_fresh_noise_and_books_every_release(synth):
+    X, y, schema = synth
+    model = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=0)
+    model.fit(X, y)
+    first = model.leaf_labels_.copy()
+    model.relabel(1.0)
+    # Hundreds of near-tie leaves: reused noise would give the same labels everywhere.
+    assert not np.array_equal(first, model.leaf_labels_)
+    assert model.ledger_.epsilon_total == pytest.approx(2.0)
+    model.relabel(0.5)
+    assert model.ledger_.epsilon_total == pytest.approx(2.5)
+    queries = [e.query for e in model.ledger_.entries]
+    assert sum(q.startswith("earlier release") for q in queries) == 2
+    with_smooth = model.relabel(1.0, "smooth_em")
+    assert with_smooth.ledger_.epsilon_total is None

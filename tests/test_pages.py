@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpviz import app_support as support
+from dpviz import app_train
 from dpviz.algorithms import ALGORITHMS
 from dpviz.app_session import DATA_KEY, RUN_KEY, SWEEP_KEY
 from dpviz.demos import DEMO_CSV, DEMO_SCHEMA
@@ -400,3 +401,19 @@ def test_bad_sweep_settings_are_a_message():
     at = swept(mechs=[])
     assert "choose at least one mechanism" in texts(at.error)
     assert SWEEP_KEY not in at.session_state
+
+
+def test_replayable_noise_is_an_opt_in_labelled_not_private_everywhere():
+    at = open_page("pages/train.py")
+    assert "never seeds the noise" in at.number_input(key=key("train.seed")).help
+    assert not any("NOT private" in e.value for e in at.error)
+    at = trained(replay=True)
+    assert any("NOT private: the noise can be replayed" in e.value for e in at.error)
+    run = at.session_state[RUN_KEY]
+    assert run.settings.noise_seed == 0 and not run.model.ledger_.private
+    assert "NOT private: the noise can be replayed" in run.model.ledger_.describe()
+    assert "NOT private: the noise can be replayed" in app_train.run_caption(run)
+    default = trained()
+    run = default.session_state[RUN_KEY]
+    assert run.settings.noise_seed is None and run.model.ledger_.private
+    assert "secret noise" in app_train.run_caption(run)
