@@ -175,7 +175,10 @@ def settings_form(data) -> app_train.TrainSettings | None:
             "so anyone with it can subtract the noise. The model then carries no guarantee.",
         ):
             noise_seed = int(st.number_input("Noise seed", 0, 2**31 - 1, key=K["noise_seed"]))
-            st.error(f"{NOT_PRIVATE_NOTE}. This model carries NO privacy guarantee.", icon="🚫")
+            st.error(
+                f"{NOT_PRIVATE_NOTE}. This model carries NO privacy guarantee.",
+                icon=":material/no_encryption:",
+            )
         sklearn = st.checkbox(
             f"Also cross-validate {app_train.reference_text(algorithm)}",
             key=K["sklearn"],
