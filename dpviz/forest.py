@@ -431,36 +431,53 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _reset_empty_outputs(self) -> None:
         k = len(self.classes_)
         self._empty_keys = np.empty(0, dtype=np.uint64)
+        self._empty_sorted = True
         self._empty_labels = np.empty(0, dtype=np.int64)
         self._empty_noisy = np.zeros((0, k), dtype=np.int64)
 
-    def _empty_outputs(self, keys: np.ndarray) -> LeafOutputs:
+    def _empty_outputs(self, keys: np.ndarray, *, distinct: bool = False) -> LeafOutputs:
         """Released outputs of untrained leaves, drawn when first asked for.
 
         An untrained leaf releases the mechanism's output on all-zero counts. Drawing it
         on first use from fresh noise and keeping it is the same random model as drawing
-        every leaf at fit time (lazy sampling), without keeping any key."""
+        every leaf at fit time (lazy sampling), without keeping any key. ``distinct``
+        says the keys hold no repeats: then a first draw needs no sorting (a sweep)."""
         keys = np.asarray(keys, dtype=np.uint64)
+        if distinct and not len(self._empty_keys) and len(keys):
+            labels, noisy = self._draw_empty(keys)
+            self._empty_keys, self._empty_labels, self._empty_noisy = keys, labels, noisy
+            self._empty_sorted = False
+            return LeafOutputs(labels, noisy if self.leaf_noisy_counts_ is not None else None)
+        if not getattr(self, "_empty_sorted", True):
+            order = np.argsort(self._empty_keys)
+            self._empty_keys = self._empty_keys[order]
+            self._empty_labels = self._empty_labels[order]
+            self._empty_noisy = self._empty_noisy[order]
+            self._empty_sorted = True
         known = np.isin(keys, self._empty_keys)
         new = np.unique(keys[~known])
         if len(new):
-            k = len(self.classes_)
-            zeros = np.zeros((len(new), k), dtype=np.int64)
-            block = self._release(zeros, KeyedLeafNoise(self._release_source(0), new))
-            labels, noisy = block.labels, block.noisy_counts
-            for batch in range(1, self.n_batches_):
-                # An untrained leaf also received one batch of fresh noise per update.
-                source = self._release_source(batch)
-                noisy = noisy + self._release(zeros, KeyedLeafNoise(source, new)).noisy_counts
-                labels = _label_of_counts(noisy, KeyedLeafNoise(source, new))
+            labels, noisy = self._draw_empty(new)
             order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
             self._empty_keys = np.concatenate([self._empty_keys, new])[order]
             self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
-            if noisy is not None:
-                self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
+            self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
         pos = np.searchsorted(self._empty_keys, keys)
         noisy = self._empty_noisy[pos] if self.leaf_noisy_counts_ is not None else None
         return LeafOutputs(self._empty_labels[pos], noisy)
+
+    def _draw_empty(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and noisy counts (zeros for label mechanisms) of untrained ``keys``."""
+        k = len(self.classes_)
+        zeros = np.zeros((len(keys), k), dtype=np.int64)
+        block = self._release(zeros, KeyedLeafNoise(self._release_source(0), keys))
+        labels, noisy = block.labels, block.noisy_counts
+        for batch in range(1, self.n_batches_):
+            # An untrained leaf also received one batch of fresh noise per update.
+            source = self._release_source(batch)
+            noisy = noisy + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
+            labels = _label_of_counts(noisy, KeyedLeafNoise(source, keys))
+        return labels, zeros if noisy is None else noisy
 
     # --- the ledger -------------------------------------------------------------------
 
@@ -559,10 +576,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         counts = np.bincount(routed.pair_record * k + label, minlength=routed.n_records * k)
         return counts.reshape(routed.n_records, k).astype(np.float64)
 
-    def _outputs_of(self, routed: RoutedRecords) -> LeafOutputs:
+    def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
         trained = routed.trained >= 0
         k = len(self.classes_)
-        empty = self._empty_outputs(routed.leaf_keys[~trained])
+        # Routing reaches each leaf once: its keys are distinct.
+        empty = self._empty_outputs(routed.leaf_keys[~trained], distinct=distinct)
         labels = np.empty(len(routed.trained), dtype=np.int64)
         labels[trained] = self.leaf_labels_[routed.trained[trained]]
         labels[~trained] = empty.labels
@@ -582,7 +600,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
         return self._outputs_of(
-            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained)
+            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained), distinct=False
         )
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
