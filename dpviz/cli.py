@@ -157,9 +157,69 @@ def _parse_counts(text: str) -> list[int]:
 
 
 def cmd_audit(args) -> dict:
-    result = audit(args.mechanism, args.epsilon, args.classes, args.max_count)
-    _warn_mechanism(args.mechanism)
-    return result.to_dict()
+    """``audit --mechanism``: the exact audit of a leaf mechanism's formula.
+    ``audit --release``: the empirical audit of an algorithm's whole release
+    (:func:`dpviz.release_audit.audit_release`): a lower bound on ε that can refute the
+    ledger's ε, never prove it."""
+    if args.release is None:
+        extra = [f"--{n}" for n in ("runs", "confidence", "seed") if getattr(args, n) is not None]
+        if extra:
+            raise CliError(f"{', '.join(extra)} apply to --release only")
+        if args.epsilon is None:
+            raise CliError("the following arguments are required: --epsilon")
+        classes = 2 if args.classes is None else args.classes
+        max_count = 40 if args.max_count is None else args.max_count
+        result = audit(args.mechanism, args.epsilon, classes, max_count)
+        _warn_mechanism(args.mechanism)
+        return result.to_dict()
+    if args.classes is not None or args.max_count is not None:
+        raise CliError("--classes and --max-count apply to --mechanism only")
+    from .release_audit import audit_release
+
+    found = audit_release(
+        args.release,
+        epsilon=1.0 if args.epsilon is None else args.epsilon,
+        n_runs=args.runs,
+        confidence=0.95 if args.confidence is None else args.confidence,
+        random_state=0 if args.seed is None else args.seed,
+    )
+    if found.consistent is None:
+        verdict = "no proven ε to check: the ledger claims none"
+    elif found.consistent:
+        verdict = (
+            "consistent: the lower bound does not exceed the ledger's ε (an empirical bound "
+            "can only refute a claim, never prove privacy)"
+        )
+    else:
+        verdict = (
+            f"REFUTED: with confidence {found.confidence:g} the release leaks more than the "
+            "ledger's ε between two neighbouring datasets"
+        )
+        print(
+            f"warning: {found.algorithm}: empirical lower bound {found.lower_bound:.3f} exceeds "
+            f"the ledger's ε = {found.ledger_epsilon:g}",
+            file=sys.stderr,
+        )
+    result = {
+        "algorithm": found.algorithm,
+        "epsilon": found.epsilon,
+        "ledger_epsilon": found.ledger_epsilon,
+        "lower_bound": round(found.lower_bound, 6),
+        "consistent": found.consistent,
+        "verdict": verdict,
+        "event": found.event,
+        "hits_d": found.hits_d,
+        "hits_d_prime": found.hits_d_prime,
+        "n_runs": found.n_runs,
+        "confidence": found.confidence,
+        "claimed_pair_loss": found.claimed_pair_loss,
+        "reads": found.reads,
+        "params": found.params,
+        "seconds": round(found.seconds, 3),
+    }
+    if args.json:
+        result["events"] = found.to_dict()["events"]
+    return result
 
 
 def _model_params(args) -> dict:
@@ -514,11 +574,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_mechanism)
 
-    p = sub.add_parser("audit", help="exact worst-case privacy loss of a leaf mechanism")
-    p.add_argument("--mechanism", required=True)
-    p.add_argument("--epsilon", type=_epsilon, required=True)
-    p.add_argument("--classes", type=_positive_int, default=2)
-    p.add_argument("--max-count", type=_positive_int, default=40)
+    p = sub.add_parser(
+        "audit",
+        help="exact worst-case privacy loss of a leaf mechanism (--mechanism), or an "
+        "empirical lower bound on the ε of an algorithm's whole release (--release)",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--mechanism", help="leaf mechanism: exact audit of its formula")
+    what.add_argument(
+        "--release",
+        choices=list(ALGORITHMS),
+        metavar="ALGORITHM",
+        help="algorithm: fit it many times on two neighbouring datasets with fresh secret "
+        "noise and bound its ε from below (Clopper–Pearson); can refute the ledger's ε, "
+        f"never prove it. One of {', '.join(ALGORITHMS)}",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=_epsilon,
+        help="budget (required with --mechanism; default 1 with --release)",
+    )
+    p.add_argument("--classes", type=_positive_int, help="--mechanism: classes (default 2)")
+    p.add_argument(
+        "--max-count", type=_positive_int, help="--mechanism: largest count (default 40)"
+    )
+    p.add_argument(
+        "--runs",
+        type=_positive_int,
+        help="--release: fits per dataset (default: the algorithm's, a few seconds)",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        help="--release: joint confidence of the bounds (default 0.95)",
+    )
+    p.add_argument(
+        "--seed",
+        type=_whole,
+        help="--release: public seed (tree structure, record→tree hash; default 0); never "
+        "the noise",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
 

@@ -71,6 +71,69 @@ def test_audit_json(capsys):
     assert json.loads(out)["private"] is False
 
 
+def test_audit_release_json(capsys):
+    """The empirical audit of a whole release: ledger ε, lower bound, verdict."""
+    status, out, err = run(
+        capsys, "audit", "--release", "friedman_schuster", "--runs", 200, "--json"
+    )
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["algorithm"] == "friedman_schuster" and result["epsilon"] == 1.0
+    assert result["ledger_epsilon"] == pytest.approx(1.0)
+    assert 0 <= result["lower_bound"] <= result["ledger_epsilon"]
+    assert result["consistent"] is True and "never prove" in result["verdict"]
+    assert result["n_runs"] == 200 and result["confidence"] == 0.95
+    assert result["events"] and {"event", "hits_d", "hits_d_prime"} <= set(result["events"][0])
+    assert "warning" not in err
+
+
+def test_audit_release_text_and_epsilon(capsys):
+    status, out, err = run(
+        capsys, "audit", "--release", "dpboost", "--epsilon", 2, "--runs", 50, "--seed", 3
+    )
+    assert status == 0, err
+    for key in ("ledger_epsilon: 2.0", "lower_bound:", "consistent: True", "claimed_pair_loss"):
+        assert key in out
+
+
+def test_audit_release_refutes_a_mutant(capsys, monkeypatch):
+    """DPBoost with its leaf noise quartered: the visible loss is 2ε > the ledger's ε
+    (see tests/test_release_audit.py); 400 fits per dataset refute it."""
+    from dpviz.noise import SecureGenerator
+
+    real = SecureGenerator.laplace
+    monkeypatch.setattr(
+        SecureGenerator,
+        "laplace",
+        lambda self, loc=0.0, scale=1.0, size=None: real(self, loc, scale / 4, size),
+    )
+    status, out, err = run(capsys, "audit", "--release", "dpboost", "--runs", 400, "--json")
+    assert status == 0
+    result = json.loads(out)
+    assert result["consistent"] is False and result["lower_bound"] > 1.0
+    assert result["verdict"].startswith("REFUTED")
+    assert "warning: dpboost: empirical lower bound" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("audit", "--mechanism", "permute_flip"),  # the exact audit needs its ε
+        ("audit", "--epsilon", 1),  # neither --mechanism nor --release
+        ("audit", "--mechanism", "permute_flip", "--release", "jpw", "--epsilon", 1),
+        ("audit", "--release", "nope"),
+        ("audit", "--release", "jpw", "--classes", 3),
+        ("audit", "--mechanism", "permute_flip", "--epsilon", 1, "--runs", 10),
+        ("audit", "--release", "jpw", "--runs", 0),
+        ("audit", "--release", "jpw", "--runs", 5, "--confidence", 1.5),
+    ],
+)
+def test_audit_argument_errors(capsys, argv):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.strip().splitlines()[-1].startswith("error: ")
+
+
 def test_evaluate_json(capsys, synth_files):
     data, schema, _ = synth_files
     status, out, err = run(
