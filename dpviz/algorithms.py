@@ -131,6 +131,14 @@ ALGORITHMS: dict[str, Algorithm] = {
                     validate=get_mechanism,
                 ),
                 Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
+                Parameter(
+                    "prior_share",
+                    0.1,
+                    "share of ε (up to ε = 1) for a noisy class prior that noise-only votes "
+                    "fall back on; 0 = the paper's forest",
+                    low=0.0,
+                    high=0.9,
+                ),
             ),
             build=DPRandomForestClassifier,
             reference="nonprivate_forest",
@@ -152,6 +160,14 @@ ALGORITHMS: dict[str, Algorithm] = {
                     "depth rule or a fixed depth",
                     choices=DEPTH_RULES,
                     validate=check_rule,
+                ),
+                Parameter(
+                    "prior_share",
+                    0.1,
+                    "share of ε (up to ε = 1) for a noisy class prior that noise-only votes "
+                    "fall back on; 0 = the paper's Private-RDT",
+                    low=0.0,
+                    high=0.9,
                 ),
                 Parameter(
                     "declared_n",
@@ -176,7 +192,36 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter("max_depth", 5, "tree depth D", low=1, high=20),
+                Parameter(
+                    "max_depth",
+                    "auto",
+                    "maximal tree depth D: auto (from a noisy or declared record count, at "
+                    "most 5) or a fixed depth",
+                    low=1,
+                    high=20,
+                    choices=("auto",),
+                    validate=DPDecisionTreeClassifier.check_max_depth,
+                ),
+                Parameter(
+                    "declared_n",
+                    0,
+                    "public record count for the auto depth (0: not declared, 10% of ε buys "
+                    "a noisy count)",
+                    low=0,
+                    high=10**12,
+                ),
+                Parameter(
+                    "stopping",
+                    "noisy_count",
+                    "Friedman–Schuster stopping rule on noisy node counts, or none",
+                    choices=DPDecisionTreeClassifier.STOPPING_RULES,
+                ),
+                Parameter(
+                    "fallback",
+                    "hierarchical",
+                    "noise-dominated leaves predict their parent's noisy class shares, or none",
+                    choices=DPDecisionTreeClassifier.FALLBACKS,
+                ),
                 Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
             ),
             build=lambda **kw: DPDecisionTreeClassifier(steps=1, **kw),
@@ -192,7 +237,16 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter("max_depth", 5, "tree depth D", low=1, high=20),
+                Parameter(
+                    "max_depth",
+                    "auto",
+                    "maximal tree depth D: auto (from a noisy or declared record count, at "
+                    "most 5) or a fixed depth",
+                    low=1,
+                    high=20,
+                    choices=("auto",),
+                    validate=DPDecisionTreeClassifier.check_max_depth,
+                ),
                 Parameter(
                     "steps",
                     2,
@@ -208,30 +262,63 @@ ALGORITHMS: dict[str, Algorithm] = {
                     low=1,
                     high=100_000,
                 ),
+                Parameter(
+                    "declared_n",
+                    0,
+                    "public record count for the auto depth (0: not declared, 10% of ε buys "
+                    "a noisy count)",
+                    low=0,
+                    high=10**12,
+                ),
+                Parameter(
+                    "stopping",
+                    "noisy_count",
+                    "stopping rule on noisy node counts (per step), or none",
+                    choices=DPDecisionTreeClassifier.STOPPING_RULES,
+                ),
+                Parameter(
+                    "fallback",
+                    "hierarchical",
+                    "noise-dominated leaves predict their parent's noisy class shares, or none",
+                    choices=DPDecisionTreeClassifier.FALLBACKS,
+                ),
             ),
             build=DPDecisionTreeClassifier,
             reference="sklearn_random_forest",
-            privacy_for=_dpea_privacy,
+            privacy_for=lambda values: DPDecisionTreeClassifier.privacy_status(
+                values["steps"], values["max_depth"]
+            ),
         ),
         Algorithm(
             id="dpboost",
             name="DPBoost: DP gradient-boosted trees (Li et al. 2020)",
             description=(
-                "Boosted regression trees with gradient filtering, geometric leaf clipping "
-                "and an ensemble of ensembles; one-vs-rest for more than two classes."
+                "Boosted regression trees with clipped gradients, geometric leaf clipping "
+                "and an ensemble of ensembles, starting from a noisy class prior; "
+                "one-vs-rest for more than two classes. preset=paper: Li et al.'s settings."
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter("n_estimators", 50, "trees per class", low=1, high=5_000),
-                Parameter("trees_per_ensemble", 50, "trees per ensemble T_e", low=1, high=5_000),
-                Parameter("max_depth", 6, "tree depth", low=1, high=12),
-                Parameter("learning_rate", 0.01, "shrinkage η", low=1e-4, high=0.999),
+                Parameter(
+                    "preset",
+                    "default",
+                    "settings: default (λ = 50, depth 3, η = 0.1, 10 equal trees, clipped "
+                    "gradients, ¾ of ε on splits, one-hot candidates, noisy class prior) or "
+                    "paper (Li et al.: depth 6, λ = 0.1, η = 0.01, 50 trees, filtering, ½ on "
+                    "splits, bin thresholds); parameters left at their default follow it",
+                    choices=("default", "paper"),
+                ),
+                Parameter("n_estimators", 10, "trees per class", low=1, high=5_000),
+                Parameter("trees_per_ensemble", 10, "trees per ensemble T_e", low=1, high=5_000),
+                Parameter("max_depth", 3, "tree depth", low=1, high=12),
+                Parameter("learning_rate", 0.1, "shrinkage η", low=1e-4, high=0.999),
                 Parameter(
                     "reg_lambda",
-                    0.1,
-                    "L2 regularisation λ (> 0: empty leaves need it)",
+                    50.0,
+                    "L2 regularisation λ (> 0: empty leaves need it; the leaf noise scales "
+                    "with 1/(1+λ))",
                     low=1e-6,
-                    high=100.0,
+                    high=1000.0,
                 ),
                 Parameter(
                     "n_bins", 16, "split candidates per continuous feature", low=2, high=256

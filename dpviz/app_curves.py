@@ -16,13 +16,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .algorithms import ALGORITHMS, get_algorithm
 from .app_support import PreparedData
 from .app_sweep import LADDERS, Progress, epsilon_ladder, sweep_jobs
 from .data import encode
-from .figures import METRIC_NAMES
+from .figures import (
+    ALL_METRIC_NAMES,
+    MACRO_F1,
+    MAJORITY_LABEL,
+    METRICS,
+    RARE_CLASS_SHARE,
+    majority_mean,
+)
 from .figures_curves import (
     APPROXIMATE,
     EPS_DP,
@@ -127,10 +135,79 @@ class SweepRun:
     seconds: float
     n_records: int
     schema_inferred: bool
+    # The public class names and the records of each (counts from the raw data: NOT
+    # private, they decide whether macro F1 is offered beside accuracy).
+    classes: tuple[str, ...] = ()
+    class_counts: tuple[int, ...] = ()
 
     @property
     def summary(self) -> pd.DataFrame:
         return self.result.summary
+
+    @property
+    def rare_class(self) -> tuple[str, float] | None:
+        """The smallest class and its share of the records when it is under
+        ``RARE_CLASS_SHARE`` (NOT private), else None."""
+        total = sum(self.class_counts)
+        if not total:
+            return None
+        i = int(np.argmin(self.class_counts))
+        share = self.class_counts[i] / total
+        if share >= RARE_CLASS_SHARE:
+            return None
+        return (self.classes[i] if i < len(self.classes) else str(i)), share
+
+    def metric_options(self) -> dict[str, str]:
+        """The metrics a view can show, id → name: macro F1 joins beside accuracy when
+        the labels are binary and a class is rare (with more classes F1 already is the
+        macro average)."""
+        options = dict(METRICS)
+        if self.rare_class is not None and len(self.class_counts) == 2:
+            options = {"accuracy": options.pop("accuracy"), MACRO_F1[0]: MACRO_F1[1], **options}
+        return options
+
+    def rare_class_note(self) -> str | None:
+        """Why macro F1 is offered, in a sentence, or None."""
+        rare = self.rare_class
+        if rare is None:
+            return None
+        baseline = majority_mean(self.summary, "accuracy")
+        text = (
+            f"The smallest class, '{rare[0]}', is {100 * rare[1]:.1f}% of the records (a count "
+            "from the raw data: not private): accuracy alone flatters a model that ignores it"
+        )
+        if baseline is not None:
+            text += f" (always answering the majority class scores {100 * baseline:.1f}%)"
+        if len(self.class_counts) == 2:
+            return text + ". Macro F1 is offered beside it."
+        return text + ". F1 here is the macro average over the classes."
+
+    def one_class_warning(
+        self, epsilon: float, fixed: dict, mechanisms=None, series=None
+    ) -> str | None:
+        """A plain warning naming the lines that, at ``epsilon``, predicted one class only
+        in some fold (no better than always answering the majority class), or None."""
+        pins = {k: v for k, v in fixed.items() if k != "epsilon"}
+        rows = dp_lines(
+            self.summary, x="epsilon", fixed=pins, mechanisms=mechanisms, series=series
+        )
+        rows = select(rows, {"epsilon": epsilon})
+        if "one_class_share" not in rows.columns:
+            return None
+        found = []
+        for row in rows.to_dict(orient="records"):
+            folds = _one_class_folds(row)
+            if folds:
+                status = series_status(row["algorithm"], row["mechanism"], self.statuses)
+                label = dp_label(row["algorithm"], row["mechanism"], status, self.multi)
+                found.append(f"{label} in {folds}")
+        if not found:
+            return None
+        return (
+            f"At ε = {epsilon:g} a model predicts a single class — {'; '.join(found)}: no "
+            "better than always answering the majority class. Accuracy there only repeats "
+            "the class shares; look at F1, ROC AUC or macro F1."
+        )
 
     @property
     def multi(self) -> bool:
@@ -245,6 +322,7 @@ class SweepRun:
             self.summary, x="epsilon", fixed=pins, mechanisms=mechanisms, series=series
         )
         rows = select(rows, {"epsilon": epsilon})
+        baseline = majority_mean(self.summary, metric)
         out = []
         for row in rows.to_dict(orient="records"):
             algorithm, mechanism = row["algorithm"], row["mechanism"]
@@ -256,17 +334,21 @@ class SweepRun:
                 change = f"{100 * (mean - reference[f'{metric}_mean']):+.1f} pts"
                 change += f" vs {ref_name}" if self.multi else ""
             flips = row["expected_flip_pct"]
-            out.append(
-                {
-                    ("algorithm" if self.multi else "mechanism"): dp_label(
-                        algorithm, mechanism, status, self.multi
-                    ),
-                    METRIC_NAMES[metric]: f"{100 * mean:.1f}% ± {100 * std:.1f}",
-                    "vs non-private": change,
-                    "expected flipped leaves": "—" if pd.isna(flips) else f"{flips:.1f}%",
-                    "guarantee": self._guarantee(row, status, float(epsilon)),
-                }
-            )
+            line = {
+                ("algorithm" if self.multi else "mechanism"): dp_label(
+                    algorithm, mechanism, status, self.multi
+                ),
+                ALL_METRIC_NAMES[metric]: f"{100 * mean:.1f}% ± {100 * std:.1f}",
+                "vs non-private": change,
+            }
+            if baseline is not None:
+                line["vs majority"] = f"{_points(100 * (mean - baseline))} pts"
+                line["one class only"] = _one_class_folds(row) or "—"
+            line["expected flipped leaves"] = "—" if pd.isna(flips) else f"{flips:.1f}%"
+            line["guarantee"] = self._guarantee(row, status, float(epsilon))
+            if baseline is not None:
+                line[MAJORITY_LABEL] = f"{100 * baseline:.1f}%"
+            out.append(line)
         return pd.DataFrame(out)
 
     def _guarantee(self, row: dict, status: str, epsilon: float) -> str:
@@ -396,6 +478,21 @@ def _zero(value) -> float:
     return 0.0 if math.isnan(value) else value
 
 
+def _points(value: float) -> str:
+    """A change in points with its sign, never "-0.0"."""
+    return f"{0.0 if round(value, 1) == 0 else value:+.1f}"
+
+
+def _one_class_folds(row: Mapping) -> str:
+    """ "3 of 5 folds" when a summary row's model predicted one class only in some fold,
+    else ""."""
+    share, runs = row.get("one_class_share"), row.get("n_runs")
+    if share is None or pd.isna(share) or not share or not runs:
+        return ""
+    hit = int(round(float(share) * int(runs)))
+    return "every fold" if hit == int(runs) else f"{hit} of {int(runs)} folds"
+
+
 def check(settings: SweepSettings) -> None:
     """``ValueError`` with what to change when the settings cannot be swept."""
     s = settings
@@ -492,6 +589,7 @@ def run(data: PreparedData, settings: SweepSettings, progress: Progress | None =
         )
         parts.append(part.results)
     results = pd.concat(parts, ignore_index=True)
+    k = len(data.schema.classes)
     return SweepRun(
         dataset=data.name,
         fingerprint=data.fingerprint,
@@ -500,6 +598,8 @@ def run(data: PreparedData, settings: SweepSettings, progress: Progress | None =
         seconds=time.perf_counter() - start,
         n_records=encoded.n_records,
         schema_inferred=data.schema.inferred,
+        classes=tuple(str(c) for c in data.schema.classes),
+        class_counts=tuple(int(n) for n in np.bincount(encoded.y, minlength=k)[:k]),
     )
 
 

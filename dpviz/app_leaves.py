@@ -45,6 +45,7 @@ def leaf_release_table(
         probs = mech.probabilities(counts, epsilon)[0]
         row = {"mechanism": mechanism_label(m)}
         row.update({f"P({name})": float(p) for name, p in zip(names, probs)})
+        row["P(abstain)"] = float(probs[k]) if mech.abstains else 0.0
         row["P(flip)"] = float(mech.flip_probability(counts, epsilon)[0])
         rows.append(row)
     return pd.DataFrame(rows)

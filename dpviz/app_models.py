@@ -31,7 +31,7 @@ from .figures_leaves import (
 )
 from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
-from .mechanisms import gap, get_mechanism, is_majority
+from .mechanisms import gap, is_majority
 
 FOREST, GREEDY, BOOST, OTHER = "forest", "greedy", "boost", "other"
 DIAGNOSTICS_WARNING = (
@@ -91,9 +91,8 @@ def _greedy_leaf_table(model) -> pd.DataFrame:
     flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_] & nonempty
     flip = np.zeros(len(counts))
     if nonempty.any():
-        flip[nonempty] = get_mechanism("laplace_counts").flip_probability(
-            counts[nonempty], model.step_epsilon_
-        )
+        # Each leaf at its own ε (a leaf closed early by the stopping rule has more than ε').
+        flip[nonempty] = model.flip_probability(counts[nonempty], model.leaf_epsilon_[nonempty])
     nodes = treeviz.greedy_nodes(model).set_index("node")
     return pd.DataFrame(
         {
@@ -279,7 +278,7 @@ def leaves_view(run, max_rows: int = 20_000) -> LeavesView:
         caption = (
             f"{run.dataset} · {run.settings.algorithm} · ε = {eps:g} in total, ε' = "
             f"{leaf_eps:.3g} per split step and for the discrete Laplace leaf counts · one "
-            f"tree of depth {model.max_depth} on all records."
+            f"tree of depth {model.depth_} on all records."
         )
         charts = [
             [("leaves.gaps", gap_histogram_figure(shown))],
@@ -438,7 +437,8 @@ def summary_caption(run) -> str:
     if kind == GREEDY:
         return (
             f"The {run.settings.algorithm} tree trained on {run.dataset}: depth "
-            f"{model.max_depth}, {model.steps} layer(s) per exponential-mechanism step, "
+            f"{model.depth_} (max_depth {model.max_depth}), {model.steps} layer(s) per "
+            "exponential-mechanism step, "
             f"{model.n_bins} bins per continuous feature, {len(model.leaf_nodes_):,} "
             f"leaves, ε = {eps:g}."
         )

@@ -18,10 +18,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
 from .app_curves import SweepRun, SweepSettings
-from .figures import mechanism_label
+from .figures import majority_mean, mechanism_label
+from .figures_curves import add_majority_line
+from .figures_teach import epsilon_choice_figure
 from .forest import build_ledger
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS
@@ -105,6 +109,44 @@ def suggest(sweep: SweepRun, metric: str, acceptable_loss: float, config: dict) 
     )
 
 
+def suggestion_warning(sweep: SweepRun, choice: EpsilonChoice, config: dict) -> str | None:
+    """Why a suggested ε may mean nothing, or None: the forest at that ε or its
+    non-private reference predicted a single class in some fold, or the reference is no
+    better than always answering the majority class (the target is then met trivially)."""
+    if choice.epsilon is None:
+        return None
+    baseline = majority(sweep, choice.metric)
+    parts = []
+    rows = _curve_rows(sweep, config)
+    if "one_class_share" in rows.columns:
+        here = rows[np.isclose(rows["epsilon"].to_numpy(dtype=float), choice.epsilon)]
+        share = float(here["one_class_share"].max()) if len(here) else 0.0
+        if share > 0:
+            parts.append(
+                f"at ε = {choice.epsilon:g} the forest predicts a single class {_where(share)}"
+            )
+    reference = sweep.reference(SERIES_NONPRIVATE, config)
+    if reference is not None and float(reference.get("one_class_share", 0.0) or 0.0) > 0:
+        share = float(reference["one_class_share"])
+        parts.append(f"the non-private forest predicts a single class {_where(share)}")
+    if not parts and baseline is not None:
+        if round(100 * (choice.reference_mean - baseline), 1) <= 0:
+            parts.append("the non-private forest itself scores no better than the majority class")
+    if not parts:
+        return None
+    text = f"Careful: {' and '.join(parts)}: no better than always answering the majority class"
+    if baseline is not None:
+        text += f" ({100 * baseline:.1f}% {METRIC_NAMES[choice.metric]} here)"
+    return (
+        text + ". Meeting the target then says nothing about what the model learnt: look "
+        "at F1 or ROC AUC before agreeing on an ε."
+    )
+
+
+def _where(share: float) -> str:
+    return "in every fold" if share >= 1 else f"in {100 * share:.0f}% of the folds"
+
+
 def default_candidates(epsilons: Sequence[float], suggested: float | None) -> list[float]:
     """Up to three candidates: the suggestion with its swept neighbours (or, without a
     suggestion, the three largest ε, the closest to meeting the target)."""
@@ -173,6 +215,12 @@ class Candidate:
     private: bool
     numbers: dict[str, str] = field(default_factory=dict)
     sentences: dict[str, str] = field(default_factory=dict)
+    # The trivial baseline (always the majority class) on the same folds, the change
+    # from it, and a warning when the model predicted one class only in some fold.
+    majority: str = ""
+    versus_majority: str = ""
+    one_class: str = ""
+    no_better_than_majority: bool = False
 
 
 # What a card shows, in this order: the key of each number and sentence (``per_record``
@@ -216,15 +264,50 @@ def percent(value: float) -> str:
     return "> 99.9999" if value > 0.5 else "< 0.0001"
 
 
+def majority(sweep: SweepRun, metric: str) -> float | None:
+    """The trivial baseline's ``metric`` (always answering the training majority class,
+    on the sweep's folds; a fraction), or None for a sweep without it."""
+    return majority_mean(forest_summary(sweep), metric)
+
+
+def choice_figure(sweep: SweepRun, choice: EpsilonChoice, chosen: float | None) -> go.Figure:
+    """The ε-choice curve (:func:`dpviz.figures_teach.epsilon_choice_figure`) with the
+    trivial baseline drawn as a labelled line, so a curve that never rises above always
+    answering the majority class shows it."""
+    fig = epsilon_choice_figure(choice, chosen=chosen)
+    baseline = majority(sweep, choice.metric)
+    xs = choice.curve["epsilon"].to_numpy(dtype=float)
+    if baseline is not None and len(xs):
+        add_majority_line(fig, baseline, [xs.min(), xs.max()], METRIC_NAMES[choice.metric])
+    return fig
+
+
 def candidate_frame(
     sweep: SweepRun, epsilons: Sequence[float], prior: float, metric: str, config: dict
 ) -> pd.DataFrame:
     """:func:`dpviz.risk.candidate_table` of this curve, with the risk columns blanked
-    when the configuration has no guarantee (a NOT-DP mechanism or an inferred schema)."""
+    when the configuration has no guarantee (a NOT-DP mechanism or an inferred schema).
+
+    With a sweep that has the trivial baseline, ``majority_<metric>_mean`` (always the
+    majority class, the same for every ε) and ``one_class_share`` (the share of folds in
+    which the model predicted a single class at that ε; NaN when not swept) are added.
+    """
     if metric not in METRIC_NAMES:
         raise ValueError(f"metric must be one of {', '.join(METRIC_NAMES)}, got {metric!r}")
     values = sorted({float(e) for e in epsilons})
     table = candidate_table(values, prior, forest_summary(sweep), metric, **config)
+    baseline = majority(sweep, metric)
+    if baseline is not None:
+        table.insert(3, f"majority_{metric}_mean", baseline)
+        rows = _curve_rows(sweep, config)
+        if "one_class_share" in rows.columns:
+            swept = rows["epsilon"].to_numpy(dtype=float)
+            shares = rows["one_class_share"].to_numpy(dtype=float)
+            found = []
+            for eps in table["epsilon"].to_numpy(dtype=float):
+                hit = np.flatnonzero(np.isclose(swept, eps))
+                found.append(float(shares[hit[0]]) if len(hit) else math.nan)
+            table["one_class_share"] = found
     if guarantee_note(sweep, config) is not None:
         # candidate_table knows the mechanism but not the schema: blank the risk columns.
         table[list(RISK_COLUMNS)] = math.nan
@@ -269,16 +352,29 @@ def compare(
     private = guarantee_note(sweep, config) is None
     reference = sweep.reference(SERIES_NONPRIVATE, config)
     ref_mean = None if reference is None else float(reference[f"{metric}_mean"])
+    baseline = majority(sweep, metric)
     cards = []
     for row in table.itertuples(index=False):
         mean = getattr(row, f"{metric}_mean")
         std = getattr(row, f"{metric}_std")
         std = 0.0 if pd.isna(std) else std
+        trivial, versus_trivial, one_class, worse = "", "", "", False
         if pd.isna(mean):
             utility, versus = "not swept", "—"
         else:
             utility = f"{100 * mean:.1f}% ± {100 * std:.1f}"
             versus = "—" if ref_mean is None else f"{100 * (mean - ref_mean):+.1f} pts"
+            if baseline is not None:
+                trivial = f"{100 * baseline:.1f}%"
+                change = 100 * (mean - baseline)
+                versus_trivial = f"{0.0 if round(change, 1) == 0 else change:+.1f} pts"
+                worse = round(change, 1) <= 0
+            share = getattr(row, "one_class_share", math.nan)
+            if not pd.isna(share) and share > 0:
+                one_class = (
+                    f"At ε = {row.epsilon:g} the model predicts a single class {_where(share)}: "
+                    "no better than always answering the majority class."
+                )
         numbers, sentences = {}, {}
         if private:
             numbers = {
@@ -290,7 +386,20 @@ def compare(
                 "balanced_error_rate": f"{percent(row.balanced_error_rate)}%",
             }
             sentences = risk_sentences(float(row.epsilon), prior)
-        cards.append(Candidate(float(row.epsilon), utility, versus, private, numbers, sentences))
+        cards.append(
+            Candidate(
+                float(row.epsilon),
+                utility,
+                versus,
+                private,
+                numbers,
+                sentences,
+                majority=trivial,
+                versus_majority=versus_trivial,
+                one_class=one_class,
+                no_better_than_majority=worse or bool(one_class),
+            )
+        )
     return cards
 
 
@@ -367,7 +476,8 @@ def report_html(
     Notes
     -----
     The utility numbers are from held-out folds of the raw data (NOT private) and are
-    labelled so in the report; the ledger is that of the chosen ε.
+    labelled so in the report, beside the trivial baseline (always the majority class);
+    the ledger is that of the chosen ε.
     """
     listed = [*candidates, *([chosen] if chosen is not None else [])]
     table = candidate_frame(sweep, listed, prior, choice.metric, config) if listed else ()
@@ -391,4 +501,5 @@ def report_html(
         n_records=sweep.n_records,
         disclose_record_count=disclose_record_count,
         dataset_name=shareable_name(sweep.dataset, disclose_record_count),
+        majority=majority(sweep, choice.metric),
     )

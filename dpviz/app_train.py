@@ -23,14 +23,22 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import app_models
+from . import app_models, greedy
 from .algorithms import ALGORITHMS, Algorithm, get_algorithm
 from .app_support import PreparedData
 from .app_sweep import Progress, epsilon_ladder, run_with_references, sweep_jobs
 from .boosting import DPBoostClassifier
 from .data import encode
 from .depth import DEPTH_RULES, resolve_depth
-from .figures import METRICS, NOT_DP_PATTERN, mechanism_label, scores_bar_figure
+from .figures import (
+    MACRO_F1,
+    METRICS,
+    NOT_DP_PATTERN,
+    RARE_CLASS_SHARE,
+    majority_mean,
+    mechanism_label,
+    scores_bar_figure,
+)
 from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
@@ -67,6 +75,9 @@ REFERENCE_SHORT = {
     SERIES_SKLEARN: "scikit-learn random forest",
     SERIES_HGB: "HistGradientBoosting",
 }
+# The trivial baseline's name on the cards (always the training majority class). Like
+# the references' cards it says NOT DP: its numbers are the data's own class shares.
+MAJORITY_NAME = "majority class, trivial baseline (NOT DP)"
 HGB_COLOR = "#F0E442"  # Okabe–Ito yellow: no mechanism or other reference uses it
 # The registry's privacy status, as the page shows it next to the algorithm.
 PRIVACY_LEVELS = {"ε-DP": "ok", "approximate": "approximate", "not DP": "none"}
@@ -354,9 +365,19 @@ def structure_preview(
     if isinstance(model, DPRandomForestClassifier):
         return depth_preview(schema, model.depth, n_records, model.n_estimators, model.data_split)
     if isinstance(model, DPDecisionTreeClassifier):
-        d, depth = int(model.steps), int(model.max_depth)
-        n_steps = math.ceil(depth / d)
         bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
+        d = int(model.steps)
+        if model.max_depth == "auto":
+            # A preview for the data owner only: the fitted tree reads a noisy (or the
+            # declared) count instead of n_records.
+            n = int(model.declared_n) or n_records
+            share = 0.0 if model.declared_n else greedy.ROOT_COUNT_SHARE
+            depth = max(
+                1, greedy.auto_depth(n, bins, len(schema.classes), (1 - share) * epsilon, d)
+            )
+        else:
+            depth = int(model.max_depth)
+        n_steps = math.ceil(depth / d)
         leaves = float(np.prod(sorted(bins, reverse=True)[:depth], dtype=np.float64))
         text = (
             f"One tree of depth {depth}: {n_steps} exponential-mechanism step"
@@ -368,8 +389,11 @@ def structure_preview(
         )
         return DepthPreview(depth, text)
     if isinstance(model, DPBoostClassifier):
-        eta, t_e = float(model.learning_rate), int(model.trees_per_ensemble)
-        shares = eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
+        t_e = int(model.trees_per_ensemble)
+        first = min(t_e, int(model.n_estimators))
+        shares = model.ensemble_shares(
+            first, holdout=model.checks_trees_ and model.n_ensembles_ == 1
+        )
         sizes = np.round(n_records * shares).astype(int)
         k = len(schema.classes)
         per_class = "" if k == 2 else f", ε / {k} per one-vs-rest class"
@@ -464,6 +488,17 @@ class TrainSettings:
 # --- a run ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MetricCard:
+    """What one score card shows: ``value``, ``delta`` (its arrow and colour follow the
+    sign), a ``description`` under it and the delta's ``color`` ("normal" or "red")."""
+
+    value: str
+    delta: str | None = None
+    description: str | None = None
+    color: str = "normal"
+
+
 @dataclass
 class TrainRun:
     """One training run: CV metrics of the DP model and its references (NOT private), and
@@ -477,6 +512,10 @@ class TrainRun:
     n_records: int
     seconds: float
     encoding_messages: list[str] = field(default_factory=list)
+    # The public class names and how many records hold each (a count from the raw data:
+    # NOT private, a diagnostic for the data owner that decides whether macro F1 is shown).
+    classes: tuple[str, ...] = ()
+    class_counts: tuple[int, ...] = ()
 
     @property
     def algorithm(self) -> Algorithm:
@@ -515,6 +554,141 @@ class TrainRun:
         delta = 100 * (mean - self.row(reference)[f"{metric}_mean"])
         return value, f"{delta:+.1f} pts vs {REFERENCE_SHORT.get(reference, reference)}"
 
+    def majority_text(self, metric: str) -> str:
+        """Card text of the trivial baseline (always the training majority class): mean ±
+        std over the same folds in %, "—" when the run has no baseline."""
+        row = self.row(SERIES_DP)
+        column = f"majority_{metric}_mean"
+        if row is None or column not in row.index or pd.isna(row[column]):
+            return "—"
+        std = row.get(f"majority_{metric}_std", 0.0)
+        std = 0.0 if pd.isna(std) else std
+        return f"{100 * row[column]:.1f}% ± {100 * std:.1f}"
+
+    def versus_majority(self, metric: str) -> tuple[float, bool] | None:
+        """(the DP model's lead over the trivial baseline in points, whether that lead
+        counts as none), or None when the run has no baseline for ``metric``. No lead:
+        not above it at one decimal, or a single class predicted in every fold."""
+        row = self.row(SERIES_DP)
+        if row is None:
+            return None
+        baseline = majority_mean(row.to_frame().T, metric)
+        mean = row[f"{metric}_mean"]
+        if baseline is None or pd.isna(mean):
+            return None
+        versus = 100 * (float(mean) - baseline)
+        always_one = float(row.get("one_class_share", 0.0) or 0.0) >= 1.0
+        return versus, round(versus, 1) <= 0 or always_one
+
+    def metric_card(self, metric: str) -> MetricCard:
+        """The DP model's card of a metric: its value, the change from its non-private
+        reference (the cost of privacy) and from the trivial baseline (whether it learnt
+        anything). The delta is red whenever the model does not beat always answering the
+        majority class, or predicts a single class in every fold: such a model must
+        never look good, whatever it loses to its reference."""
+        value, delta = self.metric_text(SERIES_DP, metric)
+        versus = self.versus_majority(metric)
+        if versus is None:
+            return MetricCard(value, delta)
+        majority = f"{_points(versus[0])} pts vs majority class"
+        color = "red" if versus[1] else "normal"
+        if delta is None:
+            return MetricCard(value, majority, None, color)
+        return MetricCard(value, delta, majority, color)
+
+    def majority_card(self, metric: str) -> MetricCard | None:
+        """The trivial baseline's card of a metric: its value and, as its delta, how far
+        the DP model is above it (red when it is not). None without a baseline."""
+        versus = self.versus_majority(metric)
+        if versus is None:
+            return None
+        delta = f"{_points(versus[0])} pts for the {self.model_label}"
+        return MetricCard(
+            self.majority_text(metric), delta, None, "red" if versus[1] else "normal"
+        )
+
+    def one_class_folds(self, series: str = SERIES_DP) -> tuple[int, int, list[str]]:
+        """(folds in which ``series`` predicted one class only, its folds, the classes it
+        then predicted) from the per-fold results."""
+        results = self.sweep.results
+        rows = results[results["series"] == series]
+        if "one_class" not in rows.columns or rows.empty:
+            return 0, len(rows), []
+        hit = rows[rows["one_class"].astype(bool)]
+        found = sorted({int(c) for c in hit.get("only_class", ()) if c >= 0})
+        names = [self.classes[c] if c < len(self.classes) else str(c) for c in found]
+        return len(hit), len(rows), names
+
+    def one_class_warning(self) -> str | None:
+        """A plain warning when the DP model predicted a single class in some fold, or
+        None: such a model is no better than always answering the majority class."""
+        hit, total, names = self.one_class_folds()
+        if hit == 0:
+            return None
+        text = (
+            f"The {self.model_label} predicts only class {_which(names)} {_where(hit, total)}: "
+            "no better than always answering the majority class"
+        )
+        baseline = self.majority_text("accuracy")
+        if baseline != "—":
+            text += f" ({baseline.split(' ±')[0]} accuracy"
+            if len(self.classes) == 2:
+                text += f", F1 {self.majority_text('f1').split(' ±')[0]}"
+            text += ")"
+        text += (
+            ". Its accuracy there only repeats the class shares: judge it by F1, ROC AUC or "
+            "macro F1."
+        )
+        for series in self.series[1:]:
+            ref_hit, ref_total, ref_names = self.one_class_folds(series)
+            if ref_hit:
+                text += (
+                    f" The {REFERENCE_SHORT.get(series, series)} also predicts only class "
+                    f"{_which(ref_names)} {_where(ref_hit, ref_total)}, so matching it "
+                    "proves nothing."
+                )
+        return text
+
+    @property
+    def smallest_class(self) -> tuple[str, float] | None:
+        """The rarest class and its share of the records (from the raw data: NOT
+        private), or None when the run does not know the counts."""
+        if not self.class_counts or sum(self.class_counts) == 0:
+            return None
+        i = int(np.argmin(self.class_counts))
+        name = self.classes[i] if i < len(self.classes) else str(i)
+        return name, self.class_counts[i] / sum(self.class_counts)
+
+    @property
+    def rare_class(self) -> bool:
+        """Whether the smallest class is under ``RARE_CLASS_SHARE`` of the records."""
+        smallest = self.smallest_class
+        return smallest is not None and smallest[1] < RARE_CLASS_SHARE
+
+    def card_metrics(self) -> list[tuple[str, str]]:
+        """The metrics the cards show, in order: macro F1 joins beside accuracy when the
+        labels are binary and the smallest class is rare (with more classes, F1 already
+        is the macro average)."""
+        metrics = list(METRICS)
+        if self.rare_class and len(self.class_counts) == 2:
+            metrics.insert(1, MACRO_F1)
+        return metrics
+
+    def rare_class_note(self) -> str | None:
+        """Why macro F1 is shown, or None when no class is rare."""
+        if not self.rare_class:
+            return None
+        name, share = self.smallest_class
+        text = (
+            f"The smallest class, '{name}', is {100 * share:.1f}% of the records (a count "
+            "from the raw data: not private). Accuracy alone flatters a model that ignores "
+            "it: always answering the majority class scores "
+            f"{self.majority_text('accuracy').split(' ±')[0]}."
+        )
+        if len(self.class_counts) == 2:
+            return text + " Macro F1, the mean of both classes' F1, is shown beside accuracy."
+        return text + " F1 here is the macro average over the classes."
+
     @property
     def series(self) -> list[str]:
         """The series this run evaluated, the DP model first."""
@@ -531,7 +705,7 @@ class TrainRun:
         order = {s: i for i, s in enumerate(self.series)}
         rows = self.sweep.summary[self.sweep.summary["series"].isin(order)]
         rows = rows.sort_values("series", key=lambda s: s.map(order)).reset_index(drop=True)
-        fig = scores_bar_figure(rows, folds=self.settings.folds)
+        fig = scores_bar_figure(rows, folds=self.settings.folds, metrics=self.card_metrics())
         for trace, row in zip(fig.data, rows.itertuples(index=False)):
             if row.series == SERIES_DP and not self.algorithm.forest_family:
                 name = f"{self.model_label} ({self.algorithm.id}), ε = {row.epsilon:g}"
@@ -550,8 +724,10 @@ class TrainRun:
         """Mean and std per series and metric, with the settings: a CSV text."""
         columns = ["series", "algorithm", "mechanism", "epsilon", "n_estimators"]
         columns += ["depth_rule", "depth"]
-        columns += [f"{m}_{stat}" for m, _ in METRICS for stat in ("mean", "std")]
-        columns += ["data_split", "private", "n_runs"]
+        metrics = [m for m, _ in METRICS] + [MACRO_F1[0]]
+        columns += [f"{m}_{stat}" for m in metrics for stat in ("mean", "std")]
+        columns += [f"majority_{m}_{stat}" for m in metrics for stat in ("mean", "std")]
+        columns += ["one_class_share", "data_split", "private", "n_runs"]
         summary = self.sweep.summary
         order = {s: i for i, s in enumerate(self.series)}
         summary = summary.sort_values("series", key=lambda s: s.map(order), kind="stable")
@@ -635,6 +811,19 @@ class TrainRun:
             )
         shown = ", ".join(f"{k} {v}" for k, v in s.values.items())
         return f"{self.model_label} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
+
+
+def _points(value: float) -> str:
+    """A change in points with its sign, never "-0.0" (a red arrow for no change)."""
+    return f"{0.0 if round(value, 1) == 0 else value:+.1f}"
+
+
+def _which(names: list[str]) -> str:
+    return " or ".join(f"'{n}'" for n in names) or "one class"
+
+
+def _where(hit: int, total: int) -> str:
+    return "in every fold" if hit == total else f"in {hit} of {total} folds"
 
 
 def run_caption(run: TrainRun) -> str:
@@ -724,6 +913,7 @@ def train(
             s.epsilon, random_state=s.seed, noise_seed=s.noise_seed, **values
         ).fit_encoded(encoded, data.schema)
     say(1.0, "done")
+    k = len(data.schema.classes)
     return TrainRun(
         dataset=data.name,
         fingerprint=data.fingerprint,
@@ -733,4 +923,6 @@ def train(
         n_records=encoded.n_records,
         seconds=time.perf_counter() - start,
         encoding_messages=encoded.report.messages(),
+        classes=tuple(str(c) for c in data.schema.classes),
+        class_counts=tuple(int(n) for n in np.bincount(encoded.y, minlength=k)[:k]),
     )

@@ -38,24 +38,23 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(message)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _int_at_least(low: int):
+    """An argparse type: a whole number ≥ ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
 
 
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
-    return value
+_positive_int = _int_at_least(1)
+_whole = _int_at_least(0)
 
 
 def _epsilon(text: str) -> float:
@@ -507,6 +506,7 @@ def cmd_reproduce(args) -> dict:
         generator_seeds=args.generator_seeds,
         n_jobs=args.n_jobs,
         progress=None if args.quiet else _progress_bar,
+        noise_seed=args.noise_seed,
     )
     if args.out:
         table.to_csv(args.out, index=False)
@@ -701,6 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=_positive_int, default=5)
     p.add_argument("--repeats", type=_positive_int, default=1)
     p.add_argument("--generator-seeds", type=_positive_int, default=3)
+    p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
     p.add_argument("--datasets-dir", default=str(shared / "datasets"))
     p.add_argument("--reference", default=str(shared / "reference" / "fletcher2017_results.csv"))
     p.add_argument("--n-jobs", type=int, default=1)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import resolve_depth
+from .metrics import BASELINE_METRICS
 from .schema import Schema
-from .sweep import SERIES_DP, Progress, SweepGrid, run_sweep
+from .sweep import METRICS, SERIES_DP, Progress, SweepGrid, run_sweep
 
 
 def cross_validate(
@@ -29,16 +30,23 @@ def cross_validate(
     Runs the sweep engine on one grid point, so it equals that point of any sweep with
     the same folds and seed. Diagnostics come from the raw data and are NOT private;
     the privacy entry is the trained model's ledger.
+
+    Beside ``accuracy``, ``auc``, ``f1`` and ``macro_f1`` (each ``{"mean", "std"}``),
+    ``majority`` holds the trivial baseline on the same folds (always answering the
+    training majority: ``{metric: {"mean", "std"}}``) and ``predicts_one_class`` the
+    share of folds in which the model predicted a single class (0 to 1).
     """
     model = get_algorithm(algorithm).make(epsilon, noise_seed=noise_seed, **params)
     n_estimators = getattr(model, "n_estimators", 1)
-    depth = getattr(model, "depth", getattr(model, "max_depth", None))
+    # Only forests sweep a depth rule; other algorithms keep theirs in their parameters
+    # (a greedy tree's max_depth may be "auto", resolved per fit).
+    depth = getattr(model, "depth", None) if get_algorithm(algorithm).forest_family else None
     mechanism = getattr(model, "mechanism", "laplace_counts")
     data_split = getattr(model, "data_split", "disjoint")
     grid = SweepGrid(
         epsilons=[epsilon],
         n_estimators=[n_estimators],
-        depths=[depth],
+        depths=[depth if depth is not None else "theorem2"],  # unused off the forests
         mechanisms=[mechanism],
         data_splits=[data_split],
         references=False,
@@ -61,15 +69,14 @@ def cross_validate(
     ledger = model.privacy_ledger(schema.inferred)
     branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     return {
-        **{
-            m: {"mean": float(row[f"{m}_mean"]), "std": _std(row[f"{m}_std"])}
-            for m in ("accuracy", "auc", "f1")
-        },
+        **{m: _mean_std(row, m) for m in METRICS},
+        "majority": {m: _mean_std(row, f"majority_{m}") for m in BASELINE_METRICS},
+        "predicts_one_class": float(row["one_class_share"]),
         "empty_leaf_pct": float(row["empty_leaf_pct"]),
         "flipped_leaf_pct": float(row["flipped_leaf_pct"]),
         "expected_flip_pct": float(row["expected_flip_pct"]),
         "mean_smooth_sensitivity": float(row["mean_smooth_sensitivity"]),
-        "depth": int(row["depth"])
+        "depth": int(round(float(row["depth"])))
         if depth is None or not isinstance(depth, str)
         else resolve_depth(
             depth,
@@ -93,6 +100,10 @@ def cross_validate(
         "data_split": data_split,
         "epsilon": float(epsilon),
     }
+
+
+def _mean_std(row, metric: str) -> dict[str, float]:
+    return {"mean": float(row[f"{metric}_mean"]), "std": _std(row[f"{metric}_std"])}
 
 
 def _std(value: float) -> float:

@@ -8,6 +8,7 @@ mechanisms without a DP proof are drawn dashed (lines) or hatched (bars) and say
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,28 @@ LOG_GAP_FROM = 50  # the gap axis turns logarithmic once it reaches this many re
 NOT_DP_PATTERN = "/"
 METRICS = (("accuracy", "Accuracy"), ("auc", "ROC AUC"), ("f1", "F1"))
 METRIC_NAMES = dict(METRICS)
+# Macro F1 (the mean of every class's F1): shown beside accuracy when a class is rare,
+# where accuracy alone flatters a model that ignores it. For more than two classes the
+# F1 above already is the macro average.
+MACRO_F1 = ("macro_f1", "Macro F1")
+ALL_METRIC_NAMES = {**METRIC_NAMES, MACRO_F1[0]: MACRO_F1[1]}
+# The trivial baseline: always answering the training majority class (dpviz.metrics.
+# majority_score). Grey, and drawn on every score view, so that a model predicting one
+# class never looks good.
+MAJORITY_LABEL = "majority class (trivial baseline)"
+MAJORITY_COLOR = "#7F7F7F"
+# Below this share of the records, the smallest class makes accuracy misleading.
+RARE_CLASS_SHARE = 0.20
+
+
+def majority_mean(summary: pd.DataFrame, metric: str) -> float | None:
+    """The trivial baseline's mean ``metric`` in a sweep summary (the same on every row:
+    every series runs on the same folds), or None when the summary has no baseline."""
+    column = f"majority_{metric}_mean"
+    if column not in summary.columns:
+        return None
+    values = summary[column].dropna()
+    return None if values.empty else float(values.iloc[0])
 
 
 def mechanism_label(mechanism: str) -> str:
@@ -256,6 +279,38 @@ def flip_probability_figure(
     return fig
 
 
+def _majority_marks(fig: go.Figure, values: Sequence[float]) -> None:
+    """The trivial baseline on a grouped bar chart: a grey line across the bars of the
+    i-th category at ``values[i]`` (%), its value printed at the line's right end."""
+    for i, value in enumerate(values):
+        fig.add_shape(
+            type="line",
+            xref="x",
+            yref="y",
+            x0=i - 0.45,
+            x1=i + 0.45,
+            y0=value,
+            y1=value,
+            line={"color": MAJORITY_COLOR, "width": 3, "dash": "dashdot"},
+            layer="above",
+            name=MAJORITY_LABEL,
+            legendgroup="majority",
+            showlegend=i == 0,
+        )
+        fig.add_annotation(
+            x=i + 0.45,
+            y=value,
+            xref="x",
+            yref="y",
+            text=f"majority {value:.1f}",
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font={"size": 11, "color": "#444444"},
+            bgcolor="rgba(255,255,255,0.8)",
+        )
+
+
 def _note(text: str) -> dict:
     """A grey explanatory line just above the plot area, under the title."""
     return {
@@ -272,16 +327,27 @@ def _note(text: str) -> dict:
     }
 
 
-def scores_bar_figure(rows: pd.DataFrame, *, folds: int | None = None) -> go.Figure:
+def scores_bar_figure(
+    rows: pd.DataFrame,
+    *,
+    folds: int | None = None,
+    metrics: Sequence[tuple[str, str]] = METRICS,
+) -> go.Figure:
     """Cross-validated accuracy, ROC AUC and F1 (mean ± 1 std, in %) of each row of a
-    sweep summary: the DP forest next to the non-private references.
+    sweep summary: the DP forest next to the non-private references, and a grey bar for
+    the trivial baseline (always the majority class) as a line across each group when
+    the summary has it.
 
     ``rows`` has the ``dpviz.sweep`` summary columns (series, mechanism, epsilon,
-    ``<metric>_mean``, ``<metric>_std``). Metrics come from the test folds: NOT private.
-    Bars of anything that is not proven DP are hatched and say NOT DP in the legend.
+    ``<metric>_mean``, ``<metric>_std``, ``majority_<metric>_mean``). ``metrics`` lists
+    (column, label) pairs to draw. Metrics come from the test folds: NOT private. Bars of
+    anything that is not proven DP are hatched and say NOT DP in the legend. The trivial
+    baseline is a grey dash-dot line across each metric's group of bars (layout shapes,
+    one legend entry), labelled with its value.
     """
+    drawn = tuple(metrics)
     fig = go.Figure()
-    names = [label for _, label in METRICS]
+    names = [label for _, label in drawn]
     for row in rows.itertuples(index=False):
         series, mech = row.series, row.mechanism
         private = series_private(series, mech)
@@ -290,8 +356,8 @@ def scores_bar_figure(rows: pd.DataFrame, *, folds: int | None = None) -> go.Fig
         else:
             name = f"DP forest, {mechanism_label(mech)}, ε = {row.epsilon:g}"
         color = series_color(series, mech)
-        means = np.array([100 * getattr(row, f"{key}_mean") for key, _ in METRICS])
-        stds = np.nan_to_num([100 * getattr(row, f"{key}_std") for key, _ in METRICS])
+        means = np.array([100 * getattr(row, f"{key}_mean") for key, _ in drawn])
+        stds = np.nan_to_num([100 * getattr(row, f"{key}_std") for key, _ in drawn])
         dark = color in ("#000000", "#0072B2", "#D55E00", "#009E73")
         fig.add_trace(
             go.Bar(
@@ -329,10 +395,13 @@ def scores_bar_figure(rows: pd.DataFrame, *, folds: int | None = None) -> go.Fig
             _note(
                 f"{cv}: bars are the mean over the held-out folds, whiskers ± 1 standard "
                 "deviation.<br>F1 and AUC: rarest class positive (binary), macro average "
-                "otherwise. Hatched: NOT DP."
+                "otherwise. Hatched: NOT DP. Grey dash-dot: always the majority class."
             )
         ],
     )
     fig.update_yaxes(title_text="score on held-out folds (%)", range=[0, 105])
     fig.update_xaxes(title_text="metric")
+    majority = [majority_mean(rows, key) for key, _ in drawn] if len(rows) else []
+    if majority and all(m is not None for m in majority):
+        _majority_marks(fig, [100 * m for m in majority])  # after the note: annotations
     return fig

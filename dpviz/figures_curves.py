@@ -20,9 +20,12 @@ import plotly.graph_objects as go
 
 from .algorithms import ALGORITHMS, get_algorithm
 from .figures import (
-    METRIC_NAMES,
+    ALL_METRIC_NAMES,
+    MAJORITY_COLOR,
+    MAJORITY_LABEL,
     TEMPLATE,
     _note,
+    majority_mean,
     series_color,
     series_dash,
     series_label,
@@ -216,12 +219,12 @@ def curve_figure(
     ``highlight_epsilon`` marks the ε under discussion. Raises ``ValueError`` for an
     unknown metric or axis.
     """
-    if metric not in METRIC_NAMES:
+    if metric not in ALL_METRIC_NAMES:
         raise ValueError(f"unknown metric {metric!r}")
     if x not in X_AXES:
         raise ValueError(f"unknown x axis {x!r}; use one of {', '.join(X_AXES)}")
     fixed = {k: v for k, v in (fixed or {}).items() if k != x}
-    name = METRIC_NAMES[metric]
+    name = ALL_METRIC_NAMES[metric]
     mean, std = f"{metric}_mean", f"{metric}_std"
     multi = is_multi(summary)
     dp = dp_lines(summary, x=x, fixed=fixed, mechanisms=mechanisms, series=series)
@@ -287,6 +290,9 @@ def curve_figure(
         _reference_traces(
             fig, summary, reference, x, fixed, span, categories, mean, std, name, shown, multi
         )
+    baseline = majority_mean(summary, metric)
+    if baseline is not None and span:
+        add_majority_line(fig, baseline, span if x != "depth_rule" else [span[0], span[-1]], name)
     fig.update_layout(
         template=TEMPLATE,
         title={
@@ -468,6 +474,31 @@ def _reference_trace(fig, rows, series, algorithm, x, span, categories, mean, st
             hovertemplate=_hover(label, name, x),
         )
     )
+
+
+def add_majority_line(fig: go.Figure, value: float, span, metric_name: str) -> go.Figure:
+    """Draw the trivial baseline (always the training majority class; ``value`` is its
+    score as a fraction) as a labelled grey horizontal line across ``span`` (two x
+    values), and widen a fixed y range to show it. A model at or under this line has
+    learnt nothing the class shares do not already say. Returns ``fig``."""
+    y = 100 * float(value)
+    label = f"{MAJORITY_LABEL}: {y:.1f}%"
+    fig.add_trace(
+        go.Scatter(
+            x=list(span),
+            y=[y] * len(span),
+            mode="lines",
+            name=label,
+            line={"color": MAJORITY_COLOR, "width": 2.5, "dash": "longdashdot"},
+            hovertemplate=f"always answering the majority class<br>{metric_name}: {y:.1f}%"
+            "<extra>trivial baseline</extra>",
+        )
+    )
+    current = fig.layout.yaxis.range
+    if current is not None and len(current) == 2:
+        bottom, top = current
+        fig.update_yaxes(range=[min(bottom, max(0.0, y - 3)), max(top, min(100.0, y + 3))])
+    return fig
 
 
 def _zero(value) -> float:

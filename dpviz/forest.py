@@ -4,6 +4,7 @@ leaf mechanism (SPEC §2–§3)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import dataclass
 from numbers import Integral
@@ -17,9 +18,9 @@ from .data import EncodedData
 from .depth import resolve_depth
 from .hashing import hash_columns, tree_root_keys
 from .inputs import batch_data, check_whole_numbers, prediction_data, training_data
-from .ledger import LedgerEntry, PrivacyLedger
-from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
-from .noise import NOT_PRIVATE_NOTE, KeyedLeafNoise, NoiseSource
+from .ledger import LedgerEntry, PrivacyLedger, book_noise_mode
+from .mechanisms import ABSTAIN, _check_epsilon, gap, get_mechanism, is_majority
+from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
 from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
 
@@ -27,6 +28,55 @@ DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
 # Share of ε spent on a noisy record count when the jpw depth rule has no declared n.
 DEPTH_COUNT_SHARE = 0.05
+_PRIOR_STREAM = 0xC1A55_0000  # the noise stream of the class prior within a release
+
+
+def prior_epsilon(epsilon: float, share: float) -> float:
+    """ε of the noisy class histogram the votes fall back on: ``share`` of ε up to ε = 1,
+    then ``share`` itself (enough to name a majority that leads by a few records)."""
+    return share * min(epsilon, 1.0)
+
+
+def prior_weight(mechanism: str, n_classes: int, epsilon: float, n_trees: int) -> float:
+    """How many votes the prior is worth: 1 + z·√(2τv), with v the variance of one class's
+    vote from a tree whose leaf holds no evidence (a uniform label: about 1/k, or 1/k of
+    the trees that do not abstain; released counts: the clipped discrete Laplace noise),
+    so √(2τv) is the spread of the margin between two classes that noise alone leaves.
+    z = 3 + 3e^(−ε): the smaller the leaves' ε, the noisier every vote, so the prior's
+    lead must stand more spreads away before votes overrule it. Public: k, ε and τ only.
+    """
+    mech = get_mechanism(mechanism)
+    if mech.releases == "counts":
+        # Var(max(Z, 0)) for P(z) ∝ q^|z|: E[Z⁺²] − E[Z⁺]² in closed form.
+        q = math.exp(-epsilon)
+        mean = q / ((1 + q) * (1 - q))
+        var = q / (1 - q) ** 2 - mean**2
+    else:
+        var = 1.0 / n_classes
+        if mech.abstains:
+            var *= 1.0 - mech.probabilities(np.zeros((1, n_classes)), epsilon)[0, -1]
+    z = 3.0 + 3.0 * math.exp(-epsilon)
+    return 1.0 + z * math.sqrt(2.0 * n_trees * var)
+
+
+def prior_shares(prior_counts) -> np.ndarray:
+    """Class shares from released noisy class counts (negatives as 0; uniform if none)."""
+    counts = np.clip(np.asarray(prior_counts, dtype=np.float64), 0.0, None)
+    total = counts.sum()
+    return counts / total if total > 0 else np.full(len(counts), 1.0 / len(counts))
+
+
+def flipped_labels(counts: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Whether each leaf's released class is not a true majority (abstentions: no)."""
+    voted = labels != ABSTAIN
+    majority = is_majority(counts)[np.arange(len(counts)), np.where(voted, labels, 0)]
+    return voted & ~majority
+
+
+def label_names(classes, labels: np.ndarray) -> np.ndarray:
+    """Class names of released labels, "abstain" where a leaf abstained."""
+    names = np.asarray([*(str(c) for c in classes), "abstain"], dtype=object)
+    return names[np.where(labels == ABSTAIN, len(classes), labels)]
 
 
 def _seeds(random_state) -> tuple[int, int]:
@@ -198,6 +248,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         A public record count for the ``jpw`` depth rule. When it is None (or 0, "not
         declared") that rule spends 5% of ε on a noisy count (booked in the ledger);
         other rules ignore it.
+    prior_share : float, default=0.1
+        Share of ε (of ε = 1 when ε is larger) spent on a noisy class histogram. Its
+        class shares join the votes with a weight that noise-only votes rarely
+        overcome, so where the leaves carry no evidence the forest answers the
+        majority class instead of a coin flip. 0 gives the paper's forest.
     """
 
     def __init__(
@@ -211,6 +266,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         random_state=None,
         noise_seed: int | None = None,
         declared_n: int | None = None,
+        prior_share: float = 0.1,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -221,6 +277,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.noise_seed = noise_seed
         self.declared_n = declared_n
+        self.prior_share = prior_share
 
     # --- validation -------------------------------------------------------------------
 
@@ -238,6 +295,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             NoiseSource.replayable(self.noise_seed)
         if self.declared_n is not None:
             check_whole_numbers(self, {"declared_n": 0})
+        share = getattr(self, "prior_share", 0.0)
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
+            raise ValueError(f"prior_share must be a number in [0, 1), got {share!r}")
 
     # --- fitting ----------------------------------------------------------------------
 
@@ -372,9 +432,17 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_batches_ += 1
 
     @property
+    def prior_epsilon_(self) -> float:
+        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``."""
+        if not get_mechanism(self.mechanism).private:
+            return 0.0
+        return prior_epsilon(float(self.epsilon), float(getattr(self, "prior_share", 0.0)))
+
+    @property
     def leaf_epsilon_(self) -> float:
-        """ε of the leaf outputs: ε less what a noisy record count spent."""
-        return float(self.epsilon) - getattr(self, "depth_count_epsilon_", 0.0)
+        """ε of the leaf outputs: ε less a noisy record count and a noisy class prior."""
+        spent = getattr(self, "depth_count_epsilon_", 0.0) + self.prior_epsilon_
+        return float(self.epsilon) - spent
 
     def _release_leaves(self, source: NoiseSource) -> None:
         """Release every trained leaf under the current ε and mechanism with fresh noise
@@ -387,7 +455,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         released = self._release(self.leaf_counts_, KeyedLeafNoise(source, self.leaf_keys_))
         self.leaf_labels_ = released.labels
         self.leaf_noisy_counts_ = released.noisy_counts
-        self._releases.append((mech.id, leaf_eps))
+        self.prior_counts_ = None
+        if self.prior_epsilon_ > 0:
+            # Each record counted once: in its own tree (disjoint) or in tree 1 (shared).
+            rows = self.leaf_tree_ == 0 if self.data_split == "shared" else slice(None)
+            totals = self.leaf_counts_[rows].sum(axis=0)
+            noise = source.child(_PRIOR_STREAM).generator()
+            self.prior_counts_ = totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
+        self._releases.append((mech.id, leaf_eps + self.prior_epsilon_))
         self._release_private = source.private
         self._reset_empty_outputs()
         self._ledger = None  # built when first read: a sweep releases many times
@@ -492,6 +567,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             depth_rule=self.depth,
             n_batches=max(1, getattr(self, "n_batches_", 1)),
             depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
+            prior_epsilon=self.prior_epsilon_,
             earlier_releases=getattr(self, "_releases", [])[:-1],
             replayable=self.noise_seed is not None,
         )
@@ -553,7 +629,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         outputs = self._outputs_of(routed)
         if outputs.noisy_counts is not None:
             noisy = np.clip(outputs.noisy_counts[routed.pair_leaf], 0.0, None)
-            return np.stack(
+            votes = np.stack(
                 [
                     np.bincount(
                         routed.pair_record, weights=noisy[:, c], minlength=routed.n_records
@@ -562,18 +638,37 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 ],
                 axis=1,
             )
-        # One-byte labels: the gather below touches every (record, tree) pair per ε.
-        if routed.leaf_matrix is not None and k == 2:
-            labels = outputs.labels.astype(np.uint8)
-            ones = labels[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
-            return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
+        else:
+            votes = self._label_votes(routed, outputs.labels, k)
+        if self.prior_counts_ is not None:
+            # The prior decides where the trees abstain, tie or cast only stray votes.
+            votes += self.prior_weight_ * prior_shares(self.prior_counts_)
+        return votes
+
+    @property
+    def prior_weight_(self) -> float:
+        """The prior's weight in votes (see :func:`prior_weight`), from public values."""
+        return prior_weight(
+            self.mechanism, len(self.classes_), self.tree_epsilon_, self.n_estimators
+        )
+
+    @staticmethod
+    def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
+        """Each record's count of trees voting for each class (abstentions: no vote)."""
+        # One-byte labels (abstain → k): the gather below touches every pair per ε.
         if routed.leaf_matrix is not None and k <= 8:
-            label = outputs.labels.astype(np.uint8)[routed.leaf_matrix]
+            small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
+            if k == 2 and not (labels == ABSTAIN).any():
+                ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
+                return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
+            label = small[routed.leaf_matrix]
             return np.stack([(label == c).sum(axis=0) for c in range(k)], axis=1).astype(
                 np.float64
             )
-        label = outputs.labels[routed.pair_leaf]
-        counts = np.bincount(routed.pair_record * k + label, minlength=routed.n_records * k)
+        label = labels[routed.pair_leaf]
+        voted = label != ABSTAIN
+        flat = routed.pair_record[voted] * k + label[voted]
+        counts = np.bincount(flat, minlength=routed.n_records * k)
         return counts.reshape(routed.n_records, k).astype(np.float64)
 
     def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
@@ -626,9 +721,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         mech = get_mechanism(self.mechanism)
         counts = self.leaf_counts_
         eps = self.tree_epsilon_
-        majority = is_majority(counts)
         true_major = np.argmax(counts + 0.0, axis=1)
-        flipped = ~majority[np.arange(len(counts)), self.leaf_labels_]
+        flipped = flipped_labels(counts, self.leaf_labels_)
         names = [str(c) for c in self.schema_.classes]
         table = pd.DataFrame(
             {
@@ -639,7 +733,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 **{f"count[{c}]": counts[:, i] for i, c in enumerate(names)},
                 "gap_j": gap(counts),
                 "smooth_sensitivity": np.exp(-gap(counts) * eps),
-                "released_label": np.asarray(names, dtype=object)[self.leaf_labels_],
+                "released_label": label_names(names, self.leaf_labels_),
                 "true_majority": np.asarray(names, dtype=object)[true_major],
                 "flipped": flipped,
                 "flip_probability": mech.flip_probability(counts, eps),
@@ -692,8 +786,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _compute_diagnostics(self) -> dict:
         mech = get_mechanism(self.mechanism)
         counts = self.leaf_counts_
-        majority = is_majority(counts)
-        flipped = ~majority[np.arange(len(counts)), self.leaf_labels_]
+        flipped = flipped_labels(counts, self.leaf_labels_)
         if not hasattr(self, "_leaf_totals"):
             self._leaf_totals = estimate_leaves(self.space_, self.root_keys_)
         totals, exact = self._leaf_totals
@@ -733,6 +826,7 @@ def build_ledger(
     depth_count_epsilon: float = 0.0,
     earlier_releases: list[tuple[str, float]] = (),
     replayable: bool = False,
+    prior_epsilon: float = 0.0,
 ) -> PrivacyLedger:
     """The privacy ledger of a forest: one query per tree (and per batch of records
     added by ``partial_fit``) on its part of the data, a noisy record count when the
@@ -740,7 +834,7 @@ def build_ledger(
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
-    leaf_epsilon = epsilon - depth_count_epsilon
+    leaf_epsilon = epsilon - depth_count_epsilon - prior_epsilon
     eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
@@ -755,21 +849,22 @@ def build_ledger(
                 private=False,
             )
         )
-    if replayable:
-        ledger.add_sequential(
-            LedgerEntry(
-                f"noise drawn from a replayable seed ({NOT_PRIVATE_NOTE})",
-                "every release",
-                float("inf"),
-                private=False,
-            )
-        )
+    book_noise_mode(ledger, replayable)
     if depth_count_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
                 "noisy record count for the jpw depth rule (discrete Laplace)",
                 "all records",
                 depth_count_epsilon,
+            )
+        )
+    if prior_epsilon > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy class histogram, the prior that noise-only votes fall back on "
+                "(discrete Laplace)",
+                "all records",
+                prior_epsilon,
             )
         )
     for number, (earlier_mech, earlier_eps) in enumerate(earlier_releases, start=1):
@@ -834,8 +929,6 @@ def build_ledger(
         )
     if not mech.private:
         ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
-    if replayable:
-        ledger.notes.append(NOT_PRIVATE_NOTE + ".")
     return ledger
 
 
@@ -881,6 +974,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         random_state=None,
         noise_seed: int | None = None,
         declared_n: int | None = None,
+        prior_share: float = 0.1,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -889,6 +983,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         self.random_state = random_state
         self.noise_seed = noise_seed
         self.declared_n = declared_n
+        self.prior_share = prior_share
 
     def partial_fit(self, X, y, classes=None):
         """Add a new, disjoint batch of records (Jagannathan et al. 2012, §V-B).
@@ -927,6 +1022,14 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         )
         self._empty_keys, self._empty_noisy = keys, noisy
         self._empty_labels = _label_of_counts(noisy, KeyedLeafNoise(source, keys))
+        if self.prior_counts_ is not None:
+            # The batch's class totals join the prior with this batch's fresh noise.
+            rows = batch.tree == 0 if self.data_split == "shared" else slice(None)
+            totals = batch.counts[rows].sum(axis=0)
+            noise = source.child(_PRIOR_STREAM).generator()
+            self.prior_counts_ = (
+                self.prior_counts_ + totals + noise.discrete_laplace(self.prior_epsilon_, k)
+            )
         self._ledger = None
         self.__dict__.pop("_diagnostics", None)
         return self

@@ -5,12 +5,34 @@ tree in steps; each step picks a whole (d+1)-layer subtree by the exponential
 mechanism on the max-operator score (Σ over the subtree's leaves of the leaf's
 largest class count; sensitivity 1). Friedman–Schuster is the d = 1 case. Leaves
 release class counts plus exact discrete Laplace noise (integers: no floating-point side
-channel). Budget: ε' = ε / (⌈D/d⌉ + 1) per step level and for the leaves; nodes of a
-level hold disjoint records (parallel composition).
+channel). Budget: ε' = ε / (⌈D/d⌉ + 1) per step level and for the leaves (less a small
+root count with ``max_depth="auto"``); nodes of a level hold disjoint records (parallel
+composition).
+
+Three things keep the trees useful on small data or at small ε (issue 13):
+
+- **Noise-aware stopping** (Friedman & Schuster 2010, KDD, §4, their differentially
+  private ID3: a node becomes a leaf when N_T / (t·|C|) < √2/ε, N_T its noisy record count,
+  t = max_{A∈A} |A| over the attributes still available, |C| the number of classes and
+  √2/ε the standard deviation of the Laplace noise of its class counts). At each step
+  level below the root a booked share ρ of the level's ε' buys every frontier node a
+  noisy class histogram (discrete Laplace; one record changes one count by one, so the
+  histogram costs no more than the total); its sum is N_T. DPEA's per-step equivalent
+  compares against the cells an ℓ-layer step would create (see :func:`stopping_rule`).
+  Nodes of a level hold disjoint records, so their counts compose in parallel.
+- **A depth chosen from public information** (``max_depth="auto"``): see
+  :func:`auto_depth`.
+- **Graceful degradation**: every released noisy count (leaves, node histograms) is
+  combined into a per-node estimate, and each node's class shares are shrunk towards
+  its parent's by empirical Bayes, as far as its deviation does not stand out of its
+  noise (see :meth:`DPDecisionTreeClassifier._smooth`): a noise-dominated leaf
+  predicts what its parent (ultimately the root: the class prior) predicts. Pure
+  post-processing of released values: no ε.
 
 Every random choice here reads the data, so all of it (exponential-mechanism draws, MCMC
-proposals and acceptances, leaf noise) comes from a :class:`~dpviz.noise.SecureGenerator`
-keyed by a fresh OS secret per fit, never from ``random_state``.
+proposals and acceptances, node and leaf noise) comes from a
+:class:`~dpviz.noise.SecureGenerator` keyed by a fresh OS secret per fit, never from
+``random_state``.
 
 The max-operator score of a subtree is a sum over its leaves, so the exponential
 mechanism's distribution over all subtrees factorises: P(root feature a) ∝
@@ -28,7 +50,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass
 from functools import lru_cache
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -38,9 +62,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
 from .inputs import check_whole_numbers, prediction_data, training_data
-from .ledger import LedgerEntry, PrivacyLedger
+from .ledger import LedgerEntry, PrivacyLedger, book_noise_mode
 from .mechanisms import _check_epsilon, get_mechanism, is_majority
-from .noise import NOT_PRIVATE_NOTE, NoiseSource, SecureGenerator
+from .noise import NoiseSource, SecureGenerator
 from .schema import Schema
 
 MAX_NODES = 2_000_000
@@ -48,6 +72,135 @@ MAX_MCMC_CELLS = 20_000_000  # frontier nodes × padded subtree positions
 # What draws the data-dependent randomness: a SecureGenerator when fitting; the samplers
 # also take a seeded numpy Generator (tests of their law only: replayable).
 Rng = SecureGenerator | np.random.Generator
+
+AUTO = "auto"
+# The depth "auto" never exceeds: Friedman & Schuster's (and the registry's old) depth 5.
+MAX_AUTO_DEPTH = 5
+# ρ: the share of a step level's ε' (levels below the root) that buys the noisy node
+# histograms of the stopping rule; the exponential mechanism keeps 1 − ρ.
+COUNT_SHARE = 0.2
+# With max_depth="auto" and no declared record count: the share of ε that buys the
+# root's noisy class histogram (its sum is the record count of the depth rule).
+ROOT_COUNT_SHARE = 0.1
+STOPPING_RULES = ("noisy_count", "none")
+FALLBACKS = ("hierarchical", "none")
+# The fallback keeps a depth's deviations from the parents only beyond this many standard
+# deviations of the noise in their moment estimate (see DPDecisionTreeClassifier._smooth).
+SHRINK_MARGIN = 1.0
+
+
+def check_max_depth(value) -> None:
+    """``max_depth`` must be "auto" or a whole number ≥ 1 (ValueError otherwise)."""
+    if isinstance(value, str) and value == AUTO:
+        return
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f'max_depth must be "auto" or a whole number ≥ 1, got {value!r}')
+
+
+def privacy_status(steps, max_depth) -> str:
+    """ "ε-DP", or "approximate" when some step may sample d > 2 layers by MCMC (with
+    ``max_depth="auto"`` the depth, up to 5, is only known after fitting, so d > 2 is
+    "approximate")."""
+    depth = MAX_AUTO_DEPTH if max_depth == AUTO else int(max_depth)
+    return "approximate" if min(int(steps), depth) > 2 else "ε-DP"
+
+
+def auto_depth(
+    n_records: float,
+    branching,
+    n_classes: int,
+    epsilon: float,
+    steps: int = 1,
+    cap: int = MAX_AUTO_DEPTH,
+) -> int:
+    """The depth of ``max_depth="auto"``: the largest D ≤ 5 whose leaves would still hold
+    more records per class than the noise of their counts, 0 when even D = 1 fails.
+
+    With n̂ the record count (declared by the user, or the root's noisy count), b the
+    mean number of children per split (``n_bins`` for a continuous feature, the value
+    count for a discrete one) and ε'(D) = ``epsilon`` / (⌈D/d⌉ + 1) the budget of a
+    leaf's counts at depth D (``epsilon`` is what is left for the splits and the
+    leaves), D must satisfy
+
+        n̂ / (k · b^D) ≥ √2 / ε'(D),
+
+    i.e. an average leaf of a full tree of depth D holds more records per class than
+    the standard deviation √2/ε' of its Laplace noise — Friedman & Schuster's stopping
+    rule (N_T/(t·|C|) < √2/ε) applied to the whole tree with the mean branching. D is
+    capped at ``cap``: 5, Friedman & Schuster's depth (the estimator also caps it at
+    the number of features when all are discrete). It reads only public numbers and
+    n̂, so it is DP whenever n̂ is: a declared n̂ costs nothing, a noisy one its count's
+    ε."""
+    b = float(np.mean(branching))
+    if b <= 1:
+        return 0
+    best = 0
+    for depth in range(1, cap + 1):
+        eps_leaf = epsilon / (math.ceil(depth / steps) + 1)
+        if n_records / (n_classes * b**depth) >= math.sqrt(2) / eps_leaf:
+            best = depth
+    return best
+
+
+def stopping_rule(
+    noisy_counts: np.ndarray, used: np.ndarray, n_values: np.ndarray, layers: int, epsilon: float
+) -> np.ndarray:
+    """Which nodes Friedman & Schuster's rule makes leaves (True = stop).
+
+    Friedman & Schuster 2010 (KDD, §4: their differentially private ID3) stop at a node when
+    N_T / (t·|C|) < √2/ε: N_T its noisy record count, t = max_{A∈A}|A| the largest
+    number of values among the attributes still available, |C| the number of classes
+    and √2/ε the standard deviation of the Laplace noise on a class count — the children
+    would hold fewer records per class than their counts' noise. Here N_T is the sum of
+    the node's noisy class histogram (``noisy_counts``, one row per node), ε = ``epsilon``
+    is ε', the budget of a leaf's counts, and for a DPEA step of ℓ = ``layers`` > 1
+    layers the t children become the t·b̄^(ℓ−1) cells the step creates (b̄ the mean
+    number of values of the available features): N_T / (t·b̄^(ℓ−1)·k) < √2/ε'. At
+    ℓ = 1 this is their rule exactly. Continuous features count as ``n_bins`` values."""
+    widths = np.where(used, 0, n_values[None, :]).astype(np.float64)
+    t = widths.max(axis=1)
+    mean = widths.sum(axis=1) / np.maximum((~used).sum(axis=1), 1)
+    cells = np.maximum(t * mean ** (layers - 1), 1.0)
+    k = noisy_counts.shape[1]
+    return (noisy_counts.sum(axis=1) / (cells * k) < math.sqrt(2) / epsilon) | (t == 0)
+
+
+def discrete_laplace_variance(epsilon) -> np.ndarray:
+    """Variance of the discrete Laplace law P(z) ∝ exp(−ε|z|): 2q / (1 − q)², q = e^−ε."""
+    q = np.exp(-np.asarray(epsilon, dtype=np.float64))
+    return 2.0 * q / (1.0 - q) ** 2
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How a fit splits ε (every number public: it depends on the depth only).
+
+    ``root`` buys the root's class histogram (``max_depth="auto"`` without a declared
+    record count, else 0); the rest is ``(n_levels + 1) · level``: each of the
+    ⌈D/d⌉ step levels and the leaves get ε' = ``level``. Below the root a step level
+    spends ``count`` (ρ·ε', 0 without the stopping rule) on node histograms and
+    ``level − count`` on the exponential mechanism."""
+
+    epsilon: float
+    depth: int
+    steps: int
+    root: float
+    level: float
+    count: float
+
+    @property
+    def n_levels(self) -> int:
+        return math.ceil(self.depth / self.steps) if self.depth > 0 else 0
+
+    def split(self, level: int) -> float:
+        """ε of the exponential-mechanism step at step level ``level`` (0 = the root)."""
+        return self.level if level == 0 else self.level - self.count
+
+    def leaf(self, level: int, counted: bool) -> float:
+        """ε of the final counts of a leaf closed at step level ``level``: what its records
+        have not spent, i.e. the later levels' ε' and the leaves' ε', less this level's
+        node count when it was taken (``counted``). A leaf of full depth gets ε'."""
+        return (self.n_levels - level + 1) * self.level - (self.count if counted else 0.0)
 
 
 def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,23 +215,6 @@ def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.nda
         [n_bins] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     )
     return codes, n_values
-
-
-def book_noise_mode(ledger: PrivacyLedger, noise_seed: int | None) -> None:
-    """Book replayable noise in ``ledger``: with a ``noise_seed`` anyone who knows it can
-    replay the noise and subtract it, so the release is NOT private (an unbounded entry
-    and a note). Fresh secret noise (``noise_seed=None``) books nothing."""
-    if noise_seed is None:
-        return
-    ledger.add_sequential(
-        LedgerEntry(
-            f"noise drawn from a replayable seed ({NOT_PRIVATE_NOTE})",
-            "every release",
-            float("inf"),
-            private=False,
-        )
-    )
-    ledger.notes.append(NOT_PRIVATE_NOTE + ".")
 
 
 def max_operator(counts: np.ndarray) -> np.ndarray:
@@ -102,13 +238,47 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """DP greedy decision tree: DPEA with ``steps`` = d, Friedman–Schuster at d = 1.
 
     Privacy: for d ≤ 2, ``epsilon``-DP under add/remove-one neighbours (public
-    schema): each record meets at most ⌈D/d⌉ exponential-mechanism steps and one
-    noisy leaf count, each with ε' = ε / (⌈D/d⌉ + 1). For d > 2 the steps of three or
-    more layers sample their subtree with the paper's Metropolis MCMC
-    (``mcmc_steps`` proposals), which only approximates the exponential mechanism:
-    such a model is "approximate" — NO ε is proven, and its ledger says so. (A final
-    step of one or two layers, when d does not divide D, is still exact.) Leaves
-    release integer counts plus exact discrete Laplace noise, P(z) ∝ exp(−ε'|z|).
+    schema). Each record meets: with ``max_depth="auto"`` and no ``declared_n``, the
+    root's noisy class histogram (ε_root = 0.1·ε); then at most ⌈D/d⌉ step levels of
+    ε' = (ε − ε_root) / (⌈D/d⌉ + 1) each — below the root a level spends ρ·ε' (ρ = 0.2)
+    on its node's noisy class histogram (the stopping rule) and the rest on the
+    exponential-mechanism step — and one noisy leaf count: ε' for a leaf at full depth,
+    and for a leaf closed earlier the ε' of every level its records did not reach as
+    well (so every record spends exactly ε). The ledger books each level's parts in
+    parallel over its disjoint nodes. For d > 2 the steps of three or more layers
+    sample their subtree with the paper's Metropolis MCMC (``mcmc_steps`` proposals),
+    which only approximates the exponential mechanism: such a model is "approximate" —
+    NO ε is proven, and its ledger says so. Counts carry exact discrete Laplace noise,
+    P(z) ∝ exp(−ε|z|).
+
+    **Stopping rule** (``stopping="noisy_count"``; Friedman & Schuster 2010, KDD, §4):
+    a frontier node below the root becomes a leaf when its noisy record count N̂ (the
+    sum of its noisy class histogram) satisfies N̂ / (t·k) < √2/ε', with t the largest
+    number of children among the features it may still split on and k the number of
+    classes; before a DPEA step of ℓ layers t becomes t·b̄^(ℓ−1), b̄ the mean number of
+    children of those features (see :func:`stopping_rule`). With ``max_depth="auto"``
+    the root is tested too, on the root histogram; with an explicit depth the root
+    always splits (the depth asks for a tree). The tree's shape thus depends on the
+    data through the exponential mechanism and these noisy counts only: both are part
+    of the DP release.
+
+    **Depth**: ``max_depth="auto"`` picks D by :func:`auto_depth` from the record count
+    — ``declared_n`` when given (public, no ε), else the root histogram's sum — capped
+    at 5. An integer is the maximal depth D as before (the stopping rule may stop
+    earlier).
+
+    **Graceful degradation** (``fallback="hierarchical"``): the prediction of a leaf is
+    built only from released values, so it is post-processing and costs no ε. Each node
+    gets an estimate of its class counts: a leaf its noisy counts, an inner node the sum
+    of its children's estimates, and a node with its own noisy histogram (root, stopping
+    rule) the inverse-variance mean of that and the rest. From the root down, a node
+    keeps the part of its deviation from its parent's shares that stands out of its
+    noise (empirical Bayes shrinkage, one heterogeneity estimate per depth; see
+    :meth:`_smooth`): a leaf with a clear signal keeps its own shares, a noise-dominated
+    leaf (empty, or small against its noise) falls back to its parent's and ultimately
+    to the root's noisy class prior, so when noise dominates the model predicts the
+    majority class rather than noise. ``fallback="none"`` predicts from the leaf's own
+    clipped noisy counts (the papers' rule).
 
     All randomness reads the data (there is no public randomness), so every draw comes
     from a cryptographically secure generator keyed by a fresh operating-system secret
@@ -119,17 +289,27 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     epsilon : float, default=1.0
         The total budget (proven only for d ≤ 2).
-    max_depth : int, default=5
-        D, the depth of the tree.
+    max_depth : "auto" or int, default="auto"
+        D, the maximal depth of the tree; "auto" chooses it from the record count (see
+        :func:`auto_depth`), at most 5.
     steps : int, default=1
         d, the layers chosen per exponential-mechanism step (1 = Friedman–Schuster).
-        d ≤ D; d > 2 switches those steps to the MCMC sampler (not proven DP).
+        d ≤ D for an explicit D; d > 2 switches those steps to the MCMC sampler (not
+        proven DP).
     n_bins : int, default=8
         Equal-width bins of each continuous feature's public domain.
     mcmc_steps : int, default=1000
         Metropolis proposals per subtree choice when a step has three or more
         layers (the paper's ``stepLimit``; it gives no number, so 1000). Unused for
         d ≤ 2.
+    declared_n : int, default=0
+        A public record count for ``max_depth="auto"`` (0: none; then 10% of ε buys a
+        noisy count of the root's classes). Unused with an explicit depth.
+    stopping : {"noisy_count", "none"}, default="noisy_count"
+        Friedman & Schuster's noise-aware stopping rule, or none (grow to depth D).
+    fallback : {"hierarchical", "none"}, default="hierarchical"
+        How leaves predict: shrunk towards their parents' noisy class shares, or from
+        their own noisy counts only.
     schema : Schema or None
     random_state : int, numpy generator or None
         Kept for scikit-learn's API only. This algorithm has no public randomness, so
@@ -142,6 +322,22 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    depth_ : int
+        The maximal depth D used (``max_depth`` itself, or the "auto" choice; 0 when
+        "auto" found too few records for any split).
+    budget_ : Budget
+        How ε was split.
+    n_records_estimate_ : float or None
+        The record count "auto" used (declared, or the root histogram's sum).
+    leaf_noisy_counts_ : ndarray of int, shape (n_leaves, k)
+        The released integer counts of every leaf (discrete Laplace at ``leaf_epsilon_``).
+    leaf_epsilon_ : ndarray of float
+        The ε of each leaf's counts (ε' at full depth, more for a leaf closed earlier).
+    counted_nodes_, counted_noisy_counts_, counted_epsilon_ : ndarray
+        The nodes with a released noisy class histogram (the root with "auto"; the
+        stopping rule's frontier nodes), those histograms and their ε.
+    leaf_proba_ : ndarray, shape (n_leaves, k)
+        The class shares each leaf predicts (post-processing of the released counts).
     candidates_ : int
         How many subtrees the steps chose among, summed over the steps' nodes.
     mcmc_acceptance_ : float
@@ -150,13 +346,22 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         The budget in words; for d > 2 it marks the MCMC steps as unproven.
     """
 
+    # For the registry (dpviz.algorithms): valid values and the privacy status.
+    STOPPING_RULES = STOPPING_RULES
+    FALLBACKS = FALLBACKS
+    check_max_depth = staticmethod(check_max_depth)
+    privacy_status = staticmethod(privacy_status)
+
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 5,
+        max_depth: int | str = AUTO,
         steps: int = 1,
         n_bins: int = 8,
         mcmc_steps: int = 1000,
+        declared_n: int = 0,
+        stopping: str = "noisy_count",
+        fallback: str = "hierarchical",
         schema=None,
         random_state=None,
         noise_seed: int | None = None,
@@ -166,33 +371,69 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.steps = steps
         self.n_bins = n_bins
         self.mcmc_steps = mcmc_steps
+        self.declared_n = declared_n
+        self.stopping = stopping
+        self.fallback = fallback
         self.schema = schema
         self.random_state = random_state
         self.noise_seed = noise_seed
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        check_whole_numbers(self, {"max_depth": 1, "steps": 1, "n_bins": 2, "mcmc_steps": 1})
+        check_max_depth(self.max_depth)
+        check_whole_numbers(self, {"steps": 1, "n_bins": 2, "mcmc_steps": 1, "declared_n": 0})
+        if self.stopping not in STOPPING_RULES:
+            raise ValueError(
+                f"stopping must be one of {', '.join(STOPPING_RULES)}, got {self.stopping!r}"
+            )
+        if self.fallback not in FALLBACKS:
+            raise ValueError(
+                f"fallback must be one of {', '.join(FALLBACKS)}, got {self.fallback!r}"
+            )
         if self.noise_seed is not None:
             NoiseSource.replayable(self.noise_seed)
-        if self.steps > self.max_depth:
+        if not self._auto and self.steps > self.max_depth:
             raise ValueError(
                 f"steps d = {self.steps} exceeds the depth D = {self.max_depth}; use d ≤ D"
             )
 
     @property
+    def _auto(self) -> bool:
+        return isinstance(self.max_depth, str) and self.max_depth == AUTO
+
+    def _depth(self) -> int | None:
+        """The depth D: the fitted one, an explicit one, or None (auto, not fitted)."""
+        if hasattr(self, "depth_"):
+            return self.depth_
+        return None if self._auto else int(self.max_depth)
+
+    @property
     def approximate(self) -> bool:
-        """True when some step samples by MCMC (d > 2): then no ε is proven."""
-        return min(self.steps, self.max_depth) > 2
+        """True when some step samples by MCMC (d > 2): then no ε is proven. Before an
+        "auto" fit the depth is unknown, so d > 2 counts as approximate."""
+        depth = self._depth()
+        return privacy_status(self.steps, MAX_AUTO_DEPTH if depth is None else depth) != "ε-DP"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.noise_seed is None
         return tags
 
+    def _budget(self, depth: int) -> Budget:
+        eps = float(self.epsilon)
+        root = ROOT_COUNT_SHARE * eps if self._auto and not self.declared_n else 0.0
+        n_levels = math.ceil(depth / self.steps) if depth > 0 else 0
+        level = (eps - root) / (n_levels + 1)
+        count = COUNT_SHARE * level if self.stopping == "noisy_count" and n_levels > 1 else 0.0
+        return Budget(eps, depth, int(self.steps), root, level, count)
+
     @property
     def step_epsilon_(self) -> float:
-        return float(self.epsilon) / (math.ceil(self.max_depth / self.steps) + 1)
+        """ε' per step level and for the leaves of full depth."""
+        depth = self._depth()
+        if depth is None:
+            raise AttributeError('step_epsilon_ is known after fitting with max_depth="auto"')
+        return self._budget(depth).level
 
     def fit(self, X, y):
         self._validate_params()
@@ -203,6 +444,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """Grow the tree on encoded records (the evaluation engine's entry point)."""
         self._validate_params()
         start = time.perf_counter()
+        for stale in ("depth_", "budget_"):
+            self.__dict__.pop(stale, None)
         self.schema_ = schema
         self.n_features_in_ = len(schema.features)
         if classes is None:
@@ -212,15 +455,38 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         rng = NoiseSource.for_release(self.noise_seed).generator()
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
-        self._grow(codes, encoded.y, n_values, len(schema.classes), rng)
+        k = len(schema.classes)
+        y = encoded.y
+        root_counts = None
+        self.n_records_estimate_ = None
+        if self._auto:
+            if self.declared_n:
+                n_hat = float(self.declared_n)
+            else:
+                # The root's noisy class histogram: the depth rule's record count, the
+                # root's stopping test and the class prior of the fallback.
+                root_eps = ROOT_COUNT_SHARE * float(self.epsilon)
+                root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
+                n_hat = float(root_counts.sum())
+            self.n_records_estimate_ = n_hat
+            rest = float(self.epsilon) - (0.0 if root_counts is None else root_eps)
+            cap = MAX_AUTO_DEPTH
+            if not schema.continuous:
+                cap = min(cap, len(schema.features))
+            depth = auto_depth(n_hat, n_values, k, rest, int(self.steps), cap)
+        else:
+            depth = int(self.max_depth)
+        self.depth_ = depth
+        self.budget_ = self._budget(depth)
+        self._grow(codes, y, n_values, k, rng, self.budget_, root_counts)
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
     # --- growing ----------------------------------------------------------------------
 
-    def _grow(self, codes, y, n_values, k, rng) -> None:
-        D, d, eps = self.max_depth, self.steps, self.step_epsilon_
+    def _grow(self, codes, y, n_values, k, rng, budget: Budget, root_counts) -> None:
+        D, d = budget.depth, int(self.steps)
         tree = _NodeTable()
         state = _Frontier(
             ids=np.array([0]),
@@ -229,32 +495,153 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             codes=codes,
             y=y,
         )
+        counted = ([], [], [])  # node ids, noisy histograms, their ε
+        if root_counts is not None:
+            counted[0].append(np.array([0]))
+            counted[1].append(root_counts[None, :])
+            counted[2].append(np.array([budget.root]))
         self.candidates_ = 0
         self._mcmc_counts = [0, 0]  # proposals, accepted
-        depth = 0
+        depth = level = 0
         while len(state.ids):
             left = D - depth
-            state = state.close(state.used.all(axis=1) | (left <= 0), tree, k)
+            closing = state.used.all(axis=1) | (left <= 0)
+            state = state.close(closing, tree, k, budget.leaf(level, counted=False))
             if not len(state.ids):
                 break
             layers = min(d, left)
-            feat = self._choose(state, n_values, k, layers, eps, rng)
-            state = _expand_subtrees(state, feat, n_values, tree, depth, k, layers)
+            noisy = None
+            if level == 0 and root_counts is not None:
+                noisy, stop_eps = root_counts[None, :], budget.leaf(0, counted=False)
+            elif level > 0 and budget.count > 0:
+                true = _node_counts(state.record_node, state.y, len(state.ids), k)
+                noise = rng.discrete_laplace(budget.count, size=true.size)
+                noisy = true + noise.reshape(true.shape)
+                counted[0].append(state.ids.copy())
+                counted[1].append(noisy)
+                counted[2].append(np.full(len(state.ids), budget.count))
+                stop_eps = budget.leaf(level, counted=True)
+            if noisy is not None and self.stopping == "noisy_count":
+                stop = stopping_rule(noisy, state.used, n_values, layers, budget.level)
+                state = state.close(stop, tree, k, stop_eps)
+                if not len(state.ids):
+                    break
+            feat = self._choose(state, n_values, k, layers, budget.split(level), rng)
+            state = _expand_subtrees(
+                state, feat, n_values, tree, depth, k, layers, budget.leaf(level + 1, False)
+            )
             depth += layers
+            level += 1
         self.feature_ = np.asarray(tree.feature)
         self.first_child_ = np.asarray(tree.first_child)
         self.node_depth_ = np.asarray(tree.depth)
+        self.parent_ = np.asarray(tree.parent)
         order = np.argsort(tree.leaf_ids)
         self.leaf_nodes_ = np.asarray(tree.leaf_ids)[order]
         self.leaf_counts_ = np.concatenate(tree.leaf_counts)[order]
-        # Exact discrete Laplace, P(z) ∝ exp(−ε'|z|): integer counts, ε'-DP per leaf.
-        noise = rng.discrete_laplace(eps, size=self.leaf_counts_.size)
-        self.leaf_noisy_counts_ = self.leaf_counts_ + noise.reshape(self.leaf_counts_.shape)
-        # Integer counts tie often; the label (post-processing) breaks ties uniformly.
-        jitter = 0.5 * rng.random(self.leaf_noisy_counts_.shape)
-        self.leaf_labels_ = np.argmax(self.leaf_noisy_counts_ + jitter, axis=1)
+        self.leaf_epsilon_ = np.asarray(tree.leaf_eps, dtype=np.float64)[order]
+        # Exact discrete Laplace, P(z) ∝ exp(−ε|z|) at each leaf's ε: integer counts. One
+        # draw per group of leaves sharing an ε (ε' first), leaves in node order.
+        noisy = self.leaf_counts_.copy()
+        for eps in sorted(set(self.leaf_epsilon_.tolist()), reverse=True):
+            rows = np.flatnonzero(self.leaf_epsilon_ == eps)
+            noise = rng.discrete_laplace(eps, size=len(rows) * k)
+            noisy[rows] += noise.reshape(len(rows), k)
+        self.leaf_noisy_counts_ = noisy
+        if counted[0]:
+            self.counted_nodes_ = np.concatenate(counted[0])
+            self.counted_noisy_counts_ = np.concatenate(counted[1]).astype(np.int64)
+            self.counted_epsilon_ = np.concatenate(counted[2])
+        else:
+            self.counted_nodes_ = np.zeros(0, dtype=np.int64)
+            self.counted_noisy_counts_ = np.zeros((0, k), dtype=np.int64)
+            self.counted_epsilon_ = np.zeros(0)
+        if self.fallback == "hierarchical":
+            self.leaf_proba_ = self._smooth(k)
+        else:
+            clipped = np.clip(self.leaf_noisy_counts_, 0, None).astype(np.float64)
+            total = clipped.sum(axis=1, keepdims=True)
+            self.leaf_proba_ = np.divide(
+                clipped, total, out=np.full_like(clipped, 1.0 / k), where=total > 0
+            )
+        # The label is a class of largest predicted share; ties (frequent with integer
+        # counts) are broken uniformly at random (post-processing).
+        released = self.leaf_proba_ if self.fallback == "hierarchical" else noisy
+        top = released.max(axis=1, keepdims=True)
+        jitter = rng.random(released.shape)
+        self.leaf_labels_ = np.argmax(np.where(released >= top, jitter, -1.0), axis=1)
         proposed, accepted = self._mcmc_counts
         self.mcmc_acceptance_ = accepted / proposed if proposed else float("nan")
+
+    def _smooth(self, k: int) -> np.ndarray:
+        """Each leaf's predicted class shares, from released values only.
+
+        **Estimates, bottom-up.** Every node gets an estimate ĉ of its class counts and
+        a per-class noise variance v: a leaf its noisy counts (v = 2q/(1 − q)², q =
+        e^−ε, of the discrete Laplace at its ε); an inner node the sum of its children's
+        estimates (variances add); a node with its own noisy histogram (the root with
+        "auto", the stopping rule's nodes) the inverse-variance mean of that and the rest.
+
+        **Shares, top-down** (empirical Bayes shrinkage towards the parent). The root's
+        shares p are max(ĉ, 0) normalised (uniform if all ≤ 0). At each depth, a node
+        of estimated size n̂ = max(Σ ĉ, 0) and parent shares p_P has deviation r = ĉ −
+        n̂·p_P, whose noise contributes v·(k − 2 + k·Σp_P²) to ‖r‖² (the noise of ĉ
+        projected off n̂). The true deviation is modelled as n̂·d with E‖d‖² = δ², one
+        δ² per depth estimated by moments over its nodes, conservatively: δ² =
+        max(0, Σ(‖r‖² − noise) − z·√(5·Σ noise²)) / Σn̂², z = ``SHRINK_MARGIN`` = 1, where
+        √(5·Σ noise²) bounds the standard deviation of that sum when there is no true
+        deviation (Laplace noise has kurtosis 6, so Var(e²) = 5·Var(e)²); pure noise thus
+        rarely passes for a signal. The node keeps the share w = n̂²δ² / (n̂²δ² + noise)
+        of its deviation: p =
+        normalise(max(n̂·p_P + w·r, 0)). With little noise w → 1 (its own counts); a
+        node whose counts are noise-dominated (empty, or small against √v), or a depth
+        whose deviations do not stand out of the noise, gets w → 0 and predicts its
+        parent's shares — ultimately the root's noisy class prior, the majority class.
+
+        **Privacy.** Every input is released already (the noisy leaf and node counts,
+        the tree) or public (the ε of each count), so this is post-processing: it costs
+        no ε and needs no ledger entry."""
+        n_nodes = len(self.feature_)
+        est = np.zeros((n_nodes, k))
+        var = np.zeros(n_nodes)
+        est[self.leaf_nodes_] = self.leaf_noisy_counts_
+        var[self.leaf_nodes_] = discrete_laplace_variance(self.leaf_epsilon_)
+        own = np.full(n_nodes, -1)
+        own[self.counted_nodes_] = np.arange(len(self.counted_nodes_))
+        own_var = discrete_laplace_variance(self.counted_epsilon_)
+        max_depth = int(self.node_depth_.max())
+        for depth in range(max_depth, -1, -1):
+            nodes = np.flatnonzero(self.node_depth_ == depth)
+            mine = nodes[own[nodes] >= 0]
+            if len(mine):
+                row = own[mine]
+                w_rest, w_own = 1.0 / var[mine], 1.0 / own_var[row]
+                own_counts = self.counted_noisy_counts_[row] * w_own[:, None]
+                est[mine] = (est[mine] * w_rest[:, None] + own_counts) / (w_rest + w_own)[:, None]
+                var[mine] = 1.0 / (w_rest + w_own)
+            if depth > 0:
+                np.add.at(est, self.parent_[nodes], est[nodes])
+                np.add.at(var, self.parent_[nodes], var[nodes])
+        proba = np.full((n_nodes, k), 1.0 / k)
+        root = np.clip(est[0], 0.0, None)
+        if root.sum() > 0:
+            proba[0] = root / root.sum()
+        for depth in range(1, max_depth + 1):
+            nodes = np.flatnonzero(self.node_depth_ == depth)
+            prior = proba[self.parent_[nodes]]
+            n_hat = np.maximum(est[nodes].sum(axis=1), 0.0)
+            dev = est[nodes] - n_hat[:, None] * prior
+            noise = var[nodes] * (k - 2 + k * (prior**2).sum(axis=1))
+            spread = float(np.sum(n_hat**2))
+            excess = float(np.sum((dev**2).sum(axis=1) - noise))
+            excess -= SHRINK_MARGIN * math.sqrt(5.0 * float(np.sum(noise**2)))
+            delta2 = max(0.0, excess) / spread if spread > 0 else 0.0
+            signal = n_hat**2 * delta2
+            keep = np.divide(signal, signal + noise, out=np.zeros_like(signal), where=signal > 0)
+            fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
+            total = fit.sum(axis=1, keepdims=True)
+            proba[nodes] = np.where(total > 0, fit / np.where(total > 0, total, 1.0), prior)
+        return proba[self.leaf_nodes_]
 
     def _choose(self, state, n_values, k, layers, eps, rng):
         """Exponential-mechanism choice of each frontier node's next ``layers`` layers.
@@ -320,14 +707,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return np.concatenate([root[:, None], child], axis=1)
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
-        """The ledger this configuration produces (it does not depend on the data).
+        """The ledger this configuration produces (it does not depend on the data beyond
+        the depth, which "auto" reads from a noisy or declared count; before such a fit
+        the split of ε − ε_root over the levels is booked as one part).
 
         Steps of three or more layers (d > 2) sample by MCMC: their entries are marked
         unproven, so the ledger claims no total ε. So is replayable noise (a
         ``noise_seed``): NOT private."""
         ledger = PrivacyLedger()
-        eps = self.step_epsilon_
-        n_levels = math.ceil(self.max_depth / self.steps)
         if schema_inferred:
             ledger.add_sequential(
                 LedgerEntry(
@@ -337,45 +724,105 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     private=False,
                 )
             )
-        book_noise_mode(ledger, self.noise_seed)
-        for level in range(n_levels):
-            layers = min(self.steps, self.max_depth - level * self.steps)
+        book_noise_mode(ledger, self.noise_seed is not None)
+        depth = self._depth()
+        budget = self._budget(MAX_AUTO_DEPTH if depth is None else depth)
+        if budget.root:
+            ledger.add_sequential(
+                LedgerEntry(
+                    "noisy class counts of all records (discrete Laplace: the record count "
+                    "of the depth rule, the root's stopping test and class prior)",
+                    "all records",
+                    budget.root,
+                )
+            )
+        if depth is None:
+            rest = budget.epsilon - budget.root
+            exact = int(self.steps) <= 2
+            ledger.add_sequential(
+                LedgerEntry(
+                    "split steps, node counts and leaf counts of the tree (the depth D is "
+                    f"chosen when fitting; then ⌈D/{self.steps}⌉ steps and the leaves share "
+                    f"ε = {rest:g} equally)"
+                    + ("" if exact else " — steps of d > 2 layers sample by MCMC: NOT proven"),
+                    "all records, each level's nodes disjoint",
+                    rest if exact else float("inf"),
+                    private=exact,
+                )
+            )
+            self._approximate_note(ledger)
+            return ledger
+        eps = budget.level
+        early = "the leaves closed at an earlier step (disjoint records): part of their counts"
+        for level in range(budget.n_levels):
+            layers = min(self.steps, depth - level * self.steps)
+            if level > 0 and budget.count:
+                ledger.add_parallel(
+                    [
+                        LedgerEntry(
+                            f"noisy class counts of the step-{level + 1} nodes (stopping rule)",
+                            "the nodes of that step (disjoint records)",
+                            budget.count,
+                        ),
+                        LedgerEntry(early, "those leaves", budget.count),
+                    ],
+                    summary=(
+                        f"Before split step {level + 1}, each node released its noisy class "
+                        f"counts (stopping rule) with ε = {budget.count:g} (leaves closed "
+                        "earlier spent the same on their counts)"
+                    ),
+                )
+            split_eps = budget.split(level)
             if layers > 2:
                 query = (
                     f"split step {level + 1} (approximate exponential mechanism: Metropolis "
-                    f"MCMC, {self.mcmc_steps} proposals; its nominal ε' = {eps:g} is NOT a "
-                    "proven bound)"
+                    f"MCMC, {self.mcmc_steps} proposals; its nominal ε' = {split_eps:g} is NOT "
+                    "a proven bound)"
                 )
                 summary = (
                     f"Split step {level + 1} sampled {layers}-layer subtrees by MCMC on "
-                    f"disjoint nodes: approximate EM, nominal ε' = {eps:g}, not proven"
+                    f"disjoint nodes: approximate EM, nominal ε' = {split_eps:g}, not proven"
                 )
             else:
                 query = f"exponential-mechanism split step {level + 1}"
-                summary = f"Split step {level + 1} chose subtrees on disjoint nodes, ε' = {eps:g}"
+                summary = (
+                    f"Split step {level + 1} chose subtrees on disjoint nodes, ε = {split_eps:g}"
+                )
             # An unproven step is booked like any query without a proof: unbounded ε.
-            ledger.add_parallel(
-                [
-                    LedgerEntry(
-                        query,
-                        "the nodes of that step (disjoint records)",
-                        eps if layers <= 2 else float("inf"),
-                        private=layers <= 2,
-                    )
-                ],
-                summary=summary,
-            )
+            entries = [
+                LedgerEntry(
+                    query,
+                    "the nodes of that step (disjoint records)",
+                    split_eps if layers <= 2 else float("inf"),
+                    private=layers <= 2,
+                )
+            ]
+            if level > 0 or budget.root:
+                entries.append(LedgerEntry(early + " or at this step", "those leaves", split_eps))
+                summary += " (nodes that became leaves spent it on their counts instead)"
+            ledger.add_parallel(entries, summary=summary)
         ledger.add_parallel(
             [LedgerEntry("discrete Laplace leaf counts", "the leaves (disjoint records)", eps)],
-            summary=f"The leaves released discrete-Laplace-noised counts with ε' = {eps:g}",
+            summary=(
+                f"The leaves released discrete-Laplace-noised counts with ε' = {eps:g}"
+                + (
+                    " (a leaf closed before full depth adds the ε of the steps its records "
+                    "did not reach)"
+                    if budget.n_levels > 0
+                    else ""
+                )
+            ),
         )
+        self._approximate_note(ledger)
+        return ledger
+
+    def _approximate_note(self, ledger: PrivacyLedger) -> None:
         if self.approximate:
             ledger.notes.append(
                 f"With d = {self.steps} > 2 the subtree choices are approximate EM: a Metropolis "
                 "chain of finite length only approximates the exponential mechanism, so no "
                 "ε is proven for this model (choose d ≤ 2 for a proven ε)."
             )
-        return ledger
 
     # --- prediction ---------------------------------------------------------------------
 
@@ -384,7 +831,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
         node = np.zeros(len(codes), dtype=np.int64)
         active = np.arange(len(codes))
-        for _ in range(self.max_depth + 1):
+        for _ in range(int(self.node_depth_.max()) + 1):
             f = self.feature_[node[active]]
             active = active[f >= 0]
             if len(active) == 0:
@@ -401,19 +848,33 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self._proba(prediction_data(self, X))
 
     def _proba(self, encoded: EncodedData) -> np.ndarray:
-        """Leaf class shares of the noisy counts; a record stopped by an unknown value
-        abstains (uniform), as in an exported model."""
+        """The leaf's predicted class shares (``leaf_proba_``); a record stopped by an
+        unknown value abstains (uniform), as in an exported model. The shares are
+        normalised again here exactly as a released model normalises its leaf outputs
+        (clip at 0, divide by the sum), so both give the same floats."""
         node = self._leaf_of(encoded)
         leaf = np.minimum(np.searchsorted(self.leaf_nodes_, node), len(self.leaf_nodes_) - 1)
-        noisy = np.clip(self.leaf_noisy_counts_[leaf], 0, None).astype(np.float64)
-        noisy[node < 0] = 0.0
-        total = noisy.sum(axis=1, keepdims=True)
-        k = noisy.shape[1]
-        return np.divide(noisy, total, out=np.full_like(noisy, 1.0 / k), where=total > 0)
+        output = np.clip(self.leaf_proba_[leaf], 0.0, None)
+        output[node < 0] = 0.0
+        total = output.sum(axis=1, keepdims=True)
+        k = output.shape[1]
+        return np.divide(output, total, out=np.full_like(output, 1.0 / k), where=total > 0)
 
     def predict(self, X) -> np.ndarray:
         check_is_fitted(self, "feature_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf
+        closed early has a larger ε than ε'); equal rows share one computation."""
+        mech = get_mechanism("laplace_counts")
+        out = np.zeros(len(counts))
+        for value in np.unique(eps):
+            rows = np.flatnonzero(eps == value)
+            unique, inverse = np.unique(counts[rows], axis=0, return_inverse=True)
+            flip = mech.flip_probability(unique, float(value))
+            out[rows] = flip[inverse.reshape(-1)]
+        return out
 
     @property
     def diagnostics_(self) -> dict:
@@ -421,7 +882,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         counts = self.leaf_counts_
         nonempty = counts.sum(axis=1) > 0
         flipped = ~is_majority(counts)[np.arange(len(counts)), self.leaf_labels_]
-        flip = get_mechanism("laplace_counts").flip_probability(counts, self.step_epsilon_)
+        flip = np.zeros(len(counts))
+        flip[nonempty] = self.flip_probability(counts[nonempty], self.leaf_epsilon_[nonempty])
         return {
             "n_leaves_total": float(len(counts)),
             "n_leaves_total_exact": True,
@@ -436,7 +898,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """One row per leaf, from the raw data: NOT private, for the data owner."""
         counts = self.leaf_counts_
         names = [str(c) for c in self.schema_.classes]
-        mech = get_mechanism("laplace_counts")
         flipped = ~is_majority(counts)[np.arange(len(counts)), self.leaf_labels_]
         return pd.DataFrame(
             {
@@ -447,7 +908,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 "released_label": np.asarray(names, dtype=object)[self.leaf_labels_],
                 "true_majority": np.asarray(names, dtype=object)[np.argmax(counts, axis=1)],
                 "flipped": flipped & (counts.sum(axis=1) > 0),
-                "flip_probability": mech.flip_probability(counts, self.step_epsilon_),
+                "flip_probability": self.flip_probability(counts, self.leaf_epsilon_),
                 "empty": counts.sum(axis=1) == 0,
             }
         )
@@ -506,8 +967,11 @@ def _layout(width: int, layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return offsets, level, np.arange(offsets[-1]) - offsets[level]
 
 
-def _expand_subtrees(state, feat, n_values, tree, depth: int, k: int, layers: int):
-    """Add each frontier node's chosen subtree (padded ``feat`` rows) to the tree."""
+def _expand_subtrees(
+    state, feat, n_values, tree, depth: int, k: int, layers: int, leaf_eps: float = 0.0
+):
+    """Add each frontier node's chosen subtree (padded ``feat`` rows) to the tree; a node
+    inside it left without a feature becomes a leaf whose counts get ``leaf_eps``."""
     width = int(n_values.max())
     offsets, _, _ = _layout(width, layers)
     chain = np.arange(len(state.ids))
@@ -516,7 +980,7 @@ def _expand_subtrees(state, feat, n_values, tree, depth: int, k: int, layers: in
         f = feat[chain, pos]
         if level:
             stop = f < 0
-            state = state.close(stop, tree, k)
+            state = state.close(stop, tree, k, leaf_eps)
             chain, pos, f = chain[~stop], pos[~stop], f[~stop]
             if not len(chain):
                 break
@@ -738,9 +1202,10 @@ class _NodeTable:
     """The tree as flat lists: split feature and first child per node, and leaves."""
 
     def __init__(self) -> None:
-        self.feature, self.first_child, self.depth = [-1], [-1], [0]
+        self.feature, self.first_child, self.depth, self.parent = [-1], [-1], [0], [-1]
         self.leaf_ids: list[int] = []
         self.leaf_counts: list[np.ndarray] = []
+        self.leaf_eps: list[float] = []
 
     def add_children(
         self, nodes: np.ndarray, features: np.ndarray, widths: np.ndarray, depth: int
@@ -757,6 +1222,7 @@ class _NodeTable:
         self.feature.extend([-1] * n_new)
         self.first_child.extend([-1] * n_new)
         self.depth.extend([depth + 1] * n_new)
+        self.parent.extend(np.repeat(nodes, widths).tolist())
         return starts
 
 
@@ -772,13 +1238,14 @@ class _Frontier:
             y,
         )
 
-    def close(self, stop: np.ndarray, tree: _NodeTable, k: int) -> _Frontier:
-        """Turn the ``stop`` nodes into leaves and keep the rest."""
+    def close(self, stop: np.ndarray, tree: _NodeTable, k: int, eps: float = 0.0) -> _Frontier:
+        """Turn the ``stop`` nodes into leaves whose counts get ``eps``; keep the rest."""
         if not stop.any():
             return self
         counts = _node_counts(self.record_node, self.y, len(self.ids), k)
         tree.leaf_ids.extend(self.ids[stop].tolist())
         tree.leaf_counts.append(counts[stop])
+        tree.leaf_eps.extend([float(eps)] * int(stop.sum()))
         keep = ~stop
         remap = np.cumsum(keep) - 1
         on = keep[self.record_node]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .noise import NOT_PRIVATE_NOTE
+
 
 def _eps(value: float) -> str:
     return "∞ (unbounded)" if math.isinf(value) else f"{value:g}"
@@ -126,3 +128,20 @@ class PrivacyLedger:
             "notes": list(self.notes),
             "summary": self.describe(),
         }
+
+
+def book_noise_mode(ledger: PrivacyLedger, replayable: bool) -> None:
+    """Book replayable noise in ``ledger``: anyone who knows its seed can replay the noise
+    and subtract it, so the release is NOT private (an unbounded entry and a note).
+    Fresh secret noise (``replayable=False``) books nothing."""
+    if not replayable:
+        return
+    ledger.add_sequential(
+        LedgerEntry(
+            f"noise drawn from a replayable seed ({NOT_PRIVATE_NOTE})",
+            "every release",
+            float("inf"),
+            private=False,
+        )
+    )
+    ledger.notes.append(NOT_PRIVATE_NOTE + ".")

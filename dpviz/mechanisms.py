@@ -212,6 +212,39 @@ def _release_permute_flip(counts, epsilon, noise):
     return np.argmax(noisy, axis=-1), None
 
 
+ABSTAIN = -1  # the released "label" of a leaf that abstains
+
+
+def abstain_score(n_classes: int, epsilon: float) -> float:
+    """The constant score θ of the abstain option, in counts: (ln k + 2) / ε.
+
+    An empty leaf then votes with probability about 1/(2e²) ≈ 7% whatever k and ε, and
+    a leaf releases a class only when its count clears θ by the noise."""
+    return (math.log(n_classes) + 2.0) / epsilon
+
+
+def _with_abstain(counts, epsilon):
+    counts = np.asarray(counts, dtype=np.float64)
+    theta = np.full(counts.shape[:-1] + (1,), abstain_score(counts.shape[-1], epsilon))
+    return np.concatenate([counts, theta], axis=-1)
+
+
+def _log_probs_abstain_flip(counts, epsilon):
+    """Exact law of (class 0, …, class k−1, abstain): permute-and-flip on the counts and
+    the constant θ."""
+    return _log_probs_permute_flip(_with_abstain(counts, epsilon), epsilon)
+
+
+def _release_abstain_flip(counts, epsilon, noise):
+    # Report-noisy-max over the k counts and a constant θ: the scores stay monotone
+    # (one record raises one count, θ never moves), so rate ε keeps it ε-DP.
+    scores = _with_abstain(counts, epsilon)
+    k = scores.shape[-1] - 1
+    noisy = epsilon * scores - np.log(noise.uniforms(k + 1))
+    choice = np.argmax(noisy, axis=-1)
+    return np.where(choice == k, ABSTAIN, choice), None
+
+
 def _release_laplace(counts, epsilon, noise):
     # Integer counts plus exact discrete Laplace noise (two-sided geometric): no
     # floating-point side channel in the released numbers. The label is post-processing
@@ -228,7 +261,9 @@ class LeafMechanism:
     """A way to release one leaf's output from its class counts.
 
     ``private`` is True only for mechanisms with a proof of ε-DP per leaf.
-    ``releases`` is ``"label"`` or ``"counts"`` (noisy count vectors).
+    ``releases`` is ``"label"`` or ``"counts"`` (noisy count vectors). A mechanism that
+    ``abstains`` may release :data:`ABSTAIN` instead of a class; its exact law then has
+    one more column, the abstention, after the k classes.
     """
 
     id: str
@@ -238,6 +273,7 @@ class LeafMechanism:
     releases: str
     log_probabilities: Callable[[np.ndarray, float], np.ndarray]
     release: Callable[[np.ndarray, float, Any], tuple[np.ndarray, np.ndarray | None]]
+    abstains: bool = False
 
     @property
     def badge(self) -> str:
@@ -251,8 +287,11 @@ class LeafMechanism:
         """Exact probability that the released label is not a true majority class."""
         counts = np.asarray(counts)
         probs = self.probabilities(counts, epsilon)
+        k = counts.shape[-1]
         majority = is_majority(counts)
-        flip = np.clip(1.0 - (probs * majority).sum(axis=-1), 0.0, 1.0)
+        # An abstention is no vote, so not a flip either.
+        kept = probs[..., k:].sum(axis=-1)
+        flip = np.clip(1.0 - kept - (probs[..., :k] * majority).sum(axis=-1), 0.0, 1.0)
         # Every class a majority (e.g. an empty leaf): nothing to flip to, exactly.
         return np.where(majority.all(axis=-1), 0.0, flip)
 
@@ -280,6 +319,19 @@ MECHANISMS: dict[str, LeafMechanism] = {
             "label",
             _log_probs_permute_flip,
             _release_permute_flip,
+        ),
+        LeafMechanism(
+            "abstain_flip",
+            "Permute-and-flip with abstention",
+            "Permute-and-flip over the class counts and one more option, abstain, whose "
+            "score is a constant θ = (ln k + 2)/ε: a leaf releases a class only when its "
+            "count clears θ through the noise, else it abstains and casts no vote. Empty "
+            "and tiny leaves thus stay silent instead of voting at random. ε-DP.",
+            True,
+            "label",
+            _log_probs_abstain_flip,
+            _release_abstain_flip,
+            abstains=True,
         ),
         LeafMechanism(
             "count_em",

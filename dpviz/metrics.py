@@ -19,7 +19,7 @@ def positive_class(y_train: np.ndarray, n_classes: int) -> int:
 def _f1(true: np.ndarray, pred: np.ndarray) -> float:
     tp = np.count_nonzero(true & pred)
     denominator = np.count_nonzero(true) + np.count_nonzero(pred)
-    return 0.0 if denominator == 0 else 2.0 * tp / denominator
+    return 0.0 if denominator == 0 else float(2.0 * tp / denominator)
 
 
 def binary_auc(positive: np.ndarray, score: np.ndarray) -> float:
@@ -35,24 +35,34 @@ def binary_auc(positive: np.ndarray, score: np.ndarray) -> float:
 def score(
     y_true: np.ndarray, proba: np.ndarray, y_train: np.ndarray, n_classes: int
 ) -> dict[str, float]:
-    """Accuracy, F1 and ROC AUC of class-index predictions from vote fractions.
+    """Accuracy, F1, ROC AUC and macro F1 of class-index predictions from vote fractions.
 
     Binary labels: F1 and AUC with the least frequent training class as positive.
     More classes: macro F1 over all classes and macro one-vs-rest AUC over the classes
-    present in ``y_true`` (NaN when fewer than two are present).
+    present in ``y_true`` (NaN when fewer than two are present). ``macro_f1`` is the
+    unweighted mean of every class's F1 for any number of classes (for more than two it
+    equals ``f1``). ``one_class`` says whether the predictions hold a single class, and
+    ``only_class`` is that class's index (-1 when several classes are predicted).
     """
     y_pred = np.argmax(proba, axis=1)
     out = {"accuracy": float(np.mean(y_pred == y_true))}
+    macro = float(np.mean([_f1(y_true == c, y_pred == c) for c in range(n_classes)]))
+    predicted = np.unique(y_pred)
+    flags = {
+        "macro_f1": macro,
+        "one_class": bool(len(predicted) == 1),
+        "only_class": int(predicted[0]) if len(predicted) == 1 else -1,
+    }
     if n_classes == 2:
         pos = positive_class(y_train, n_classes)
         out["f1"] = _f1(y_true == pos, y_pred == pos)
         out["auc"] = binary_auc(y_true == pos, proba[:, pos])
-        return out
-    out["f1"] = float(np.mean([_f1(y_true == c, y_pred == c) for c in range(n_classes)]))
+        return {**out, **flags}
+    out["f1"] = macro
     present = np.unique(y_true)
     if len(present) < 2:
         out["auc"] = np.nan
-        return out
+        return {**out, **flags}
     sub = proba[:, present]
     if len(present) < n_classes:
         # Renormalising rows that already sum to one would break exact ties by rounding.
@@ -61,4 +71,27 @@ def score(
     out["auc"] = float(
         np.mean([binary_auc(y_true == c, sub[:, i]) for i, c in enumerate(present)])
     )
-    return out
+    return {**out, **flags}
+
+
+# The metrics a trivial baseline is reported for (its flags are known: one class).
+BASELINE_METRICS = ("accuracy", "f1", "auc", "macro_f1")
+
+
+def majority_score(y_true: np.ndarray, y_train: np.ndarray, n_classes: int) -> dict[str, float]:
+    """The trivial baseline of a fold, scored by :func:`score`: every test record gets the
+    training fold's class shares as its probabilities, so the prediction is always the
+    training majority (lowest index on ties), as scikit-learn's
+    ``DummyClassifier(strategy="prior")``.
+
+    Its accuracy is the test share of that class; with two classes its F1 is 0 (the
+    positive class is the least frequent one, never predicted) and its AUC 0.5 (every
+    score ties); with more classes its macro F1 is that class's F1 over ``n_classes``
+    and its macro AUC 0.5. A model must beat these numbers to have learnt anything.
+    Returns the :data:`BASELINE_METRICS` of :func:`score`.
+    """
+    y_train = np.asarray(y_train)
+    shares = np.bincount(y_train, minlength=n_classes)[:n_classes] / max(1, len(y_train))
+    proba = np.tile(shares.astype(np.float64), (len(y_true), 1))
+    out = score(np.asarray(y_true), proba, y_train, n_classes)
+    return {m: out[m] for m in BASELINE_METRICS}

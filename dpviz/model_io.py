@@ -10,6 +10,7 @@ registry, :func:`load_model` / :func:`model_from_json` read any of the three fil
 from __future__ import annotations
 
 import json
+import math
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from .boosting import DPBoostClassifier
+from .boosting import DPBoostClassifier, route
 from .data import EncodedData, encode
 from .forest import (
     DPRandomForestClassifier,
@@ -27,9 +28,10 @@ from .forest import (
     build_ledger,
     feature_order,
     hash_trees,
+    prior_shares,
 )
 from .greedy import DPDecisionTreeClassifier, bin_codes
-from .mechanisms import get_mechanism
+from .mechanisms import ABSTAIN, get_mechanism
 from .noise import NOT_PRIVATE_NOTE, NoiseSource
 from .schema import Schema
 from .trees import build_full
@@ -117,6 +119,13 @@ class ReleasedForest:
             "data_split": model.data_split,
             "schema_inferred": bool(model.schema_.inferred),
             "n_batches": int(model.n_batches_),
+            "prior_counts": None
+            if model.prior_counts_ is None
+            else [int(v) for v in model.prior_counts_],
+            "prior_weight": None if model.prior_counts_ is None else model.prior_weight_,
+            "tree_epsilon": float(model.tree_epsilon_),
+            "prior_epsilon": float(model.prior_epsilon_),
+            "depth_count_epsilon": float(model.depth_count_epsilon_),
             "noise": _noise_mode(model),
             "record_hash_seed": int(model._split_seed),
             "privacy": {
@@ -167,6 +176,23 @@ class ReleasedForest:
 
     def _compile(self) -> None:
         """Concatenate the trees into flat arrays, checking every index and value."""
+        prior = self.meta.get("prior_counts")
+        if prior is not None and (
+            not isinstance(prior, list)
+            or len(prior) != len(self.classes_)
+            or not all(type(v) is int for v in prior)
+        ):
+            raise ValueError(
+                f"the model's 'prior_counts' must be {len(self.classes_)} whole numbers"
+            )
+        weight = self.meta.get("prior_weight", 1.0)
+        if prior is not None and (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not 0 <= weight < 1e9
+        ):
+            raise ValueError("the model's 'prior_weight' must be a number ≥ 0")
+        self._prior_weight = float(weight) if prior is not None else 0.0
         s = len(self.schema.continuous)
         n_values = [len(f.values) for f in self.schema.discrete]
         k = len(self.classes_)
@@ -217,9 +243,11 @@ class ReleasedForest:
         rows = []
         for o in outputs:
             if self.meta["releases"] == "label":
-                if not isinstance(o, int) or isinstance(o, bool) or not 0 <= o < k:
+                low = ABSTAIN if get_mechanism(self.meta["mechanism"]).abstains else 0
+                if not isinstance(o, int) or isinstance(o, bool) or not low <= o < k:
                     raise ValueError(f"tree {t + 1}: a leaf label is not a class index 0..{k - 1}")
-                rows.append(np.eye(k)[o])
+                # An abstaining leaf (label -1) casts no vote.
+                rows.append(np.zeros(k) if o == ABSTAIN else np.eye(k)[o])
             else:
                 try:
                     row = np.asarray(o, dtype=np.float64)
@@ -263,6 +291,8 @@ class ReleasedForest:
         for root in self._roots:
             records, leaves = self._leaves(encoded, root)
             np.add.at(votes, records, np.clip(self._leaf_output[leaves], 0, None))
+        if self.meta.get("prior_counts") is not None:
+            votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes
 
     def updated(self, frame: pd.DataFrame, noise_seed: int | None = None) -> ReleasedForest:
@@ -285,7 +315,16 @@ class ReleasedForest:
         k = len(self.classes_)
         n_trees = len(self.trees)
         eps = float(self.meta["epsilon"])
-        eps_tree = eps / n_trees if self.meta["data_split"] == "shared" else eps
+        # Each batch spends what the first one did per tree (the file says so); files
+        # from before the class prior and the noisy count spent all of ε on the leaves.
+        default_tree = eps / n_trees if self.meta["data_split"] == "shared" else eps
+        eps_tree = float(self.meta.get("tree_epsilon", default_tree))
+        prior_eps = float(self.meta.get("prior_epsilon", 0.0))
+        prior = self.meta.get("prior_counts")
+        if prior is not None:
+            # The batch's class totals (each record once) join the prior with fresh noise.
+            totals = np.bincount(encoded.y, minlength=k)
+            prior = [int(v) for v in prior + totals + rng.discrete_laplace(prior_eps, k)]
         if self.meta["data_split"] == "shared":
             tree_of = None
         else:
@@ -315,10 +354,13 @@ class ReleasedForest:
             depth_rule=self.meta.get("depth_rule", "theorem2"),
             n_batches=batches,
             replayable=replayable,
+            depth_count_epsilon=float(self.meta.get("depth_count_epsilon", 0.0)),
+            prior_epsilon=prior_eps,
         )
         meta = {
             **self.meta,
             "n_batches": batches,
+            "prior_counts": prior,
             "noise": "secret" if not replayable else REPLAYABLE,
             "privacy": {
                 "epsilon_total": ledger.epsilon_total,
@@ -333,6 +375,13 @@ class ReleasedForest:
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def _int_array(values) -> np.ndarray:
@@ -376,7 +425,10 @@ class ReleasedTree:
         if leaves != set(np.flatnonzero(model.feature_ < 0).tolist()):
             raise ValueError("cannot export: the tree's leaves do not match its nodes")
         output: list = [None] * n
-        for node, row in zip(model.leaf_nodes_.tolist(), model.leaf_noisy_counts_):
+        # What the estimator predicts from: its leaves' class shares after the fallback
+        # (post-processing of the noisy counts), else the noisy counts themselves.
+        leaf_output = getattr(model, "leaf_proba_", model.leaf_noisy_counts_)
+        for node, row in zip(model.leaf_nodes_.tolist(), leaf_output):
             output[node] = [float(v) for v in row]
         tree = {
             "feature": [int(v) for v in model.feature_],
@@ -389,7 +441,7 @@ class ReleasedTree:
             **_common_meta(model),
             "releases": "counts",
             "n_bins": int(model.n_bins),
-            "max_depth": int(model.max_depth),
+            "max_depth": int(getattr(model, "depth_", model.max_depth)),
         }
         return cls(meta, model.schema_, tree)
 
@@ -516,16 +568,21 @@ class ReleasedBoost:
         models = [
             {
                 "target": int(target),
+                "init_score": float(init),
+                "weight": float(weight),
                 "trees": [
                     {
                         "feature": [[int(v) for v in level] for level in tree["feature"]],
                         "threshold": [[int(v) for v in level] for level in tree["threshold"]],
+                        "equal": [[bool(v) for v in level] for level in tree["equal"]],
                         "value": [float(v) for v in tree["value"]],
                     }
                     for tree in trees
                 ],
             }
-            for target, trees in zip(targets, model.models_)
+            for target, init, weight, trees in zip(
+                targets, model.init_score_, model.tree_weight_, model.models_
+            )
         ]
         meta = {
             "kind": KINDS[BOOST_FORMAT],
@@ -583,6 +640,14 @@ class ReleasedBoost:
                 raise ValueError(f"part {c + 1} of the model has no trees")
             compiled.append([self._compile_tree(t, c, i, m, widths) for i, t in enumerate(trees)])
         self._trees = compiled
+        self._start, self._weight = [], []
+        for c, part in enumerate(self.models):
+            init, weight = part.get("init_score", 0.0), part.get("weight", 1.0)
+            for name, v in (("init_score", init), ("weight", weight)):
+                if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v):
+                    raise ValueError(f"part {c + 1} of the model: '{name}' must be a number")
+            self._start.append(float(init))
+            self._weight.append(float(weight))
 
     @staticmethod
     def _compile_tree(tree, part: int, index: int, m: int, widths: np.ndarray):
@@ -590,6 +655,12 @@ class ReleasedBoost:
         try:
             features = [_int_array(level) for level in tree["feature"]]
             thresholds = [_int_array(level) for level in tree["threshold"]]
+            equal = tree.get("equal", [[False] * len(t) for t in thresholds])
+            if not isinstance(equal, list) or not all(
+                isinstance(level, list) and all(type(v) is bool for v in level) for level in equal
+            ):
+                raise TypeError
+            equal = [np.asarray(level, dtype=bool) for level in equal]
             value = tree["value"]
             if not isinstance(value, list) or not isinstance(tree["feature"], list):
                 raise TypeError
@@ -602,25 +673,30 @@ class ReleasedBoost:
                 "level) and 'value' (one number per leaf)"
             ) from None
         depth = len(features)
-        if not 1 <= depth <= MAX_BOOST_DEPTH or len(thresholds) != depth:
-            raise ValueError(f"{where}: depth must be 1 to {MAX_BOOST_DEPTH} in both lists")
-        for d, (f, t) in enumerate(zip(features, thresholds)):
-            if len(f) != 2**d or len(t) != 2**d:
+        if not 1 <= depth <= MAX_BOOST_DEPTH or len(thresholds) != depth or len(equal) != depth:
+            raise ValueError(f"{where}: depth must be 1 to {MAX_BOOST_DEPTH} in every list")
+        for d, (f, t, eq) in enumerate(zip(features, thresholds, equal)):
+            if len(f) != 2**d or len(t) != 2**d or len(eq) != 2**d:
                 raise ValueError(f"{where}: level {d} must list {2**d} splits")
             if np.any(f < 0) or np.any(f >= m):
                 raise ValueError(f"{where}: a node splits on a feature the schema lacks")
-            if np.any(t < 0) or np.any(t >= widths[f]):
+            # a threshold leaves codes on both sides (< width − 1); a one-hot test names a
+            # code (< width)
+            if np.any(t < 0) or np.any(t >= widths[f] - 1 + eq):
                 raise ValueError(f"{where}: a split threshold is outside its feature's bins")
         if value.shape != (2**depth,) or not np.all(np.isfinite(value)):
             raise ValueError(f"{where}: it needs {2**depth} finite leaf values")
-        return {"feature": features, "threshold": thresholds, "value": value}
+        return {"feature": features, "threshold": thresholds, "equal": equal, "value": value}
 
     def scores(self, encoded: EncodedData) -> np.ndarray:
         """The boosted score of every record, one column per one-vs-rest part."""
         codes, _ = bin_codes(encoded, self.schema, self._n_bins)
         eta = self._eta
         return np.stack(
-            [sum(eta * t["value"][_boost_leaf(t, codes)] for t in trees) for trees in self._trees],
+            [
+                start + weight * sum(eta * t["value"][route(t, codes)] for t in trees)
+                for start, weight, trees in zip(self._start, self._weight, self._trees)
+            ],
             axis=1,
         )
 
@@ -634,14 +710,6 @@ class ReleasedBoost:
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-
-def _boost_leaf(tree: dict, codes: np.ndarray) -> np.ndarray:
-    node = np.zeros(len(codes), dtype=np.int64)
-    rows = np.arange(len(codes))
-    for f, t in zip(tree["feature"], tree["threshold"]):
-        node = 2 * node + (codes[rows, f[node]] > t[node])
-    return node
 
 
 Released = ReleasedForest | ReleasedTree | ReleasedBoost

@@ -45,8 +45,10 @@ flips). Each event is tried in both directions.
 the parameters used are in the result):
 
 - ``fletcher_islam``: registry defaults (100 trees, ``theorem2`` depth, ``permute_flip``,
-  disjoint data). Reads the released label of every leaf whose true counts differ
-  between D and D' (x's leaf only, with the real per-record hash) through the model's
+  disjoint data) but ``prior_share=0`` (here and for ``jpw``), so that no share of ε goes
+  on the class prior, a plain discrete-Laplace histogram. Reads the released label of
+  every leaf whose true counts differ between D and D' (x's leaf only, with the real
+  per-record hash) through the model's
   public ``released_outputs``, which is the path prediction and export use (untrained
   leaves are drawn from fresh noise on first use).
 - ``jpw``: ``n_estimators=1`` (the registry default is 10). Every Private-RDT tree
@@ -111,11 +113,13 @@ EXTRA_RECORD = pd.DataFrame({"colour": ["blue"], "label": ["yes"]})
 
 # Parameters over the registry defaults that sharpen the audit (see the module docstring).
 AUDIT_PARAMS: dict[str, dict[str, Any]] = {
-    "fletcher_islam": {},
-    "jpw": {"n_estimators": 1},
+    # The class prior is off so that all of ε is on the leaves this audit reads (the
+    # prior is a discrete-Laplace histogram, the sampler jpw's reading audits).
+    "fletcher_islam": {"prior_share": 0.0},
+    "jpw": {"n_estimators": 1, "prior_share": 0.0},
     "friedman_schuster": {"max_depth": 1},
     "dpea": {"max_depth": 2},
-    "dpboost": {"n_estimators": 1, "trees_per_ensemble": 1},
+    "dpboost": {"n_estimators": 1, "trees_per_ensemble": 1, "preset": "paper"},
 }
 # Fits per dataset for the default check: 2–6 s per algorithm on one core (a jpw fit
 # costs about 1.7 ms, a greedy tree 0.7 ms, the others 0.3–0.4 ms, each a whole fit).

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from .figures import MAJORITY_LABEL
 from .ledger import PrivacyLedger
 from .mechanisms import MECHANISMS
 from .risk import (
@@ -203,16 +204,27 @@ def _candidate_frame(
 
 
 def _candidates_section(
-    table: pd.DataFrame, chosen: float | None, private: bool, metric: str | None
+    table: pd.DataFrame,
+    chosen: float | None,
+    private: bool,
+    metric: str | None,
+    majority: float | None = None,
 ) -> str:
     if table.empty:
         return ""
     prior = float(table["prior"].iloc[0]) if "prior" in table else 0.5
     mean_col = f"{metric}_mean" if metric else None
     has_utility = mean_col is not None and mean_col in table.columns
+    baseline_col = f"majority_{metric}_mean"
+    if has_utility and majority is None and baseline_col in table.columns:
+        found = table[baseline_col].dropna()
+        majority = float(found.iloc[0]) if len(found) else None
+    has_baseline = has_utility and majority is not None
     header = ["ε"]
     if has_utility:
         header.append(f"{_e(METRIC_NAMES.get(metric, metric))} (mean ± std, NOT private)")
+    if has_baseline:
+        header.append(f"{_e(MAJORITY_LABEL)}: always the majority class (NOT private)")
     header += [
         "odds that a person is in the data can change by at most ×",
         "best membership advantage",
@@ -228,12 +240,14 @@ def _candidates_section(
         if has_utility:
             mean = getattr(row, mean_col)
             std = getattr(row, f"{metric}_std")
-            cells.append(
-                _td(
-                    "not swept" if pd.isna(mean) else f"{100 * mean:.1f}% ± {100 * std:.1f}",
-                    num=True,
-                )
-            )
+            text = "not swept" if pd.isna(mean) else f"{100 * mean:.1f}% ± {100 * std:.1f}"
+            share = getattr(row, "one_class_share", math.nan)
+            if not pd.isna(mean) and not pd.isna(share) and share > 0:
+                where = "every fold" if share >= 1 else f"{100 * share:.0f}% of the folds"
+                text += f" (predicts one class only, in {where})"
+            cells.append(_td(text, num=True))
+        if has_baseline:
+            cells.append(_td(f"{100 * majority:.1f}%", num=True))
         if private:
             cells += [
                 _td(f"{row.odds_ratio_bound:,.3g}", num=True),
@@ -247,6 +261,12 @@ def _candidates_section(
         rows.append(cells)
         classes.append("chosenRow" if chosen is not None and math.isclose(eps, chosen) else "")
     parts = ["<h2>Candidates compared</h2>", _table(header, rows, classes)]
+    if has_baseline:
+        parts.append(
+            '<p class="note">The trivial baseline always answers the training folds\' '
+            "majority class, scored on the same held-out folds: a model at or below it has "
+            "learnt nothing the class shares do not already say, whatever its ε.</p>"
+        )
     if private:
         parts.append("<ul>")
         for eps in table["epsilon"]:
@@ -364,6 +384,7 @@ def decision_report(
     dataset_name: str = "",
     title: str = "dpviz ε decision report",
     created: datetime | None = None,
+    majority: float | None = None,
 ) -> str:
     """A self-contained HTML decision report, as one string.
 
@@ -402,6 +423,11 @@ def decision_report(
     dataset_name, title : str
     created : datetime, optional
         Defaults to now (UTC).
+    majority : float, optional
+        The trivial baseline's score of the chosen metric (always answering the
+        majority class, a fraction; NOT private): a column of the candidates table and
+        a labelled line on the default utility curve. Default: the table's
+        ``majority_<metric>_mean`` column when it has one.
 
     Returns
     -------
@@ -414,6 +440,7 @@ def decision_report(
     scores computed on held-out data, labelled as such; the record count only when
     allowed. It never includes records, leaf counts or other diagnostics.
     """
+    from .figures_curves import add_majority_line
     from .figures_teach import epsilon_choice_figure, hypothesis_testing_figure
 
     if not isinstance(schema, Schema):
@@ -432,10 +459,18 @@ def decision_report(
     metric = choice.metric if choice is not None else None
     if metric is None:
         metric = next((m for m in METRIC_NAMES if f"{m}_mean" in table.columns), None)
+    if majority is None and f"majority_{metric}_mean" in table.columns:
+        found = table[f"majority_{metric}_mean"].dropna()
+        majority = float(found.iloc[0]) if len(found) else None
     if figures is None:
         figures = {}
         if choice is not None:
-            figures["Utility against ε"] = epsilon_choice_figure(choice, chosen=chosen_epsilon)
+            utility = epsilon_choice_figure(choice, chosen=chosen_epsilon)
+            xs = choice.curve["epsilon"].to_numpy(dtype=float)
+            if majority is not None and len(xs):
+                name = METRIC_NAMES.get(choice.metric, choice.metric)
+                add_majority_line(utility, majority, [xs.min(), xs.max()], name)
+            figures["Utility against ε"] = utility
         eps_for_region = list(table["epsilon"]) if not table.empty else []
         if private and eps_for_region:
             figures["What a membership attacker cannot do at each candidate ε"] = (
@@ -481,7 +516,7 @@ def decision_report(
     parts.append("<h3>Approved by</h3>")
     parts.append(f'<div class="userText">{_e(approvers) or "(none given)"}</div>')
 
-    parts.append(_candidates_section(table, chosen_epsilon, private, metric))
+    parts.append(_candidates_section(table, chosen_epsilon, private, metric, majority))
     parts.append(_figures_html(figures, n_records, disclose_record_count))
     parts.append(_parameters_section(algorithm, parameters, seeds))
 

@@ -77,6 +77,10 @@ def _datasets(name: str, datasets_dir: Path, generator_seeds: int):
     yield encode(frame, schema), schema
 
 
+# The paper's forest: no class prior (dpviz's default spends a share of ε on one).
+PAPER_FOREST = {"prior_share": 0.0}
+
+
 def reproduce(
     figure: str,
     *,
@@ -131,6 +135,7 @@ def _sweep_dataset(
         data_splits=list(dict.fromkeys(c[1] for c in configs)),
         references=False,
         algorithms=["fletcher_islam", *others],
+        presets={"fletcher_islam": PAPER_FOREST},
     )
     results = []
     for seed, (encoded, schema) in enumerate(_datasets(name, datasets_dir, generator_seeds)):

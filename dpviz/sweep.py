@@ -24,13 +24,16 @@ from threadpoolctl import threadpool_limits
 from .algorithms import get_algorithm
 from .data import EncodedData
 from .depth import check_rule
-from .forest import DATA_SPLITS, DPRandomForestClassifier
+from .forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
 from .greedy import DPDecisionTreeClassifier
 from .mechanisms import _check_epsilon, gap, get_mechanism, is_majority
-from .metrics import score
+from .metrics import BASELINE_METRICS, majority_score, score
 from .schema import Schema
 
-METRICS = ("accuracy", "auc", "f1")
+METRICS = ("accuracy", "auc", "f1", "macro_f1")
+# Each fold's trivial baseline (always the training majority, metrics.majority_score),
+# one column per metric on every row: ``majority_accuracy``, ``majority_f1``, ...
+BASELINE_COLUMNS = tuple(f"majority_{m}" for m in BASELINE_METRICS)
 DIAGNOSTICS = (
     "empty_leaf_pct",
     "flipped_leaf_pct",
@@ -90,8 +93,7 @@ class SweepGrid:
         for name in self.algorithms:
             algorithm = get_algorithm(name)
             preset = dict(self.presets.get(name, {}))
-            if name != FLETCHER_ISLAM:
-                algorithm.make(1.0, **preset)
+            algorithm.make(1.0, **preset)
         for name in ("epsilons", "n_estimators", "depths", "mechanisms", "data_splits"):
             values = getattr(self, name)
             if len(values) == 0:
@@ -155,11 +157,24 @@ class SweepResult:
 
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation of each metric per grid point; means of diagnostics."""
+    """Mean and standard deviation of each metric per grid point; means of diagnostics.
+
+    With the trivial baseline's columns (``majority_<metric>``) their mean and std too
+    (``majority_<metric>_mean``, ``majority_<metric>_std``), and with the ``one_class``
+    flag the share of runs in which the model predicted a single class
+    (``one_class_share``). Columns a results frame lacks are left out.
+    """
     keys = [k for k in GRID_KEYS if k in results.columns]
     grouped = results.groupby(keys, dropna=False, sort=False)
-    summary = grouped[list(METRICS)].agg(["mean", "std"])
+    scored = [c for c in (*METRICS, *BASELINE_COLUMNS) if c in results.columns]
+    summary = grouped[scored].agg(["mean", "std"])
     summary.columns = [f"{m}_{stat}" for m, stat in summary.columns]
+    if "one_class" in results.columns:
+        # As floats: rows from an older results frame (concatenated) may lack the flag.
+        flags = results[keys].assign(one_class=results["one_class"].astype(float))
+        summary["one_class_share"] = flags.groupby(keys, dropna=False, sort=False)[
+            "one_class"
+        ].mean()
     extra = grouped[[*DIAGNOSTICS, "depth"]].mean()
     extra["private"] = grouped["private"].all()
     extra["n_runs"] = grouped.size()
@@ -298,6 +313,15 @@ def _run_on_cluster(client, encoded, schema, grid, splits, folds, seeds, progres
     return SweepResult(results.reset_index(drop=True))
 
 
+_FOREST_GRID_KEYS = ("n_estimators", "depth", "mechanism", "data_split")
+
+
+def _forest_preset(grid: SweepGrid) -> dict:
+    """The forest's preset less what the grid sets (trees, depth, mechanism, split)."""
+    preset = grid.presets.get(FLETCHER_ISLAM, {})
+    return {k: v for k, v in preset.items() if k not in _FOREST_GRID_KEYS}
+
+
 def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
     """(algorithm id, unfitted model, mechanisms to release) per structure to route."""
     for name in grid.algorithms:
@@ -311,6 +335,7 @@ def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
                     depth=depth,
                     mechanism=grid.mechanisms[0],
                     data_split=split,
+                    **_forest_preset(grid),
                 )
                 yield name, model, grid.mechanisms
         elif get_algorithm(name).forest_family:
@@ -382,6 +407,11 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
         rows.append(_sklearn_row(base, train, test, k, index, seed))
     if grid.wants(SERIES_HGB):
         rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
+    # Every row of the fold carries the fold's trivial baseline (NOT private, as the
+    # metrics): what always answering the training majority scores on these test records.
+    baseline = majority_score(test.y, train.y, k)
+    for row in rows:
+        row.update({f"majority_{m}": value for m, value in baseline.items()})
     return rows
 
 
@@ -405,7 +435,8 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, 
                 "epsilon": float(eps),
                 "n_estimators": getattr(model, "n_estimators", 1),
                 "depth_rule": str(model.max_depth),
-                "depth": model.max_depth,
+                # "auto" (greedy trees) is resolved when fitting: the depth used.
+                "depth": getattr(model, "depth_", model.max_depth),
                 "data_split": "all",
                 **score(test.y, model._proba(test), train.y, len(schema.classes)),
                 **{key: diag[key] for key in DIAGNOSTICS if key in diag},
@@ -435,9 +466,8 @@ def _refit_diagnostics(model) -> dict:
         return {**out, "flipped_leaf_pct": 0.0, "expected_flip_pct": 0.0}
     counts = counts[nonempty]
     flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_[nonempty]]
-    unique, inverse = np.unique(counts, axis=0, return_inverse=True)
-    flip = get_mechanism("laplace_counts").flip_probability(unique, model.step_epsilon_)
-    flip = flip[inverse.reshape(-1)]
+    # Each leaf at its own ε (a leaf closed early by the stopping rule has more than ε').
+    flip = model.flip_probability(counts, model.leaf_epsilon_[nonempty])
     return {
         **out,
         "flipped_leaf_pct": 100.0 * float(flipped.mean()),
@@ -454,7 +484,7 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
             "mean_smooth_sensitivity": math.nan,
         }
     eps = model.tree_epsilon_
-    flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_]
+    flipped = flipped_labels(counts, model.leaf_labels_)
     expected = get_mechanism(model.mechanism).flip_probability(counts, eps)
     return {
         "flipped_leaf_pct": 100.0 * float(flipped.mean()),

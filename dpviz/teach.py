@@ -819,6 +819,7 @@ def tree_walkthrough(
         data_split="disjoint",
         random_state=random_state,
         noise_seed=noise_seed,
+        prior_share=0.0,  # one tree's vote, as the paper's forest casts it
     )
     model.fit_encoded(encode(train, schema), schema)
     nodes = _node_table(model, max_nodes)

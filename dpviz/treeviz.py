@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .forest import DPRandomForestClassifier, feature_order
+from .forest import DPRandomForestClassifier, feature_order, label_names
 from .hashing import child_keys
 from .mechanisms import gap, get_mechanism, is_majority
 from .trees import Frontier, choose_splits, estimate_leaves, expand, is_leaf
@@ -170,7 +170,7 @@ def _with_released(model: DPRandomForestClassifier, nodes: pd.DataFrame) -> pd.D
     leaf = nodes["is_leaf"].to_numpy()
     if leaf.any():
         outputs = model.released_outputs(nodes.loc[leaf, "key"].to_numpy(dtype=np.uint64))
-        labels[leaf] = classes[outputs.labels]
+        labels[leaf] = label_names(classes, outputs.labels)
         if outputs.noisy_counts is not None:
             counts[leaf] = [
                 ", ".join(f"{c}: {v:.1f}" for c, v in zip(classes, row))
@@ -570,13 +570,17 @@ def boost_parts(model) -> list[str]:
     return [classes[1]] if len(classes) == 2 else classes
 
 
-def _boost_edge(model, f: int, t: int, right: bool, edges: list[np.ndarray]) -> str:
+def _boost_edge(
+    model, f: int, t: int, right: bool, edges: list[np.ndarray], equal: bool = False
+) -> str:
     schema = model.schema_
     names = feature_order(schema)
     s = len(schema.continuous)
     if f < s:
         return f"{names[f]} {'≥' if right else '<'} {edges[f][t + 1]:.4g}"
     values = schema.discrete[f - s].values
+    if equal:  # a one-hot split: "feature = value" goes right, the rest left
+        return f"{names[f]} {'=' if right else '≠'} {values[t]}"
     chosen = values[t + 1 :] if right else values[: t + 1]
     shown = ", ".join(map(str, chosen[:4])) + (", …" if len(chosen) > 4 else "")
     return f"{names[f]} ∈ {{{shown}}}"
@@ -610,7 +614,8 @@ def boost_nodes(model, part: int, tree: int) -> pd.DataFrame:
             if d > 0:
                 f = int(spec["feature"][d - 1][j // 2])
                 t = int(spec["threshold"][d - 1][j // 2])
-                edge = _boost_edge(model, f, t, bool(j % 2), edges)
+                equal = bool(spec["equal"][d - 1][j // 2]) if "equal" in spec else False
+                edge = _boost_edge(model, f, t, bool(j % 2), edges, equal)
             split = names[int(spec["feature"][d][j])] if d < depth else ""
             rows.append((node, parent, d, edge, split))
     nodes = pd.DataFrame(rows, columns=["node", "parent", "depth", "edge", "split"])

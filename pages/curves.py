@@ -14,7 +14,7 @@ from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app_sweep import sklearn_default
 from dpviz.app_train import epsilon_grid, parameter_widget, privacy_status
 from dpviz.depth import DEPTH_RULES
-from dpviz.figures import METRICS, mechanism_label
+from dpviz.figures import mechanism_label
 from dpviz.figures_curves import EPS_DP, X_AXES, curve_figure
 from dpviz.mechanisms import MECHANISMS
 from dpviz.sweep import FLETCHER_ISLAM
@@ -228,7 +228,12 @@ def show(sweep: app_curves.SweepRun) -> None:
     if sweep.multi:
         with st.expander("What ran: each algorithm, its settings and its privacy"):
             st.dataframe(sweep.algorithm_table(), hide_index=True, width="stretch")
-    metric_names = dict(METRICS)
+    metric_names = sweep.metric_options()
+    if st.session_state.get(K["metric"]) not in metric_names:
+        st.session_state[K["metric"]] = "accuracy"
+    note = sweep.rare_class_note()
+    if note:
+        st.caption(note)
     controls = st.columns([2, 2, 3, 2] if sweep.multi else [2, 2, 3])
     metric = controls[0].radio(
         "Metric",
@@ -306,6 +311,9 @@ def show(sweep: app_curves.SweepRun) -> None:
             "No series shown carries a guarantee (NOT DP or approximate, or an inferred "
             "schema), so no risk bound applies."
         )
+    warning = sweep.one_class_warning(discuss, pins, series=shown)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
     st.dataframe(
         sweep.candidate(discuss, metric, pins, series=shown), hide_index=True, width="stretch"
     )

@@ -17,7 +17,7 @@ from dpviz.app_curves import SweepRun
 from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS, PreparedData
 from dpviz.figures import METRICS, mechanism_label
-from dpviz.figures_teach import epsilon_choice_figure, hypothesis_testing_figure
+from dpviz.figures_teach import hypothesis_testing_figure
 from dpviz.mechanisms import MECHANISMS
 from dpviz.risk import EpsilonChoice
 
@@ -130,6 +130,9 @@ def target_section(sweep: SweepRun) -> tuple[dict, str, EpsilonChoice] | None:
         st.success(f"**Smallest ε that meets it: {choice.epsilon:g}.** {choice.reason}")
     else:
         st.warning(choice.reason)
+    trivial = negotiate.suggestion_warning(sweep, choice, config)
+    if trivial:
+        st.warning(trivial, icon=":material/warning:")
     st.caption(
         "dpviz takes the **lower** edge of each point's ±1 standard-deviation band (how much "
         "the score varied between folds), so that an unlucky model, not only the average "
@@ -185,9 +188,20 @@ def candidates_section(
                 f"{metric_name} (NOT private)",
                 card.utility,
                 delta=None if card.versus_reference == "—" else card.versus_reference,
+                delta_color="red" if card.no_better_than_majority else "normal",
                 help="Mean ± standard deviation over the held-out folds; the change is against "
                 "the same forest without privacy.",
             )
+            if card.majority:
+                st.markdown(
+                    f"Always the majority class: **{card.majority}** "
+                    f"(this ε: {card.versus_majority})",
+                    help="The trivial baseline: always answering the training folds' majority "
+                    "class, scored on the same held-out folds. A model must beat it to have "
+                    "learnt anything.",
+                )
+            if card.one_class:
+                st.warning(card.one_class, icon=":material/warning:")
             if not card.private:
                 st.markdown(":red-badge[NOT DP] no risk bound applies.")
                 continue
@@ -243,7 +257,7 @@ def decision_section(
     )
     with chart:
         st.plotly_chart(
-            epsilon_choice_figure(choice, chosen=chosen), key="negotiate.curve", theme=None
+            negotiate.choice_figure(sweep, choice, chosen), key="negotiate.curve", theme=None
         )
     ledger = negotiate.ledger_for(sweep, config, chosen)
     st.markdown("**Privacy ledger of the chosen configuration** (what the model spends, where):")

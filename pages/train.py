@@ -10,9 +10,7 @@ from dpviz import app_train
 from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app_sweep import sklearn_default
-from dpviz.figures import METRICS
 from dpviz.noise import NOT_PRIVATE_NOTE
-from dpviz.sweep import SERIES_DP
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
@@ -248,11 +246,37 @@ def show_results(run: app_train.TrainRun) -> None:
         f"**Scores on held-out folds** (mean ± 1 std) — {NOT_PRIVATE_DIAGNOSTICS}: publishing "
         "them is not covered by ε."
     )
-    for col, (metric, label) in zip(st.columns(len(METRICS)), METRICS):
-        value, delta = run.metric_text(SERIES_DP, metric)
-        col.metric(f"{label} · {run.model_label}", value, delta, border=True)
+    warning = run.one_class_warning()
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+    note = run.rare_class_note()
+    if note:
+        st.caption(note)
+    metrics = run.card_metrics()
+    for col, (metric, label) in zip(st.columns(len(metrics)), metrics):
+        card = run.metric_card(metric)
+        col.metric(
+            f"{label} · {run.model_label}",
+            card.value,
+            card.delta,
+            delta_color=card.color,
+            delta_description=card.description,
+            border=True,
+        )
         for series in run.series[1:]:
             col.metric(f"{label} · {run.series_name(series)}", run.metric_text(series, metric)[0])
+        baseline = run.majority_card(metric)
+        if baseline is None:
+            continue
+        col.metric(
+            f"{label} · {app_train.MAJORITY_NAME}",
+            baseline.value,
+            baseline.delta,
+            delta_color=baseline.color,
+            help="Always answering the training folds' majority class, scored on the same "
+            "held-out folds. A model must beat it to have learnt anything; the change is "
+            "how far the model is above it.",
+        )
     st.plotly_chart(run.scores_figure(), key="train.scores", theme=None)
 
     st.subheader("Downloads")

@@ -312,7 +312,11 @@ def test_metrics_csv_and_diagnostics(run):
     table = pd.read_csv(io.StringIO(run.metrics_csv()))
     assert list(table["series"]) == ["dp_forest", "nonprivate_forest"]
     assert {"accuracy_mean", "auc_std", "f1_mean", "private"} <= set(table.columns)
+    assert {"macro_f1_mean", "majority_accuracy_mean", "majority_f1_std"} <= set(table.columns)
+    assert {"majority_auc_mean", "majority_macro_f1_mean", "one_class_share"} <= set(table.columns)
     assert table.loc[0, "accuracy_mean"] == pytest.approx(run.row("dp_forest")["accuracy_mean"])
+    # The trivial baseline is the same on every row: the same folds.
+    assert table["majority_accuracy_mean"].nunique() == 1
     cards = run.diagnostics()
     d = run.model.diagnostics_
     assert cards["Leaves in the forest"] == "640" and cards["Leaves with records"] == str(
@@ -322,6 +326,13 @@ def test_metrics_csv_and_diagnostics(run):
     assert len(run.leaf_table) == d["n_leaves_nonempty"]
     fig = run.scores_figure()
     assert [t.name.split(",")[0] for t in fig.data] == ["DP forest", "non-private forest (NOT DP)"]
+    # The trivial baseline: a grey line across each metric's bars, one legend entry.
+    row = run.row("dp_forest")
+    lines = [s for s in fig.layout.shapes if (s.name or "").startswith("majority class")]
+    assert [s.y0 for s in lines] == pytest.approx(
+        [100 * row[f"majority_{m}_mean"] for m in ("accuracy", "auc", "f1")]
+    )
+    assert [s.showlegend for s in lines] == [True, False, False]
 
 
 def test_a_forest_too_large_to_list_is_refused_with_the_reason():
@@ -425,9 +436,13 @@ def test_parse_counts():
 
 def test_leaf_release_table_is_exact():
     table = app_leaves.leaf_release_table([0, 4], 0.5, classes=["no", "yes"])
-    assert list(table.columns) == ["mechanism", "P(no)", "P(yes)", "P(flip)"]
+    assert list(table.columns) == ["mechanism", "P(no)", "P(yes)", "P(abstain)", "P(flip)"]
     assert len(table) == len(MECHANISMS)
-    assert np.allclose(table[["P(no)", "P(yes)"]].sum(axis=1), 1.0)
+    assert np.allclose(table[["P(no)", "P(yes)", "P(abstain)"]].sum(axis=1), 1.0)
+    # Only abstain_flip abstains; θ = (ln 2 + 2)/0.5 ≈ 5.4 > 4, so it often does here.
+    abstaining = table["mechanism"].str.startswith("abstain_flip")
+    assert (table.loc[~abstaining, "P(abstain)"] == 0).all()
+    assert table.loc[abstaining, "P(abstain)"].iloc[0] > 0.5
     assert np.allclose(table["P(flip)"], table["P(no)"])  # class "yes" is the majority
     pf = table.set_index("mechanism").loc["permute_flip (ε-DP)"]
     assert pf["P(flip)"] == pytest.approx(0.5 * math.exp(-0.5 * 4))  # e^(-εj)/2

@@ -64,7 +64,7 @@ def _recover(model: ReleasedForest, schema, noise_seed: int) -> np.ndarray | Non
         epsilon=model.meta["epsilon"], noise_seed=noise_seed, declared_n=1500
     )
     source = guess_model._release_source(0)
-    per_tree = model.meta["epsilon"] / len(model.trees)
+    per_tree = model.meta["tree_epsilon"]  # the file states each tree's leaf budget
     noise = KeyedLeafNoise(source, keys).discrete_laplace(len(model.classes_), per_tree)
     counts = _released_counts(model) - noise
     sizes = np.bincount(tree, weights=counts.sum(axis=1))

@@ -302,10 +302,12 @@ def test_figure_draws_one_line_and_band_per_algorithm_with_privacy_labels(multi)
     boost = summary[(summary.series == SERIES_DP) & (summary.algorithm == "dpboost")]
     assert np.allclose(drawn["dpboost (ε-DP)"].y, 100 * boost.sort_values("epsilon").accuracy_mean)
     references = {t.name for t in fig.data if t.mode == "lines"}
+    majority = 100 * summary["majority_accuracy_mean"].iloc[0]
     assert references == {
         "non-private forest (NOT DP)",
         "jpw trees, true majority labels (NOT DP)",
         "scikit-learn HistGradientBoosting (NOT DP)",
+        f"majority class (trivial baseline): {majority:.1f}%",
     }
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.title.text.startswith("ε")
     assert fig.layout.yaxis.title.text == "Accuracy on held-out folds (%)"

@@ -12,7 +12,7 @@ from dpviz import figures_curves, figures_leaves, figures_trees, treeviz
 from dpviz.app_sweep import run_with_references
 from dpviz.data import encode
 from dpviz.demos import load_demo
-from dpviz.figures import series_color
+from dpviz.figures import MAJORITY_COLOR, series_color
 from dpviz.forest import DPRandomForestClassifier
 
 OKABE_ITO = {
@@ -192,7 +192,10 @@ def test_curve_against_epsilon_has_bands_dashes_and_reference_lines(summary):
     assert np.allclose(reference.y, 100 * nonprivate["accuracy_mean"])
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.title.text.startswith("Accuracy")
     assert fig.layout.shapes[0].x0 == 1.0  # the ε under discussion
-    assert all(c in OKABE_ITO for c in (t.line.color for t in fig.data if t.line.color))
+    # Okabe–Ito colours; the trivial baseline is neutral grey (no series of its own).
+    assert all(
+        c in OKABE_ITO | {MAJORITY_COLOR} for c in (t.line.color for t in fig.data if t.line.color)
+    )
 
 
 def test_curve_against_trees_and_depth_rule(summary):

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,7 +104,12 @@ def test_disjoint_and_shared_use_each_record_as_specified(synth):
     sd = np.sqrt(len(X) * 0.1 * 0.9)
     assert np.abs(tree_sizes - len(X) / 10).max() < 6 * sd
     shared = DPRandomForestClassifier(
-        n_estimators=10, depth=4, data_split="shared", schema=schema, random_state=0
+        n_estimators=10,
+        depth=4,
+        data_split="shared",
+        schema=schema,
+        random_state=0,
+        prior_share=0.0,
     ).fit(X, y)
     assert shared.leaf_counts_.sum() == 10 * len(X)
     assert shared.tree_epsilon_ == pytest.approx(0.1)
@@ -233,7 +240,9 @@ def test_mushroom_scale_trees_are_lazy():
 
 def test_diagnostics_and_leaf_table(synth):
     X, y, schema = synth
-    model = DPRandomForestClassifier(n_estimators=10, depth=5, schema=schema, random_state=0)
+    model = DPRandomForestClassifier(
+        n_estimators=10, depth=5, schema=schema, random_state=0, prior_share=0.0
+    )
     model.fit(X, y)
     table = model.leaf_table()
     assert len(table) == len(model.leaf_keys_)
@@ -320,3 +329,52 @@ def test_relabel_draws_fresh_noise_and_books_every_release(synth):
     assert sum(q.startswith("earlier release") for q in queries) == 2
     with_smooth = model.relabel(1.0, "smooth_em")
     assert with_smooth.ledger_.epsilon_total is None
+
+
+def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
+    """Pure-noise features, 85/15 labels, ε = 0.1: the leaves carry no evidence, so the
+    forest must answer the majority class (the paper's forest answers at random)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = pd.DataFrame({"a": rng.uniform(0, 1, n), "b": rng.choice(["p", "q", "r"], n)})
+    y = pd.Series(np.where(rng.random(n) < 0.85, "major", "minor"))
+    schema = Schema(
+        label="label",
+        classes=("major", "minor"),
+        features=(
+            Feature("a", "continuous", 0.0, 1.0),
+            Feature("b", "discrete", values=("p", "q", "r")),
+        ),
+    )
+    # Depth 10: ~30 records per tree over ~1,500 leaves, so nearly every vote is noise.
+    model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
+    model.fit(X, y)
+    # 10% of ε (of ε = 1 above it) on the histogram, the rest on the leaves: total ε.
+    assert model.prior_epsilon_ == pytest.approx(0.01)
+    assert model.tree_epsilon_ == pytest.approx(0.09)
+    assert model.ledger_.epsilon_total == pytest.approx(0.1)
+    assert "noisy class histogram" in model.ledger_.describe().lower()
+    # The histogram's noise has scale 100 against a lead of 2,100 records.
+    assert (model.predict(X) == "major").mean() > 0.99
+    paper = DPRandomForestClassifier(
+        epsilon=0.1, depth=10, schema=schema, random_state=0, prior_share=0
+    )
+    paper.fit(X, y)
+    assert paper.prior_counts_ is None and paper.tree_epsilon_ == pytest.approx(0.1)
+    # Near coin-flip votes: a good share of the records go to the minority.
+    assert (paper.predict(X) == "minor").mean() > 0.2
+    loaded = ReleasedForest.from_json(ReleasedForest.from_estimator(model).to_json())
+    assert np.array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    with pytest.raises(ValueError, match="prior_share"):
+        DPRandomForestClassifier(prior_share=1.5, schema=schema).fit(X, y)
+
+
+def test_a_damaged_prior_in_a_model_file_is_a_value_error(synth):
+    X, y, schema = synth
+    model = DPRandomForestClassifier(n_estimators=3, depth=3, schema=schema, random_state=0)
+    doc = json.loads(ReleasedForest.from_estimator(model.fit(X, y)).to_json())
+    for bad in ([1, 2, 3], "x", [1.5, 2]):
+        with pytest.raises(ValueError, match="prior_counts"):
+            ReleasedForest.from_json(json.dumps({**doc, "prior_counts": bad}))
+    with pytest.raises(ValueError, match="prior_weight"):
+        ReleasedForest.from_json(json.dumps({**doc, "prior_weight": -1}))

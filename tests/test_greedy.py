@@ -7,6 +7,7 @@ import math
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -18,11 +19,14 @@ from dpviz.evaluation import cross_validate
 from dpviz.greedy import (
     DPDecisionTreeClassifier,
     _Frontier,
+    auto_depth,
     enumerate_subtrees,
     mcmc_subtrees,
+    stopping_rule,
 )
 from dpviz.mechanisms import log_softmax
 from dpviz.noise import NoiseSource, SecureGenerator
+from dpviz.schema import Feature, Schema
 from dpviz.synthetic import make_synth
 
 N_VALUES = np.array([2, 2, 3])
@@ -190,14 +194,75 @@ def test_split_selection_passes_exact_audit(layers, eps):
 @pytest.mark.parametrize(
     ("name", "steps", "levels"), [("friedman_schuster", 1, 5), ("dpea", 2, 3)]
 )
-def test_ledger_total_is_epsilon(name, steps, levels):
+def test_ledger_total_is_epsilon_without_stopping(name, steps, levels):
+    """An explicit depth without the stopping rule: the papers' budget, unchanged."""
     frame, schema = make_synth("SynthA", 2000, seed=0)
-    model = get_algorithm(name).make(0.6, schema=schema, random_state=0)
+    model = get_algorithm(name).make(
+        0.6, schema=schema, random_state=0, max_depth=5, stopping="none"
+    )
     model.fit(frame.drop(columns="label"), frame["label"])
     assert model.steps == steps
     assert model.step_epsilon_ == pytest.approx(0.6 / (levels + 1))
     assert len(model.ledger_.groups) == levels + 1
     assert model.ledger_.epsilon_total == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("name", ["friedman_schuster", "dpea"])
+@pytest.mark.parametrize("epsilon", [0.05, 0.6, 8.0])
+def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
+    """Registry defaults (depth "auto", stopping rule): the root histogram (0.1·ε), then
+    per step level below the root a count group of ρ·ε' (ρ = 0.2) before the split
+    group, and the leaves. Every record's path spends exactly ε: the split of a level
+    plus its count is ε', the leaves ε', the root count 0.1·ε."""
+    frame, schema = make_synth("SynthA", 2000, seed=0)
+    model = get_algorithm(name).make(epsilon, schema=schema)
+    model.fit(frame.drop(columns="label"), frame["label"])
+    budget, ledger = model.budget_, model.ledger_
+    n_levels = math.ceil(model.depth_ / model.steps)
+    assert budget.root == pytest.approx(0.1 * epsilon)
+    assert budget.level == pytest.approx(0.9 * epsilon / (n_levels + 1))
+    assert model.step_epsilon_ == budget.level
+    counts = [g for g in ledger.groups if "noisy class counts of the step" in g[0].query]
+    splits = [g for g in ledger.groups if "split step" in g[0].query]
+    assert len(splits) == n_levels and len(counts) == max(0, n_levels - 1)
+    for group in counts:
+        assert max(e.epsilon for e in group) == pytest.approx(0.2 * budget.level)
+    for level, group in enumerate(splits):
+        share = budget.level if level == 0 else 0.8 * budget.level
+        assert group[0].epsilon == pytest.approx(share)
+    assert len(ledger.groups) == 1 + len(counts) + len(splits) + 1
+    assert ledger.epsilon_total == pytest.approx(epsilon)
+    # The released node histograms are the ones the ledger books, at their ε.
+    assert model.counted_nodes_[0] == 0
+    assert model.counted_epsilon_[0] == pytest.approx(budget.root)
+    np.testing.assert_allclose(model.counted_epsilon_[1:], budget.count)
+    # A leaf's counts get ε' at full depth and the unspent ε of its path if closed
+    # earlier: never more than what its records did not spend elsewhere.
+    depth = model.node_depth_[model.leaf_nodes_]
+    assert (model.leaf_epsilon_ >= budget.level - 1e-12).all()
+    assert (model.leaf_epsilon_ <= 0.9 * epsilon + 1e-12).all()
+    full = depth == model.depth_
+    np.testing.assert_allclose(model.leaf_epsilon_[full], budget.level)
+
+
+def test_explicit_depth_books_counts_below_the_root_only():
+    """An explicit depth: no root count (the root always splits), counts from step 2 on;
+    D = 1 (and DPEA's D = 2, one step) has no count at all, the release audit's setting."""
+    frame, schema = make_synth("SynthA", 2000, seed=0)
+    X, y = frame.drop(columns="label"), frame["label"]
+    model = DPDecisionTreeClassifier(epsilon=1.0, max_depth=3, schema=schema).fit(X, y)
+    assert model.budget_.root == 0 and model.step_epsilon_ == pytest.approx(0.25)
+    assert model.budget_.count == pytest.approx(0.05)
+    assert 0 not in model.counted_nodes_.tolist()
+    assert model.ledger_.epsilon_total == pytest.approx(1.0)
+    assert len(model.ledger_.groups) == 3 + 2 + 1
+    for name, depth in (("friedman_schuster", 1), ("dpea", 2)):
+        single = get_algorithm(name).make(1.0, schema=schema, max_depth=depth).fit(X, y)
+        assert single.step_epsilon_ == pytest.approx(0.5)
+        assert single.budget_.count == 0 and len(single.counted_nodes_) == 0
+        np.testing.assert_allclose(single.leaf_epsilon_, 0.5)
+        assert len(single.ledger_.groups) == 2
+        assert single.ledger_.epsilon_total == pytest.approx(1.0)
 
 
 def test_dpea_prints_its_candidate_count():
@@ -212,10 +277,24 @@ def test_greedy_trees_learn_and_predict_probabilities():
     frame, schema = make_synth("SynthB", 6000, seed=2)
     encoded = encode(frame, schema)
     for name in ("friedman_schuster", "dpea"):
-        result = cross_validate(encoded, schema, epsilon=4.0, algorithm=name, folds=2)
+        result = cross_validate(encoded, schema, epsilon=4.0, algorithm=name, folds=2, max_depth=5)
         assert result["accuracy"]["mean"] > 0.65
         assert 0.5 < result["auc"]["mean"] <= 1.0
         assert result["privacy"]["epsilon_total"] == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("name", ["friedman_schuster", "dpea"])
+def test_default_trees_learn(name):
+    """Registry defaults (depth "auto"), fitted and scored directly."""
+    frame, schema = make_synth("SynthB", 6000, seed=2)
+    train, test = frame.iloc[:4000], frame.iloc[4000:]
+    model = get_algorithm(name).make(4.0, schema=schema)
+    model.fit(train.drop(columns="label"), train["label"])
+    assert model.max_depth == "auto" and 1 <= model.depth_ <= 5
+    assert (model.predict(test.drop(columns="label")) == test["label"]).mean() > 0.65
+    proba = model.predict_proba(test.drop(columns="label"))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.ledger_.epsilon_total == pytest.approx(4.0)
 
 
 @pytest.mark.parametrize(
@@ -283,7 +362,7 @@ def test_dpea_ledger_claims_no_epsilon_for_d_above_2(max_depth, exact_steps):
     step of 2 layers, when D = 5, is exact and says so)."""
     model = DPDecisionTreeClassifier(epsilon=1.0, max_depth=max_depth, steps=3)
     ledger = model.privacy_ledger(schema_inferred=False)
-    steps = [group[0] for group in ledger.groups[:-1]]
+    steps = [group[0] for group in ledger.groups if "split step" in group[0].query]
     assert len(steps) == 2
     assert [e.private for e in steps] == [False] + [True] * exact_steps + [False] * (
         1 - exact_steps
@@ -292,8 +371,13 @@ def test_dpea_ledger_claims_no_epsilon_for_d_above_2(max_depth, exact_steps):
     text = ledger.describe()
     assert "approximate exponential mechanism" in text and "NOT a proven bound" in text
     assert "NO differential-privacy proof" in text and "approximate EM" in text
-    assert text.count("spent an unbounded ε") == 2 - exact_steps
+    # Step 1 is a group of its own; step 2 shares its group with the leaves closed
+    # before it (their counts spend that step's ε), so it is told by its summary.
+    assert text.count("spent an unbounded ε") == 1
+    assert text.count("approximate EM, nominal") == 1 - exact_steps
     assert "differentially private." not in text and "Total:" not in text
+    auto = DPDecisionTreeClassifier(epsilon=1.0, steps=3)
+    assert auto.approximate and auto.privacy_ledger(False).epsilon_total is None
     exact = DPDecisionTreeClassifier(epsilon=1.0, max_depth=max_depth, steps=2)
     assert exact.privacy_ledger(schema_inferred=False).epsilon_total == pytest.approx(1.0)
 
@@ -442,12 +526,19 @@ def test_secure_generator_draws_the_exact_discrete_laplace():
 
 
 def test_greedy_leaves_release_integer_discrete_laplace_counts(synth_a):
-    """Friedman–Schuster at depth 5 lists all 8^5 = 32,768 leaves × 2 classes: 65,536
+    """Friedman–Schuster at depth 5 without the stopping rule and the fallback (the
+    papers' full tree) lists all 8^5 = 32,768 leaves × 2 classes: 65,536
     noise draws at ε' = 3 / 6 = 0.5 (exact), mostly on empty leaves. Same χ² bound as
     above (p > 1e-4 at a fixed noise seed); at this n a 10% error in ε' gives p < 1e-8."""
     X, y, schema = synth_a
     model = DPDecisionTreeClassifier(
-        epsilon=3.0, max_depth=5, steps=1, schema=schema, noise_seed=2
+        epsilon=3.0,
+        max_depth=5,
+        steps=1,
+        stopping="none",
+        fallback="none",
+        schema=schema,
+        noise_seed=2,
     ).fit(X, y)
     assert model.step_epsilon_ == 0.5
     assert np.issubdtype(model.leaf_noisy_counts_.dtype, np.integer)
@@ -485,3 +576,158 @@ def test_fitted_tree_holds_no_noise_source_and_pickles(synth_a, steps, noise_see
     np.testing.assert_array_equal(copy.predict_proba(X), model.predict_proba(X))
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(NoiseSource.fresh())
+
+
+# --- issue 13: noise-aware stopping, the "auto" depth, graceful degradation -------------
+
+
+def test_stopping_rule_is_friedman_schuster_threshold():
+    """N̂ / (t·k) < √2/ε' (t the widest feature still available); a DPEA step of ℓ
+    layers divides by t·b̄^(ℓ−1) instead (b̄ their mean width)."""
+    n_values = np.array([2, 4, 6])
+    used = np.array([[False, False, False], [False, False, True], [True, True, True]])
+    eps = math.sqrt(2)  # threshold √2/ε' = 1 record per class per child
+    # k = 2. Row 0: t = 6, cut at 12 records; row 1: t = 4, cut at 8.
+    counts = np.array([[6, 5], [4, 4], [0, 0]])
+    np.testing.assert_array_equal(stopping_rule(counts, used, n_values, 1, eps), [1, 0, 1])
+    counts = np.array([[6, 6], [4, 3], [50, 50]])
+    np.testing.assert_array_equal(stopping_rule(counts, used, n_values, 1, eps), [0, 1, 1])
+    # Two layers: row 0 needs 2·6·4 = 48 records (b̄ = 4), row 1 2·4·3 = 24.
+    counts = np.array([[24, 23], [12, 12], [0, 0]])
+    np.testing.assert_array_equal(stopping_rule(counts, used, n_values, 2, eps), [1, 0, 1])
+
+
+def two_nodes_data():
+    """Binary ``a`` separates 2000 records (all "no", ``c`` uniform over 20 values) from
+    2 records (both "yes", ``c`` = 0): the split on ``a`` scores 2 more than on ``c``,
+    and below it one child holds 2000 records, the other 2."""
+    schema = Schema(
+        "label",
+        ("no", "yes"),
+        (
+            Feature("a", "discrete", values=("0", "1")),
+            Feature("c", "discrete", values=tuple(str(i) for i in range(20))),
+        ),
+    )
+    c = np.random.default_rng(0).integers(0, 20, 2000)
+    X = pd.DataFrame({"a": ["0"] * 2000 + ["1"] * 2, "c": [str(v) for v in c] + ["0"] * 2})
+    return X, np.array(["no"] * 2000 + ["yes"] * 2), schema
+
+
+@pytest.mark.parametrize("noise_seed", [0, 1, 2])
+def test_stopping_rule_makes_a_tiny_node_a_leaf_and_splits_a_big_one(noise_seed):
+    """ε = 30, D = 2: ε' = 10, the EM picks ``a`` at the root (odds e^10 : 19 against
+    ``c``). Below it, the threshold is N̂/(20·2) < √2/10, i.e. N̂ < 5.7 records, and the
+    node counts have ε = ρ·ε' = 2: the 2-record node stops (its leaf counts then get
+    the ε its records did not spend, 18), the 2000-record node splits on ``c``. Checked
+    for 300 noise seeds when written; three fixed seeds here (replayable noise)."""
+    X, y, schema = two_nodes_data()
+    model = DPDecisionTreeClassifier(
+        epsilon=30.0, max_depth=2, schema=schema, noise_seed=noise_seed
+    ).fit(X, y)
+    assert model.feature_[0] == 0
+    big, tiny = model.first_child_[0], model.first_child_[0] + 1
+    assert model.feature_[big] == 1 and model.feature_[tiny] == -1
+    assert sorted(model.counted_nodes_.tolist()) == [big, tiny]
+    row = np.searchsorted(model.leaf_nodes_, tiny)
+    assert model.leaf_nodes_[row] == tiny and model.leaf_counts_[row].tolist() == [0, 2]
+    assert model.leaf_epsilon_[row] == pytest.approx(18.0)
+    assert model.ledger_.epsilon_total is None  # replayable noise: NOT private
+    private = DPDecisionTreeClassifier(epsilon=30.0, max_depth=2, schema=schema).fit(X, y)
+    assert private.ledger_.epsilon_total == pytest.approx(30.0)
+    # Without the rule the tiny node is split too (into 20 leaves, 19 of them empty).
+    full = DPDecisionTreeClassifier(
+        epsilon=30.0, max_depth=2, schema=schema, stopping="none", noise_seed=noise_seed
+    ).fit(X, y)
+    assert (full.feature_[full.first_child_[0] : full.first_child_[0] + 2] >= 0).all()
+
+
+def test_auto_depth_rule_on_declared_counts():
+    """Binary features (b = 2), two classes, ε left for the tree = 1: depth D needs
+    n / (2·2^D) ≥ √2·(⌈D/d⌉ + 1), i.e. n ≥ 11.3, 33.9, 90.5, 226.3, 543.1 for D = 1…5."""
+    widths = [2] * 6
+    cases = {10: 0, 12: 1, 34: 2, 100: 3, 226: 3, 227: 4, 543: 4, 544: 5, 10**9: 5}
+    for n, depth in cases.items():
+        assert auto_depth(n, widths, 2, 1.0) == depth, n
+    # DPEA (d = 2): D = 2 costs what D = 1 does, ε' = 1/2: n ≥ 22.6 reaches depth 2.
+    assert auto_depth(23, widths, 2, 1.0, steps=2) == 2
+    assert auto_depth(10**9, widths, 2, 1.0, cap=3) == 3
+
+
+def test_auto_depth_from_a_declared_n_spends_no_epsilon():
+    frame, schema = make_synth("SynthA", 2000, seed=0)
+    X, y = frame.drop(columns="label"), frame["label"]
+    widths = [8] * len(schema.continuous)
+    for declared in (50, 2000, 10**6):
+        model = DPDecisionTreeClassifier(epsilon=1.0, declared_n=declared, schema=schema)
+        model.fit(X, y)
+        assert model.depth_ == auto_depth(declared, widths, 2, 1.0)
+        assert model.n_records_estimate_ == declared and model.budget_.root == 0
+        assert 0 not in model.counted_nodes_.tolist()
+        assert model.ledger_.epsilon_total == pytest.approx(1.0)
+        assert not any("all records" in g[0].data for g in model.ledger_.groups)
+    assert [
+        DPDecisionTreeClassifier(epsilon=1.0, declared_n=n, schema=schema).fit(X, y).depth_
+        for n in (50, 10**6)
+    ] == [1, 5]
+    # Without a declared n the root's noisy histogram is the count (10% of ε).
+    model = DPDecisionTreeClassifier(epsilon=1.0, schema=schema).fit(X, y)
+    assert model.budget_.root == pytest.approx(0.1)
+    assert model.n_records_estimate_ == model.counted_noisy_counts_[0].sum()
+    # An explicit integer still is the depth (the registry's value check too).
+    assert DPDecisionTreeClassifier(max_depth=2, schema=schema).fit(X, y).depth_ == 2
+    fs = get_algorithm("friedman_schuster")
+    assert fs.defaults()["max_depth"] == "auto" == get_algorithm("dpea").defaults()["max_depth"]
+    assert fs.make(1.0, max_depth=3).max_depth == 3
+    for bad in (0, "deep", 2.5, True):
+        with pytest.raises(ValueError, match="max_depth"):
+            fs.make(1.0, max_depth=bad)
+
+
+def pure_noise(n, seed):
+    """Eight binary features independent of a label that is "yes" for 70% of records."""
+    rng = np.random.default_rng(seed)
+    schema = Schema(
+        "label",
+        ("no", "yes"),
+        tuple(Feature(f"f{i}", "discrete", values=("0", "1")) for i in range(8)),
+    )
+    X = pd.DataFrame({f"f{i}": rng.integers(0, 2, n).astype(str) for i in range(8)})
+    y = np.where(rng.random(n) < 0.7, "yes", "no")
+    return X, y, schema
+
+
+def test_noise_dominated_leaves_fall_back_to_the_majority():
+    """Pure-noise features at ε = 0.35, a forced depth-6 tree (no stopping rule): 64
+    leaves of ~47 records (class gap ~19) whose counts carry noise of sd ≈ 28 each.
+    The papers' rule (fallback="none") labels a leaf by its noise and predicts the
+    minority class "no" for about 30% of records; the fallback finds no deviation that
+    stands out of the noise and predicts the majority "yes" (70%) everywhere. The
+    default tree ("auto" depth, stopping rule) too. Replayable noise, ten seeds; over
+    100 seeds when written: 87 fits all "yes", 0.7% "no" on average (raw: 31%)."""
+    for seed in range(10):
+        X, y, schema = pure_noise(3000, seed=seed)
+        X_test, _, _ = pure_noise(2000, seed=100 + seed)
+
+        def fit(seed=seed, X=X, y=y, schema=schema, **params):
+            model = DPDecisionTreeClassifier(
+                epsilon=0.35, schema=schema, noise_seed=seed, **params
+            )
+            return model.fit(X, y)
+
+        smoothed = fit(max_depth=6, stopping="none")
+        assert len(smoothed.leaf_nodes_) == 64
+        assert (smoothed.predict(X_test) == "yes").all(), seed
+        raw = fit(max_depth=6, stopping="none", fallback="none")
+        assert (raw.predict(X_test) == "no").mean() > 0.15, seed
+        assert (fit().predict(X_test) == "yes").all(), seed
+
+
+def test_fallback_keeps_a_clear_signal():
+    """With little noise the fallback keeps each leaf's own shares: a label that is a
+    function of one feature is learnt exactly (ε = 50)."""
+    X, _, schema = pure_noise(3000, seed=7)
+    y = np.where(X["f3"] == "1", "yes", "no")
+    model = DPDecisionTreeClassifier(epsilon=50.0, max_depth=2, schema=schema).fit(X, y)
+    assert (model.predict(X) == y).all()
+    assert model.predict_proba(X).max(axis=1).min() > 0.95

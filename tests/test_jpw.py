@@ -29,13 +29,18 @@ def test_ledger_total_is_epsilon_before_and_after_updates(synth):
     X, y, schema = synth
     model = PrivateRDTClassifier(epsilon=0.8, schema=schema, random_state=0, declared_n=4000)
     model.fit(X.iloc[:4000], y.iloc[:4000])
-    assert model.tree_epsilon_ == pytest.approx(0.08)
+    # 10% of ε on the class prior, the rest over 10 trees.
+    assert model.prior_epsilon_ == pytest.approx(0.08)
+    assert model.tree_epsilon_ == pytest.approx(0.072)
     assert model.ledger_.epsilon_total == pytest.approx(0.8)
+    prior = model.prior_counts_.copy()
     model.partial_fit(X.iloc[4000:8000], y.iloc[4000:8000])
     model.partial_fit(X.iloc[8000:], y.iloc[8000:])
-    # Σ over 10 trees of max over 3 disjoint batches of ε/10.
-    assert len(model.ledger_.groups) == 10
-    assert all(len(group) == 3 for group in model.ledger_.groups)
+    # The prior, then Σ over 10 trees of max over 3 disjoint batches of the leaves' ε/10.
+    assert len(model.ledger_.groups) == 11
+    assert all(len(group) == 3 for group in model.ledger_.groups[1:])
+    # The prior took in both batches (their class totals plus noise of scale 12.5).
+    assert abs((model.prior_counts_ - prior).sum() - 8000) < 4 * 12.5 * 2 * np.log(1e6)
     assert model.ledger_.epsilon_total == pytest.approx(0.8)
     assert "updated 2 time(s)" in model.ledger_.describe()
     assert model.leaf_counts_.sum() == 10 * len(X)
@@ -44,9 +49,9 @@ def test_ledger_total_is_epsilon_before_and_after_updates(synth):
 def test_jpw_depth_without_a_declared_n_books_a_noisy_count(synth):
     X, y, schema = synth
     model = PrivateRDTClassifier(epsilon=0.8, schema=schema, random_state=0).fit(X, y)
-    # 5% of ε buys the count; the leaves get the rest, split over the 10 trees.
+    # 5% of ε buys the count, 10% the class prior; the leaves get the rest over 10 trees.
     assert model.depth_count_epsilon_ == pytest.approx(0.04)
-    assert model.tree_epsilon_ == pytest.approx(0.076)
+    assert model.tree_epsilon_ == pytest.approx(0.068)
     assert model.ledger_.epsilon_total == pytest.approx(0.8)
     assert "noisy record count" in model.ledger_.describe().lower()
     # Discrete Laplace of scale 25 on n: the depth reads a count within 25·ln(1e6) of n.
@@ -56,9 +61,10 @@ def test_jpw_depth_without_a_declared_n_books_a_noisy_count(synth):
 def test_update_released_counts_are_old_plus_new_plus_fresh_noise(synth):
     """After an update each old leaf's release = old release + new counts + fresh noise.
 
-    The residual is Laplace(τ/ε) with τ/ε = 10: mean 0, variance 200. Over the 640
-    leaf-class cells (10 trees × 32 leaves × 2 classes) the mean is within 4 standard errors
-    and the variance within 25% (about 3 standard deviations of a Laplace sample variance)."""
+    The residual is discrete Laplace with the leaves' per-tree ε' (0.09 here): mean 0,
+    variance 2q/(1 − q)² with q = e^−ε' (≈ 247). Over the 640 leaf-class cells (10 trees ×
+    32 leaves × 2 classes) the mean is within 4 standard errors and the variance within 25%
+    (about 3 standard deviations of a Laplace sample variance)."""
     X, y, schema = synth
     model = PrivateRDTClassifier(epsilon=1.0, schema=schema, random_state=1).fit(
         X[:6000], y[:6000]
@@ -71,8 +77,10 @@ def test_update_released_counts_are_old_plus_new_plus_fresh_noise(synth):
     model.partial_fit(X[6000:], y[6000:])
     old = np.searchsorted(model.leaf_keys_, keys)
     residual = (model.leaf_noisy_counts_[old] - released) - (model.leaf_counts_[old] - counts)
-    assert abs(residual.mean()) < 4 * np.sqrt(200 / residual.size)
-    assert residual.var() == pytest.approx(200, rel=0.25)
+    q = np.exp(-model.tree_epsilon_)
+    variance = 2 * q / (1 - q) ** 2
+    assert abs(residual.mean()) < 4 * np.sqrt(variance / residual.size)
+    assert residual.var() == pytest.approx(variance, rel=0.25)
 
 
 def test_update_accuracy_close_to_union(synth):

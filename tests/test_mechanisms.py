@@ -46,10 +46,15 @@ def test_table6_probabilities():
 @pytest.mark.parametrize("name", list(MECHANISMS))
 def test_probabilities_are_distributions(name):
     counts = np.array([[0, 0], [3, 1], [5, 10], [0, 400], [7, 7]])
-    probs = get_mechanism(name).probabilities(counts, 0.5)
+    mech = get_mechanism(name)
+    probs = mech.probabilities(counts, 0.5)
     assert np.allclose(probs.sum(axis=1), 1.0)
     assert np.all(probs >= 0)
-    assert np.allclose(probs[0], 0.5)  # empty leaf: uniform for every mechanism
+    # Empty leaf: the classes equally likely for every mechanism (an abstaining one also
+    # has its abstention, the last column).
+    classes = probs[0, :2]
+    assert np.allclose(classes, 0.5 if not mech.abstains else classes[0])
+    assert probs.shape[1] == 2 + mech.abstains
 
 
 def test_permute_flip_matches_direct_integral():
@@ -109,14 +114,17 @@ def test_release_follows_exact_distribution(name):
     eps = 0.6
     mech = get_mechanism(name)
     labels, _ = mech.release(counts, eps, _noise(len(counts), 12345))
-    observed = np.bincount(labels, minlength=3)
+    # An abstention (label -1) is the law's last column.
+    observed = np.bincount(np.where(labels < 0, 3, labels), minlength=3 + mech.abstains)
     expected = mech.probabilities(counts[:1], eps)[0] * len(counts)
     keep = expected > 0
     assert observed[~keep].sum() == 0
     assert stats.chisquare(observed[keep], expected[keep]).pvalue > 1e-4
 
 
-@pytest.mark.parametrize("name", ["global_em", "count_em", "permute_flip", "laplace_counts"])
+@pytest.mark.parametrize(
+    "name", ["global_em", "count_em", "permute_flip", "abstain_flip", "laplace_counts"]
+)
 @pytest.mark.parametrize("eps", [0.1, 1.0, 2.0])
 @pytest.mark.parametrize("k", [2, 3])
 def test_audit_private_mechanisms(name, eps, k):

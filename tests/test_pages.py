@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from streamlit.proto.Metric_pb2 import Metric as MetricProto
 from streamlit.testing.v1 import AppTest
 
 from dpviz import app_support as support
@@ -23,8 +24,11 @@ from dpviz import app_train
 from dpviz.algorithms import ALGORITHMS
 from dpviz.app_session import DATA_KEY, RUN_KEY, SWEEP_KEY
 from dpviz.demos import DEMO_CSV, DEMO_SCHEMA
+from dpviz.figures import majority_mean
+from dpviz.mechanisms import MECHANISMS
 
 from .page_checks import chart_spec, charts, key, texts
+from .rare_data import rare_data
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "bad_inputs"
@@ -238,6 +242,13 @@ def test_train_shows_cards_references_ledger_chart_and_downloads():
     assert len(dp_cards) == 3
     for card in dp_cards:
         assert "% ± " in card.value and card.delta.endswith("pts vs non-private forest")
+        assert card.proto.delta_description.endswith("pts vs majority class")
+    # The trivial baseline beside every metric (the demo is balanced: no macro F1 card).
+    baseline = [m for m in at.metric if m.label.endswith(app_train.MAJORITY_NAME)]
+    assert [m.label.split(" · ")[0] for m in baseline] == ["Accuracy", "ROC AUC", "F1"]
+    assert baseline[1].value == "50.0% ± 0.0" and "must beat it" in baseline[0].help
+    assert all(m.delta.endswith(" pts for the DP forest") for m in baseline)
+    assert not at.warning  # a model that learnt something: no one-class warning
     assert "0.5-differentially private" in texts(at.success)
     assert len(charts(at)) == 1
     names = [trace["name"] for trace in chart_spec(at)["data"]]
@@ -245,10 +256,48 @@ def test_train_shows_cards_references_ledger_chart_and_downloads():
         "DP forest, permute_flip (ε-DP), ε = 0.5",
         "non-private forest (NOT DP)",
     ]
+    shapes = chart_spec(at)["layout"]["shapes"]
+    assert [s["name"].split(":")[0] for s in shapes] == ["majority class (trivial baseline)"] * 3
     assert downloads(at) == ["Download the released model (JSON)", "Download the metrics (CSV)"]
     assert "depth 5 · accuracy" in at.session_state[RUN_KEY].describe()
     at.run()  # the result survives a rerun (session state)
     assert len(charts(at)) == 1 and at.session_state[RUN_KEY].settings.epsilon == 0.5
+
+
+def test_a_model_predicting_one_class_is_warned_about_with_macro_f1_beside_accuracy():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.session_state[DATA_KEY] = rare_data()  # 3% positives, features without signal
+    at.switch_page("pages/train.py").run()
+    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(10)
+    at.number_input(key=key("train.folds")).set_value(3)
+    at.checkbox(key=key("train.sklearn")).uncheck()
+    at.checkbox(key=key("train.replay")).check()  # exact: any noise gives one class here
+    at.run()
+    at.button(key="train.button").click().run()
+    assert not at.exception, at.exception
+    warning = texts(at.warning)
+    assert "The DP forest predicts only class 'no' in every fold" in warning
+    assert "no better than always answering the majority class" in warning
+    assert "'yes', is 3.0% of the records" in texts(at.caption)
+    labels = [m.label for m in at.metric]
+    assert labels[:3] == [
+        "Accuracy · DP forest",
+        "Accuracy · non-private forest (NOT DP)",
+        f"Accuracy · {app_train.MAJORITY_NAME}",
+    ]
+    assert labels[3] == "Macro F1 · DP forest"  # beside accuracy
+    accuracy = at.metric[0]
+    # 97% accuracy that only repeats the class shares: red, and said so under it.
+    assert accuracy.proto.delta_description == "+0.0 pts vs majority class"
+    majority = at.metric[2]
+    assert majority.delta == "+0.0 pts for the DP forest"
+    assert majority.proto.color == MetricProto.MetricColor.RED
+    assert accuracy.proto.color == MetricProto.MetricColor.RED
+    spec = chart_spec(at)
+    assert spec["data"][0]["x"] == ["Accuracy", "Macro F1", "ROC AUC", "F1"]
+    marks = [a["text"] for a in spec["layout"]["annotations"] if a["text"].startswith("majority")]
+    assert marks[-1] == "majority 0.0"  # F1 of always answering 'no'
 
 
 def test_not_dp_mechanism_is_badged_and_the_ledger_says_no_guarantee():
@@ -321,7 +370,7 @@ def test_deep_tree_is_an_icicle_with_a_depth_limit():
 def test_leaves_page_teaches_without_a_model_and_rejects_bad_counts():
     at = open_page("pages/leaves.py")
     table = at.dataframe[0].value
-    assert len(table) == 6 and "P(flip)" in table.columns
+    assert len(table) == len(MECHANISMS) and "P(flip)" in table.columns
     assert "Train a model" in texts(at.info)
     at.text_input(key=key("leaves.counts")).set_value("5, x").run()
     assert "whole numbers" in texts(at.error) and not at.exception
@@ -378,6 +427,11 @@ def test_curves_page_runs_a_sweep_and_shows_curves_references_and_the_candidate(
     assert "be at most 73.1% sure" in texts(at.markdown)  # the ε = 1 under discussion
     candidate = at.dataframe[0].value
     assert list(candidate["guarantee"]) == ["1-DP", "1-DP", "NONE (not DP)"]
+    # The trivial baseline: a labelled line on the curve and a column of the table.
+    baseline = 100 * majority_mean(at.session_state[SWEEP_KEY].summary, "accuracy")
+    assert f"majority class (trivial baseline): {baseline:.1f}%" in names
+    assert set(candidate["majority class (trivial baseline)"]) == {f"{baseline:.1f}%"}
+    assert set(candidate["one class only"]) == {"—"} and not at.warning
     assert downloads(at) == ["Download every fold (CSV)", "Download the summary (CSV)"]
     assert "ε values × 3 mechanisms × 2 tree counts" in at.session_state[SWEEP_KEY].describe()
 
@@ -395,6 +449,28 @@ def test_changing_the_view_does_not_rerun_the_sweep():
     at.multiselect(key=key("curves.shown")).set_value(["fletcher_islam/smooth_em"]).run()
     assert "No series shown carries a guarantee" in texts(at.warning)
     assert at.session_state[SWEEP_KEY] is sweep and not at.exception
+
+
+def test_curves_on_a_rare_class_offer_macro_f1_and_warn_of_one_class_lines():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.session_state[DATA_KEY] = rare_data()
+    at.switch_page("pages/curves.py").run()
+    settings = {"low": 0.5, "high": 1.0, "per_decade": 3, "trees": [10], "folds": 3}
+    settings.update({"mechs": ["permute_flip"], "sklearn": False})
+    for name, value in settings.items():
+        at.get_by_key(key(f"curves.{name}")).set_value(value)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert at.radio(key=key("curves.metric")).options == ["Accuracy", "Macro F1", "ROC AUC", "F1"]
+    assert "'yes', is 3.0% of the records" in texts(at.caption)
+    assert "a model predicts a single class — permute_flip (ε-DP) in" in texts(at.warning)
+    at.radio(key=key("curves.metric")).set_value("macro_f1").run()
+    assert not at.exception
+    spec = chart_spec(at)
+    assert spec["layout"]["yaxis"]["title"]["text"].startswith("Macro F1")
+    assert any(t.get("name", "").startswith("majority class (trivial") for t in spec["data"])
+    assert "Macro F1" in at.dataframe[0].value.columns
 
 
 def test_bad_sweep_settings_are_a_message():

@@ -15,12 +15,14 @@ in the session (the frame flag and the default demo dataset).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.proto.Metric_pb2 import Metric as MetricProto
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
@@ -28,10 +30,12 @@ from dpviz import app_curves
 from dpviz import app_support as support
 from dpviz.app_session import DATA_KEY, FRAME_KEY, KEEP_PREFIX, SWEEP_KEY
 from dpviz.demos import DEFAULT_DEMO
+from dpviz.figures import majority_mean
 from dpviz.sweep import SERIES_NONPRIVATE, SweepResult
 
 from .conftest import NEGOTIATE_SWEEP
 from .html_checks import network_urls
+from .rare_data import rare_data
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -327,6 +331,38 @@ def test_candidates_side_by_side_with_the_risk_in_numbers_and_words(sweep):
         "ε = 0.5: out of reach below this line",
     ]
     assert "false positive: says 'in' about someone who is not" in texts(at.caption)
+
+
+def test_the_majority_baseline_is_on_the_curve_and_every_card(sweep):
+    at = open_page(NEGOTIATE, sweep)
+    baseline = 100 * majority_mean(sweep.summary, "accuracy")
+    curve = charts(at)[0]
+    line = next(t for t in curve["data"] if t["name"].startswith("majority class (trivial"))
+    assert line["name"] == f"majority class (trivial baseline): {baseline:.1f}%"
+    low, high = curve["layout"]["yaxis"]["range"]
+    assert low <= values(line["y"])[0] <= high
+    cards = [m for m in at.markdown if m.value.startswith("Always the majority class")]
+    assert len(cards) == len(at.session_state[key("negotiate.candidates")])
+    assert all(f"**{baseline:.1f}%**" in m.value for m in cards)
+
+
+def test_a_candidate_predicting_one_class_is_warned_about():
+    settings = dataclasses.replace(
+        NEGOTIATE_SWEEP, mechanisms=("permute_flip",), eps_low=0.5, folds=3, noise_seed=0
+    )
+    data = rare_data()
+    rare = app_curves.run(data, settings)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.session_state[DATA_KEY] = data
+    at.session_state[SWEEP_KEY] = rare
+    at.switch_page(NEGOTIATE).run()
+    assert not at.exception, at.exception
+    assert "predicts a single class in every fold: no better than always" in texts(at.warning)
+    assert "Careful: at ε = " in texts(at.warning)  # the suggestion is met trivially
+    utility = [m for m in at.metric if m.label == "Accuracy (NOT private)"]
+    assert utility and all(m.proto.color == MetricProto.MetricColor.RED for m in utility)
+    assert "Always the majority class: **97.0%**" in texts(at.markdown)
 
 
 def test_not_dp_mechanism_is_badged_and_gets_no_risk_bound(sweep):

@@ -280,3 +280,49 @@ def test_report_opens_offline_in_a_browser(html, tmp_path):
             browser.close()
     assert errors == []
     assert all(url.startswith("file://") for url in requests), requests
+
+
+def test_the_trivial_baseline_is_a_column_and_a_line():
+    summary = pd.DataFrame(
+        {
+            "series": ["dp_forest"] * 3 + ["nonprivate_forest"],
+            "mechanism": ["permute_flip"] * 3 + ["none"],
+            "epsilon": [0.5, 1.0, 2.0, math.inf],
+            "accuracy_mean": [0.9, 0.95, 0.97, 0.97],
+            "accuracy_std": [0.01, 0.01, 0.0, 0.0],
+            "private": [True, True, True, False],
+        }
+    )
+    choice = smallest_epsilon(summary, "accuracy", 2.0)
+    table = candidate_table([0.5, 1.0], 0.5, summary, "accuracy")
+    table["one_class_share"] = [0.0, 1.0]
+    html = decision_report(
+        schema=schema(),
+        algorithm="fletcher_islam",
+        parameters={"mechanism": "permute_flip"},
+        seeds={},
+        chosen_epsilon=1.0,
+        candidates=table,
+        choice=choice,
+        majority=0.97,
+        created=WHEN,
+    )
+    assert (
+        "<th>majority class (trivial baseline): always the majority class (NOT private)</th>"
+        in html
+    )
+    assert html.count('<td class="num">97.0%</td>') == 2
+    assert "95.0% ± 1.0 (predicts one class only, in every fold)" in html
+    assert "90.0% ± 1.0 (predicts" not in html
+    assert "majority class (trivial baseline): 97.0%" in html  # the curve's line
+    plain = decision_report(
+        schema=schema(),
+        algorithm="fletcher_islam",
+        parameters={"mechanism": "permute_flip"},
+        seeds={},
+        chosen_epsilon=1.0,
+        candidates=candidate_table([0.5, 1.0], 0.5, summary, "accuracy"),
+        choice=choice,
+        created=WHEN,
+    )
+    assert "trivial baseline" not in plain  # nothing to show without a baseline

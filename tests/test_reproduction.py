@@ -61,6 +61,7 @@ def test_permute_flip_reaches_fig11_minus_2(name):
         folds=5,
         seed=0,
         noise_seed=0,  # replayable (NOT private) noise: a reproduction, not a release
+        prior_share=0.0,  # the paper's forest: no class prior
     )
     target = paper_accuracy(FIG11_NAMES[name], "smooth_em") - 2.0
     assert 100 * result["accuracy"]["mean"] >= target
@@ -76,7 +77,9 @@ def test_synthetic_effects_of_fig4():
             frame, schema = make_synth(name, 30_000, seed=seed)
             encoded = encode(frame, schema)
             for mech in acc:
-                result = cross_validate(encoded, schema, epsilon=1.0, mechanism=mech, seed=seed)
+                result = cross_validate(
+                    encoded, schema, epsilon=1.0, mechanism=mech, seed=seed, prior_share=0.0
+                )
                 acc[mech].append(100 * result["accuracy"]["mean"])
         mean = {m: float(np.mean(v)) for m, v in acc.items()}
         assert abs(mean["permute_flip"] - mean["smooth_em"]) <= 1.0, (name, mean)
