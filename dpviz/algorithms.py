@@ -100,7 +100,53 @@ class Algorithm:
 
 def _dpea_privacy(values: dict[str, Any]) -> str:
     """DPEA is ε-DP for d ≤ 2; for d > 2 its MCMC steps only approximate the EM."""
-    return "approximate" if min(values["steps"], values["max_depth"]) > 2 else "ε-DP"
+    return DPDecisionTreeClassifier.privacy_status(values["steps"], values["max_depth"])
+
+
+def _prior_share(what: str) -> Parameter:
+    return Parameter(
+        "prior_share",
+        0.1,
+        "share of ε (up to ε = 1) for a noisy class prior that noise-only votes fall back "
+        f"on; 0 = the paper's {what}",
+        low=0.0,
+        high=0.9,
+    )
+
+
+# The greedy trees' shared parameters (Friedman–Schuster and DPEA).
+_GREEDY_DEPTH = Parameter(
+    "max_depth",
+    "auto",
+    "maximal tree depth D: auto (from a noisy or declared record count, at most 5) or a "
+    "fixed depth",
+    low=1,
+    high=20,
+    choices=("auto",),
+    validate=DPDecisionTreeClassifier.check_max_depth,
+)
+_GREEDY_TAIL = (
+    Parameter(
+        "declared_n",
+        0,
+        "public record count for the auto depth (0: not declared, 10% of ε buys a noisy count)",
+        low=0,
+        high=10**12,
+    ),
+    Parameter(
+        "stopping",
+        "noisy_count",
+        "Friedman–Schuster stopping rule on noisy node counts, or none",
+        choices=DPDecisionTreeClassifier.STOPPING_RULES,
+    ),
+    Parameter(
+        "fallback",
+        "hierarchical",
+        "noise-dominated leaves predict their parent's noisy class shares, or none",
+        choices=DPDecisionTreeClassifier.FALLBACKS,
+    ),
+)
+_BINS = Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64)
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -131,14 +177,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     validate=get_mechanism,
                 ),
                 Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
-                Parameter(
-                    "prior_share",
-                    0.1,
-                    "share of ε (up to ε = 1) for a noisy class prior that noise-only votes "
-                    "fall back on; 0 = the paper's forest",
-                    low=0.0,
-                    high=0.9,
-                ),
+                _prior_share("forest"),
             ),
             build=DPRandomForestClassifier,
             reference="nonprivate_forest",
@@ -161,14 +200,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     choices=DEPTH_RULES,
                     validate=check_rule,
                 ),
-                Parameter(
-                    "prior_share",
-                    0.1,
-                    "share of ε (up to ε = 1) for a noisy class prior that noise-only votes "
-                    "fall back on; 0 = the paper's Private-RDT",
-                    low=0.0,
-                    high=0.9,
-                ),
+                _prior_share("Private-RDT"),
                 Parameter(
                     "declared_n",
                     0,
@@ -191,39 +223,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 "Laplace noise."
             ),
             privacy="ε-DP",
-            parameters=(
-                Parameter(
-                    "max_depth",
-                    "auto",
-                    "maximal tree depth D: auto (from a noisy or declared record count, at "
-                    "most 5) or a fixed depth",
-                    low=1,
-                    high=20,
-                    choices=("auto",),
-                    validate=DPDecisionTreeClassifier.check_max_depth,
-                ),
-                Parameter(
-                    "declared_n",
-                    0,
-                    "public record count for the auto depth (0: not declared, 10% of ε buys "
-                    "a noisy count)",
-                    low=0,
-                    high=10**12,
-                ),
-                Parameter(
-                    "stopping",
-                    "noisy_count",
-                    "Friedman–Schuster stopping rule on noisy node counts, or none",
-                    choices=DPDecisionTreeClassifier.STOPPING_RULES,
-                ),
-                Parameter(
-                    "fallback",
-                    "hierarchical",
-                    "noise-dominated leaves predict their parent's noisy class shares, or none",
-                    choices=DPDecisionTreeClassifier.FALLBACKS,
-                ),
-                Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
-            ),
+            parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, _BINS),
             build=lambda **kw: DPDecisionTreeClassifier(steps=1, **kw),
             reference="sklearn_random_forest",
         ),
@@ -237,16 +237,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter(
-                    "max_depth",
-                    "auto",
-                    "maximal tree depth D: auto (from a noisy or declared record count, at "
-                    "most 5) or a fixed depth",
-                    low=1,
-                    high=20,
-                    choices=("auto",),
-                    validate=DPDecisionTreeClassifier.check_max_depth,
-                ),
+                _GREEDY_DEPTH,
                 Parameter(
                     "steps",
                     2,
@@ -254,7 +245,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     low=1,
                     high=4,
                 ),
-                Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64),
+                _BINS,
                 Parameter(
                     "mcmc_steps",
                     1000,
@@ -262,32 +253,11 @@ ALGORITHMS: dict[str, Algorithm] = {
                     low=1,
                     high=100_000,
                 ),
-                Parameter(
-                    "declared_n",
-                    0,
-                    "public record count for the auto depth (0: not declared, 10% of ε buys "
-                    "a noisy count)",
-                    low=0,
-                    high=10**12,
-                ),
-                Parameter(
-                    "stopping",
-                    "noisy_count",
-                    "stopping rule on noisy node counts (per step), or none",
-                    choices=DPDecisionTreeClassifier.STOPPING_RULES,
-                ),
-                Parameter(
-                    "fallback",
-                    "hierarchical",
-                    "noise-dominated leaves predict their parent's noisy class shares, or none",
-                    choices=DPDecisionTreeClassifier.FALLBACKS,
-                ),
+                *_GREEDY_TAIL,
             ),
             build=DPDecisionTreeClassifier,
             reference="sklearn_random_forest",
-            privacy_for=lambda values: DPDecisionTreeClassifier.privacy_status(
-                values["steps"], values["max_depth"]
-            ),
+            privacy_for=_dpea_privacy,
         ),
         Algorithm(
             id="dpboost",
