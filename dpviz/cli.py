@@ -72,14 +72,19 @@ def _emit(result: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(_json_safe(result)))
         return
+    _emit_lines(result, "")
+
+
+def _emit_lines(result: dict, prefix: str) -> None:
+    """One line per entry; nested entries as ``outer.inner``, a mean ± std on one line."""
     for key, value in result.items():
+        name = prefix + key
         if isinstance(value, dict) and {"mean", "std"} <= value.keys():
-            print(f"{key:>26}: {value['mean']:.4f} ± {value['std']:.4f}")
+            print(f"{name:>26}: {value['mean']:.4f} ± {value['std']:.4f}")
         elif isinstance(value, dict):
-            for sub, v in value.items():
-                print(f"{key + '.' + sub:>26}: {v}")
+            _emit_lines(value, name + ".")
         else:
-            print(f"{key:>26}: {value}")
+            print(f"{name:>26}: {value}")
 
 
 def _json_safe(value):

@@ -264,3 +264,16 @@ def test_errors_are_one_line(capsys):
     assert status == 2
     assert err.strip().splitlines()[-1].startswith("error: ")
     assert "Traceback" not in err
+
+
+def test_evaluate_text_output_names_nested_entries(capsys, synth_files):
+    data, schema, _ = synth_files
+    status, out, err = run(
+        capsys, "evaluate", "--data", data, "--label", "label", "--schema", schema,
+        "--epsilon", 1, "--trees", 5, "--folds", 2,
+    )  # fmt: skip
+    assert status == 0, err
+    lines = {line.split(":")[0].strip(): line for line in out.splitlines()}
+    # The trivial baseline's metrics, each a mean ± std on its own line, never a raw dict.
+    assert "majority.accuracy" in lines and "±" in lines["majority.accuracy"]
+    assert "privacy.epsilon_total" in lines and "{" not in out
