@@ -42,6 +42,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .data import EncodedData
+from .forest import prior_epsilon
 from .greedy import Rng, bin_codes
 from .inputs import check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger, book_noise_mode
@@ -132,15 +133,6 @@ def _same(a, b) -> bool:
         return type(a) is not bool and bool(a == b)
     except (TypeError, ValueError):
         return False
-
-
-def prior_epsilon(epsilon: float, share: float) -> float:
-    """ε of the noisy class histogram: ``share`` of ε, but never less than ``share``·½
-    (a histogram at ε = 0.05 names a majority that leads by ~150 records with
-    probability > 99%) nor more than half of ε. 0 when ``share`` is 0."""
-    if share <= 0:
-        return 0.0
-    return min(epsilon / 2, share * max(epsilon, 0.5))
 
 
 def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:

@@ -32,9 +32,12 @@ _PRIOR_STREAM = 0xC1A55_0000  # the noise stream of the class prior within a rel
 
 
 def prior_epsilon(epsilon: float, share: float) -> float:
-    """ε of the noisy class histogram the votes fall back on: ``share`` of ε up to ε = 1,
-    then ``share`` itself (enough to name a majority that leads by a few records)."""
-    return share * min(epsilon, 1.0)
+    """ε of the noisy class histogram: ``share`` of ε, but never less than ``share``·½
+    (a histogram at ε = 0.05 names a majority that leads by ~150 records with
+    probability > 99%) nor more than half of ε. 0 when ``share`` is 0."""
+    if share <= 0:
+        return 0.0
+    return min(epsilon / 2, share * max(epsilon, 0.5))
 
 
 def prior_weight(mechanism: str, n_classes: int, epsilon: float, n_trees: int) -> float:
@@ -249,7 +252,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         declared") that rule spends 5% of ε on a noisy count (booked in the ledger);
         other rules ignore it.
     prior_share : float, default=0.1
-        Share of ε (of ε = 1 when ε is larger) spent on a noisy class histogram. Its
+        Share of ε spent on a noisy class histogram (see :func:`prior_epsilon`: at
+        least ``prior_share``·½, at most half of ε). Its
         class shares join the votes with a weight that noise-only votes rarely
         overcome, so where the leaves carry no evidence the forest answers the
         majority class instead of a coin flip. 0 gives the paper's forest.
