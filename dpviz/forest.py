@@ -19,7 +19,14 @@ from .depth import resolve_depth
 from .hashing import hash_columns, tree_root_keys
 from .inputs import batch_data, check_whole_numbers, prediction_data, training_data
 from .ledger import LedgerEntry, PrivacyLedger, book_noise_mode
-from .mechanisms import ABSTAIN, _check_epsilon, gap, get_mechanism, is_majority
+from .mechanisms import (
+    ABSTAIN,
+    _check_epsilon,
+    gap,
+    get_mechanism,
+    is_majority,
+    largest_count,
+)
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
 from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
@@ -461,16 +468,22 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_noisy_counts_ = released.noisy_counts
         self.prior_counts_ = None
         if self.prior_epsilon_ > 0:
-            # Each record counted once: in its own tree (disjoint) or in tree 1 (shared).
-            rows = self.leaf_tree_ == 0 if self.data_split == "shared" else slice(None)
-            totals = self.leaf_counts_[rows].sum(axis=0)
-            noise = source.child(_PRIOR_STREAM).generator()
-            self.prior_counts_ = totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
+            self.prior_counts_ = self._noisy_class_totals(
+                self.leaf_tree_, self.leaf_counts_, source
+            )
         self._releases.append((mech.id, leaf_eps + self.prior_epsilon_))
         self._release_private = source.private
         self._reset_empty_outputs()
         self._ledger = None  # built when first read: a sweep releases many times
         self.__dict__.pop("_diagnostics", None)
+
+    def _noisy_class_totals(self, leaf_tree, leaf_counts, source: NoiseSource) -> np.ndarray:
+        """Class totals of counted leaves, each record once (its own tree when disjoint,
+        tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
+        rows = leaf_tree == 0 if self.data_split == "shared" else slice(None)
+        totals = leaf_counts[rows].sum(axis=0)
+        noise = source.child(_PRIOR_STREAM).generator()
+        return totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
 
     def relabel(self, epsilon: float | None = None, mechanism: str | None = None):
         """Release the leaves again under another ε or mechanism, keeping the trees and
@@ -555,7 +568,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             # An untrained leaf also received one batch of fresh noise per update.
             source = self._release_source(batch)
             noisy = noisy + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
-            labels = _label_of_counts(noisy, KeyedLeafNoise(source, keys))
+            labels = largest_count(noisy, KeyedLeafNoise(source, keys))
         return labels, zeros if noisy is None else noisy
 
     # --- the ledger -------------------------------------------------------------------
@@ -942,11 +955,6 @@ def _tree_chunks(n_trees: int, n_records: int, data_split: str):
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
 
 
-def _label_of_counts(noisy: np.ndarray, noise: KeyedLeafNoise) -> np.ndarray:
-    """The largest released count, ties broken uniformly (post-processing)."""
-    return np.argmax(noisy + 0.5 * noise.uniforms(noisy.shape[1]), axis=1)
-
-
 def _normalise(votes: np.ndarray) -> np.ndarray:
     total = votes.sum(axis=1, keepdims=True)
     k = votes.shape[1]
@@ -1013,7 +1021,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         source = self._release_source(self.n_batches_ - 1)
         fresh = self._release(counts, KeyedLeafNoise(source, self.leaf_keys_))
         self.leaf_noisy_counts_ = previous + fresh.noisy_counts
-        self.leaf_labels_ = _label_of_counts(
+        self.leaf_labels_ = largest_count(
             self.leaf_noisy_counts_, KeyedLeafNoise(source, self.leaf_keys_)
         )
         # Untrained leaves already drawn get this batch's noise as well.
@@ -1025,14 +1033,11 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
             + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
         )
         self._empty_keys, self._empty_noisy = keys, noisy
-        self._empty_labels = _label_of_counts(noisy, KeyedLeafNoise(source, keys))
+        self._empty_labels = largest_count(noisy, KeyedLeafNoise(source, keys))
         if self.prior_counts_ is not None:
             # The batch's class totals join the prior with this batch's fresh noise.
-            rows = batch.tree == 0 if self.data_split == "shared" else slice(None)
-            totals = batch.counts[rows].sum(axis=0)
-            noise = source.child(_PRIOR_STREAM).generator()
-            self.prior_counts_ = (
-                self.prior_counts_ + totals + noise.discrete_laplace(self.prior_epsilon_, k)
+            self.prior_counts_ = self.prior_counts_ + self._noisy_class_totals(
+                batch.tree, batch.counts, source
             )
         self._ledger = None
         self.__dict__.pop("_diagnostics", None)

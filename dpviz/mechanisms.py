@@ -251,9 +251,13 @@ def _release_laplace(counts, epsilon, noise):
     # of the released counts; its ties are broken uniformly (half a unit of uniform
     # jitter cannot reorder integers that differ).
     counts = np.asarray(counts, dtype=np.int64)
-    k = counts.shape[-1]
-    noisy = counts + noise.discrete_laplace(k, epsilon)
-    return np.argmax(noisy + 0.5 * noise.uniforms(k), axis=-1), noisy
+    noisy = counts + noise.discrete_laplace(counts.shape[-1], epsilon)
+    return largest_count(noisy, noise), noisy
+
+
+def largest_count(noisy: np.ndarray, noise) -> np.ndarray:
+    """The class of the largest released count, ties broken uniformly (post-processing)."""
+    return np.argmax(noisy + 0.5 * noise.uniforms(noisy.shape[-1]), axis=-1)
 
 
 @dataclass(frozen=True)
