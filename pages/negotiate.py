@@ -20,6 +20,7 @@ from dpviz.figures import METRICS, mechanism_label
 from dpviz.figures_teach import hypothesis_testing_figure
 from dpviz.mechanisms import MECHANISMS
 from dpviz.risk import EpsilonChoice
+from dpviz.sizing import SIZE_NOTE, suggest_trees
 
 K = {
     n: f"{KEEP_PREFIX}negotiate.{n}"
@@ -47,7 +48,10 @@ if AppState(st.session_state).needs_frame("pages/negotiate.py"):
 def sweep_here(state: AppState, data: PreparedData, *, first: bool) -> None:
     """A small default sweep (``negotiate.DEFAULT_SWEEP``) with two knobs."""
     d = negotiate.DEFAULT_SWEEP
-    st.session_state.setdefault(K["trees"], d.n_estimators[0])
+    # The same tree count the Train page suggests for this data, so that the ε agreed on
+    # here is for the model trained there.
+    suggestion = suggest_trees(len(data.frame))
+    st.session_state.setdefault(K["trees"], suggestion.n_estimators)
     st.session_state.setdefault(K["folds"], d.folds)
     with st.form("negotiate.sweep"):
         st.markdown(
@@ -59,6 +63,9 @@ def sweep_here(state: AppState, data: PreparedData, *, first: bool) -> None:
         a, b = st.columns(2)
         trees = a.selectbox("Trees", app_curves.TREE_CHOICES, key=K["trees"])
         folds = b.number_input("Cross-validation folds", 2, 10, key=K["folds"])
+        st.caption(
+            f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason}). {SIZE_NOTE}"
+        )
         pressed = st.form_submit_button("Run the sweep", type="primary" if first else "secondary")
     if not pressed:
         return
