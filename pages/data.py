@@ -1,5 +1,7 @@
-"""Data page: a bundled demo or an uploaded CSV, the label, the public schema, a preview
-and a report of missing and out-of-domain values. Logic: dpviz.app_data."""
+"""Data page: a bundled demo or an uploaded CSV (previewed as read), the label (guessed:
+check it), the columns to keep (IDs and free text unticked), the public schema with its
+missing-value rules and declaration, and a report of missing and out-of-domain values.
+Logic: dpviz.app_data."""
 
 from __future__ import annotations
 
@@ -108,17 +110,18 @@ def read_schema_upload(workspace: app_data.UploadWorkspace, label_key: str) -> N
             st.rerun()
 
 
-def edit_schema(workspace, label: str, base) -> None:
+def edit_schema(workspace, label: str, base, frame) -> None:
     """The editable schema table; edits apply on submit (one rerun, not one per cell)."""
     edits, classes = workspace.applied_edits(label)
-    table = edits if edits is not None else app_data.schema_table(base, workspace.upload.frame)
+    table = edits if edits is not None else app_data.schema_table(base, frame)
     classes = classes if classes is not None else ", ".join(base.classes)
-    with st.expander("Feature types and public domains (edit)", expanded=False):
+    with st.expander("Feature types, public domains and missing values (edit)", expanded=False):
         st.caption(
             "Cells prefilled from the file were read off the records. Replace them with "
             "public bounds, or leave them and accept that the guarantee is void. A blank "
             "min/max or value list is filled from the data (inferred)."
         )
+        st.caption(app_data.MISSING_HELP)
         with st.form(f"data.schema_form.{workspace.upload.frame_id}.{label}"):
             edited = st.data_editor(
                 table,
@@ -131,6 +134,9 @@ def edit_schema(workspace, label: str, base) -> None:
                     ),
                     "min": st.column_config.NumberColumn("min", format="%g"),
                     "max": st.column_config.NumberColumn("max", format="%g"),
+                    "missing": st.column_config.SelectboxColumn(
+                        "missing (continuous)", options=list(app_data.MISSING_CHOICES)
+                    ),
                     "values": st.column_config.TextColumn("values (comma-separated)"),
                 },
                 key=f"data.editor.{workspace.upload.frame_id}.{label}.{workspace.edit_version}",
@@ -143,6 +149,59 @@ def edit_schema(workspace, label: str, base) -> None:
                 st.rerun()
 
 
+def choose_columns(workspace, label: str) -> None:
+    """Keep or drop each column BEFORE anything is validated; IDs and free text are
+    unticked by default, with the reason."""
+    upload = workspace.upload
+    table = app_data.column_table(upload.frame, label, workspace.drops(label))
+    dropped = table.loc[~table["keep"], "column"].tolist()
+    title = f"Columns: {len(table) - len(dropped)} kept, {len(dropped)} dropped (edit)"
+    with st.expander(title, expanded=bool(dropped) and workspace.keep is None):
+        st.caption(
+            "Untick a column to leave it out of the model. Identifier columns (row numbers, "
+            "names) and free text are unticked by default: a tree that splits on them "
+            "learns nothing that generalises. Counts read the raw records: not private."
+        )
+        with st.form(f"data.columns_form.{upload.frame_id}.{label}"):
+            edited = st.data_editor(
+                table,
+                hide_index=True,
+                disabled=[c for c in app_data.COLUMN_TABLE if c != "keep"],
+                column_config={"keep": st.column_config.CheckboxColumn("keep", width="small")},
+                key=f"data.columns.{upload.frame_id}.{label}.{workspace.edit_version}",
+            )
+            if st.form_submit_button("Apply column choices"):
+                workspace.keep = app_data.kept_choice(edited)
+                workspace.edit_version += 1
+                st.rerun()
+    if dropped:
+        st.caption("Dropped: " + ", ".join(f"`{c}`" for c in dropped))
+
+
+def offer_numbers(workspace, frame) -> None:
+    """Columns that would become discrete although they hold numbers: say why, offer
+    the fix."""
+    for column, why in app_data.suspects(frame, workspace.numbers).items():
+        st.warning(why, icon="⚠️")
+        if st.button(f"Read {column!r} as numbers", key=f"data.numbers.{column}"):
+            workspace.numbers = (*workspace.numbers, column)
+            st.rerun()
+
+
+def failed(message: str, columns) -> None:
+    """A choice that cannot be used: say why and clear the previous upload's dataset
+    (it must not silently stay in use)."""
+    st.error(f"Cannot use this data: {app_data.column_hint(message, columns)}")
+    if state.data is not None and state.data.source == "upload":
+        state.clear_data()
+        st.warning(
+            "No dataset is in use now: the previous choice for this upload was cleared. "
+            "Fix the choice above (label, columns or schema) to continue."
+        )
+    else:
+        keeps_working()
+
+
 def choose_upload() -> None:
     workspace = read_csv_upload()
     if workspace is None:
@@ -150,49 +209,63 @@ def choose_upload() -> None:
     upload = workspace.upload
     if upload.header_warning:
         st.warning(upload.header_warning, icon="⚠️")
+    st.markdown(f"**Your file** · {upload.name} · {len(upload.frame):,} rows")
+    st.dataframe(upload.frame.head(50), height=200)
+    for note in upload.notes:
+        st.info(f"Reading the file: {note}.")
     columns = [str(c) for c in upload.frame.columns]
     label_key = f"{KEEP_PREFIX}data.label.{upload.frame_id}"
     read_schema_upload(workspace, label_key)
     if st.session_state.get(label_key) not in columns:
-        st.session_state[label_key] = support.guess_label(columns)
-    label = st.selectbox("Label column (what to predict)", columns, key=label_key)
+        st.session_state[label_key] = support.guess_label(
+            upload.frame, list(app_data.suggest_drops(upload.frame))
+        )
+    label = st.selectbox(
+        "Label column (what to predict)",
+        columns,
+        key=label_key,
+        help="Guessed from the column names and the number of distinct values.",
+    )
+    st.caption(
+        "The label was guessed — check it: it should be the column the model predicts."
+    )
+    choose_columns(workspace, label)
+    frame = app_data.working_frame(upload, workspace, label)
+    offer_numbers(workspace, frame)
     try:
         base = app_data.choose_schema(
-            upload.frame,
+            frame,
             label,
             schema_file=workspace.schema_file,
             schema_name=workspace.schema_name,
         ).schema
-        edit_schema(workspace, label, base)
+        edit_schema(workspace, label, base, frame)
         edits, classes = workspace.applied_edits(label)
-        declared = False
-        if workspace.schema_file is None or edits is not None:
-            declared = st.checkbox(
-                "I declare the class list and every domain public knowledge: I wrote or "
-                "checked them without reading them off these records.",
-                key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}",
-            )
-        choice = app_data.choose_schema(
-            upload.frame,
-            label,
+        settings = dict(
             schema_file=workspace.schema_file,
             schema_name=workspace.schema_name,
             edits=edits,
             classes=classes,
-            declared_public=declared,
         )
+        choice = app_data.choose_schema(frame, label, **settings)
+        if not choice.public or edits is not None:
+            prompt = app_data.declaration_prompt(
+                choice.schema, frame, choice.filled, lists=workspace.schema_file is None
+            )
+            if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
+                choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
     except ValueError as exc:
-        st.error(f"Cannot use this data: {exc}")
-        keeps_working()
+        failed(str(exc), columns)
         return
-    use(app_data.prepare(upload, choice))
+    use(app_data.prepare(upload, choice, workspace))
     for warning in choice.warnings:
         st.warning(warning, icon="⚠️")
 
 
-def show_current() -> None:
+def show_current(upload_mode: bool) -> None:
     data = state.data
-    if data is None:
+    if data is None or (upload_mode and data.source != "upload"):
+        # The upload page never previews the demo: the upload's own preview is above.
         return
     schema = data.schema
     st.subheader(f"Current dataset · {data.name}")
@@ -232,4 +305,4 @@ if st.radio("Data source", (DEMO, UPLOAD), key=K_SOURCE, horizontal=True) == DEM
     choose_demo()
 else:
     choose_upload()
-show_current()
+show_current(st.session_state[K_SOURCE] == UPLOAD)
