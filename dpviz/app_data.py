@@ -379,9 +379,9 @@ def choose_schema(
         schema = dataclasses.replace(base, classes=split_list(classes))
     if declared_public:
         public = True
-    # Class and value lists that were prefilled from the data (no schema file) are named
-    # too; a schema file's lists are taken as written (they are usually known).
-    derived = data_derived(schema, frame, filled, lists=schema_file is None)
+    # Class and value lists are named too when nothing but the data supplied them (no
+    # schema file, no edits); lists a person wrote or checked are usually known.
+    derived = data_derived(schema, frame, filled, lists=schema_file is None and edits is None)
     warnings = []
     declaration = ""
     if not public:
@@ -438,7 +438,7 @@ def data_derived(
     out = []
     labels = frame[schema.label].dropna().map(as_text).unique() if schema.label in frame else []
     if lists and len(labels) and set(schema.classes) == set(labels):
-        out.append(f"the class list of {schema.label!r} (the labels found in the data)")
+        out.append(f"the class list of {schema.label!r} (read from the data)")
     exact = set(same_as_data(schema, frame))
     for f in schema.features:
         if f.kind == "continuous":
@@ -450,7 +450,7 @@ def data_derived(
         elif f.name in filled:
             out.append(f"the values of {f.name!r} (filled from the data)")
         elif lists and set(f.values) - {MISSING} == set(frame[f.name].dropna().map(as_text)):
-            out.append(f"the values of {f.name!r} (the values found in the data)")
+            out.append(f"the values of {f.name!r} (read from the data)")
     return out
 
 

@@ -14,10 +14,12 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .algorithms import ALGORITHMS, get_algorithm
 from .audit import audit
-from .data import encode, read_csv
+from .columns import guess_label, suggest_drops
+from .data import encode, numeric_suspects, read_csv
 from .depth import DEPTH_RULES, resolve_depth
 from .evaluation import cross_validate
 from .forest import DATA_SPLITS
@@ -99,8 +101,27 @@ def _json_safe(value):
     return value
 
 
-def _load_data(args) -> tuple:
+def _read_data(args) -> pd.DataFrame:
+    """The CSV of ``--data`` with ``--drop`` columns removed; says what reading changed
+    (decimal commas, NA cells) on stderr."""
     frame = read_csv(args.data)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    text = getattr(args, "drop", None)
+    drop = _split_list(text, str, "--drop") if text is not None else []
+    unknown = [c for c in drop if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"--drop names {', '.join(map(repr, unknown))}, not a column of {args.data}; "
+            "columns are: " + ", ".join(frame.columns[:20])
+        )
+    if args.label in drop:
+        raise ValueError(f"--drop names the label {args.label!r}; drop other columns")
+    return frame.drop(columns=drop) if drop else frame
+
+
+def _load_data(args) -> tuple:
+    frame = _read_data(args)
     if args.label not in frame.columns:
         raise ValueError(
             f"label column {args.label!r} is not in {args.data}; columns are: "
@@ -379,6 +400,11 @@ def _train_on_cluster(args, algorithm, params):
 def cmd_predict(args) -> dict:
     model = load_model(args.model)
     frame = read_csv(args.data, min_columns=1)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    # Say how rows with missing or unknown values were routed (the schema's public rules).
+    for message in encode(frame, model.schema, training=False).report.messages():
+        print(f"note: {message}", file=sys.stderr)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
     out = frame[[]].copy()
@@ -410,8 +436,23 @@ def cmd_update(args) -> dict:
 
 
 def cmd_info(args) -> dict:
-    frame = read_csv(args.data)
-    schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    frame = _read_data(args)
+    if args.label not in frame.columns:
+        raise ValueError(
+            f"label column {args.label!r} is not in {args.data}; columns are: "
+            + ", ".join(frame.columns[:20])
+            + f" (a guess: --label {guess_label(frame, list(suggest_drops(frame)))})"
+        )
+    drops = suggest_drops(frame, args.label)
+    suspects = numeric_suspects(frame.drop(columns=list(drops)))
+    try:
+        schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    except ValueError as exc:
+        if drops:
+            raise ValueError(
+                f"{exc} (suggested: --drop {','.join(drops)}; {'; '.join(drops.values())})"
+            ) from None
+        raise
     if schema.label != args.label:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
@@ -432,7 +473,18 @@ def cmd_info(args) -> dict:
         "schema": schema.to_dict(),
         "schema_inferred": schema.inferred,
         "depth": depths,
-        "notes": ["the jpw depth uses the record count, which is not private"],
+        "read_notes": list(frame.attrs.get("read_notes", ())),
+        "suggested_drops": drops,
+        "suggested_drop_option": f"--drop {','.join(drops)}" if drops else "",
+        "numeric_suspects": suspects,
+        "notes": [
+            "the jpw depth uses the record count, which is not private",
+            *(
+                ["suggested drops and numeric suspects read the raw records: not private"]
+                if drops or suspects
+                else []
+            ),
+        ],
     }
 
 
@@ -626,6 +678,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--data", required=True, help="CSV file")
         p.add_argument("--label", required=label, help="label column")
         p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
+        p.add_argument(
+            "--drop",
+            help="comma-separated columns to leave out (IDs, names, free text; "
+            "`info` suggests them)",
+        )
 
     def cluster_args(p):
         group = p.add_mutually_exclusive_group()
@@ -740,7 +797,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
     data_args(p)
-    p.add_argument("--schema-out", help="write the (inferred) schema JSON here")
+    p.add_argument(
+        "--schema-out",
+        help="write the schema JSON here (an inferred one is marked \"inferred\": remove "
+        "the marks once every entry is checked against public knowledge)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
     return parser

@@ -128,27 +128,34 @@ def guess_label(frame: pd.DataFrame | Iterable[str], drops: Iterable[str] = ()) 
         columns = [str(c) for c in frame]
         frame = pd.DataFrame({c: ["a", "b"] for c in columns}, columns=columns)
     dropped = set(drops)
-    columns = [c for c in frame.columns if c not in dropped] or list(frame.columns)
+    columns = list(frame.columns)
     rank = {name: i for i, name in enumerate(TARGET_NAMES)}
     best, best_key = None, None
     text_low, any_low = None, None
     for position, name in enumerate(columns):
+        lower = str(name).strip().lower()
+        if name in dropped and lower not in ("label", "target", "class"):
+            continue
         k = _low_cardinality(frame[name])
+        text = _is_text(frame[name])
+        if lower in rank and (k or lower in ("label", "target", "class")):
+            # A column called "label" is meant as the label even with one class (the
+            # schema then says why it cannot be used).
+            key = (0, rank[lower], not text, position)
+            if best_key is None or key < best_key:
+                best, best_key = name, key
+            continue
         if not k:
             continue
-        text = _is_text(frame[name])
         any_low = name
         if text:
             text_low = name
         words = _words(name)
-        lower = str(name).strip().lower()
-        if lower in rank:
-            key = (0, rank[lower], not text, position)
-        else:
-            hits = [rank[w] for w in words if w in rank]
-            if not hits:
-                continue
-            key = (1, min(hits), not text, position)
+        hits = [rank[w] for w in words if w in rank]
+        if not hits:
+            continue
+        key = (1, min(hits), not text, position)
         if best_key is None or key < best_key:
             best, best_key = name, key
-    return str(best or text_low or any_low or columns[-1])
+    kept = [c for c in columns if c not in dropped] or columns
+    return str(best or text_low or any_low or kept[-1])

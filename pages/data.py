@@ -250,7 +250,10 @@ def choose_upload() -> None:
         choice = app_data.choose_schema(frame, label, **settings)
         if not choice.public or edits is not None:
             prompt = app_data.declaration_prompt(
-                choice.schema, frame, choice.filled, lists=workspace.schema_file is None
+                choice.schema,
+                frame,
+                choice.filled,
+                lists=workspace.schema_file is None and edits is None,
             )
             if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
                 choice = app_data.choose_schema(frame, label, **settings, declared_public=True)

@@ -108,9 +108,10 @@ def corpus() -> dict[str, bytes]:
     files["whitespace.csv"] = "   \n\t\n  \r\n\n"
     files["header_only.csv"] = HEADER + "\n"
     files["one_class.csv"] = csv_text([(x, c, "yes") for x, c, _ in ROWS])
-    # 'n/a' makes inference call x discrete; the schema below declares it continuous.
+    # 'about 2' (text, not a missing-value token such as NA) makes inference call x
+    # discrete; the schema below declares it continuous.
     text_rows = list(ROWS)
-    text_rows[2] = ("n/a", "red", "yes")
+    text_rows[2] = ("about 2", "red", "yes")
     files["text_in_continuous.csv"] = csv_text(text_rows)
     files["text_in_continuous.schema.json"] = dumps(SCHEMA)
     # 'café' written in latin-1: the é is the single byte 0xE9, invalid in UTF-8.
