@@ -28,16 +28,16 @@ from .columns import suggest_drops
 from .data import as_numbers, encode, numeric_suspects
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
-TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "missing", "values")
+TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
 COLUMN_TABLE = ("keep", "column", "suggestion", "missing", "distinct", "example")
-# The schema table's "missing" cell: what a continuous feature does with a missing value.
-MISSING_CHOICES = {"drop row": "drop", "lower branch": "low"}
 MISSING_HELP = (
-    "Missing values: a continuous feature either drops the row in training (\"drop row\"; "
-    "prediction then uses the domain's midpoint) or sends it to the lower branch of every "
-    "split (\"lower branch\": the value is set to the public min, in training and in "
-    "prediction alike). A discrete feature keeps missing cells when its value list names "
-    f"{MISSING!r}. These are public rules, chosen by you, not read from the data."
+    "Missing values. A continuous feature either drops the row in training (the default; "
+    "prediction then uses the domain's midpoint) or, when chosen here, keeps it and sends "
+    "the missing value to the lower branch of every split on that feature (the value is "
+    "set to the public min, in training and in prediction alike). A discrete feature keeps "
+    f"missing cells as the category {MISSING!r} when its value list names it (inferred "
+    "lists do when the column has empty cells). These are public rules you choose, not "
+    "facts read from the data: they do not change the privacy guarantee."
 )
 KINDS = ("continuous", "discrete")
 # A header whose cells are mostly numbers is probably the first data row.
@@ -99,9 +99,7 @@ def read_upload(name: str, data: bytes) -> Upload:
     except ValueError as exc:
         raise ValueError(f"Could not read {name}: {exc}") from None
     notes = tuple(frame.attrs.get("read_notes", ()))
-    return Upload(
-        name, frame, frame_id(frame), len(data), header_warning(frame.columns), notes
-    )
+    return Upload(name, frame, frame_id(frame), len(data), header_warning(frame.columns), notes)
 
 
 # --- column roles: which columns to keep ---------------------------------------------------
@@ -129,11 +127,6 @@ def column_table(frame: pd.DataFrame, label: str, drops=None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMN_TABLE))
-
-
-def kept_choice(table: pd.DataFrame) -> dict[str, bool]:
-    """The Columns table's keep ticks as {column: keep}."""
-    return {str(r["column"]): bool(r["keep"]) for r in table.to_dict("records")}
 
 
 def working_frame(upload: Upload, workspace: UploadWorkspace, label: str) -> pd.DataFrame:
@@ -197,7 +190,6 @@ def schema_table(schema: Schema, columns=None) -> pd.DataFrame:
             "type": f.kind,
             "min": f.low if f.kind == "continuous" else None,
             "max": f.high if f.kind == "continuous" else None,
-            "missing": _missing_label(f.missing) if f.kind == "continuous" else "",
             "values": ", ".join(f.values) if f.kind == "discrete" else "",
         }
         for f in schema.features
@@ -212,29 +204,11 @@ def schema_table(schema: Schema, columns=None) -> pd.DataFrame:
                     "type": "continuous",
                     "min": None,
                     "max": None,
-                    "missing": _missing_label("drop"),
                     "values": "",
                 }
             )
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     return table.astype({"min": "float64", "max": "float64"})
-
-
-def _missing_label(rule: str) -> str:
-    return next(k for k, v in MISSING_CHOICES.items() if v == rule)
-
-
-def _missing_rule(cell, name: str) -> str:
-    if _blank(cell):
-        return "drop"
-    text = str(cell).strip().lower()
-    if text in MISSING_CHOICES:
-        return MISSING_CHOICES[text]
-    if text in MISSING_CHOICES.values():
-        return text
-    raise ValueError(
-        f"feature {name!r}: missing must be one of {', '.join(MISSING_CHOICES)}, not {cell!r}"
-    )
 
 
 def _blank(value) -> bool:
@@ -289,15 +263,7 @@ def table_to_schema(
                 low = data.low if _blank(low) else low
                 high = data.high if _blank(high) else high
                 filled.append(name)
-            features.append(
-                Feature(
-                    name,
-                    "continuous",
-                    float(low),
-                    float(high),
-                    missing=_missing_rule(row.get("missing"), name),
-                )
-            )
+            features.append(Feature(name, "continuous", float(low), float(high)))
         else:
             values = split_list(row.get("values"))
             if not values:
@@ -469,6 +435,28 @@ def declaration_prompt(schema: Schema, frame: pd.DataFrame, filled=(), lists=Tru
     )
 
 
+def with_missing_rule(schema: Schema, lower_branch) -> Schema:
+    """The schema with missing values of the continuous features in ``lower_branch``
+    sent to the lower branch (rule ``"low"``) and those of the others dropping the row.
+
+    A public rule chosen by the user: the schema's public status does not change."""
+    chosen = set(lower_branch)
+    unknown = chosen - {f.name for f in schema.continuous}
+    if unknown:
+        raise ValueError(
+            f"{', '.join(sorted(map(repr, unknown)))} is not a continuous feature; the "
+            "lower-branch rule is for continuous features (a discrete one keeps missing "
+            f"cells as the category {MISSING!r})"
+        )
+    features = tuple(
+        dataclasses.replace(f, missing="low" if f.name in chosen else "drop")
+        if f.kind == "continuous"
+        else f
+        for f in schema.features
+    )
+    return dataclasses.replace(schema, features=features)
+
+
 def prepare(
     upload: Upload, choice: SchemaChoice, workspace: UploadWorkspace | None = None
 ) -> PreparedData:
@@ -479,9 +467,7 @@ def prepare(
             upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
         )
     frame = working_frame(upload, workspace, choice.schema.label)
-    shape = "|".join(
-        [*map(str, frame.columns), "numbers:", *workspace.numbers]
-    )
+    shape = "|".join([*map(str, frame.columns), "numbers:", *workspace.numbers])
     digest = hashlib.sha1(shape.encode()).hexdigest()[:8]
     return PreparedData(
         upload.name, frame, choice.schema, choice.note, f"{upload.frame_id}.{digest}", "upload"

@@ -120,6 +120,15 @@ def _read_data(args) -> pd.DataFrame:
     return frame.drop(columns=drop) if drop else frame
 
 
+def _with_drop_hint(message: str, frame: pd.DataFrame, label: str) -> str:
+    """An inference error, with the ``--drop`` that `info` would suggest."""
+    drops = suggest_drops(frame, label)
+    if not drops:
+        return message
+    why = "; ".join(f"{c}: {r}" for c, r in drops.items())
+    return f"{message} (suggested: --drop {','.join(drops)} — {why})"
+
+
 def _load_data(args) -> tuple:
     frame = _read_data(args)
     if args.label not in frame.columns:
@@ -134,7 +143,10 @@ def _load_data(args) -> tuple:
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
     else:
-        schema = infer_schema(frame, args.label)
+        try:
+            schema = infer_schema(frame, args.label)
+        except ValueError as exc:
+            raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     encoded = encode(frame, schema, training=True)
     for message in encoded.report.messages():
         print(f"note: {message}", file=sys.stderr)
@@ -448,11 +460,7 @@ def cmd_info(args) -> dict:
     try:
         schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
     except ValueError as exc:
-        if drops:
-            raise ValueError(
-                f"{exc} (suggested: --drop {','.join(drops)}; {'; '.join(drops.values())})"
-            ) from None
-        raise
+        raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     if schema.label != args.label:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
@@ -799,7 +807,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     p.add_argument(
         "--schema-out",
-        help="write the schema JSON here (an inferred one is marked \"inferred\": remove "
+        help='write the schema JSON here (an inferred one is marked "inferred": remove '
         "the marks once every entry is checked against public knowledge)",
     )
     p.add_argument("--json", action="store_true")

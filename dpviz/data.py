@@ -125,9 +125,7 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
             comma = values.str.fullmatch(_DECIMAL_COMMA).all()
             groups = values.str.fullmatch(_COMMA_GROUPS).all()
             if comma and (not groups or delimiter == ";"):
-                plain = (
-                    values.str.replace(r"[.\u00a0 ]", "", regex=True).str.replace(",", ".")
-                )
+                plain = values.str.replace(r"[.\u00a0 ]", "", regex=True).str.replace(",", ".")
                 example = values[values.str.contains(",")]
                 shown = example.iloc[0] if len(example) else values.iloc[0]
                 notes.append(

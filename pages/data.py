@@ -5,6 +5,8 @@ Logic: dpviz.app_data."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from dpviz import app_data
@@ -115,13 +117,12 @@ def edit_schema(workspace, label: str, base, frame) -> None:
     edits, classes = workspace.applied_edits(label)
     table = edits if edits is not None else app_data.schema_table(base, frame)
     classes = classes if classes is not None else ", ".join(base.classes)
-    with st.expander("Feature types, public domains and missing values (edit)", expanded=False):
+    with st.expander("Feature types and public domains (edit)", expanded=False):
         st.caption(
             "Cells prefilled from the file were read off the records. Replace them with "
             "public bounds, or leave them and accept that the guarantee is void. A blank "
             "min/max or value list is filled from the data (inferred)."
         )
-        st.caption(app_data.MISSING_HELP)
         with st.form(f"data.schema_form.{workspace.upload.frame_id}.{label}"):
             edited = st.data_editor(
                 table,
@@ -134,9 +135,6 @@ def edit_schema(workspace, label: str, base, frame) -> None:
                     ),
                     "min": st.column_config.NumberColumn("min", format="%g"),
                     "max": st.column_config.NumberColumn("max", format="%g"),
-                    "missing": st.column_config.SelectboxColumn(
-                        "missing (continuous)", options=list(app_data.MISSING_CHOICES)
-                    ),
                     "values": st.column_config.TextColumn("values (comma-separated)"),
                 },
                 key=f"data.editor.{workspace.upload.frame_id}.{label}.{workspace.edit_version}",
@@ -151,31 +149,25 @@ def edit_schema(workspace, label: str, base, frame) -> None:
 
 def choose_columns(workspace, label: str) -> None:
     """Keep or drop each column BEFORE anything is validated; IDs and free text are
-    unticked by default, with the reason."""
+    dropped by default, with the reason."""
     upload = workspace.upload
-    table = app_data.column_table(upload.frame, label, workspace.drops(label))
-    dropped = table.loc[~table["keep"], "column"].tolist()
-    title = f"Columns: {len(table) - len(dropped)} kept, {len(dropped)} dropped (edit)"
-    with st.expander(title, expanded=bool(dropped) and workspace.keep is None):
-        st.caption(
-            "Untick a column to leave it out of the model. Identifier columns (row numbers, "
-            "names) and free text are unticked by default: a tree that splits on them "
-            "learns nothing that generalises. Counts read the raw records: not private."
-        )
-        with st.form(f"data.columns_form.{upload.frame_id}.{label}"):
-            edited = st.data_editor(
-                table,
-                hide_index=True,
-                disabled=[c for c in app_data.COLUMN_TABLE if c != "keep"],
-                column_config={"keep": st.column_config.CheckboxColumn("keep", width="small")},
-                key=f"data.columns.{upload.frame_id}.{label}.{workspace.edit_version}",
-            )
-            if st.form_submit_button("Apply column choices"):
-                workspace.keep = app_data.kept_choice(edited)
-                workspace.edit_version += 1
-                st.rerun()
-    if dropped:
-        st.caption("Dropped: " + ", ".join(f"`{c}`" for c in dropped))
+    drops = workspace.drops(label)
+    table = app_data.column_table(upload.frame, label, drops)
+    options = table["column"].tolist()
+    st.markdown("**Columns** — untick what the model must not use")
+    chosen = st.multiselect(
+        "Leave out these columns",
+        options,
+        default=[c for c in drops if c in options],
+        key=f"data.drop.{upload.frame_id}.{label}",
+        help="Identifier columns (row numbers, names) and free text are left out by "
+        "default: a tree that splits on them learns nothing that generalises.",
+    )
+    if set(chosen) != set(drops):
+        workspace.keep = {c: c not in chosen for c in options}
+    table["keep"] = ~table["column"].isin(chosen)
+    st.dataframe(table, hide_index=True, height=min(36 * (len(table) + 1), 300))
+    st.caption("Suggestions and counts read the raw records: for you only, not private.")
 
 
 def offer_numbers(workspace, frame) -> None:
@@ -186,6 +178,25 @@ def offer_numbers(workspace, frame) -> None:
         if st.button(f"Read {column!r} as numbers", key=f"data.numbers.{column}"):
             workspace.numbers = (*workspace.numbers, column)
             st.rerun()
+
+
+def choose_missing(frame, label: str, choice, frame_id: str):
+    """Per continuous feature: drop rows with a missing value, or send it to the lower
+    branch (a public rule, applied the same in training and prediction)."""
+    schema = choice.schema
+    with_missing = [f.name for f in schema.continuous if frame[f.name].isna().any()]
+    if not with_missing:
+        return choice
+    st.markdown("**Missing values**")
+    st.caption(app_data.MISSING_HELP)
+    default = [f.name for f in schema.continuous if f.missing == "low" and f.name in with_missing]
+    lower = st.multiselect(
+        "Keep rows with a missing value of these features (missing → lower branch)",
+        with_missing,
+        default=default,
+        key=f"{KEEP_PREFIX}data.missing.{frame_id}.{label}",
+    )
+    return dataclasses.replace(choice, schema=app_data.with_missing_rule(schema, lower))
 
 
 def failed(message: str, columns) -> None:
@@ -226,9 +237,7 @@ def choose_upload() -> None:
         key=label_key,
         help="Guessed from the column names and the number of distinct values.",
     )
-    st.caption(
-        "The label was guessed — check it: it should be the column the model predicts."
-    )
+    st.caption("The label was guessed — check it: it should be the column the model predicts.")
     choose_columns(workspace, label)
     frame = app_data.working_frame(upload, workspace, label)
     offer_numbers(workspace, frame)
@@ -257,6 +266,7 @@ def choose_upload() -> None:
             )
             if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
                 choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
+        choice = choose_missing(frame, label, choice, upload.frame_id)
     except ValueError as exc:
         failed(str(exc), columns)
         return

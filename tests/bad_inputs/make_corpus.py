@@ -179,6 +179,10 @@ def corpus() -> dict[str, bytes]:
     bad_type = json.loads(json.dumps(SCHEMA))
     bad_type["features"][1] = {"name": "colour", "type": "category", "values": 3}
     files["schema_bad_type.json"] = dumps(bad_type)
+    # A free-text column with more distinct values than a discrete feature may have
+    # (issue 14): the app and `info` suggest dropping it; kept, it is an error.
+    rows = [(f"c{i % 1010}", f"{i % 97 / 10:g}", "ab"[i % 2]) for i in range(1050)]
+    files["free_text_column.csv"] = "comment,x,label\n" + "".join(",".join(r) + "\n" for r in rows)
 
     return {
         name: data.encode("utf-8") if isinstance(data, str) else data

@@ -66,19 +66,30 @@ def titanic_r(rng: np.random.Generator, n: int = 500) -> pd.DataFrame:
     score = (sex == "female") * 2.2 + (pclass == "1st") * 1.0 - 1.0
     survived = np.where(rng.random(n) < 1 / (1 + np.exp(-score)), "yes", "no")
     return pd.DataFrame(
-        {"rownames": _names(rng, n), "survived": survived, "sex": sex, "age": age,
-         "passengerClass": pclass}
+        {
+            "rownames": _names(rng, n),
+            "survived": survived,
+            "sex": sex,
+            "age": age,
+            "passengerClass": pclass,
+        }
     )
 
 
 def penguins_r(rng: np.random.Generator, n: int = 344) -> pd.DataFrame:
     """R write.csv of palmerpenguins: rownames 1..N, species first, NA cells, year last."""
     species = rng.choice(["Adelie", "Chinstrap", "Gentoo"], n, p=[0.44, 0.2, 0.36])
-    centre = {"Adelie": (38.8, 18.3, 190, 3700), "Chinstrap": (48.8, 18.4, 196, 3733),
-              "Gentoo": (47.5, 15.0, 217, 5076)}
+    centre = {
+        "Adelie": (38.8, 18.3, 190, 3700),
+        "Chinstrap": (48.8, 18.4, 196, 3733),
+        "Gentoo": (47.5, 15.0, 217, 5076),
+    }
     cols = np.array([centre[s] for s in species]) + rng.normal(0, 1, (n, 4)) * [2.5, 1, 6, 400]
-    island = np.where(species == "Gentoo", "Biscoe",
-                      np.where(species == "Chinstrap", "Dream", rng.choice(["Biscoe", "Dream", "Torgersen"], n)))
+    island = np.where(
+        species == "Gentoo",
+        "Biscoe",
+        np.where(species == "Chinstrap", "Dream", rng.choice(["Biscoe", "Dream", "Torgersen"], n)),
+    )
     frame = pd.DataFrame(
         {
             "rownames": np.arange(1, n + 1),
@@ -101,11 +112,18 @@ def islr_default(rng: np.random.Generator, n: int = 800) -> pd.DataFrame:
     """R write.csv of ISLR::Default: rownames, the label 'default' first, income last."""
     student = rng.choice(["No", "Yes"], n, p=[0.7, 0.3])
     balance = np.round(np.clip(rng.normal(835, 480, n), 0, None), 2)
-    income = np.round(np.where(student == "Yes", rng.normal(17700, 4000, n), rng.normal(40000, 10000, n)), 2)
+    income = np.round(
+        np.where(student == "Yes", rng.normal(17700, 4000, n), rng.normal(40000, 10000, n)), 2
+    )
     default = np.where(rng.random(n) < 1 / (1 + np.exp(-(balance - 1800) / 200)), "Yes", "No")
     return pd.DataFrame(
-        {"rownames": np.arange(1, n + 1), "default": default, "student": student,
-         "balance": balance, "income": income}
+        {
+            "rownames": np.arange(1, n + 1),
+            "default": default,
+            "student": student,
+            "balance": balance,
+            "income": income,
+        }
     )
 
 
