@@ -145,11 +145,16 @@ def suspects(frame: pd.DataFrame, numbers=()) -> dict[str, str]:
 
 def column_hint(message: str, columns) -> str:
     """Append, to an error naming a column, how to drop that column on the page."""
+    if "no features besides the label" in message:
+        return (
+            f"{message}: every other column is left out. Remove at least one from "
+            "'Leave out these columns' above."
+        )
     for name in columns:
         if f"{str(name)!r}" in message:
             return (
-                f"{message}. To leave {str(name)!r} out, untick it in the Columns table "
-                "above (keep) and apply."
+                f"{message}. To leave {str(name)!r} out, untick it: add it to 'Leave out "
+                "these columns' above."
             )
     return message
 

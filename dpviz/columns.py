@@ -66,7 +66,7 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
 
     ID-like: an unnamed first column or one named like an ID (``id``, ``rownames``) with
     distinct values; integers that are a permutation of a run (a row index, 1..N);
-    text whose every value is distinct. Free text: text with more than
+    text whose every value is distinct. Free text: mostly non-numeric text with more than
     ``FREE_TEXT_SHARE`` of the rows distinct (and over ``FREE_TEXT_MIN_VALUES`` values),
     or more values than a discrete feature may have. The label is never suggested.
     """
@@ -84,6 +84,8 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
         numbers = pd.to_numeric(column, errors="coerce")
         numeric = not numbers.isna().any()
         integers = numeric and bool(np.all(np.floor(numbers) == numbers))
+        # Mostly numbers with a few text cells is a numeric column to fix, not text.
+        text_share = float(numbers.isna().mean())
         named_id = _is_unnamed(name) or str(name).strip().lower() in ID_NAMES
         if named_id and (all_distinct or position == 0) and n_distinct > GUESS_MAX_CLASSES:
             out[str(name)] = "ID-like: a row name or index column, not a property of the record"
@@ -92,9 +94,9 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
                 f"ID-like: the integers {numbers.min():g}…{numbers.max():g}, each once "
                 "(a row number)"
             )
-        elif not numeric and all_distinct and n >= ID_MIN_ROWS:
+        elif not numeric and text_share >= 0.5 and all_distinct and n >= ID_MIN_ROWS:
             out[str(name)] = "ID-like: every row has its own value (a name or identifier)"
-        elif not numeric and (
+        elif not numeric and text_share >= 0.5 and (
             n_distinct > MAX_DISCRETE_VALUES
             or (n_distinct > FREE_TEXT_MIN_VALUES and n_distinct > FREE_TEXT_SHARE * n)
         ):
