@@ -66,9 +66,10 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
 
     ID-like: an unnamed first column or one named like an ID (``id``, ``rownames``) with
     distinct values; integers that are a permutation of a run (a row index, 1..N);
-    text whose every value is distinct. Free text: mostly non-numeric text with more than
-    ``FREE_TEXT_SHARE`` of the rows distinct (and over ``FREE_TEXT_MIN_VALUES`` values),
-    or more values than a discrete feature may have. The label is never suggested.
+    mostly-text values, each on one row. Free text (or mixed text and numbers): not all
+    numbers, with more than ``FREE_TEXT_SHARE`` of its filled cells distinct (and over
+    ``FREE_TEXT_MIN_VALUES`` values), or more values than a discrete feature may have.
+    The label is never suggested.
     """
     out: dict[str, str] = {}
     n = len(frame)
@@ -96,13 +97,20 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
             )
         elif not numeric and text_share >= 0.5 and all_distinct and n >= ID_MIN_ROWS:
             out[str(name)] = "ID-like: every row has its own value (a name or identifier)"
-        elif not numeric and text_share >= 0.5 and (
+        elif not numeric and (
             n_distinct > MAX_DISCRETE_VALUES
-            or (n_distinct > FREE_TEXT_MIN_VALUES and n_distinct > FREE_TEXT_SHARE * n)
+            or (n_distinct > FREE_TEXT_MIN_VALUES and n_distinct > FREE_TEXT_SHARE * len(column))
         ):
+            # Many rare categories: a tree branching on them has a child per value.
+            kind = "free text" if text_share >= 0.5 else "mixed text and numbers"
             out[str(name)] = (
-                f"free text: {n_distinct:,} distinct values in {n:,} rows (too many "
-                "categories to learn from)"
+                f"{kind}: {n_distinct:,} distinct values in {len(column):,} filled cells "
+                "(too many rare categories to learn from)"
+                + (
+                    "; if it is a measurement, keep it and read it as numbers"
+                    if text_share < 0.5
+                    else ""
+                )
             )
     return out
 

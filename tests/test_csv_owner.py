@@ -30,10 +30,11 @@ OWNER = ROOT / "tests" / "data_owner"
 CORPUS = ROOT / "tests" / "bad_inputs"
 APP = str(ROOT / "app.py")
 DATA_KEY, RUN_KEY = "dpviz.data", "dpviz.run"
+DROPS = ["PassengerId", "Name", "Ticket", "Cabin"]  # titanic_eu.csv: IDs and free text
 
 # file -> (label a person would pick, columns that must be dropped by default)
 FILES = {
-    "titanic_eu.csv": ("Survived", {"PassengerId", "Name"}),
+    "titanic_eu.csv": ("Survived", {"PassengerId", "Name", "Ticket", "Cabin"}),
     "titanic_r.csv": ("survived", {"rownames"}),
     "penguins_r.csv": ("species", {"rownames"}),
     "islr_default_r.csv": ("default", {"rownames"}),
@@ -113,7 +114,7 @@ def test_ids_and_names_are_suggested_drops_and_the_label_is_guessed(name):
     frame = read(name)
     suggested = suggest_drops(frame)
     assert set(suggested) == drops, suggested
-    assert all(why.startswith(("ID-like", "free text")) for why in suggested.values())
+    assert all(why.startswith(("ID-like", "free text", "mixed")) for why in suggested.values())
     assert guess_label(frame, list(suggested)) == label
     assert frame.columns[-1] != label  # the old guess (last column) was wrong
 
@@ -178,7 +179,7 @@ def test_missing_rule_is_validated_and_round_trips():
 
 
 def test_lower_branch_rule_keeps_rows_and_routes_training_and_prediction_alike():
-    frame = read("titanic_eu.csv").drop(columns=["PassengerId", "Name"])
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
     base = infer_schema(frame, "Survived", warn=False)
     assert encode(frame, base).n_records == 480  # the default drops the 120 rows
     schema = app_data.with_missing_rule(base, ["Age"])
@@ -202,7 +203,7 @@ def test_lower_branch_rule_keeps_rows_and_routes_training_and_prediction_alike()
 
 
 def test_a_declaration_names_data_ranges_and_travels_to_the_report():
-    frame = read("titanic_eu.csv").drop(columns=["PassengerId", "Name"])
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
     prompt = app_data.declaration_prompt(infer_schema(frame, "Survived", warn=False), frame)
     assert "'Age' [0.9, 80] (the data's own min and max)" in prompt
     assert "the class list of 'Survived' (read from the data)" in prompt
@@ -222,7 +223,7 @@ def test_a_declaration_names_data_ranges_and_travels_to_the_report():
 
 
 def test_an_uploaded_schema_with_data_ranges_is_public_but_reported():
-    frame = read("titanic_eu.csv").drop(columns=["PassengerId", "Name"])
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
     exact = json.loads(infer_schema(frame, "Survived", warn=False).to_json())
     marked = Schema.from_dict(exact)
     choice = app_data.choose_schema(frame, "Survived", schema_file=marked, schema_name="s.json")
@@ -256,8 +257,8 @@ def test_info_suggests_drops_and_marks_the_schema_it_writes(capsys, tmp_path):
     code, out, err = run_cli(capsys, "info", "--data", data, "--label", "Survived", "--json")
     assert code == 0
     info = json.loads(out)
-    assert set(info["suggested_drops"]) == {"PassengerId", "Name"}
-    assert info["suggested_drop_option"] == "--drop PassengerId,Name"
+    assert set(info["suggested_drops"]) == set(DROPS)
+    assert info["suggested_drop_option"] == "--drop PassengerId,Name,Ticket,Cabin"
     assert "decimal commas" in err
     out_path = tmp_path / "s.json"
     code, out, _ = run_cli(
@@ -268,7 +269,7 @@ def test_info_suggests_drops_and_marks_the_schema_it_writes(capsys, tmp_path):
         "--label",
         "Survived",
         "--drop",
-        "PassengerId,Name",
+        "PassengerId,Name,Ticket,Cabin",
         "--schema-out",
         str(out_path),
         "--json",
@@ -276,7 +277,7 @@ def test_info_suggests_drops_and_marks_the_schema_it_writes(capsys, tmp_path):
     assert code == 0 and json.loads(out)["suggested_drops"] == {}
     assert json.loads(out_path.read_text())["inferred"] is True
     model = tmp_path / "m.json"
-    common = ["--data", data, "--label", "Survived", "--drop", "PassengerId,Name"]
+    common = ["--data", data, "--label", "Survived", "--drop", "PassengerId,Name,Ticket,Cabin"]
     code, out, _ = run_cli(
         capsys,
         "train",
@@ -315,7 +316,7 @@ def test_free_text_column_error_suggests_the_drop(capsys):
 
 
 def test_predict_says_how_missing_values_were_routed(capsys, tmp_path):
-    frame = read("titanic_eu.csv").drop(columns=["PassengerId", "Name"])
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
     schema = app_data.with_missing_rule(infer_schema(frame, "Survived", warn=False), ["Age"])
     schema_path = tmp_path / "s.json"
     doc = json.loads(schema.to_json())
@@ -413,6 +414,8 @@ def test_too_many_values_error_says_which_column_to_untick():
 def test_numbers_with_some_text_offer_the_fix():
     rows = ["w,label"] + [f"{v},{'ab'[v % 2]}" for v in range(80)] + ["12 kg,a", "n.a.,b"]
     at = upload("weights.csv", "\n".join(rows).encode())
+    assert drop_box(at).value == ["w"]  # many rare values: left out by default
+    drop_box(at).set_value([]).run()
     assert "Read it as numbers" in texts(at.warning)
     at.button(key="data.numbers.w").click().run()
     assert not at.exception

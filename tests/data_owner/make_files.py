@@ -30,7 +30,7 @@ def _comma(values: np.ndarray, digits: int) -> list[str]:
 
 def titanic_eu(rng: np.random.Generator, n: int = 600) -> pd.DataFrame:
     """`;`-separated, decimal commas: PassengerId, Name, Survived (not last), Age with
-    empty cells, Fare with thousands dots."""
+    empty cells, Ticket (mostly numbers), Fare with thousands dots, sparse Cabin."""
     sex = rng.choice(["male", "female"], n, p=[0.64, 0.36])
     pclass = rng.choice(["1st", "2nd", "3rd"], n, p=[0.25, 0.2, 0.55])
     age = np.round(rng.uniform(0.4, 80, n), 1)
@@ -42,6 +42,17 @@ def titanic_eu(rng: np.random.Generator, n: int = 600) -> pd.DataFrame:
     for i in rng.choice(n, n // 5, replace=False):
         ages[i] = ""
     fares = [f"{v:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".") for v in fare]
+    # Kaggle-like tickets (mostly numbers, some with a prefix, a few shared) and cabins
+    # (mostly empty, nearly all distinct): many rare categories.
+    tickets = [
+        (f"PC {t}" if t % 4 == 0 else f"A/5 {t}" if t % 7 == 0 else str(t))
+        for t in rng.integers(1000, 400000, n) // np.where(rng.random(n) < 0.2, 1000, 1)
+    ]
+    cabins = np.where(
+        pclass == "1st",
+        [f"{d}{k}" for d, k in zip(rng.choice(list("ABCDE"), n), rng.integers(1, 130, n))],
+        "",
+    )
     return pd.DataFrame(
         {
             "PassengerId": np.arange(1, n + 1),
@@ -50,7 +61,9 @@ def titanic_eu(rng: np.random.Generator, n: int = 600) -> pd.DataFrame:
             "Pclass": pclass,
             "Sex": sex,
             "Age": ages,
+            "Ticket": tickets,
             "Fare": fares,
+            "Cabin": cabins,
             "Embarked": rng.choice(["S", "C", "Q"], n, p=[0.7, 0.2, 0.1]),
         }
     )
