@@ -31,7 +31,7 @@ from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_sche
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
 COLUMN_TABLE = ("keep", "column", "suggestion", "missing", "distinct", "example")
 MISSING_HELP = (
-    "Missing values. A continuous feature either drops the row in training (the default; "
+    "A continuous feature either drops the row in training (the default; "
     "prediction then uses the domain's midpoint) or, when chosen here, keeps it and sends "
     "the missing value to the lower branch of every split on that feature (the value is "
     "set to the public min, in training and in prediction alike). A discrete feature keeps "

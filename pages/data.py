@@ -180,23 +180,25 @@ def offer_numbers(workspace, frame) -> None:
             st.rerun()
 
 
-def choose_missing(frame, label: str, choice, frame_id: str):
-    """Per continuous feature: drop rows with a missing value, or send it to the lower
-    branch (a public rule, applied the same in training and prediction)."""
-    schema = choice.schema
+def choose_missing(frame, label: str, schema, frame_id: str) -> list[str]:
+    """Per continuous feature with missing values: drop those rows, or send the missing
+    value to the lower branch (a public rule, applied the same in training and
+    prediction). Returns the features that take the lower branch."""
     with_missing = [f.name for f in schema.continuous if frame[f.name].isna().any()]
+    # A schema file's rule for a feature with no missing cells here still holds.
+    kept = [f.name for f in schema.continuous if f.missing == "low" and f.name not in with_missing]
     if not with_missing:
-        return choice
+        return kept
     st.markdown("**Missing values**")
     st.caption(app_data.MISSING_HELP)
     default = [f.name for f in schema.continuous if f.missing == "low" and f.name in with_missing]
-    lower = st.multiselect(
+    chosen = st.multiselect(
         "Keep rows with a missing value of these features (missing → lower branch)",
         with_missing,
         default=default,
         key=f"{KEEP_PREFIX}data.missing.{frame_id}.{label}",
     )
-    return dataclasses.replace(choice, schema=app_data.with_missing_rule(schema, lower))
+    return [*chosen, *kept]
 
 
 def failed(message: str, columns) -> None:
@@ -257,6 +259,7 @@ def choose_upload() -> None:
             classes=classes,
         )
         choice = app_data.choose_schema(frame, label, **settings)
+        lower = choose_missing(frame, label, choice.schema, upload.frame_id)
         if not choice.public or edits is not None:
             prompt = app_data.declaration_prompt(
                 choice.schema,
@@ -266,7 +269,9 @@ def choose_upload() -> None:
             )
             if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
                 choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
-        choice = choose_missing(frame, label, choice, upload.frame_id)
+        choice = dataclasses.replace(
+            choice, schema=app_data.with_missing_rule(choice.schema, lower)
+        )
     except ValueError as exc:
         failed(str(exc), columns)
         return
