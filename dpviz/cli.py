@@ -449,6 +449,11 @@ def cmd_update(args) -> dict:
 
 def cmd_info(args) -> dict:
     frame = _read_data(args)
+    guessed = args.label is None
+    if guessed:
+        # No --label: guess it from the data, and say it is a guess.
+        args.label = guess_label(frame, list(suggest_drops(frame)))
+        print(f"note: --label not given; guessed {args.label!r} — check it", file=sys.stderr)
     if args.label not in frame.columns:
         raise ValueError(
             f"label column {args.label!r} is not in {args.data}; columns are: "
@@ -474,6 +479,7 @@ def cmd_info(args) -> dict:
     return {
         "n_rows": len(frame),
         "label": schema.label,
+        "label_guessed": guessed,
         "classes": list(schema.classes),
         "n_continuous": s,
         "n_discrete": r,
@@ -804,7 +810,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    data_args(p)
+    data_args(p, label=False)
     p.add_argument(
         "--schema-out",
         help='write the schema JSON here (an inferred one is marked "inferred": remove '

@@ -446,3 +446,13 @@ def test_titanic_eu_trains_with_the_missing_rule_and_an_honest_declaration():
     names = [f["name"] for f in released["schema"]["features"]]
     assert "PassengerId" not in names and "Name" not in names
     assert "the data's own min and max" in run.privacy_summary
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_info_without_label_guesses_it_and_says_so(capsys, name):
+    code, out, err = run_cli(capsys, "info", "--data", str(OWNER / name), "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["label"] == FILES[name][0] and info["label_guessed"] is True
+    assert "guessed" in err and "check it" in err
+    assert set(info["suggested_drops"]) == FILES[name][1]
