@@ -373,7 +373,9 @@ def cmd_train(args) -> dict:
     released = release(model, args.algorithm)
     Path(args.out).write_text(released.to_json(), encoding="utf-8")
     ledger = model.ledger_
+    declaration = model.schema_.declaration
     return {
+        **({"schema_declaration": declaration} if declaration else {}),
         "model": str(args.out),
         "algorithm": args.algorithm,
         "kind": released.meta["kind"],

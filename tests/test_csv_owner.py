@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpviz import DPRandomForestClassifier, app_data
+from dpviz.algorithms import ALGORITHMS, get_algorithm
 from dpviz.cli import main
 from dpviz.columns import guess_label, suggest_drops
 from dpviz.data import as_numbers, encode, normalise_numbers, numeric_suspects, read_csv
@@ -456,3 +457,15 @@ def test_info_without_label_guesses_it_and_says_so(capsys, name):
     assert info["label"] == FILES[name][0] and info["label_guessed"] is True
     assert "guessed" in err and "check it" in err
     assert set(info["suggested_drops"]) == FILES[name][1]
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_every_algorithm_routes_a_missing_value_as_the_public_min(algorithm):
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
+    schema = app_data.with_missing_rule(infer_schema(frame, "Survived", warn=False), ["Age"])
+    low = next(f.low for f in schema.features if f.name == "Age")
+    model = get_algorithm(algorithm).make(1.0, random_state=0, schema=schema, noise_seed=1)
+    model.fit_encoded(encode(frame, schema), schema)
+    rows = frame[frame["Age"].isna()].drop(columns="Survived")
+    same = model.predict_proba(rows.assign(Age=repr(low)))
+    assert np.array_equal(model.predict_proba(rows), same)
