@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -76,13 +76,20 @@ class UploadWorkspace:
     edit_version: int = 0  # bumped on every applied edit, to reset the editor widget
     keep: dict[str, bool] | None = None  # the Columns table's choices; None: suggestions
     numbers: tuple[str, ...] = ()  # columns read as numbers (other cells become missing)
+    _suggested: dict = field(default_factory=dict, repr=False)  # label -> suggest_drops
+
+    def suggestions(self, label: str) -> dict[str, str]:
+        """:func:`dpviz.columns.suggest_drops` for this label (computed once)."""
+        if label not in self._suggested:
+            self._suggested[label] = suggest_drops(self.upload.frame, label)
+        return self._suggested[label]
 
     def drops(self, label: str) -> list[str]:
         """The columns left out: the user's choice, else the suggested ones (never the
         label)."""
         frame = self.upload.frame
         if self.keep is None:
-            return list(suggest_drops(frame, label))
+            return list(self.suggestions(label))
         return [c for c in frame.columns if c != label and not self.keep.get(c, True)]
 
     def applied_edits(self, label: str) -> tuple[pd.DataFrame | None, str | None]:
@@ -105,10 +112,13 @@ def read_upload(name: str, data: bytes) -> Upload:
 # --- column roles: which columns to keep ---------------------------------------------------
 
 
-def column_table(frame: pd.DataFrame, label: str, drops=None) -> pd.DataFrame:
+def column_table(
+    frame: pd.DataFrame, label: str, drops=None, suggestions: dict | None = None
+) -> pd.DataFrame:
     """One row per column other than the label: keep it?, the suggestion and why, its
     missing and distinct counts, an example value (reads the records: NOT private)."""
-    suggestions = suggest_drops(frame, label)
+    if suggestions is None:
+        suggestions = suggest_drops(frame, label)
     drops = set(suggestions if drops is None else drops)
     rows = []
     for name in frame.columns:
@@ -286,7 +296,8 @@ def same_as_data(schema: Schema, frame: pd.DataFrame) -> list[str]:
     tell-tale of a range read off the records."""
     out = []
     for f in schema.continuous:
-        values = pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=np.float64)
+        distinct = pd.Series(frame[f.name].dropna().unique(), dtype=object)
+        values = pd.to_numeric(distinct, errors="coerce").to_numpy(dtype=np.float64)
         values = values[np.isfinite(values)]
         if len(values) and values.min() == f.low and values.max() == f.high:
             out.append(f.name)
@@ -399,6 +410,11 @@ def _listing(items: list[str], limit: int = 8) -> str:
     return "; ".join(items[:limit]) + more
 
 
+def _texts(column: pd.Series) -> set[str]:
+    """The distinct filled cells of a column as text (:func:`as_text`)."""
+    return {as_text(v) for v in column.dropna().unique()}
+
+
 def data_derived(
     schema: Schema, frame: pd.DataFrame, filled=(), *, lists: bool = True
 ) -> list[str]:
@@ -407,7 +423,7 @@ def data_derived(
     ``lists``, a class list or discrete value list equal to the observed values. What a
     declaration must name."""
     out = []
-    labels = frame[schema.label].dropna().map(as_text).unique() if schema.label in frame else []
+    labels = _texts(frame[schema.label]) if schema.label in frame else set()
     if lists and len(labels) and set(schema.classes) == set(labels):
         out.append(f"the class list of {schema.label!r} (read from the data)")
     exact = set(same_as_data(schema, frame))
@@ -420,7 +436,7 @@ def data_derived(
                 out.append(f"{domain} (the data's own min and max)")
         elif f.name in filled:
             out.append(f"the values of {f.name!r} (filled from the data)")
-        elif lists and set(f.values) - {MISSING} == set(frame[f.name].dropna().map(as_text)):
+        elif lists and set(f.values) - {MISSING} == _texts(frame[f.name]):
             out.append(f"the values of {f.name!r} (read from the data)")
     return out
 

@@ -80,12 +80,14 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
         if column.empty:
             out[str(name)] = "empty: every cell is missing"
             continue
-        n_distinct = int(column.nunique())
+        # Parse the distinct values only (a category column has a handful).
+        distinct = pd.Series(column.unique(), dtype=object)
+        n_distinct = len(distinct)
         all_distinct = n_distinct == len(column) == n
-        numbers = pd.to_numeric(column, errors="coerce")
+        numbers = pd.to_numeric(distinct, errors="coerce")
         numeric = not numbers.isna().any()
         integers = numeric and bool(np.all(np.floor(numbers) == numbers))
-        # Mostly numbers with a few text cells is a numeric column to fix, not text.
+        # Mostly numbers with a few text values is a numeric column to fix, not text.
         text_share = float(numbers.isna().mean())
         named_id = _is_unnamed(name) or str(name).strip().lower() in ID_NAMES
         if named_id and (all_distinct or position == 0) and n_distinct > GUESS_MAX_CLASSES:
@@ -122,7 +124,7 @@ def _low_cardinality(column: pd.Series) -> int:
 
 
 def _is_text(column: pd.Series) -> bool:
-    present = column.dropna()
+    present = pd.Series(column.dropna().unique(), dtype=object)
     return bool(len(present)) and pd.to_numeric(present, errors="coerce").isna().any()
 
 

@@ -243,7 +243,9 @@ def _is_integer_valued(values: np.ndarray) -> bool:
 
 def infer_feature(name: str, column: pd.Series, *, numeric_is_continuous: bool = False) -> Feature:
     """Infer one feature's type and domain from data (leaks: see PrivacyLeakWarning)."""
-    present = column.dropna()
+    # The distinct cells decide type and domain: parsing them, not every cell, keeps a
+    # category column of a million rows to a handful of conversions.
+    present = pd.Series(column.dropna().unique(), dtype=object)
     numeric = pd.to_numeric(present, errors="coerce")
     is_numeric = len(present) > 0 and not numeric.isna().any()
     if is_numeric:

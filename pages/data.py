@@ -152,7 +152,7 @@ def choose_columns(workspace, label: str) -> None:
     dropped by default, with the reason."""
     upload = workspace.upload
     drops = workspace.drops(label)
-    table = app_data.column_table(upload.frame, label, drops)
+    table = app_data.column_table(upload.frame, label, drops, workspace.suggestions(label))
     options = table["column"].tolist()
     st.markdown("**Columns** — untick what the model must not use")
     chosen = st.multiselect(

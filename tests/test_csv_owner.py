@@ -18,6 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 from dpviz import DPRandomForestClassifier, app_data
 from dpviz.algorithms import ALGORITHMS, get_algorithm
+from dpviz.app_session import AppState
+from dpviz.app_support import PreparedData
 from dpviz.cli import main
 from dpviz.columns import guess_label, suggest_drops
 from dpviz.data import as_numbers, encode, normalise_numbers, numeric_suspects, read_csv
@@ -469,3 +471,14 @@ def test_every_algorithm_routes_a_missing_value_as_the_public_min(algorithm):
     rows = frame[frame["Age"].isna()].drop(columns="Survived")
     same = model.predict_proba(rows.assign(Age=repr(low)))
     assert np.array_equal(model.predict_proba(rows), same)
+
+
+def test_the_sidebar_carries_the_accepted_declaration():
+    frame = read("titanic_eu.csv").drop(columns=DROPS)
+    choice = app_data.choose_schema(frame, "Survived", declared_public=True)
+    state = AppState({})
+    state.set_data(PreparedData("t.csv", frame, choice.schema, choice.note, "t"))
+    lines = "\n".join(state.summary())
+    assert "Schema: public" in lines and "Schema declaration: Declared public" in lines
+    assert "(the data's own min and max)" in lines
+    assert state.clear_data() == ["the dataset"] and state.data is None
