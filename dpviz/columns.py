@@ -42,6 +42,8 @@ TARGET_NAMES = (
 )
 # Names of identifier or row-index columns (R's write.csv writes "rownames" or "").
 ID_NAMES = ("id", "rownames", "rowname", "row", "index", "idx", "key", "uid", "uuid", "")
+# Words that make a column name an identifier's: PassengerId, customer_id, row_uuid.
+ID_WORDS = ("id", "uuid", "guid", "rownames")
 # A label has at most this many classes to be guessed (MAX_CLASSES allows more).
 GUESS_MAX_CLASSES = 20
 # A text column with more distinct values than this share of its rows is free text.
@@ -64,8 +66,9 @@ def _is_unnamed(name: str) -> bool:
 def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, str]:
     """Columns to drop by default, each with the reason to show.
 
-    ID-like: an unnamed first column or one named like an ID (``id``, ``rownames``) with
-    distinct values; integers that are a permutation of a run (a row index, 1..N);
+    ID-like: an unnamed first column or one named like an ID (``id``, ``rownames``,
+    ``PassengerId``, ``customer_id``) with over half its values distinct (or first, with
+    many values); integers that are a permutation of a run (a row index, 1..N);
     mostly-text values, each on one row. Free text (or mixed text and numbers): not all
     numbers, with more than ``FREE_TEXT_SHARE`` of its filled cells distinct (and over
     ``FREE_TEXT_MIN_VALUES`` values), or more values than a discrete feature may have.
@@ -89,8 +92,13 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
         integers = numeric and bool(np.all(np.floor(numbers) == numbers))
         # Mostly numbers with a few text values is a numeric column to fix, not text.
         text_share = float(numbers.isna().mean())
-        named_id = _is_unnamed(name) or str(name).strip().lower() in ID_NAMES
-        if named_id and (all_distinct or position == 0) and n_distinct > GUESS_MAX_CLASSES:
+        named_id = (
+            _is_unnamed(name)
+            or str(name).strip().lower() in ID_NAMES
+            or any(w in ID_WORDS for w in _words(name))  # PassengerId, customer_id
+        )
+        mostly_distinct = n_distinct > FREE_TEXT_SHARE * len(column)
+        if named_id and (mostly_distinct or position == 0) and n_distinct > GUESS_MAX_CLASSES:
             out[str(name)] = "ID-like: a row name or index column, not a property of the record"
         elif integers and all_distinct and n > 1 and numbers.max() - numbers.min() == n - 1:
             out[str(name)] = (

@@ -135,6 +135,12 @@ def test_free_text_and_empty_columns_are_suggested_and_the_label_never_is():
     )
     suggested = suggest_drops(frame)
     assert suggested["comment"].startswith("free text") and "empty" in suggested
+    # identifiers by name, even when not a run of integers or not unique (visits)
+    ids = pd.DataFrame(
+        {"x": np.arange(n), "customer_id": rng.integers(10_000, 99_999, n), "label": "a"}
+    )
+    assert suggest_drops(ids)["customer_id"].startswith("ID-like")
+    assert "x" in suggest_drops(ids)  # 0..n-1, each once: a row number
     assert "x" not in suggested and "label" not in suggest_drops(frame, "label")
 
 
