@@ -1,10 +1,14 @@
-"""What the Data page does: read an upload, choose the label, settle the public schema
-(uploaded, inferred or edited) and report missing and out-of-domain values.
+"""What the Data page does: read an upload (decimal commas and NA cells converted, with
+notes), choose the columns to keep (IDs and free text left out by default) and the label,
+settle the public schema (uploaded, inferred or edited; missing-value rules; a
+declaration that names every domain equal to the data's own) and report missing and
+out-of-domain values.
 
 Privacy (SPEC §1): the class list and the feature domains must be public knowledge.
 A schema inferred from the records voids the guarantee; :func:`choose_schema` marks it
 ``inferred`` unless it came from an uploaded schema file or the user declares the
-(edited) schema public, and it says which features still equal the data's own range.
+(edited) schema public, and it says which features still equal the data's own range;
+that warning is kept in ``Schema.declaration`` (sidebar, ledger text, model file, report).
 The data report reads the raw records: it is for the data owner, NOT private.
 """
 

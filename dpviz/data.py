@@ -1,4 +1,5 @@
-"""Reading CSV files and encoding records against a public schema."""
+"""Reading CSV files (any common delimiter, decimal commas, thousands separators, R's NA)
+and encoding records against a public schema (with its public missing-value rules)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ def read_csv(
     """Read a CSV file into a DataFrame of strings (empty cells become NaN).
 
     Every cell stays text so that the schema, not pandas, decides which columns are
-    numbers. Raises ``ValueError`` with a message a person can act on for files that
+    numbers; numbers written with decimal commas or thousands separators are rewritten
+    in plain notation and ``NA``-like cells of number columns become missing
+    (:func:`normalise_numbers`), with one note per change in
+    ``frame.attrs["read_notes"]``. Raises ``ValueError`` with a message a person can act on for files that
     are empty, binary, not UTF-8, too large or not delimited. ``min_columns=1`` accepts
     a single column (records to predict for a one-feature model carry no label).
     """
