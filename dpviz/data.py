@@ -32,8 +32,9 @@ def read_csv(
     in plain notation and ``NA``-like cells of number columns become missing
     (:func:`normalise_numbers`), with one note per change in
     ``frame.attrs["read_notes"]``. Raises ``ValueError`` with a message a person can
-    act on for files that are empty, binary, not UTF-8, too large or not delimited. ``min_columns=1`` accepts
-    a single column (records to predict for a one-feature model carry no label).
+    act on for files that are empty, binary, not UTF-8, too large or not delimited.
+    ``min_columns=1`` accepts a single column (records to predict for a one-feature
+    model carry no label).
     """
     raw = _read_bytes(source, max_bytes)
     if not raw.strip():
