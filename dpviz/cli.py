@@ -6,6 +6,7 @@ Errors print one line ``error: ...`` on stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -150,7 +151,39 @@ def _load_data(args) -> tuple:
     encoded = encode(frame, schema, training=True)
     for message in encoded.report.messages():
         print(f"note: {message}", file=sys.stderr)
+    if args.schema:
+        schema = _declared(schema, frame, args.schema)
     return frame, schema, encoded
+
+
+def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
+    """Say what a schema file's public status rests on, and keep it in the schema (and
+    so in the model file): a file still marked inferred is not public; ranges equal to
+    the data's own min and max are named."""
+    from .app_data import data_derived
+
+    if schema.inferred:
+        print(
+            f'note: {path} is marked "inferred" (as `info --schema-out` writes it): the '
+            "model is NOT differentially private until every mark is removed",
+            file=sys.stderr,
+        )
+        return schema
+    derived = data_derived(schema, frame, lists=False)
+    if not derived:
+        return schema
+    listed = "; ".join(derived)
+    print(
+        f"note: in {path}, {listed}: if read off these records, the guarantee is void",
+        file=sys.stderr,
+    )
+    declaration = (
+        f"Declared public by the user, by passing the schema file {Path(path).name}, whose "
+        f"ranges equal the data's own values: {listed}."
+    )
+    if schema.declaration:
+        declaration = f"{schema.declaration} {declaration}"
+    return dataclasses.replace(schema, declaration=declaration)
 
 
 def _warn_mechanism(name: str) -> None:

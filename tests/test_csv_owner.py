@@ -488,3 +488,35 @@ def test_the_sidebar_carries_the_accepted_declaration():
     assert "Schema: public" in lines and "Schema declaration: Declared public" in lines
     assert "(the data's own min and max)" in lines
     assert state.clear_data() == ["the dataset"] and state.data is None
+
+
+def test_cli_names_schema_ranges_equal_to_the_data_and_keeps_it_in_the_model(capsys, tmp_path):
+    frame = read("penguins_r.csv").drop(columns="rownames")
+    doc = json.loads(infer_schema(frame, "species", warn=False).to_json())
+    doc.pop("inferred")
+    for f in doc["features"]:
+        f.pop("inferred")
+    schema_path = tmp_path / "p.json"
+    schema_path.write_text(json.dumps(doc))
+    model = tmp_path / "m.json"
+    argv = ["--data", str(OWNER / "penguins_r.csv"), "--label", "species", "--drop", "rownames"]
+    code, out, err = run_cli(
+        capsys,
+        "train",
+        *argv,
+        "--schema",
+        str(schema_path),
+        "--epsilon",
+        "1",
+        "--trees",
+        "5",
+        "--out",
+        str(model),
+        "--json",
+    )
+    assert code == 0, err
+    assert "'bill_length_mm' [" in err and "(the data's own min and max)" in err
+    result = json.loads(out)
+    assert result["privacy"]["private"] and "p.json" in result["schema_declaration"]
+    saved = json.loads(model.read_text())["schema"]["declaration"]
+    assert "'body_mass_g' [" in saved and "the data's own min and max" in saved
