@@ -95,6 +95,7 @@ def read_csv(
 # 39,1 / -1.234,5 / 1234. Or with a decimal point and comma groups: 1,234.5 / 12.
 _DECIMAL_COMMA = r"[+-]?(?:\d{1,3}(?:[.\u00a0 ]\d{3})+|\d+)(?:,\d+)?"
 _COMMA_GROUPS = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_THOUSANDS_DOTS = r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)"
 # Cells that mean "no value" in a column that otherwise holds numbers (R writes NA).
 MISSING_TOKENS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "None", "?", "-")
 
@@ -110,7 +111,8 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
     ``1.234,5``) or with comma thousands groups (``1,234.5``) is rewritten in plain
     notation (``39.1``, ``1234.5``); cells such as ``NA`` or ``?`` in a column that
     otherwise holds numbers become missing. ``1,234`` alone is ambiguous: it is read
-    as a decimal comma when the file is ``;``-separated, else as thousands. Returns
+    as a decimal comma when the file is ``;``-separated, else as thousands. In a file
+    with decimal commas, a number column written like ``3.750`` reads as 3750. Returns
     the frame (text cells, as :func:`read_csv`) and one note per change.
     """
     notes = []
@@ -155,6 +157,25 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
             continue
         replaced = column.where(~column.isin(tokens))
         out[name] = replaced.map(mapping).where(replaced.notna()) if mapping else replaced
+    if any("decimal commas" in n for n in notes):
+        # The file writes decimals with commas, so in its other number columns a dot
+        # followed by groups of three digits ("3.750") is a thousands separator.
+        for name in frame.columns:
+            if name in out:
+                continue
+            distinct = pd.Series(frame[name].dropna().unique(), dtype=object)
+            dotted = distinct[distinct.str.contains(".", regex=False)]
+            if (
+                len(dotted)
+                and distinct.str.fullmatch(_THOUSANDS_DOTS).all()
+                and _reads_as_numbers(distinct)
+            ):
+                shown = dotted.iloc[0]
+                notes.append(
+                    f"column {name!r} uses dots as thousands separators, as the file "
+                    f"writes decimals with commas: read {shown!r} as {shown.replace('.', '')}"
+                )
+                out[name] = frame[name].str.replace(".", "", regex=False)
     if out:
         frame = frame.assign(**out)
     return frame, notes

@@ -96,6 +96,16 @@ def test_normalise_numbers_cases(cells, delimiter, expected):
     assert got == expected
 
 
+def test_thousands_dots_in_a_decimal_comma_file():
+    text = "mass;bill;n\n3.750;39,1;12\n950;40,2;7\n4.025;38,0;3\n"
+    frame = read_csv(text.encode())
+    assert list(frame["mass"]) == ["3750", "950", "4025"]
+    assert list(frame["n"]) == ["12", "7", "3"]
+    assert any("'mass' uses dots as thousands separators" in n for n in frame.attrs["read_notes"])
+    # without decimal commas elsewhere, 3.750 stays 3.75
+    assert list(read_csv(b"mass;n\n3.750;1\n950;2\n")["mass"]) == ["3.750", "950"]
+
+
 def test_a_column_of_numbers_with_some_text_is_flagged_and_can_be_read_as_numbers():
     values = [str(v) for v in range(80)] + ["12 kg", "unknown"]
     frame = pd.DataFrame({"w": values, "label": ["a", "b"] * 41})
