@@ -54,6 +54,9 @@ class AppState:
         what was dropped, for the page to say so."""
         current = self.data
         if current is not None and current.fingerprint == data.fingerprint:
+            # The same records and schema: models stay valid, but keep the newest note
+            # and declaration (where the schema came from, what was declared).
+            self.store[DATA_KEY] = data
             return []
         self.store[DATA_KEY] = data
         dropped = []

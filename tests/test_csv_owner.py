@@ -530,3 +530,23 @@ def test_cli_names_schema_ranges_equal_to_the_data_and_keeps_it_in_the_model(cap
     assert result["privacy"]["private"] and "p.json" in result["schema_declaration"]
     saved = json.loads(model.read_text())["schema"]["declaration"]
     assert "'body_mass_g' [" in saved and "the data's own min and max" in saved
+
+
+def test_an_inferred_schema_file_uploaded_in_the_app_stays_inferred_until_unmarked():
+    at = upload("titanic_r.csv")
+    frame = read("titanic_r.csv").drop(columns="rownames")
+    doc = json.loads(infer_schema(frame, "survived", warn=False).to_json())
+    marked = json.dumps(doc).encode()
+    at.file_uploader(key="data.schema").set_value(("s.json", marked, "application/json")).run()
+    assert not at.exception
+    assert "marked as inferred" in texts(at.warning)
+    assert at.session_state[DATA_KEY].schema.inferred
+    doc.pop("inferred")
+    for f in doc["features"]:
+        f.pop("inferred")
+    clean = json.dumps(doc).encode()
+    at.file_uploader(key="data.schema").set_value(("t.json", clean, "application/json")).run()
+    data = at.session_state[DATA_KEY]
+    assert not data.schema.inferred and "the schema file you uploaded (t.json)" in texts(at.info)
+    assert "'age' [" in texts(at.warning) and "the data's own min and max" in texts(at.warning)
+    assert "uploading the schema file t.json" in data.schema.declaration
