@@ -742,8 +742,10 @@ class TrainRun:
     @property
     def privacy_summary(self) -> str:
         """The released model's guarantee in words, from its ledger (the model's
-        ``privacy_ledger``)."""
-        return self.model.ledger_.describe()
+        ``privacy_ledger``), with the schema declaration the data owner accepted."""
+        text = self.model.ledger_.describe()
+        declaration = getattr(self.model.schema_, "declaration", "")
+        return f"{text} Schema: {declaration}" if declaration else text
 
     @cached_property
     def export_problem(self) -> str | None:

@@ -6,6 +6,7 @@ Errors print one line ``error: ...`` on stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -14,10 +15,12 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .algorithms import ALGORITHMS, get_algorithm
 from .audit import audit
-from .data import encode, read_csv
+from .columns import guess_label, suggest_drops
+from .data import encode, numeric_suspects, read_csv
 from .depth import DEPTH_RULES, resolve_depth
 from .evaluation import cross_validate
 from .forest import DATA_SPLITS
@@ -99,8 +102,36 @@ def _json_safe(value):
     return value
 
 
-def _load_data(args) -> tuple:
+def _read_data(args) -> pd.DataFrame:
+    """The CSV of ``--data`` with ``--drop`` columns removed; says what reading changed
+    (decimal commas, NA cells) on stderr."""
     frame = read_csv(args.data)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    text = getattr(args, "drop", None)
+    drop = _split_list(text, str, "--drop") if text is not None else []
+    unknown = [c for c in drop if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"--drop names {', '.join(map(repr, unknown))}, not a column of {args.data}; "
+            "columns are: " + ", ".join(frame.columns[:20])
+        )
+    if args.label in drop:
+        raise ValueError(f"--drop names the label {args.label!r}; drop other columns")
+    return frame.drop(columns=drop) if drop else frame
+
+
+def _with_drop_hint(message: str, frame: pd.DataFrame, label: str) -> str:
+    """An inference error, with the ``--drop`` that `info` would suggest."""
+    drops = suggest_drops(frame, label)
+    if not drops:
+        return message
+    why = "; ".join(f"{c}: {r}" for c, r in drops.items())
+    return f"{message} (suggested: --drop {','.join(drops)} — {why})"
+
+
+def _load_data(args) -> tuple:
+    frame = _read_data(args)
     if args.label not in frame.columns:
         raise ValueError(
             f"label column {args.label!r} is not in {args.data}; columns are: "
@@ -113,11 +144,46 @@ def _load_data(args) -> tuple:
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
     else:
-        schema = infer_schema(frame, args.label)
+        try:
+            schema = infer_schema(frame, args.label)
+        except ValueError as exc:
+            raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     encoded = encode(frame, schema, training=True)
     for message in encoded.report.messages():
         print(f"note: {message}", file=sys.stderr)
+    if args.schema:
+        schema = _declared(schema, frame, args.schema)
     return frame, schema, encoded
+
+
+def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
+    """Say what a schema file's public status rests on, and keep it in the schema (and
+    so in the model file): a file still marked inferred is not public; ranges equal to
+    the data's own min and max are named."""
+    from .app_data import data_derived
+
+    if schema.inferred:
+        print(
+            f'note: {path} is marked "inferred" (as `info --schema-out` writes it): the '
+            "model is NOT differentially private until every mark is removed",
+            file=sys.stderr,
+        )
+        return schema
+    derived = data_derived(schema, frame, lists=False)
+    if not derived:
+        return schema
+    listed = "; ".join(derived)
+    print(
+        f"note: in {path}, {listed}: if read off these records, the guarantee is void",
+        file=sys.stderr,
+    )
+    declaration = (
+        f"Declared public by the user, by passing the schema file {Path(path).name}, whose "
+        f"ranges equal the data's own values: {listed}."
+    )
+    if schema.declaration:
+        declaration = f"{schema.declaration} {declaration}"
+    return dataclasses.replace(schema, declaration=declaration)
 
 
 def _warn_mechanism(name: str) -> None:
@@ -340,7 +406,9 @@ def cmd_train(args) -> dict:
     released = release(model, args.algorithm)
     Path(args.out).write_text(released.to_json(), encoding="utf-8")
     ledger = model.ledger_
+    declaration = model.schema_.declaration
     return {
+        **({"schema_declaration": declaration} if declaration else {}),
         "model": str(args.out),
         "algorithm": args.algorithm,
         "kind": released.meta["kind"],
@@ -379,6 +447,11 @@ def _train_on_cluster(args, algorithm, params):
 def cmd_predict(args) -> dict:
     model = load_model(args.model)
     frame = read_csv(args.data, min_columns=1)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    # Say how rows with missing or unknown values were routed (the schema's public rules).
+    for message in encode(frame, model.schema, training=False).report.messages():
+        print(f"note: {message}", file=sys.stderr)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
     out = frame[[]].copy()
@@ -410,8 +483,24 @@ def cmd_update(args) -> dict:
 
 
 def cmd_info(args) -> dict:
-    frame = read_csv(args.data)
-    schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    frame = _read_data(args)
+    guessed = args.label is None
+    if guessed:
+        # No --label: guess it from the data, and say it is a guess.
+        args.label = guess_label(frame, list(suggest_drops(frame)))
+        print(f"note: --label not given; guessed {args.label!r} — check it", file=sys.stderr)
+    if args.label not in frame.columns:
+        raise ValueError(
+            f"label column {args.label!r} is not in {args.data}; columns are: "
+            + ", ".join(frame.columns[:20])
+            + f" (a guess: --label {guess_label(frame, list(suggest_drops(frame)))})"
+        )
+    drops = suggest_drops(frame, args.label)
+    suspects = numeric_suspects(frame.drop(columns=list(drops)))
+    try:
+        schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    except ValueError as exc:
+        raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     if schema.label != args.label:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
@@ -425,6 +514,7 @@ def cmd_info(args) -> dict:
     return {
         "n_rows": len(frame),
         "label": schema.label,
+        "label_guessed": guessed,
         "classes": list(schema.classes),
         "n_continuous": s,
         "n_discrete": r,
@@ -432,7 +522,18 @@ def cmd_info(args) -> dict:
         "schema": schema.to_dict(),
         "schema_inferred": schema.inferred,
         "depth": depths,
-        "notes": ["the jpw depth uses the record count, which is not private"],
+        "read_notes": list(frame.attrs.get("read_notes", ())),
+        "suggested_drops": drops,
+        "suggested_drop_option": f"--drop {','.join(drops)}" if drops else "",
+        "numeric_suspects": suspects,
+        "notes": [
+            "the jpw depth uses the record count, which is not private",
+            *(
+                ["suggested drops and numeric suspects read the raw records: not private"]
+                if drops or suspects
+                else []
+            ),
+        ],
     }
 
 
@@ -626,6 +727,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--data", required=True, help="CSV file")
         p.add_argument("--label", required=label, help="label column")
         p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
+        p.add_argument(
+            "--drop",
+            help="comma-separated columns to leave out (IDs, names, free text; "
+            "`info` suggests them)",
+        )
 
     def cluster_args(p):
         group = p.add_mutually_exclusive_group()
@@ -739,8 +845,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    data_args(p)
-    p.add_argument("--schema-out", help="write the (inferred) schema JSON here")
+    data_args(p, label=False)
+    p.add_argument(
+        "--schema-out",
+        help='write the schema JSON here (an inferred one is marked "inferred": remove '
+        "the marks once every entry is checked against public knowledge)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
     return parser

@@ -160,6 +160,13 @@ def _schema_section(
             "model carries NO differential-privacy guarantee, and the ranges are records' "
             "own values: they are withheld here.</div>"
         )
+    if schema.declaration and not schema.inferred:
+        # The warning the data owner accepted (who declared what, and which domains
+        # equal the data's own values) travels with the schema.
+        parts.append(
+            '<div class="banner declaration"><strong>Schema declaration.</strong> '
+            f"{_e(schema.declaration)}</div>"
+        )
     parts.append(
         f"<p>Label column: <strong>{_e(schema.label)}</strong>; classes: "
         + ", ".join(f"<code>{_e(c)}</code>" for c in schema.classes)
@@ -178,6 +185,9 @@ def _schema_section(
     parts.append(
         '<p class="note">The schema is public knowledge by assumption: it was supplied by '
         "the user, not read from the records.</p>"
+        if not schema.inferred and not schema.declaration
+        else '<p class="note">The schema is public knowledge by the declaration above: '
+        "dpviz cannot check where a domain came from.</p>"
         if not schema.inferred
         else ""
     )
@@ -526,6 +536,8 @@ def decision_report(
     else:
         text = ledger.describe() if isinstance(ledger, PrivacyLedger) else str(ledger)
         parts.append(f"<p>{_e(text)}</p>")
+        if schema.declaration and not schema.inferred and schema.declaration not in text:
+            parts.append(f"<p>Schema: {_e(schema.declaration)}</p>")
 
     parts.append(_schema_section(schema, n_records, disclose_record_count, dataset_name))
     parts.append(

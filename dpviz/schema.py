@@ -23,6 +23,15 @@ MAX_CLASSES = 100
 MAX_DISCRETE_VALUES = 1000
 # An integer column with at most this many distinct values is inferred as discrete.
 DISCRETE_INTEGER_LIMIT = 10
+# How a continuous feature treats a missing value (a public rule, the same in training
+# and prediction): "drop" drops the row in training (prediction uses the domain's
+# midpoint); "low" sets it to the public min, so every split on the feature sends it
+# to the lower (left) child and the greedy trees' bins put it in the lowest bin.
+MISSING_RULES = ("drop", "low")
+INFERRED_NOTE = (
+    "Read off the data: NOT public. Check or replace every value from public knowledge, "
+    'then delete every "inferred" entry; until then dpviz treats this schema as inferred.'
+)
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -41,8 +50,14 @@ class Feature:
     low: float | None = None
     high: float | None = None
     values: tuple[str, ...] = ()
+    missing: str = "drop"
 
     def __post_init__(self) -> None:
+        if self.missing not in MISSING_RULES:
+            raise ValueError(
+                f"feature {self.name!r}: missing must be one of {', '.join(MISSING_RULES)}, "
+                f"not {self.missing!r}"
+            )
         if self.kind == "continuous":
             if self.low is None or self.high is None:
                 raise ValueError(f"continuous feature {self.name!r} needs a min and a max")
@@ -70,7 +85,10 @@ class Feature:
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "continuous":
-            return {"name": self.name, "type": "continuous", "min": self.low, "max": self.high}
+            out = {"name": self.name, "type": "continuous", "min": self.low, "max": self.high}
+            if self.missing != "drop":
+                out["missing"] = self.missing
+            return out
         return {"name": self.name, "type": "discrete", "values": list(self.values)}
 
 
@@ -82,6 +100,9 @@ class Schema:
     classes: tuple[str, ...]
     features: tuple[Feature, ...]
     inferred: bool = field(default=False, compare=False)
+    # Who declared what public, in words (the data owner's accepted warning): carried
+    # into model files, the ledger view and the report. Empty when nothing was declared.
+    declaration: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if len(self.classes) < 2:
@@ -118,11 +139,20 @@ class Schema:
         return [f for f in self.features if f.kind == "discrete"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The JSON form. An inferred schema is marked ``"inferred": true`` at the top
+        and on every feature, so that reading the file back keeps it inferred until a
+        person removes the marks (see :data:`INFERRED_NOTE`)."""
+        out: dict[str, Any] = {
             "label": self.label,
             "classes": list(self.classes),
             "features": [f.to_dict() for f in self.features],
         }
+        if self.inferred:
+            out = {"inferred": True, "inferred_note": INFERRED_NOTE, **out}
+            out["features"] = [{**f, "inferred": True} for f in out["features"]]
+        if self.declaration:
+            out["declaration"] = self.declaration
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -148,7 +178,15 @@ class Schema:
                     raise ValueError(
                         f"continuous feature {item['name']!r} needs numeric 'min' and 'max'"
                     ) from None
-                features.append(Feature(str(item["name"]), "continuous", low, high))
+                features.append(
+                    Feature(
+                        str(item["name"]),
+                        "continuous",
+                        low,
+                        high,
+                        missing=str(item.get("missing", "drop")),
+                    )
+                )
             else:
                 if item["type"] != "discrete":
                     raise ValueError(
@@ -165,10 +203,17 @@ class Schema:
                         values=tuple(str(v) for v in values or ()),
                     )
                 )
+        # Any remaining "inferred" mark keeps the whole schema inferred (not public).
+        inferred = bool(data.get("inferred")) or any(
+            isinstance(item, dict) and bool(item.get("inferred")) for item in data["features"]
+        )
+        declaration = data.get("declaration", "")
         return cls(
             label=str(data["label"]),
             classes=tuple(str(c) for c in data["classes"]),
             features=tuple(features),
+            inferred=inferred,
+            declaration=declaration if isinstance(declaration, str) else "",
         )
 
     @classmethod
@@ -198,7 +243,9 @@ def _is_integer_valued(values: np.ndarray) -> bool:
 
 def infer_feature(name: str, column: pd.Series, *, numeric_is_continuous: bool = False) -> Feature:
     """Infer one feature's type and domain from data (leaks: see PrivacyLeakWarning)."""
-    present = column.dropna()
+    # The distinct cells decide type and domain: parsing them, not every cell, keeps a
+    # category column of a million rows to a handful of conversions.
+    present = pd.Series(column.dropna().unique(), dtype=object)
     numeric = pd.to_numeric(present, errors="coerce")
     is_numeric = len(present) > 0 and not numeric.isna().any()
     if is_numeric:

@@ -108,7 +108,7 @@ DATA_CASES = [
     pytest.param(evaluate("no_labels.csv"), "at least 2 classes", id="label-column-empty"),
     pytest.param(
         evaluate("text_in_continuous.csv", "--schema", c("text_in_continuous.schema.json")),
-        "holds text ('n/a' in data row 3)",
+        "holds text ('about 2' in data row 3)",
         id="text-in-continuous-column",
     ),
     pytest.param(evaluate("latin1.csv"), "not UTF-8 text", id="latin1-not-utf8"),

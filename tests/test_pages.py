@@ -121,7 +121,7 @@ def test_declaring_the_inferred_schema_public_still_flags_exact_data_ranges():
     at.checkbox(key=key(f"data.declare.{frame_id}")).check().run()
     assert not at.exception
     assert "you declared the class list" in texts(at.info)
-    assert "exactly the data's own min and max" in texts(at.warning)
+    assert "(the data's own min and max)" in texts(at.warning)
     assert not at.session_state[DATA_KEY].schema.inferred
 
 

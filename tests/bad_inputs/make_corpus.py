@@ -108,9 +108,10 @@ def corpus() -> dict[str, bytes]:
     files["whitespace.csv"] = "   \n\t\n  \r\n\n"
     files["header_only.csv"] = HEADER + "\n"
     files["one_class.csv"] = csv_text([(x, c, "yes") for x, c, _ in ROWS])
-    # 'n/a' makes inference call x discrete; the schema below declares it continuous.
+    # 'about 2' (text, not a missing-value token such as NA) makes inference call x
+    # discrete; the schema below declares it continuous.
     text_rows = list(ROWS)
-    text_rows[2] = ("n/a", "red", "yes")
+    text_rows[2] = ("about 2", "red", "yes")
     files["text_in_continuous.csv"] = csv_text(text_rows)
     files["text_in_continuous.schema.json"] = dumps(SCHEMA)
     # 'café' written in latin-1: the é is the single byte 0xE9, invalid in UTF-8.
@@ -178,6 +179,10 @@ def corpus() -> dict[str, bytes]:
     bad_type = json.loads(json.dumps(SCHEMA))
     bad_type["features"][1] = {"name": "colour", "type": "category", "values": 3}
     files["schema_bad_type.json"] = dumps(bad_type)
+    # A free-text column with more distinct values than a discrete feature may have
+    # (issue 14): the app and `info` suggest dropping it; kept, it is an error.
+    rows = [(f"c{i % 1010}", f"{i % 97 / 10:g}", "ab"[i % 2]) for i in range(1050)]
+    files["free_text_column.csv"] = "comment,x,label\n" + "".join(",".join(r) + "\n" for r in rows)
 
     return {
         name: data.encode("utf-8") if isinstance(data, str) else data
