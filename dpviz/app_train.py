@@ -227,8 +227,15 @@ def short_name(algorithm: Algorithm) -> str:
     return algorithm.name.split(":")[0].split(" (")[0].strip()
 
 
+# Another algorithm's parameter that this model carries but never uses with its own fixed
+# values: not listed among its settings (Friedman–Schuster has steps = 1, and DPEA's MCMC
+# proposals only run for more than 2 layers per step).
+INERT_SETTINGS = {"mcmc_steps": lambda model: int(getattr(model, "steps", 1)) <= 2}
+
+
 def algorithm_choices() -> dict[str, AlgorithmChoice]:
-    """Every algorithm of the registry, in registry order."""
+    """Every algorithm of the registry, in registry order; ``fixed`` lists the settings
+    another algorithm varies that this one pins (and uses)."""
     every = {p.name for a in ALGORITHMS.values() for p in a.parameters}
     choices = {}
     for algorithm in ALGORITHMS.values():
@@ -238,6 +245,7 @@ def algorithm_choices() -> dict[str, AlgorithmChoice]:
             name: getattr(model, name)
             for name in sorted(every - own)
             if isinstance(getattr(model, name, None), str | int | float)
+            and not (name in INERT_SETTINGS and INERT_SETTINGS[name](model))
         }
         choices[algorithm.id] = AlgorithmChoice(
             algorithm.id,
