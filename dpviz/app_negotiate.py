@@ -160,6 +160,12 @@ def default_candidates(epsilons: Sequence[float], suggested: float | None) -> li
     return values[lo : lo + MAX_CANDIDATES]
 
 
+def mechanism_option(sweep: SweepRun, mechanism: str) -> str:
+    """A mechanism of the sweep's forest with its badge as the sweep's ledgers state it
+    (``permute_flip (NOT DP — see ledger)`` on an inferred schema)."""
+    return sweep.series().get(f"fletcher_islam/{mechanism}", mechanism_label(mechanism))
+
+
 NO_CHOICE = (
     "No ε is chosen: no swept ε meets the target, so dpviz pre-selects none. Move the slider "
     "to choose one deliberately (its loss is then more than you accepted), or accept a "

@@ -52,7 +52,8 @@ def sweep_here(state: AppState, data: PreparedData, *, first: bool) -> None:
     with st.form("negotiate.sweep"):
         st.markdown(
             f"**{'Run a sweep' if first else 'Run another sweep'}**: the DP forest "
-            f"({mechanism_label(d.mechanisms[0])}) at ε from {d.eps_low:g} to {d.eps_high:g}, "
+            f"({mechanism_label(d.mechanisms[0], data.schema_public)}) at ε from {d.eps_low:g} "
+            f"to {d.eps_high:g}, "
             "and the same forest without privacy as the reference, cross-validated on the "
             "same folds (the Curves page offers every option)."
         )
@@ -85,7 +86,9 @@ def pick_curve(sweep: SweepRun) -> dict:
             PIN_LABELS[key],
             choices[key],
             key=K[key],
-            format_func=mechanism_label if key == "mechanism" else str,
+            format_func=(lambda m: negotiate.mechanism_option(sweep, m))
+            if key == "mechanism"
+            else str,
         )
     for key in negotiate.CURVE_KEYS:
         config.setdefault(key, choices[key][0])

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpviz import app_curves, app_models, app_negotiate, app_train, figures_trees, treeviz
 from dpviz import app_support as support
-from dpviz.app_session import DATA_KEY, FRAME_KEY, RUN_KEY, SWEEP_KEY
+from dpviz.app_session import DATA_KEY, RUN_KEY, SWEEP_KEY
 from dpviz.demos import DEFAULT_DEMO
 from dpviz.figures import mechanism_label, scores_bar_figure
 from dpviz.figures_curves import NO_GUARANTEE, curve_figure, series_status
@@ -21,7 +21,7 @@ from dpviz.forest import DPRandomForestClassifier
 from dpviz.schema import Feature, Schema
 
 from .conftest import NEGOTIATE_SWEEP, mixed_records
-from .test_pages_teach_negotiate import APP, NEGOTIATE, ROOT, key, open_page, run, texts
+from .test_pages_teach_negotiate import APP, NEGOTIATE, key, open_page, run, texts
 
 EPS_DP_BADGE = "(ε-DP)"
 
@@ -349,5 +349,8 @@ def test_app_tree_views_of_every_model_kind_have_a_colour_key(inferred):
             assert any(n.endswith(" red") for n in legend), (algorithm, view, legend)
 
 
-def test_package_root_is_the_clone():
-    assert (ROOT / "app.py").is_file() and FRAME_KEY
+def test_negotiate_mechanism_choice_of_an_inferred_sweep_is_not_badged_dp(inferred_sweep):
+    at = open_page(NEGOTIATE, inferred_sweep)
+    options = at.selectbox(key=key("negotiate.pin.mechanism")).options
+    assert "permute_flip (NOT DP — see ledger)" in options, options
+    assert not any(EPS_DP_BADGE in o for o in options)
