@@ -407,11 +407,9 @@ def test_decision_report_download_is_self_contained_html(sweep, deferred):
 
 def test_a_sweep_without_its_reference_is_a_message_not_a_traceback(sweep):
     results = sweep.result.results
-    broken = app_curves.SweepRun(
-        **{
-            **sweep.__dict__,
-            "result": SweepResult(results[results["series"] != SERIES_NONPRIVATE]),
-        }
+    # replace(): the init fields only, never the cached properties of the original
+    broken = dataclasses.replace(
+        sweep, result=SweepResult(results[results["series"] != SERIES_NONPRIVATE])
     )
     at = open_page(NEGOTIATE, broken)
     assert "no nonprivate_forest reference" in texts(at.error)
