@@ -332,7 +332,9 @@ def test_app_tree_views_of_every_model_kind_have_a_colour_key(inferred):
         )
         run_ = app_train.train(inferred, settings)
         for view in (app_models.RELEASED, app_models.DIAGNOSTICS):
-            fig = app_models.draw_tree(run_, view).figure
+            drawing = app_models.draw_tree(run_, view)
+            assert "ε-DP" not in drawing.intro  # the ledger gives no guarantee here
+            fig = drawing.figure
             if algorithm == "dpboost":
                 bars = [
                     t.marker.colorbar.title.text
@@ -354,3 +356,25 @@ def test_negotiate_mechanism_choice_of_an_inferred_sweep_is_not_badged_dp(inferr
     options = at.selectbox(key=key("negotiate.pin.mechanism")).options
     assert "permute_flip (NOT DP — see ledger)" in options, options
     assert not any(EPS_DP_BADGE in o for o in options)
+
+
+def test_decision_report_of_an_inferred_sweep_badges_the_mechanism_by_its_ledger(
+    inferred, inferred_sweep
+):
+    sweep = inferred_sweep
+    config = {k: v[0] for k, v in app_negotiate.curve_choices(sweep).items()}
+    choice = app_negotiate.suggest(sweep, "accuracy", 5.0, config)
+    html = app_negotiate.report_html(
+        sweep,
+        inferred.schema,
+        config=config,
+        choice=choice,
+        chosen=1.0,
+        candidates=[1.0],
+        prior=0.5,
+        rationale="",
+        approvers="",
+        disclose_record_count=False,
+    )
+    assert "<code>permute_flip</code> (ε-DP mechanism, NOT DP here: see ledger)" in html
+    assert "<code>permute_flip</code> (ε-DP)" not in html
