@@ -227,8 +227,15 @@ def short_name(algorithm: Algorithm) -> str:
     return algorithm.name.split(":")[0].split(" (")[0].strip()
 
 
+# Another algorithm's parameter that this model carries but never uses with its own fixed
+# values: not listed among its settings (Friedman–Schuster has steps = 1, and DPEA's MCMC
+# proposals only run for more than 2 layers per step).
+INERT_SETTINGS = {"mcmc_steps": lambda model: int(getattr(model, "steps", 1)) <= 2}
+
+
 def algorithm_choices() -> dict[str, AlgorithmChoice]:
-    """Every algorithm of the registry, in registry order."""
+    """Every algorithm of the registry, in registry order; ``fixed`` lists the settings
+    another algorithm varies that this one pins (and uses)."""
     every = {p.name for a in ALGORITHMS.values() for p in a.parameters}
     choices = {}
     for algorithm in ALGORITHMS.values():
@@ -238,6 +245,7 @@ def algorithm_choices() -> dict[str, AlgorithmChoice]:
             name: getattr(model, name)
             for name in sorted(every - own)
             if isinstance(getattr(model, name, None), str | int | float)
+            and not (name in INERT_SETTINGS and INERT_SETTINGS[name](model))
         }
         choices[algorithm.id] = AlgorithmChoice(
             algorithm.id,
@@ -271,9 +279,24 @@ class PrivacyStatus:
     text: str
 
 
-def privacy_status(algorithm_id: str, params: Mapping[str, Any] | None = None) -> PrivacyStatus:
+def privacy_status(
+    algorithm_id: str, params: Mapping[str, Any] | None = None, schema_public: bool = True
+) -> PrivacyStatus:
     """The registry's verdict for these parameters: a NOT DP mechanism makes it "none",
-    DPEA's MCMC steps (d > 2) "approximate"."""
+    DPEA's MCMC steps (d > 2) "approximate"; a proven algorithm on data whose schema was
+    inferred (``schema_public`` False) is "none" too, as the model's ledger will say."""
+    status = _registry_status(algorithm_id, params)
+    if status.level == "ok" and not schema_public:
+        return PrivacyStatus(
+            "none",
+            "**NOT DP with this data** · the algorithm is proven ε-DP, but the schema "
+            "(classes, feature domains) was inferred from the records, so the model's "
+            "ledger gives NO guarantee. Declare a public schema on the Data page for one.",
+        )
+    return status
+
+
+def _registry_status(algorithm_id: str, params: Mapping[str, Any] | None) -> PrivacyStatus:
     algorithm = get_algorithm(algorithm_id)
     values = {**algorithm.defaults(), **(params or {})}
     mechanism = values.get("mechanism")
@@ -808,11 +831,13 @@ class TrainRun:
         model = self.model
         if isinstance(model, DPRandomForestClassifier):
             return (
-                f"{mechanism_label(model.mechanism)} · ε = {s.epsilon:g} · "
+                f"{mechanism_label(model.mechanism, self.private)} · ε = {s.epsilon:g} · "
                 f"{model.n_estimators} trees · depth {model.depth_} · accuracy {acc}"
             )
         shown = ", ".join(f"{k} {v}" for k, v in s.values.items())
-        return f"{self.model_label} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
+        # The ledger's verdict, never the algorithm's promise alone.
+        verdict = "" if self.private else " (NOT DP — see ledger)"
+        return f"{self.model_label}{verdict} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
 
 
 def _points(value: float) -> str:

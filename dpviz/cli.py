@@ -605,8 +605,8 @@ def cmd_sweep(args) -> dict:
 def cmd_reproduce(args) -> dict:
     table = reproduce(
         args.figure,
-        reference_csv=Path(args.reference),
-        datasets_dir=Path(args.datasets_dir),
+        reference_csv=None if args.reference is None else Path(args.reference),
+        datasets_dir=None if args.datasets_dir is None else Path(args.datasets_dir),
         folds=args.folds,
         repeats=args.repeats,
         generator_seeds=args.generator_seeds,
@@ -806,15 +806,21 @@ def build_parser() -> argparse.ArgumentParser:
     cluster_args(p)
     p.set_defaults(func=cmd_sweep)
 
-    shared = Path(__file__).resolve().parent.parent.parent / "shared"
     p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
     p.add_argument("--figure", required=True, choices=FIGURES)
     p.add_argument("--folds", type=_positive_int, default=5)
     p.add_argument("--repeats", type=_positive_int, default=1)
     p.add_argument("--generator-seeds", type=_positive_int, default=3)
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
-    p.add_argument("--datasets-dir", default=str(shared / "datasets"))
-    p.add_argument("--reference", default=str(shared / "reference" / "fletcher2017_results.csv"))
+    p.add_argument(
+        "--datasets-dir",
+        help="folder with the real datasets (NAME.csv or NAME.csv.gz); default: "
+        "../shared/datasets beside the clone, else the clone's bundled data/uci",
+    )
+    p.add_argument(
+        "--reference",
+        help="the paper's numbers (fletcher2017_results.csv); default: the package's copy",
+    )
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--out", help="also write the table as CSV")
     p.add_argument("--quiet", action="store_true")

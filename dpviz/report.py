@@ -330,14 +330,18 @@ def _figures_html(figures, n_records: int | None, disclose: bool) -> str:
     return "".join(parts)
 
 
-def _parameters_section(algorithm: str, parameters: Mapping, seeds: Mapping) -> str:
+def _parameters_section(
+    algorithm: str, parameters: Mapping, seeds: Mapping, private: bool = True
+) -> str:
     rows = [[_td("algorithm"), _td(algorithm)]]
     rows += [[_td(k), _td(_format_value(v))] for k, v in parameters.items()]
     parts = ["<h2>Algorithm and parameters</h2>", _table(["parameter", "value"], rows)]
     mech = parameters.get("mechanism")
     if isinstance(mech, str) and mech in MECHANISMS:
         m = MECHANISMS[mech]
-        parts.append(f"<p>Leaf mechanism <code>{_e(mech)}</code> ({_e(m.badge)}): ")
+        # The badge follows the ledger: a proven mechanism with NO guarantee here says so.
+        badge = m.badge if private or not m.private else "ε-DP mechanism, NOT DP here: see ledger"
+        parts.append(f"<p>Leaf mechanism <code>{_e(mech)}</code> ({_e(badge)}): ")
         parts.append(f"{_e(m.description)}</p>")
     parts.append("<h2>Public seeds</h2>")
     if seeds:
@@ -528,7 +532,7 @@ def decision_report(
 
     parts.append(_candidates_section(table, chosen_epsilon, private, metric, majority))
     parts.append(_figures_html(figures, n_records, disclose_record_count))
-    parts.append(_parameters_section(algorithm, parameters, seeds))
+    parts.append(_parameters_section(algorithm, parameters, seeds, private))
 
     parts.append("<h2>Privacy ledger</h2>")
     if ledger is None:

@@ -208,7 +208,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
         params = parameter_inputs(choice, n_rows)
         for name, value in choice.fixed.items():
             st.markdown(app_train.fixed_text(name, value))
-        status = app_train.privacy_status(algorithm, params)
+        status = app_train.privacy_status(algorithm, params, data.schema_public)
         {"ok": st.caption, "approximate": st.warning}.get(status.level, st.error)(status.text)
         try:
             preview = app_train.structure_preview(
