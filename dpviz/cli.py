@@ -24,6 +24,7 @@ from .forest import DATA_SPLITS
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from .model_io import ReleasedForest, load_model, release
 from .noise import NOT_PRIVATE_NOTE
+from .outputs import check_outputs, csv_text, write_csv, write_text
 from .reproduce import FIGURES, reproduce, to_markdown
 from .schema import PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
@@ -315,6 +316,7 @@ def _cluster(args):
 
 
 def cmd_train(args) -> dict:
+    check_outputs([args.data, args.schema], {"--out": args.out})
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
@@ -338,7 +340,7 @@ def cmd_train(args) -> dict:
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
     released = release(model, args.algorithm)
-    Path(args.out).write_text(released.to_json(), encoding="utf-8")
+    write_text(args.out, released.to_json())
     ledger = model.ledger_
     return {
         "model": str(args.out),
@@ -377,6 +379,7 @@ def _train_on_cluster(args, algorithm, params):
 
 
 def cmd_predict(args) -> dict:
+    check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
     frame = read_csv(args.data, min_columns=1)
     proba = model.predict_proba(frame)
@@ -386,13 +389,14 @@ def cmd_predict(args) -> dict:
     for i, c in enumerate(model.classes_):
         out[f"proba[{c}]"] = proba[:, i]
     if args.out:
-        out.to_csv(args.out, index=False)
+        write_csv(args.out, out)
     elif not args.json:
-        out.to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(out))
     return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
 
 
 def cmd_update(args) -> dict:
+    check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
     if not isinstance(model, ReleasedForest):
         raise ValueError(
@@ -405,11 +409,12 @@ def cmd_update(args) -> dict:
         raise ValueError(f"the new data has no label column {model.schema.label!r}")
     _warn_noise_seed(args)
     updated = model.updated(frame, noise_seed=args.noise_seed)
-    Path(args.out).write_text(updated.to_json(), encoding="utf-8")
+    write_text(args.out, updated.to_json())
     return {"model": str(args.out), "n_records": len(frame), "privacy": updated.meta["privacy"]}
 
 
 def cmd_info(args) -> dict:
+    check_outputs([args.data, args.schema], {"--schema-out": args.schema_out})
     frame = read_csv(args.data)
     schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
     if schema.label != args.label:
@@ -421,7 +426,7 @@ def cmd_info(args) -> dict:
         for rule in DEPTH_RULES
     }
     if args.schema_out:
-        Path(args.schema_out).write_text(schema.to_json(), encoding="utf-8")
+        write_text(args.schema_out, schema.to_json())
     return {
         "n_rows": len(frame),
         "label": schema.label,
@@ -459,6 +464,7 @@ def _progress_bar(done: int, total: int, message: str) -> None:
 
 
 def cmd_sweep(args) -> dict:
+    check_outputs([args.data, args.schema], {"--out": args.out, "--summary": args.summary})
     algorithms = _split_list(args.algorithm, str, "--algorithm")
     grid = SweepGrid(
         algorithms=algorithms,
@@ -490,9 +496,9 @@ def cmd_sweep(args) -> dict:
             n_jobs=args.n_jobs,
             progress=None if args.quiet else _progress_bar,
         )
-    result.results.to_csv(args.out, index=False)
+    write_csv(args.out, result.results)
     if args.summary:
-        result.summary.to_csv(args.summary, index=False)
+        write_csv(args.summary, result.summary)
     return {
         "results": str(args.out),
         "summary": args.summary,
@@ -502,6 +508,13 @@ def cmd_sweep(args) -> dict:
 
 
 def cmd_reproduce(args) -> dict:
+    check_outputs([args.reference], {"--out": args.out})
+    datasets = Path(args.datasets_dir)
+    if args.out and Path(args.out).resolve().parent == datasets.resolve():
+        raise ValueError(
+            f"--out {args.out!r} is in the datasets folder {args.datasets_dir!r}, an input "
+            "of this command: choose another folder"
+        )
     table = reproduce(
         args.figure,
         reference_csv=Path(args.reference),
@@ -514,7 +527,7 @@ def cmd_reproduce(args) -> dict:
         noise_seed=args.noise_seed,
     )
     if args.out:
-        table.to_csv(args.out, index=False)
+        write_csv(args.out, table)
     if args.json:
         return {"rows": _json_safe(table.to_dict(orient="records"))}
     print(to_markdown(table))

@@ -33,6 +33,7 @@ from .forest import (
 from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import ABSTAIN, get_mechanism
 from .noise import NOT_PRIVATE_NOTE, NoiseSource
+from .outputs import write_text
 from .schema import Schema
 from .trees import build_full
 
@@ -150,7 +151,7 @@ class ReleasedForest:
         return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedForest:
@@ -449,7 +450,7 @@ class ReleasedTree:
         return _to_json(TREE_FORMAT, self.schema, self.meta, {"tree": self.tree})
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedTree:
@@ -599,7 +600,7 @@ class ReleasedBoost:
         return _to_json(BOOST_FORMAT, self.schema, self.meta, {"models": self.models})
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedBoost:
