@@ -18,15 +18,24 @@ import numpy as np
 from .algorithms import ALGORITHMS, get_algorithm
 from .audit import audit
 from .data import encode, read_csv
-from .depth import DEPTH_RULES, resolve_depth
+from .depth import (
+    DEPTH_RULES,
+    MAX_DEPTH,
+    MAX_FEATURES,
+    MAX_REPEATS,
+    check_work,
+    depth_cap_note,
+    forest_work_seconds,
+    resolve_depth,
+)
 from .evaluation import cross_validate
-from .forest import DATA_SPLITS
+from .forest import DATA_SPLITS, DPRandomForestClassifier
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
-from .model_io import ReleasedForest, load_model, release
+from .model_io import ReleasedForest, check_forest_export, load_model, release
 from .noise import NOT_PRIVATE_NOTE
 from .outputs import check_outputs, csv_text, write_csv, write_text
 from .reproduce import FIGURES, reproduce, to_markdown
-from .schema import PrivacyLeakWarning, Schema, infer_schema
+from .schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
 
 
@@ -54,8 +63,28 @@ def _int_at_least(low: int):
     return parse
 
 
+def _int_between(low: int, high: int, hint: str = ""):
+    """An argparse type: a whole number from ``low`` to ``high``."""
+    at_least = _int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be at most {high:,}, got {value:,}" + (f"; {hint}" if hint else "")
+            )
+        return value
+
+    return parse
+
+
 _positive_int = _int_at_least(1)
-_whole = _int_at_least(0)
+# Seeds feed numpy's SeedSequence and 64-bit hashes: any whole number below 2^63.
+_whole = _int_between(0, 2**63 - 1)
+_repeats = _int_between(1, MAX_REPEATS, "repeat fewer times")
+_n_features = _int_between(0, MAX_FEATURES)
+_workers = _int_between(1, 32, "a local cluster of more workers than cores only slows down")
+_n_jobs = _int_between(-1, 64)
 
 
 def _epsilon(text: str) -> float:
@@ -131,6 +160,9 @@ def _warn_mechanism(name: str) -> None:
 
 
 def cmd_depth(args) -> dict:
+    note = depth_cap_note(args.rule, args.continuous, args.discrete)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     depth = resolve_depth(args.rule, args.continuous, args.discrete)
     print(depth)
     return {}
@@ -158,7 +190,18 @@ def _parse_counts(text: str) -> list[int]:
         ) from None
     if len(counts) < 2 or min(counts) < 0:
         raise ValueError("--counts needs at least two non-negative counts, e.g. 5,10")
+    if len(counts) > MAX_CLASSES:
+        raise ValueError(f"--counts lists {len(counts)} classes; at most {MAX_CLASSES}")
+    if max(counts) > MAX_COUNT:
+        raise ValueError(
+            f"--counts must be at most {MAX_COUNT:,} each (a leaf never holds more records)"
+        )
     return counts
+
+
+# A leaf's count: above 10^12 records no dataset dpviz reads could reach it, and the
+# float64 formulas of the mechanisms stay exact below 2^53.
+MAX_COUNT = 10**12
 
 
 def cmd_audit(args) -> dict:
@@ -282,6 +325,8 @@ def cmd_evaluate(args) -> dict:
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
     _, schema, encoded = _load_data(args)
+    _note_depth(args.algorithm, params.get("depth"), schema)
+    _check_evaluate_work(args, encoded, schema, params)
     progress = None
     if not args.json and sys.stderr.isatty():
 
@@ -337,6 +382,7 @@ def cmd_train(args) -> dict:
             noise_seed=args.noise_seed,
             **params,
         )
+        _check_forest_work(model, schema)
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
     released = release(model, args.algorithm)
@@ -357,6 +403,60 @@ def cmd_train(args) -> dict:
     }
 
 
+def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
+    """Refuse a forest cross-validation estimated to run for hours, before it starts."""
+    algo = get_algorithm(args.algorithm)
+    if not algo.forest_family:
+        return
+    defaults = algo.defaults()
+    rule = params.get("depth", defaults.get("depth", "theorem2"))
+    s, r = len(schema.continuous), len(schema.discrete)
+    depth = MAX_DEPTH if rule == "jpw" else resolve_depth(rule, s, r)
+    seconds = forest_work_seconds(
+        encoded.n_records,
+        s,
+        int(params.get("n_estimators", defaults.get("n_estimators", 100))),
+        depth,
+        data_split=params.get("data_split", defaults.get("data_split", "disjoint")),
+        folds=args.folds,
+        repeats=args.repeats,
+    )
+    check_work(seconds, "--repeats, --folds, --trees or --depth, or use fewer rows")
+
+
+def _note_depth(algorithm: str, rule, schema: Schema) -> None:
+    """A note when a forest's depth rule is capped at MAX_DEPTH on this schema."""
+    algo = get_algorithm(algorithm)
+    if not algo.forest_family:
+        return
+    rule = algo.defaults().get("depth", "theorem2") if rule is None else rule
+    if rule != "jpw":
+        note = depth_cap_note(rule, len(schema.continuous), len(schema.discrete))
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+
+
+def _rule_depth(model, schema: Schema) -> int | None:
+    """The depth a forest's rule gives on ``schema`` (None for the data-read jpw rule);
+    prints a note when the rule's depth is capped."""
+    rule = getattr(model, "depth", None)
+    if rule is None or rule == "jpw" or not hasattr(model, "n_estimators"):
+        return None
+    s, r = len(schema.continuous), len(schema.discrete)
+    note = depth_cap_note(rule, s, r)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return resolve_depth(rule, s, r)
+
+
+def _check_forest_work(model, schema: Schema) -> None:
+    """Before fitting a forest for export: refuse one whose file could not list it."""
+    if isinstance(model, DPRandomForestClassifier):
+        depth = _rule_depth(model, schema)
+        if depth is not None:
+            check_forest_export(schema, depth, int(model.n_estimators))
+
+
 def _train_on_cluster(args, algorithm, params):
     """Fit partition by partition on Dask: the CSV is never loaded whole."""
     from .distributed import fit_dask, read_dask
@@ -371,6 +471,7 @@ def _train_on_cluster(args, algorithm, params):
     model = algorithm.make(
         args.epsilon, random_state=args.seed, schema=schema, noise_seed=args.noise_seed, **params
     )
+    _check_forest_work(model, schema)
     with _cluster(args):
         fit_dask(model, ddf, schema)
     for message in model.encoding_report_.messages():
@@ -580,8 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("depth", help="tree depth under a depth rule")
-    p.add_argument("--continuous", type=int, required=True)
-    p.add_argument("--discrete", type=int, required=True)
+    p.add_argument("--continuous", type=_n_features, required=True)
+    p.add_argument("--discrete", type=_n_features, required=True)
     p.add_argument("--rule", default="theorem2", choices=["theorem2", "half", "full"])
     p.set_defaults(func=cmd_depth)
 
@@ -612,7 +713,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_epsilon,
         help="budget (required with --mechanism; default 1 with --release)",
     )
-    p.add_argument("--classes", type=_positive_int, help="--mechanism: classes (default 2)")
+    p.add_argument(
+        "--classes", type=_int_between(2, MAX_CLASSES), help="--mechanism: classes (default 2)"
+    )
     p.add_argument(
         "--max-count", type=_positive_int, help="--mechanism: largest count (default 40)"
     )
@@ -645,7 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
         group.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
         group.add_argument(
             "--local-cluster",
-            type=_positive_int,
+            type=_workers,
             metavar="N",
             help="start N local Dask worker processes for this command",
         )
@@ -679,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     model_args(p)
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--repeats", type=_repeats, default=1)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
@@ -697,9 +800,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", default="permute_flip", help="comma-separated mechanisms")
     p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--repeats", type=_repeats, default=1)
     seed_args(p)
-    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--n-jobs", type=_n_jobs, default=1)
     p.add_argument(
         "--no-references",
         action="store_true",
@@ -717,12 +820,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
     p.add_argument("--figure", required=True, choices=FIGURES)
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
-    p.add_argument("--generator-seeds", type=_positive_int, default=3)
+    p.add_argument("--repeats", type=_repeats, default=1)
+    p.add_argument("--generator-seeds", type=_int_between(1, 100), default=3)
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
     p.add_argument("--datasets-dir", default=str(shared / "datasets"))
     p.add_argument("--reference", default=str(shared / "reference" / "fletcher2017_results.csv"))
-    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--n-jobs", type=_n_jobs, default=1)
     p.add_argument("--out", help="also write the table as CSV")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")

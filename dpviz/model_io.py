@@ -28,6 +28,7 @@ from .forest import (
     build_ledger,
     feature_order,
     hash_trees,
+    space_for as build_space,
     prior_shares,
 )
 from .greedy import DPDecisionTreeClassifier, bin_codes
@@ -35,7 +36,7 @@ from .mechanisms import ABSTAIN, get_mechanism
 from .noise import NOT_PRIVATE_NOTE, NoiseSource
 from .outputs import write_text
 from .schema import Schema
-from .trees import build_full
+from .trees import build_full, node_bytes
 
 FORMAT = "dpviz-forest"
 TREE_FORMAT = "dpviz-tree"
@@ -44,6 +45,35 @@ KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted tr
 FORMAT_VERSION = 1
 REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
 MAX_EXPORT_NODES = 2_000_000
+# Listing the nodes holds each level's frontier (a sub-domain per node): on wide data
+# that bounds an export before the node count does.
+EXPORT_FRONTIER_BYTES = 512 * 2**20
+
+
+def export_node_limit(space) -> int:
+    """Most nodes an export of trees over ``space`` may list (memory-aware)."""
+    return int(min(MAX_EXPORT_NODES, EXPORT_FRONTIER_BYTES // node_bytes(space)))
+
+
+def check_forest_export(schema: Schema, depth: int, n_trees: int) -> None:
+    """Refuse, before any work, a forest whose export could not list every node.
+
+    With a continuous feature every path runs to the full depth, so a tree has at least
+    2^(depth+1) − 1 nodes (exactly that with continuous features only): public facts.
+    """
+    space = build_space(schema, depth)
+    if space.n_continuous == 0 or space.n_values.min(initial=2) < 2:
+        return
+    limit = export_node_limit(space)
+    nodes = n_trees * (2 ** (depth + 1) - 1)
+    if nodes > limit:
+        fit = max(1, (limit // n_trees + 1).bit_length() - 2)
+        raise ValueError(
+            f"an exported model lists every node: {n_trees} trees of depth {depth} have at "
+            f"least {nodes:,} nodes, more than the {limit:,} an export of "
+            f"{len(schema.features)} features may list; pass --depth {fit} or lower (or "
+            "fewer --trees)"
+        )
 
 
 def dpviz_version() -> str:
@@ -75,6 +105,7 @@ class ReleasedForest:
     ) -> ReleasedForest:
         """Release a fitted forest, listing every leaf (refuses trees too large to list)."""
         model._check_fitted()
+        max_nodes = min(max_nodes, export_node_limit(model.space_))
         try:
             full = build_full(model.space_, model.root_keys_, max_nodes)
         except ValueError as exc:
