@@ -28,8 +28,10 @@ from .forest import (
     build_ledger,
     feature_order,
     hash_trees,
-    space_for as build_space,
     prior_shares,
+)
+from .forest import (
+    space_for as build_space,
 )
 from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import ABSTAIN, get_mechanism
