@@ -356,7 +356,9 @@ def _cluster(args):
     if getattr(args, "scheduler", None) or getattr(args, "local_cluster", None):
         from .distributed import dask_client
 
-        return dask_client(args.scheduler, args.local_cluster)
+        return dask_client(
+            args.scheduler, args.local_cluster, dashboard=getattr(args, "dashboard", False)
+        )
     return nullcontext(None)
 
 
@@ -473,7 +475,7 @@ def _train_on_cluster(args, algorithm, params):
     )
     _check_forest_work(model, schema)
     with _cluster(args):
-        fit_dask(model, ddf, schema)
+        fit_dask(model, ddf, schema, source=args.data)
     for message in model.encoding_report_.messages():
         print(f"note: {message}", file=sys.stderr)
     return model, model.n_train_records_
@@ -751,6 +753,12 @@ def build_parser() -> argparse.ArgumentParser:
             type=_workers,
             metavar="N",
             help="start N local Dask worker processes for this command",
+        )
+        p.add_argument(
+            "--dashboard",
+            action="store_true",
+            help="serve the Dask dashboard of a --local-cluster on 127.0.0.1:8787 (off by "
+            "default: it shows the task names to anyone on this machine)",
         )
 
     def model_args(p):

@@ -37,6 +37,7 @@ from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import ABSTAIN, get_mechanism
 from .noise import NOT_PRIVATE_NOTE, NoiseSource
 from .outputs import write_text
+from .safe_json import parse_json
 from .schema import Schema
 from .trees import build_full, node_bytes
 
@@ -47,6 +48,8 @@ KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted tr
 FORMAT_VERSION = 1
 REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
 MAX_EXPORT_NODES = 2_000_000
+# The largest model file dpviz reads: an export of MAX_EXPORT_NODES nodes is ~100 MB.
+MAX_MODEL_BYTES = 256 * 2**20
 # Listing the nodes holds each level's frontier (a sub-domain per node): on wide data
 # that bounds an export before the node count does.
 EXPORT_FRONTIER_BYTES = 512 * 2**20
@@ -786,6 +789,12 @@ def load_model(path: str | Path) -> Released:
 
 def _read_bytes(path: str | Path) -> bytes:
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise ValueError(
+                f"model file {str(path)!r} is {size:,} bytes; the limit is "
+                f"{MAX_MODEL_BYTES:,} bytes — is it the right file?"
+            )
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise ValueError(f"model file {str(path)!r} does not exist") from None
@@ -794,17 +803,8 @@ def _read_bytes(path: str | Path) -> bytes:
 
 
 def _parse_json(text: str | bytes) -> Any:
-    try:
-        return json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"the model file is not UTF-8 text (bad byte at position {exc.start}); "
-            "a dpviz model is the JSON file that 'train' wrote"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"the model file is not valid JSON ({exc}); it may be truncated"
-        ) from None
+    """The parsed model file: bounded in size and nesting, UTF-8 (a BOM is fine)."""
+    return parse_json(text, "the model file", max_bytes=MAX_MODEL_BYTES)
 
 
 def _check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[dict, Schema]:
