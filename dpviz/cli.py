@@ -31,7 +31,13 @@ from .depth import (
 from .evaluation import cross_validate
 from .forest import DATA_SPLITS, DPRandomForestClassifier
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
-from .model_io import ReleasedForest, check_forest_export, load_model, release
+from .model_io import (
+    INFERRED_REFUSAL,
+    ReleasedForest,
+    check_forest_export,
+    load_model,
+    release,
+)
 from .noise import NOT_PRIVATE_NOTE
 from .outputs import check_outputs, csv_text, write_csv, write_text
 from .reproduce import FIGURES, reproduce, to_markdown
@@ -377,6 +383,11 @@ def cmd_train(args) -> dict:
         model, n_records = _train_on_cluster(args, algorithm, params)
     else:
         _, schema, encoded = _load_data(args)
+        if schema.inferred and not args.values_public:
+            raise ValueError(
+                INFERRED_REFUSAL + "; or pass --values-public to declare the inferred values "
+                "public"
+            )
         model = algorithm.make(
             args.epsilon,
             random_state=args.seed,
@@ -387,7 +398,7 @@ def cmd_train(args) -> dict:
         _check_forest_work(model, schema)
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
-    released = release(model, args.algorithm)
+    released = release(model, args.algorithm, values_public=args.values_public)
     write_text(args.out, released.to_json())
     ledger = model.ledger_
     return {
@@ -845,6 +856,12 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     model_args(p)
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--values-public",
+        action="store_true",
+        help="without --schema: declare the inferred class names, discrete values and "
+        "exact min/max public, so that the exported model may list them (it does)",
+    )
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="predict with a model JSON (any algorithm)")

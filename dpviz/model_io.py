@@ -773,9 +773,33 @@ Released = ReleasedForest | ReleasedTree | ReleasedBoost
 READERS = {FORMAT: ReleasedForest, TREE_FORMAT: ReleasedTree, BOOST_FORMAT: ReleasedBoost}
 
 
-def release(model, algorithm: str | None = None) -> Released:
+INFERRED_REFUSAL = (
+    "cannot export: the schema was inferred from the data, so the file would list the "
+    "records' own values (every discrete value, e.g. each e-mail address, and the exact "
+    "min and max of each column) and the class names read from the data. Declare a "
+    "public schema first: write it with `python -m dpviz info --data FILE --label LABEL "
+    "--schema-out schema.json`, remove anything that is not public, and train with "
+    "--schema schema.json (in the app: confirm the schema in the Data page's editor)"
+)
+
+
+def check_public_schema(schema: Schema, values_public: bool = False) -> None:
+    """Refuse to release a schema inferred from the data (its values are the records'
+    own) unless the user declared them public (``values_public``)."""
+    if schema.inferred and not values_public:
+        raise ValueError(INFERRED_REFUSAL)
+
+
+def release(model, algorithm: str | None = None, *, values_public: bool = False) -> Released:
     """The released form of any fitted model of the algorithm registry (``ValueError``
-    when it cannot be listed whole, with the reason)."""
+    when it cannot be listed whole, with the reason).
+
+    A model whose schema was inferred from the data is refused (the file would carry the
+    records' values: discrete values, exact min and max, class names) unless
+    ``values_public`` says the user declared those values public."""
+    schema = getattr(model, "schema_", None)
+    if isinstance(schema, Schema):
+        check_public_schema(schema, values_public)
     if isinstance(model, DPRandomForestClassifier):
         return ReleasedForest.from_estimator(model)
     if isinstance(model, DPDecisionTreeClassifier):
