@@ -44,6 +44,7 @@ from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
 from .model_io import MAX_EXPORT_NODES, Released, release
 from .noise import NOT_PRIVATE_NOTE
+from .outputs import csv_text
 from .schema import PrivacyLeakWarning, Schema
 from .sweep import (
     SERIES_DP,
@@ -731,7 +732,7 @@ class TrainRun:
         summary = self.sweep.summary
         order = {s: i for i, s in enumerate(self.series)}
         summary = summary.sort_values("series", key=lambda s: s.map(order), kind="stable")
-        return summary[[c for c in columns if c in summary.columns]].to_csv(index=False)
+        return csv_text(summary[[c for c in columns if c in summary.columns]])
 
     # --- the released model -------------------------------------------------------------
 

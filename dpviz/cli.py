@@ -93,11 +93,43 @@ _workers = _int_between(1, 32, "a local cluster of more workers than cores only 
 _n_jobs = _int_between(-1, 64)
 
 
+# Above this no noise is left to draw (e^-ε underflows long before): refused, not run.
+MAX_EPSILON = 1e6
+
+
 def _epsilon(text: str) -> float:
     try:
-        return _check_epsilon(text)
+        value = _check_epsilon(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > MAX_EPSILON:
+        raise argparse.ArgumentTypeError(
+            f"ε = {value:g} is above {MAX_EPSILON:g}: no noise is left and the ε means nothing; "
+            "use the non-private references (ε = ∞) for a noise-free comparison"
+        )
+    return value
+
+
+EPSILON_SENSIBLE = (1e-3, 1e2)
+
+
+def _warn_epsilon(epsilon: float) -> None:
+    """Say what an ε outside [1e-3, 1e2] means: a guarantee in name only, or pure noise."""
+    low, high = EPSILON_SENSIBLE
+    if epsilon > high:
+        print(
+            f"warning: ε = {epsilon:g} is a guarantee in name only: one person may make any "
+            f"output up to e^{epsilon:g} times more likely (e^100 ≈ 10^43 already bounds "
+            f"nothing); the noise is negligible. Sensible values lie in [{low:g}, {high:g}]",
+            file=sys.stderr,
+        )
+    elif epsilon < low:
+        print(
+            f"warning: ε = {epsilon:g} makes the noise swamp every count: the released "
+            f"outputs are (almost) pure noise and the model learns nothing. Sensible values "
+            f"lie in [{low:g}, {high:g}]",
+            file=sys.stderr,
+        )
 
 
 def _depth_rule(text: str) -> str | int:
@@ -175,6 +207,7 @@ def cmd_depth(args) -> dict:
 
 
 def cmd_mechanism(args) -> dict:
+    _warn_epsilon(args.epsilon)
     mech = get_mechanism(args.name)
     counts = np.asarray([_parse_counts(args.counts)])
     _warn_mechanism(mech.id)
@@ -327,6 +360,7 @@ def _extra_params(args) -> dict:
 
 
 def cmd_evaluate(args) -> dict:
+    _warn_epsilon(args.epsilon)
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
@@ -370,6 +404,7 @@ def _cluster(args):
 
 def cmd_train(args) -> dict:
     check_outputs([args.data, args.schema], {"--out": args.out})
+    _warn_epsilon(args.epsilon)
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
@@ -590,6 +625,8 @@ def cmd_sweep(args) -> dict:
         references=not args.no_references,
     )
     _warn_noise_seed(args)
+    for epsilon in grid.epsilons:
+        _warn_epsilon(float(epsilon))
     for name in grid.algorithms:
         if name == "fletcher_islam":
             for mech in grid.mechanisms:
@@ -916,6 +953,15 @@ def main(argv: list[str] | None = None) -> int:
             _flush_warnings(caught)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             print(f"error: {message}", file=sys.stderr)
+            return 2
+        except (OverflowError, ZeroDivisionError, RecursionError) as exc:
+            # A safety net: every input is bounded, so this is a bug, but never a traceback.
+            _flush_warnings(caught)
+            print(
+                f"error: cannot compute with these inputs ({type(exc).__name__}: {exc}); use "
+                "smaller numbers and please report this",
+                file=sys.stderr,
+            )
             return 2
         except MemoryError:
             print(
