@@ -25,9 +25,12 @@ def theorem2_depth(n_continuous: int, n_discrete: int) -> int:
         return max(1, r // 2)
     # t is about ln 2 / ln(s / (s − 1)); the exact rational test 2·(s − 1)^t < s^t then
     # settles the neighbours, so no rounding decides a row and wide data never loops.
-    guess = 0 if s == 1 else max(0, math.floor(math.log(2) / -math.log1p(-1 / s)) - 1)
+    x = 0.0 if s == 1 else math.log(2) / -math.log1p(-1 / s)
     if s > 100_000:
-        return guess + 2 + r // 2  # integers that wide would be too large to compare
+        # Integers that wide would be too large to compare; x is not near a whole number
+        # there (its fraction moves by ~1/(2s) per s), so the smallest t > x is exact.
+        return math.floor(x) + 2 + r // 2
+    guess = max(0, math.floor(x) - 1)
     t = guess
     while 2 * (s - 1) ** t >= s**t:
         t += 1

@@ -233,6 +233,7 @@ def dask_client(
                 # one on loopback, serving no route.
                 dashboard_address="127.0.0.1:8787" if dashboard else "127.0.0.1:0",
                 worker_dashboard_address=None,
+                scheduler_kwargs={"dashboard": dashboard},
             )
         except (RuntimeError, OSError, TimeoutError) as exc:
             raise ValueError(

@@ -1003,7 +1003,8 @@ def _check_forest_meta(meta: dict, n_trees: int) -> None:
         if name in meta and type(meta[name]) is not bool:
             raise ValueError(f"the model's {name!r} must be true or false")
     _whole(meta.get("n_batches", 1), "n_batches", low=1, high=10**6)
-    if meta.get("noise", "secret") not in ("secret", REPLAYABLE):
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
         raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
     spent = _number_in(meta, "depth_count_epsilon", 0, eps, 0.0) + _number_in(
         meta, "prior_epsilon", 0, eps, 0.0
@@ -1029,7 +1030,7 @@ def forest_ledger(meta: dict):
         schema_inferred=bool(meta.get("schema_inferred", False)),
         depth_rule=meta.get("depth_rule", "theorem2"),
         n_batches=int(meta.get("n_batches", 1)),
-        replayable=meta.get("noise", "secret") != "secret",
+        replayable=meta.get("noise") != "secret",
         depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
     )
@@ -1047,8 +1048,9 @@ def _estimator_ledger(meta: dict, schema: Schema, kind: str):
     eps = _number_in(meta, "epsilon", 1e-300, 1e300)
     if given.get("epsilon", eps) != eps:
         raise ValueError("the model's 'epsilon' and its parameters' disagree")
-    replayable = meta.get("noise", "secret") != "secret"
-    if meta.get("noise", "secret") not in ("secret", REPLAYABLE):
+    replayable = meta.get("noise") != "secret"
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
         raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
     try:
         estimator.set_params(**{**given, "epsilon": eps, "noise_seed": 0 if replayable else None})
