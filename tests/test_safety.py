@@ -144,7 +144,7 @@ def _commands(d: Path):
             [
                 "reproduce",
                 "--figure",
-                "2",
+                "4",
                 "--reference",
                 data,
                 "--datasets-dir",
