@@ -521,7 +521,7 @@ def _train_on_cluster(args, algorithm, params):
     )
     _check_forest_work(model, schema)
     with _cluster(args):
-        fit_dask(model, ddf, schema, source=args.data)
+        fit_dask(model, ddf, schema, data_path=args.data)
     for message in model.encoding_report_.messages():
         print(f"note: {message}", file=sys.stderr)
     return model, model.n_train_records_

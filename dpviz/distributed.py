@@ -32,6 +32,11 @@ def _partition_counts(frame: pd.DataFrame, model: DPRandomForestClassifier):
     # One partition may hold no usable row (a file sorted by label, say): the rule
     # "some usable rows" is about the whole data and is checked on the sums.
     encoded = encode(frame, model.schema_, training=True, require_rows=False)
+    if encoded.n_records == 0:
+        empty = np.empty(0, dtype=np.int64)
+        k = len(model.schema_.classes)
+        none = LeafCounts(empty.astype(np.uint64), empty, empty, np.zeros((0, k), np.int64), [])
+        return none, encoded.report
     # Node tables (for the leaf table's path rules) would only weigh down the transfer.
     return model.leaf_counts_of(encoded, model._split_seed, keep_nodes=False), encoded.report
 
@@ -91,7 +96,7 @@ def _compute(tasks: list, source: str | None = None) -> list:
 
 
 def fit_dask(
-    model: DPRandomForestClassifier, ddf, schema: Schema, source: str | None = None
+    model: DPRandomForestClassifier, ddf, schema: Schema, data_path: str | None = None
 ) -> DPRandomForestClassifier:
     """Fit ``model`` on a ``dask.dataframe.DataFrame`` (features and the label column).
 
@@ -116,11 +121,11 @@ def fit_dask(
     n_records = 0
     if model.depth == "jpw" and not model.declared_n:
         # The jpw rule needs a (noisy) record count first: one more pass over the data.
-        sizes = _compute([dask.delayed(_partition_size)(p, schema) for p in parts], source)
+        sizes = _compute([dask.delayed(_partition_size)(p, schema) for p in parts], data_path)
         n_records = int(sum(sizes))
     source = model._release_source(0)
     model._prepare(n_records, source)
-    results = _compute([dask.delayed(_partition_counts)(p, model) for p in parts], source)
+    results = _compute([dask.delayed(_partition_counts)(p, model) for p in parts], data_path)
     counts = [c for c, _ in results]
     report = _sum_reports([r for _, r in results])
     if report.rows_used == 0:
