@@ -634,6 +634,22 @@ def cmd_sweep(args) -> dict:
         else:
             _warn_algorithm(name, {})
     _, schema, encoded = _load_data(args)
+    if "fletcher_islam" in grid.algorithms:
+        s_, r_ = len(schema.continuous), len(schema.discrete)
+        seconds = 0.0
+        for trees, rule, split in grid.structures:
+            _note_depth("fletcher_islam", rule, schema)
+            depth = MAX_DEPTH if rule == "jpw" else resolve_depth(rule, s_, r_)
+            seconds += forest_work_seconds(
+                encoded.n_records,
+                s_,
+                int(trees),
+                depth,
+                data_split=split,
+                folds=args.folds,
+                repeats=args.repeats,
+            )
+        check_work(seconds, "--repeats, --folds, --trees or --depth, or use fewer rows")
     with _cluster(args) as client:
         result = run_sweep(
             encoded,
