@@ -170,8 +170,9 @@ def test_output_equal_to_an_input_is_refused_and_the_input_kept(case, files, cap
 def test_output_through_another_spelling_or_a_link_is_refused(files, capsys):
     data = files / "valid.csv"
     os.symlink(data, files / "link.csv")
+    os.link(data, files / "hard.csv")
     before = digest(data)
-    for out in (files / "." / "valid.csv", files / "link.csv"):
+    for out in (files / "." / "valid.csv", files / "link.csv", files / "hard.csv"):
         argv = ["predict", "--model", files / "model_valid.json", "--data", data, "--out", out]
         assert "is an input file" in one_error(argv, capsys)
     assert digest(data) == before
