@@ -243,9 +243,6 @@ def corpus() -> dict[str, bytes]:
         ]
         + [(x, c, lab) for x, c, lab in ROWS]
     )
-    files["formula_cells.csv"] = csv_text(
-        [("=cmd|' /C calc'!A0" if i == 0 else x, c, lab) for i, (x, c, lab) in enumerate(ROWS)]
-    ).replace(",blue,", ",@SUM(1),", 1)
 
     # --- bad schema files -------------------------------------------------------------
     no_classes = {k: v for k, v in SCHEMA.items() if k != "classes"}
