@@ -20,7 +20,6 @@ from .audit import audit
 from .data import encode, read_csv
 from .depth import (
     DEPTH_RULES,
-    MAX_DEPTH,
     MAX_FEATURES,
     MAX_REPEATS,
     check_work,
@@ -451,6 +450,13 @@ def cmd_train(args) -> dict:
     }
 
 
+def _estimate_depth(rule, schema: Schema, n_records: int) -> int:
+    """The depth a forest rule gives, for a work estimate (jpw from the row count)."""
+    s, r = len(schema.continuous), len(schema.discrete)
+    branching = [2] * s + [len(f.values) for f in schema.discrete]
+    return resolve_depth(rule, s, r, n_records=max(1, n_records), branching=branching)
+
+
 def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
     """Refuse a forest cross-validation estimated to run for hours, before it starts."""
     algo = get_algorithm(args.algorithm)
@@ -458,13 +464,11 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
         return
     defaults = algo.defaults()
     rule = params.get("depth", defaults.get("depth", "theorem2"))
-    s, r = len(schema.continuous), len(schema.discrete)
-    depth = MAX_DEPTH if rule == "jpw" else resolve_depth(rule, s, r)
     seconds = forest_work_seconds(
         encoded.n_records,
-        s,
+        len(schema.continuous),
         int(params.get("n_estimators", defaults.get("n_estimators", 100))),
-        depth,
+        _estimate_depth(rule, schema, encoded.n_records),
         data_split=params.get("data_split", defaults.get("data_split", "disjoint")),
         folds=args.folds,
         repeats=args.repeats,
@@ -635,16 +639,14 @@ def cmd_sweep(args) -> dict:
             _warn_algorithm(name, {})
     _, schema, encoded = _load_data(args)
     if "fletcher_islam" in grid.algorithms:
-        s_, r_ = len(schema.continuous), len(schema.discrete)
         seconds = 0.0
         for trees, rule, split in grid.structures:
             _note_depth("fletcher_islam", rule, schema)
-            depth = MAX_DEPTH if rule == "jpw" else resolve_depth(rule, s_, r_)
             seconds += forest_work_seconds(
                 encoded.n_records,
-                s_,
+                len(schema.continuous),
                 int(trees),
-                depth,
+                _estimate_depth(rule, schema, encoded.n_records),
                 data_split=split,
                 folds=args.folds,
                 repeats=args.repeats,
