@@ -45,6 +45,7 @@ from .figures_curves import (
 )
 from .forest import build_ledger
 from .mechanisms import MECHANISMS
+from .outputs import csv_text
 from .risk import risk_sentences
 from .sweep import (
     FLETCHER_ISLAM,
@@ -327,12 +328,12 @@ class SweepRun:
     @cached_property
     def results_csv(self) -> str:
         """Every fold of every grid point and reference: a tidy CSV."""
-        return self.result.results.to_csv(index=False)
+        return csv_text(self.result.results)
 
     @cached_property
     def summary_csv(self) -> str:
         """Mean and std per grid point and reference: a CSV."""
-        return self.summary.to_csv(index=False)
+        return csv_text(self.summary)
 
     def candidate(
         self, epsilon: float, metric: str, fixed: dict, mechanisms=None, series=None

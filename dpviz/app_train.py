@@ -42,8 +42,9 @@ from .figures import (
 from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
-from .model_io import MAX_EXPORT_NODES, Released, release
+from .model_io import MAX_EXPORT_NODES, Released, check_public_schema, release
 from .noise import NOT_PRIVATE_NOTE
+from .outputs import csv_text
 from .schema import PrivacyLeakWarning, Schema
 from .sweep import (
     SERIES_DP,
@@ -754,7 +755,7 @@ class TrainRun:
         summary = self.sweep.summary
         order = {s: i for i, s in enumerate(self.series)}
         summary = summary.sort_values("series", key=lambda s: s.map(order), kind="stable")
-        return summary[[c for c in columns if c in summary.columns]].to_csv(index=False)
+        return csv_text(summary[[c for c in columns if c in summary.columns]])
 
     # --- the released model -------------------------------------------------------------
 
@@ -772,7 +773,12 @@ class TrainRun:
 
     @cached_property
     def export_problem(self) -> str | None:
-        """Why the model cannot be exported (too many nodes to list), or None."""
+        """Why the model cannot be exported (a schema inferred from the data, whose
+        values the file would list; too many nodes to list), or None."""
+        try:
+            check_public_schema(self.model.schema_)
+        except ValueError as exc:
+            return str(exc)
         if isinstance(self.model, DPRandomForestClassifier):
             leaves = float(self.model.diagnostics_["n_leaves_total"])
             if 2 * leaves <= MAX_EXPORT_NODES:

@@ -13,7 +13,7 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from .schema import MISSING, Schema, as_text
+from .schema import MISSING, Schema, as_text, missing_label
 
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 _SNIFF_BYTES = 64 * 1024
@@ -328,7 +328,9 @@ class EncodedData:
         return self.continuous.shape[0]
 
 
-def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> EncodedData:
+def encode(
+    frame: pd.DataFrame, schema: Schema, *, training: bool = True, require_rows: bool = True
+) -> EncodedData:
     """Encode a DataFrame against the schema.
 
     For training, rows without a usable label or continuous value are dropped and
@@ -337,6 +339,8 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
     A continuous feature whose public rule is ``missing="low"`` keeps the row in both:
     its missing values take the domain's min, so every split sends them to the lower
     child (a rule from the schema, not from the data: privacy is unaffected).
+    A label cell that is empty or a literal "NaN" (not a declared class) is missing.
+    ``require_rows=False`` (one partition of a larger dataset) allows no usable rows.
     """
     missing_cols = [name for name in schema.feature_names if name not in frame.columns]
     if missing_cols:
@@ -350,9 +354,9 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
         if schema.label not in frame.columns:
             raise ValueError(f"label column {schema.label!r} is not in the data")
         labels = frame[schema.label]
-        missing = labels.isna().to_numpy()
+        missing = missing_label(labels, schema.classes)
         report.missing_label = int(missing.sum())
-        y = _codes(labels, schema.classes)
+        y = np.where(missing, -1, _codes(labels, schema.classes)).astype(np.int32)
         unknown = (y < 0) & ~missing
         report.unknown_label = int(unknown.sum())
         keep &= y >= 0
@@ -409,7 +413,7 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
             continuous, discrete, y = continuous[keep], discrete[keep], y[keep]
         report.clipped = {k: v for k, v in report.clipped.items() if v}
     report.rows_used = int(keep.sum()) if training else len(frame)
-    if training and report.rows_used == 0:
+    if training and require_rows and report.rows_used == 0:
         raise ValueError(
             "no usable rows are left after dropping rows: " + "; ".join(report.messages())
         )

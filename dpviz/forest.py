@@ -29,7 +29,7 @@ from .mechanisms import (
 )
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
-from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
+from .trees import TreeSpace, estimate_leaves, pair_chunk, route
 
 DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
@@ -418,7 +418,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
         parts = []
         k = len(self.schema_.classes)
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
+        for chunk in _tree_chunks(
+            self.n_estimators, encoded.n_records, self.data_split, pair_chunk(self.space_)
+        ):
             rec, tree = assign_pairs(
                 encoded, self.n_estimators, self.data_split, split_seed, chunk
             )
@@ -629,7 +631,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
         # A few million pairs at a time: routing all at once is slower (larger temporaries).
-        size = max(1, PAIR_CHUNK // max(1, encoded.n_records))
+        size = max(1, pair_chunk(self.space_) // max(1, encoded.n_records))
         parts = [
             self._route_trees(encoded, trees[i : i + size]) for i in range(0, len(trees), size)
         ]
@@ -736,7 +738,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
         votes = np.zeros((encoded.n_records, len(self.classes_)))
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, "shared"):
+        for chunk in _tree_chunks(
+            self.n_estimators, encoded.n_records, "shared", pair_chunk(self.space_)
+        ):
             votes += self.votes(self.route_records(encoded, chunk))
         return votes
 
@@ -968,9 +972,9 @@ def build_ledger(
     return ledger
 
 
-def _tree_chunks(n_trees: int, n_records: int, data_split: str):
+def _tree_chunks(n_trees: int, n_records: int, data_split: str, chunk: int):
     per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
-    size = max(1, PAIR_CHUNK // max(1, per_tree))
+    size = max(1, chunk // max(1, per_tree))
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
 
 

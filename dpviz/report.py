@@ -167,11 +167,19 @@ def _schema_section(
             '<div class="banner declaration"><strong>Schema declaration.</strong> '
             f"{_e(schema.declaration)}</div>"
         )
-    parts.append(
-        f"<p>Label column: <strong>{_e(schema.label)}</strong>; classes: "
-        + ", ".join(f"<code>{_e(c)}</code>" for c in schema.classes)
-        + "</p>"
-    )
+    if schema.inferred:
+        # The class names were read from the records: they may be the records' own
+        # values (a name, an e-mail address), so only their number is shown.
+        parts.append(
+            f"<p>Label column: <strong>{_e(schema.label)}</strong>; "
+            f"{len(schema.classes)} classes (names withheld: inferred from the data)</p>"
+        )
+    else:
+        parts.append(
+            f"<p>Label column: <strong>{_e(schema.label)}</strong>; classes: "
+            + ", ".join(f"<code>{_e(c)}</code>" for c in schema.classes)
+            + "</p>"
+        )
     rows = []
     for f in schema.features:
         if schema.inferred:

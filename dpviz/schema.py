@@ -21,6 +21,8 @@ import pandas as pd
 MISSING = "<missing>"
 MAX_CLASSES = 100
 MAX_DISCRETE_VALUES = 1000
+# A schema file larger than this is not a schema (10^5 features of 1000 values fit).
+MAX_SCHEMA_BYTES = 64 * 2**20
 # An integer column with at most this many distinct values is inferred as discrete.
 DISCRETE_INTEGER_LIMIT = 10
 # How a continuous feature treats a missing value (a public rule, the same in training
@@ -217,24 +219,42 @@ class Schema:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Schema:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the schema is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+    def from_json(cls, text: str | bytes, what: str = "the schema") -> Schema:
+        """Parse a schema file's text (bounded size and nesting; a UTF-8 BOM is fine)."""
+        from .safe_json import parse_json
+
+        return cls.from_dict(parse_json(text, what, max_bytes=MAX_SCHEMA_BYTES))
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            size = Path(path).stat().st_size
+            if size > MAX_SCHEMA_BYTES:
+                raise ValueError(
+                    f"schema file {str(path)!r} is {size:,} bytes; the limit is "
+                    f"{MAX_SCHEMA_BYTES:,} bytes — is it the right file?"
+                )
+            data = Path(path).read_bytes()
         except FileNotFoundError:
             raise ValueError(f"schema file {str(path)!r} does not exist") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"schema file {str(path)!r} is not UTF-8 text") from None
         except IsADirectoryError:
             raise ValueError(f"{str(path)!r} is a folder, not a schema file") from None
-        return cls.from_json(text)
+        return cls.from_json(data, what=f"schema file {str(path)!r}")
+
+
+# Label cells that mean "no label" (spreadsheets and pandas write NaN for an empty cell),
+# unless a schema lists them as a class.
+MISSING_LABELS = ("", "nan")
+
+
+def missing_label(labels: pd.Series, classes: tuple[str, ...] = ()) -> np.ndarray:
+    """Which label cells are missing: empty, blank or a literal "NaN" (any case) that is
+    not one of ``classes``."""
+    missing = labels.isna().to_numpy()
+    text = labels[~missing].astype(str)
+    marked = text.str.strip().str.lower().isin(MISSING_LABELS) & ~text.isin(classes)
+    missing[np.flatnonzero(~missing)[marked.to_numpy()]] = True
+    return missing
 
 
 def _is_integer_valued(values: np.ndarray) -> bool:
@@ -308,7 +328,7 @@ def infer_schema(
             PrivacyLeakWarning,
             stacklevel=2,
         )
-    labels = frame[label].dropna()
+    labels = frame[label][~missing_label(frame[label])]
     classes = sorted({as_text(v) for v in labels}, key=_natural_key)
     if len(classes) > MAX_CLASSES:
         raise ValueError(

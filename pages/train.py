@@ -311,8 +311,9 @@ def show_results(run: app_train.TrainRun) -> None:
                 file_name=f"dpviz_{run.settings.algorithm}.json",
                 mime="application/json",
                 key="train.model_download",
-                help="Tree structure and the released leaf outputs only: no records, no true "
-                "counts. `python -m dpviz predict --model` reads it.",
+                help="The tree structure, the released (noisy) leaf outputs and the public "
+                "schema you declared (class names, feature ranges, discrete values): no "
+                "records, no true counts. `python -m dpviz predict --model` reads it.",
             )
     with metrics_col:
         st.download_button(
