@@ -311,6 +311,24 @@ def test_info_suggests_drops_and_marks_the_schema_it_writes(capsys, tmp_path):
         str(model),
         "--json",
     )
+    # A schema still marked inferred lists the records' own values: no export unless the
+    # user says those values are public.
+    assert code != 0 and not model.exists()
+    code, out, _ = run_cli(
+        capsys,
+        "train",
+        *common,
+        "--schema",
+        str(out_path),
+        "--epsilon",
+        "1",
+        "--trees",
+        "5",
+        "--out",
+        str(model),
+        "--values-public",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["privacy"]["private"] is False
 
 
