@@ -29,7 +29,7 @@ from .mechanisms import (
 )
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
-from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
+from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route, route_matrix
 
 DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
@@ -158,32 +158,56 @@ def assign_pairs(encoded: EncodedData, n_trees: int, data_split: str, split_seed
     return np.flatnonzero(keep), tree_of[keep]
 
 
-@dataclass
 class RoutedRecords:
     """Where records fell in the trees. Leaves are numbered locally; ``trained`` maps
-    each to the model's trained leaf (or -1 for a leaf no training record reached)."""
+    each to the model's trained leaf (or -1 for a leaf no training record reached).
 
-    n_records: int
-    pair_record: np.ndarray
-    pair_leaf: np.ndarray
-    leaf_keys: np.ndarray
-    trained: np.ndarray
-    leaf_matrix: np.ndarray | None = None  # (trees, records) when every tree votes
+    When every tree votes for every record, ``leaf_matrix`` is the (trees, records)
+    int32 matrix of leaf numbers and ``pair_leaf`` its flat view (tree-major);
+    ``pair_record`` is then built only if asked for (records × trees int64)."""
+
+    def __init__(
+        self,
+        n_records: int,
+        pair_record: np.ndarray | None,
+        pair_leaf: np.ndarray,
+        leaf_keys: np.ndarray,
+        trained: np.ndarray,
+        leaf_matrix: np.ndarray | None = None,
+    ):
+        self.n_records = n_records
+        self._pair_record = pair_record
+        self.pair_leaf = pair_leaf
+        self.leaf_keys = leaf_keys
+        self.trained = trained
+        self.leaf_matrix = leaf_matrix
+
+    @property
+    def pair_record(self) -> np.ndarray:
+        """The record of each pair (of ``pair_leaf``)."""
+        if self._pair_record is None:
+            n_trees = len(self.pair_leaf) // max(1, self.n_records)
+            self._pair_record = np.tile(np.arange(self.n_records), n_trees)
+        return self._pair_record
 
     @classmethod
     def concatenate(cls, parts: list[RoutedRecords]) -> RoutedRecords:
         """The same records routed through disjoint sets of trees, as one result."""
         offsets = np.cumsum([0] + [len(p.leaf_keys) for p in parts[:-1]])
-        pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
         n = parts[0].n_records
-        every_vote = all(p.leaf_matrix is not None for p in parts)
+        leaf_keys = np.concatenate([p.leaf_keys for p in parts])
+        trained = np.concatenate([p.trained for p in parts])
+        if all(p.leaf_matrix is not None for p in parts):
+            # One matrix written in place: no second copy of records × trees.
+            matrix = np.empty((sum(len(p.leaf_matrix) for p in parts), n), dtype=np.int32)
+            row = 0
+            for p, o in zip(parts, offsets, strict=True):
+                np.add(p.leaf_matrix, o, out=matrix[row : row + len(p.leaf_matrix)])
+                row += len(p.leaf_matrix)
+            return cls(n, None, matrix.reshape(-1), leaf_keys, trained, matrix)
+        pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
         return cls(
-            n,
-            np.concatenate([p.pair_record for p in parts]),
-            pair_leaf,
-            np.concatenate([p.leaf_keys for p in parts]),
-            np.concatenate([p.trained for p in parts]),
-            pair_leaf.reshape(-1, n) if every_vote else None,
+            n, np.concatenate([p.pair_record for p in parts]), pair_leaf, leaf_keys, trained
         )
 
 
@@ -403,21 +427,34 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
         parts = []
         k = len(self.schema_.classes)
+        y = encoded.y
         for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
-            rec, tree = assign_pairs(
-                encoded, self.n_estimators, self.data_split, split_seed, chunk
-            )
-            routed = route(
-                self.space_,
-                self.root_keys_,
-                encoded.continuous,
-                encoded.discrete,
-                rec,
-                tree,
-                keep_nodes=keep_nodes,
-            )
+            if self.data_split == "shared":
+                routed = route_matrix(
+                    self.space_,
+                    self.root_keys_,
+                    chunk,
+                    encoded.continuous,
+                    encoded.discrete,
+                    keep_nodes=keep_nodes,
+                )
+                code = routed.pair_leaf.astype(np.int64) * k + y
+            else:
+                rec, tree = assign_pairs(
+                    encoded, self.n_estimators, self.data_split, split_seed, chunk
+                )
+                routed = route(
+                    self.space_,
+                    self.root_keys_,
+                    encoded.continuous,
+                    encoded.discrete,
+                    rec,
+                    tree,
+                    keep_nodes=keep_nodes,
+                )
+                code = routed.pair_leaf * k + y[rec]
             n_leaves = len(routed.leaf_keys)
-            counts = np.bincount(routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k)
+            counts = np.bincount(code.reshape(-1), minlength=n_leaves * k)
             parts.append(
                 LeafCounts(
                     routed.leaf_keys,
@@ -613,7 +650,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         result serves every ε and mechanism."""
         self._check_fitted()
         trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
-        # A few million pairs at a time: routing all at once is slower (larger temporaries).
+        # Chunks of trees bound the node stores; the leaf matrix is written once.
         size = max(1, PAIR_CHUNK // max(1, encoded.n_records))
         parts = [
             self._route_trees(encoded, trees[i : i + size]) for i in range(0, len(trees), size)
@@ -622,23 +659,22 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _route_trees(self, encoded: EncodedData, trees: np.ndarray) -> RoutedRecords:
         n = encoded.n_records
-        rec = np.tile(np.arange(n), len(trees))
-        tree = np.repeat(trees, n)
-        routed = route(
-            self.space_, self.root_keys_, encoded.continuous, encoded.discrete, rec, tree
+        routed = route_matrix(
+            self.space_, self.root_keys_, trees, encoded.continuous, encoded.discrete
         )
-        voting = routed.pair_leaf >= 0
+        matrix = routed.pair_leaf
         keys = routed.leaf_keys
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        # When every tree votes for every record (no unknown categories), the pairs are a
-        # tree × record matrix (a view, pairs are tree-major): per-ε votes are then
-        # contiguous gathers, the one step of a sweep that runs for every ε.
+        # When every tree votes for every record (no unknown categories), the leaves are a
+        # tree × record matrix: per-ε votes are then contiguous gathers, the one step of a
+        # sweep that runs for every ε.
+        flat = matrix.reshape(-1)
+        voting = flat >= 0
         if voting.all():
-            return RoutedRecords(
-                n, rec, routed.pair_leaf, keys, trained, routed.pair_leaf.reshape(-1, n)
-            )
-        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained)
+            return RoutedRecords(n, None, flat, keys, trained, matrix)
+        pairs = np.flatnonzero(voting)
+        return RoutedRecords(n, pairs % max(1, n), flat[pairs].astype(np.int64), keys, trained)
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
         """Votes (n_records, n_classes) of routed records under the current release."""
@@ -716,10 +752,18 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
-        votes = np.zeros((encoded.n_records, len(self.classes_)))
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, "shared"):
-            votes += self.votes(self.route_records(encoded, chunk))
-        return votes
+        # Chunks of records (every tree each): a record's votes, the prior included,
+        # come from one call; the leaf matrix of a chunk stays within PAIR_CHUNK cells.
+        n = encoded.n_records
+        size = max(1, PAIR_CHUNK // self.n_estimators)
+        if n <= size:
+            return self.votes(self.route_records(encoded))
+        return np.concatenate(
+            [
+                self.votes(self.route_records(_rows(encoded, slice(i, i + size))))
+                for i in range(0, n, size)
+            ]
+        )
 
     def predict_proba(self, X) -> np.ndarray:
         """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
@@ -950,9 +994,16 @@ def build_ledger(
 
 
 def _tree_chunks(n_trees: int, n_records: int, data_split: str):
+    # Disjoint parts: every tree in one routing pass (the pairs are the records).
     per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
     size = max(1, PAIR_CHUNK // max(1, per_tree))
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
+
+
+def _rows(encoded: EncodedData, rows: slice) -> EncodedData:
+    return EncodedData(
+        encoded.continuous[rows], encoded.discrete[rows], encoded.y[rows], encoded.report
+    )
 
 
 def _normalise(votes: np.ndarray) -> np.ndarray:

@@ -1,0 +1,96 @@
+"""The numba versions of ``dpviz.kernels`` (imported only by it: importing numba costs
+~0.3-0.7 s). Compiled on first import with explicit signatures, cached on disk.
+
+The descent runs ``steps`` levels for a block of records at a time, each level a loop
+over the block whose iterations are independent: the processor overlaps their memory
+loads and the loop has no data-dependent exit. Leaves, unbuilt nodes and the abstain
+sentinel (the last node) loop to themselves: their split reads a column of zeros
+(the extra last column of ``disc``) and their first child is themselves. ``kind``
+tells them apart at the end (0 leaf, 1 unbuilt, 2 abstain, 3 internal).
+"""
+
+import numba as nb
+import numpy as np
+
+i32, f64, i64, i8 = nb.int32, nb.float64, nb.int64, nb.int8
+# feature, threshold, first_child, kind, continuous, discrete (+ zero column), s, steps
+_COMMON = (i32[::1], f64[::1], i32[::1], i8[::1], f64[:, :], i32[:, :], i64, i64)
+BLOCK = 256
+
+
+@nb.njit(inline="always")
+def _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m):
+    sentinel = len(feature) - 1
+    for _ in range(steps):
+        for j in range(m):
+            v = node[j]
+            f = feature[v]
+            i = rows[j]
+            if f < s:
+                v = first_child[v] + np.int32(cont[i, f] >= threshold[v])
+            else:
+                c = disc[i, f - s]
+                v = first_child[v] + c if c >= 0 else sentinel
+            node[j] = v
+
+
+@nb.njit(inline="always")
+def _result(kind, v):
+    k = kind[v]
+    if k == 0:
+        return v
+    if k == 2:
+        return -1
+    return -(v + 2)
+
+
+@nb.njit((*_COMMON, i32[::1], i64, i64, i32[:, ::1]), nogil=True, cache=True)
+def descend_matrix(
+    feature, threshold, first_child, kind, cont, disc, s, steps, roots, t0, t1, out
+):
+    """Every record of ``cont``/``disc`` through trees ``t0``..``t1`` (rows of ``out``)."""
+    n = out.shape[1]
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = b0 + j
+        for t in range(t0, t1):
+            for j in range(m):
+                node[j] = roots[t]
+            _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+            for j in range(m):
+                out[t, b0 + j] = _result(kind, node[j])
+
+
+@nb.njit((*_COMMON, i64[::1], i32[::1], i64, i64, i32[::1]), nogil=True, cache=True)
+def descend_pairs(
+    feature, threshold, first_child, kind, cont, disc, s, steps, rec, start, p0, p1, out
+):
+    """Pairs ``p0``..``p1``: record ``rec[p]`` from node ``start[p]``."""
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(p0, p1, BLOCK):
+        m = min(p1, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = rec[b0 + j]
+            node[j] = start[b0 + j]
+        _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+        for j in range(m):
+            out[b0 + j] = _result(kind, node[j])
+
+
+@nb.njit((i32[::1], nb.boolean[::1]), nogil=True, cache=True)
+def mark(out, present):
+    for x in out:
+        if x >= 0:
+            present[x] = True
+
+
+@nb.njit((i32[::1], i32[::1]), nogil=True, cache=True)
+def remap(out, rank):
+    for p in range(out.shape[0]):
+        x = out[p]
+        if x >= 0:
+            out[p] = rank[x]
