@@ -35,7 +35,7 @@ def _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m):
 
 
 @nb.njit(inline="always")
-def _result(kind, v):
+def _result(kind, v):  # leaf id, -1 abstains, -(v + 2) stopped at unbuilt v
     k = kind[v]
     if k == 0:
         return v
@@ -94,3 +94,53 @@ def remap(out, rank):
         x = out[p]
         if x >= 0:
             out[p] = rank[x]
+
+
+@nb.njit((i32[:, ::1], nb.uint8[::1], i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def label_counts(matrix, labels, a, b, out):
+    """out[i, labels[matrix[t, i]]] += 1 over the trees, for records ``a``..``b``."""
+    k = out.shape[1]
+    acc = np.zeros((1024, k), np.int32)
+    for b0 in range(a, b, 1024):
+        m = min(b, b0 + 1024) - b0
+        acc[:m] = 0
+        for t in range(matrix.shape[0]):
+            row = matrix[t]
+            for j in range(m):
+                acc[j, labels[row[b0 + j]]] += 1
+        for j in range(m):
+            for c in range(k):
+                out[b0 + j, c] = acc[j, c]
+
+
+@nb.njit((i32[:, ::1], i64[::1], i64, i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def packed_counts(matrix, increment, bits, a, b, out):
+    """label_counts with each leaf's label as one bit field of ``increment``: one add
+    per (tree, record), no read-modify-write of a row (few classes, counts < 2^bits)."""
+    k = out.shape[1]
+    mask = (1 << bits) - 1
+    acc = np.zeros(2048, np.int64)
+    for b0 in range(a, b, 2048):
+        m = min(b, b0 + 2048) - b0
+        acc[:m] = 0
+        for t in range(matrix.shape[0]):
+            row = matrix[t]
+            for j in range(m):
+                acc[j] += increment[row[b0 + j]]
+        for j in range(m):
+            v = acc[j]
+            for c in range(k):
+                out[b0 + j, c] = (v >> (bits * c)) & mask
+
+
+@nb.njit((i32[:, ::1], f64[:, ::1], i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def value_sums(matrix, values, a, b, out):
+    """out[i] += values[matrix[t, i]] over the trees (in tree order), records ``a``..``b``."""
+    k = values.shape[1]
+    for b0 in range(a, b, 4096):
+        b1 = min(b, b0 + 4096)
+        for t in range(matrix.shape[0]):
+            for i in range(b0, b1):
+                leaf = matrix[t, i]
+                for c in range(k):
+                    out[i, c] += values[leaf, c]

@@ -29,7 +29,15 @@ from .mechanisms import (
 )
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
-from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route, route_matrix
+from .trees import (
+    PAIR_CHUNK,
+    TreeSpace,
+    estimate_leaves,
+    matrix_label_counts,
+    matrix_value_sums,
+    route,
+    route_matrix,
+)
 
 DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
@@ -680,7 +688,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         """Votes (n_records, n_classes) of routed records under the current release."""
         k = len(self.classes_)
         outputs = self._outputs_of(routed)
-        if outputs.noisy_counts is not None:
+        votes = None
+        if outputs.noisy_counts is not None and routed.leaf_matrix is not None:
+            # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
+            votes = matrix_value_sums(routed.leaf_matrix, np.clip(outputs.noisy_counts, 0.0, None))
+        if votes is None and outputs.noisy_counts is not None:
             noisy = np.clip(outputs.noisy_counts[routed.pair_leaf], 0.0, None)
             votes = np.stack(
                 [
@@ -691,7 +703,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 ],
                 axis=1,
             )
-        else:
+        elif votes is None:
             votes = self._label_votes(routed, outputs.labels, k)
         if self.prior_counts_ is not None:
             # The prior decides where the trees abstain, tie or cast only stray votes.
@@ -711,6 +723,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         # One-byte labels (abstain → k): the gather below touches every pair per ε.
         if routed.leaf_matrix is not None and k <= 8:
             small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
+            counts = matrix_label_counts(routed.leaf_matrix, small, k)
+            if counts is not None:  # routing's compiled kernel, when loaded
+                return counts
             if k == 2 and not (labels == ABSTAIN).any():
                 ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
                 return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)

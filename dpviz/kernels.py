@@ -54,7 +54,15 @@ def _compile():
 
     return {
         name: getattr(compiled, name)
-        for name in ("descend_matrix", "descend_pairs", "mark", "remap")
+        for name in (
+            "descend_matrix",
+            "descend_pairs",
+            "mark",
+            "remap",
+            "label_counts",
+            "packed_counts",
+            "value_sums",
+        )
     }
 
 

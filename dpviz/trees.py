@@ -575,6 +575,8 @@ def _descend_pairs(compiled, store, cont, disc, rec, node) -> np.ndarray:
 def _resume(compiled, store, cont, disc, out, record_of, budget) -> None:
     """Finish the pairs of ``out`` (flat) that stopped at unbuilt nodes."""
     while True:
+        if not (store.first_child[: store.size] == UNBUILT).any():
+            return  # every node is built (the usual case): nothing stopped on the way
         pending = np.flatnonzero(out < -1)
         if len(pending) == 0:
             return
@@ -734,6 +736,45 @@ def route_matrix(
         routed.pair_leaf = routed.pair_leaf.astype(np.int32).reshape(len(trees), n)
         return routed
     return _leaves(compiled, store, out, keep_nodes)
+
+
+def _matrix_jobs(fn, matrix, table, out, *extra):
+    n = matrix.shape[1]
+    return [(fn, (matrix, table, *extra, a, b, out)) for a, b in _ranges(n, _threads(matrix.size))]
+
+
+def matrix_label_counts(matrix: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray | None:
+    """Per record, how many trees give each label: ``labels`` (uint8, one per leaf,
+    ``k`` for abstain) of the leaves in ``matrix`` (trees, records). (records, k) floats,
+    or None when the compiled kernels are not loaded (the caller's numpy does it)."""
+    compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not matrix.flags.c_contiguous:
+        return None
+    out = np.zeros((matrix.shape[1], k + 1))
+    bits = max(1, int(matrix.shape[0]).bit_length())
+    if bits * (k + 1) <= 63:
+        # Counts of every label in one integer: label c adds 2^(bits·c).
+        increment = np.left_shift(1, bits * np.asarray(labels, np.int64))
+        jobs = _matrix_jobs(compiled["packed_counts"], matrix, increment, out, bits)
+    else:
+        jobs = _matrix_jobs(compiled["label_counts"], matrix, np.asarray(labels, np.uint8), out)
+    if jobs:
+        _run(jobs)
+    return out[:, :k]
+
+
+def matrix_value_sums(matrix: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Per record, the sum over the trees of ``values`` (leaves × k) of its leaves in
+    ``matrix``, added in tree order; None when the compiled kernels are not loaded."""
+    compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not matrix.flags.c_contiguous:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.zeros((matrix.shape[1], values.shape[1]))
+    jobs = _matrix_jobs(compiled["value_sums"], matrix, values, out)
+    if jobs:
+        _run(jobs)
+    return out
 
 
 def count_leaves(space: TreeSpace, root_keys: np.ndarray, max_frontier: int = 2_000_000):
