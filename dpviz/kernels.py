@@ -33,11 +33,13 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def cores() -> int:
-    """CPU cores this process may use."""
+    """CPU cores this process may use (``DPVIZ_THREADS`` caps the kernels' threads)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        n = os.cpu_count() or 1
+    cap = os.environ.get("DPVIZ_THREADS", "")
+    return max(1, min(n, int(cap)) if cap.isdigit() else n)
 
 
 def pool() -> ThreadPoolExecutor:
