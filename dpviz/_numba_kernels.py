@@ -144,3 +144,70 @@ def value_sums(matrix, values, a, b, out):
                 leaf = matrix[t, i]
                 for c in range(k):
                     out[i, c] += values[leaf, c]
+
+
+# The same sums over a compact matrix: per-tree leaf numbers (uint8 or uint16) that
+# ``offsets[t]`` turns into leaf indices. A quarter (or half) of the bytes per ε.
+_u8, _u16 = nb.uint8[:, ::1], nb.uint16[:, ::1]
+
+
+@nb.njit(
+    [(m, i64[::1], i64[::1], i64, i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def packed_counts_local(local, offsets, increment, bits, a, b, out):
+    k = out.shape[1]
+    mask = (1 << bits) - 1
+    acc = np.zeros(2048, np.int64)
+    for b0 in range(a, b, 2048):
+        m = min(b, b0 + 2048) - b0
+        acc[:m] = 0
+        for t in range(local.shape[0]):
+            row = local[t]
+            inc = increment[offsets[t] :]
+            for j in range(m):
+                acc[j] += inc[row[b0 + j]]
+        for j in range(m):
+            v = acc[j]
+            for c in range(k):
+                out[b0 + j, c] = (v >> (bits * c)) & mask
+
+
+@nb.njit(
+    [(m, i64[::1], nb.uint8[::1], i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def label_counts_local(local, offsets, labels, a, b, out):
+    k = out.shape[1]
+    acc = np.zeros((1024, k), np.int32)
+    for b0 in range(a, b, 1024):
+        m = min(b, b0 + 1024) - b0
+        acc[:m] = 0
+        for t in range(local.shape[0]):
+            row = local[t]
+            lab = labels[offsets[t] :]
+            for j in range(m):
+                acc[j, lab[row[b0 + j]]] += 1
+        for j in range(m):
+            for c in range(k):
+                out[b0 + j, c] = acc[j, c]
+
+
+@nb.njit(
+    [(m, i64[::1], f64[:, ::1], i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def value_sums_local(local, offsets, values, a, b, out):
+    k = values.shape[1]
+    for b0 in range(a, b, 4096):
+        b1 = min(b, b0 + 4096)
+        for t in range(local.shape[0]):
+            row = local[t]
+            base = offsets[t]
+            for i in range(b0, b1):
+                leaf = base + row[i]
+                for c in range(k):
+                    out[i, c] += values[leaf, c]

@@ -36,6 +36,7 @@ from .trees import (
     matrix_label_counts,
     matrix_value_sums,
     route,
+    route_compact,
     route_matrix,
 )
 
@@ -171,24 +172,54 @@ class RoutedRecords:
     each to the model's trained leaf (or -1 for a leaf no training record reached).
 
     When every tree votes for every record, ``leaf_matrix`` is the (trees, records)
-    int32 matrix of leaf numbers and ``pair_leaf`` its flat view (tree-major);
-    ``pair_record`` is then built only if asked for (records × trees int64)."""
+    int32 matrix of leaf numbers and ``pair_leaf`` its flat view (tree-major). Routing
+    may keep it compact instead: ``local`` (one or two bytes per tree and record) and
+    ``offsets`` with leaf ``offsets[t] + local[t, i]``; ``leaf_matrix``, ``pair_leaf``
+    and ``pair_record`` (records × trees int64) are then built only if asked for."""
 
     def __init__(
         self,
         n_records: int,
         pair_record: np.ndarray | None,
-        pair_leaf: np.ndarray,
+        pair_leaf: np.ndarray | None,
         leaf_keys: np.ndarray,
         trained: np.ndarray,
         leaf_matrix: np.ndarray | None = None,
+        *,
+        local: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
     ):
         self.n_records = n_records
         self._pair_record = pair_record
-        self.pair_leaf = pair_leaf
+        self._pair_leaf = pair_leaf
         self.leaf_keys = leaf_keys
         self.trained = trained
-        self.leaf_matrix = leaf_matrix
+        self._leaf_matrix = leaf_matrix
+        self.local, self.offsets = local, offsets
+
+    @property
+    def has_matrix(self) -> bool:
+        """Whether every tree votes for every record (a leaf matrix, full or compact)."""
+        return self._leaf_matrix is not None or self.local is not None
+
+    def matrix_args(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(compact matrix, offsets) when kept compact, else (leaf matrix, None)."""
+        if self.local is not None:
+            return self.local, self.offsets
+        return self._leaf_matrix, None
+
+    @property
+    def leaf_matrix(self) -> np.ndarray | None:
+        if self._leaf_matrix is None and self.local is not None:
+            offsets = self.offsets.astype(np.int32)[:, None]
+            self._leaf_matrix = np.add(self.local, offsets, dtype=np.int32)
+        return self._leaf_matrix
+
+    @property
+    def pair_leaf(self) -> np.ndarray:
+        if self._pair_leaf is None:
+            self._pair_leaf = self.leaf_matrix.reshape(-1)
+        return self._pair_leaf
 
     @property
     def pair_record(self) -> np.ndarray:
@@ -205,14 +236,21 @@ class RoutedRecords:
         n = parts[0].n_records
         leaf_keys = np.concatenate([p.leaf_keys for p in parts])
         trained = np.concatenate([p.trained for p in parts])
-        if all(p.leaf_matrix is not None for p in parts):
+        if all(p.local is not None for p in parts) and len({p.local.dtype for p in parts}) == 1:
+            local = np.concatenate([p.local for p in parts])
+            tree_offsets = np.concatenate(
+                [p.offsets + o for p, o in zip(parts, offsets, strict=True)]
+            )
+            return cls(n, None, None, leaf_keys, trained, local=local, offsets=tree_offsets)
+        if all(p.has_matrix for p in parts):
             # One matrix written in place: no second copy of records × trees.
-            matrix = np.empty((sum(len(p.leaf_matrix) for p in parts), n), dtype=np.int32)
+            rows = [len(p.matrix_args()[0]) for p in parts]
+            matrix = np.empty((sum(rows), n), dtype=np.int32)
             row = 0
-            for p, o in zip(parts, offsets, strict=True):
-                np.add(p.leaf_matrix, o, out=matrix[row : row + len(p.leaf_matrix)])
-                row += len(p.leaf_matrix)
-            return cls(n, None, matrix.reshape(-1), leaf_keys, trained, matrix)
+            for p, o, r in zip(parts, offsets, rows, strict=True):
+                np.add(p.leaf_matrix, o, out=matrix[row : row + r])
+                row += r
+            return cls(n, None, None, leaf_keys, trained, matrix)
         pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
         return cls(
             n, np.concatenate([p.pair_record for p in parts]), pair_leaf, leaf_keys, trained
@@ -665,15 +703,31 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ]
         return parts[0] if len(parts) == 1 else RoutedRecords.concatenate(parts)
 
+    def _trained(self, keys: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
+        return np.where(self.leaf_keys_[pos] == keys, pos, -1)
+
     def _route_trees(self, encoded: EncodedData, trees: np.ndarray) -> RoutedRecords:
         n = encoded.n_records
+        compact = route_compact(
+            self.space_, self.root_keys_, trees, encoded.continuous, encoded.discrete
+        )
+        if compact is not None:
+            keys, trained = compact.leaf_keys, self._trained(compact.leaf_keys)
+            flat = compact.local.reshape(-1)
+            if compact.abstain is None or not (flat == compact.abstain).any():
+                return RoutedRecords(
+                    n, None, None, keys, trained, local=compact.local, offsets=compact.offsets
+                )
+            pairs = np.flatnonzero(flat != compact.abstain)
+            pair_leaf = compact.offsets[pairs // max(1, n)] + flat[pairs]
+            return RoutedRecords(n, pairs % max(1, n), pair_leaf, keys, trained)
         routed = route_matrix(
             self.space_, self.root_keys_, trees, encoded.continuous, encoded.discrete
         )
         matrix = routed.pair_leaf
         keys = routed.leaf_keys
-        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
-        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
+        trained = self._trained(keys)
         # When every tree votes for every record (no unknown categories), the leaves are a
         # tree × record matrix: per-ε votes are then contiguous gathers, the one step of a
         # sweep that runs for every ε.
@@ -689,9 +743,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         k = len(self.classes_)
         outputs = self._outputs_of(routed)
         votes = None
-        if outputs.noisy_counts is not None and routed.leaf_matrix is not None:
+        if outputs.noisy_counts is not None and routed.has_matrix:
             # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
-            votes = matrix_value_sums(routed.leaf_matrix, np.clip(outputs.noisy_counts, 0.0, None))
+            matrix, offsets = routed.matrix_args()
+            noisy = np.clip(outputs.noisy_counts, 0.0, None)
+            votes = matrix_value_sums(matrix, noisy, offsets)
         if votes is None and outputs.noisy_counts is not None:
             noisy = np.clip(outputs.noisy_counts[routed.pair_leaf], 0.0, None)
             votes = np.stack(
@@ -721,9 +777,10 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
         """Each record's count of trees voting for each class (abstentions: no vote)."""
         # One-byte labels (abstain → k): the gather below touches every pair per ε.
-        if routed.leaf_matrix is not None and k <= 8:
+        if routed.has_matrix and k <= 8:
             small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
-            counts = matrix_label_counts(routed.leaf_matrix, small, k)
+            matrix, offsets = routed.matrix_args()
+            counts = matrix_label_counts(matrix, small, k, offsets)
             if counts is not None:  # routing's compiled kernel, when loaded
                 return counts
             if k == 2 and not (labels == ABSTAIN).any():

@@ -64,6 +64,9 @@ def _compile():
             "label_counts",
             "packed_counts",
             "value_sums",
+            "packed_counts_local",
+            "label_counts_local",
+            "value_sums_local",
         )
     }
 

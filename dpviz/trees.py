@@ -31,6 +31,8 @@ from .kernels import LEAF, UNBUILT
 PAIR_CHUNK = 64_000_000
 # Node visits from which routing waits for the compiled kernels rather than numpy.
 COMPILED_FROM_VISITS = 20_000_000
+# Node ids routed at a time by route_compact before they become one-byte leaf numbers.
+COMPACT_CHUNK_CELLS = 8_000_000
 # Pairs from which a routing pass is split across threads (the kernels release the GIL).
 THREADS_FROM_PAIRS = 2_000_000
 
@@ -738,43 +740,145 @@ def route_matrix(
     return _leaves(compiled, store, out, keep_nodes)
 
 
-def _matrix_jobs(fn, matrix, table, out, *extra):
+def _matrix_jobs(fn, matrix, args: tuple, out):
+    """Calls ``fn(matrix, *args, a, b, out)`` over ranges of records, one per thread."""
     n = matrix.shape[1]
-    return [(fn, (matrix, table, *extra, a, b, out)) for a, b in _ranges(n, _threads(matrix.size))]
+    return [(fn, (matrix, *args, a, b, out)) for a, b in _ranges(n, _threads(matrix.size))]
 
 
-def matrix_label_counts(matrix: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray | None:
+def matrix_label_counts(
+    matrix: np.ndarray, labels: np.ndarray, k: int, offsets: np.ndarray | None = None
+) -> np.ndarray | None:
     """Per record, how many trees give each label: ``labels`` (uint8, one per leaf,
-    ``k`` for abstain) of the leaves in ``matrix`` (trees, records). (records, k) floats,
-    or None when the compiled kernels are not loaded (the caller's numpy does it)."""
+    ``k`` for abstain) of the leaves in ``matrix`` (trees, records): leaf indices, or
+    per-tree leaf numbers to which ``offsets[t]`` is added (:func:`route_compact`).
+    (records, k) floats, or None when the compiled kernels are not loaded."""
     compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
     if compiled is None or not matrix.flags.c_contiguous:
         return None
+    local = offsets is not None
+    lead = (np.asarray(offsets, np.int64),) if local else ()
     out = np.zeros((matrix.shape[1], k + 1))
     bits = max(1, int(matrix.shape[0]).bit_length())
     if bits * (k + 1) <= 63:
         # Counts of every label in one integer: label c adds 2^(bits·c).
         increment = np.left_shift(1, bits * np.asarray(labels, np.int64))
-        jobs = _matrix_jobs(compiled["packed_counts"], matrix, increment, out, bits)
+        fn = compiled["packed_counts_local" if local else "packed_counts"]
+        jobs = _matrix_jobs(fn, matrix, (*lead, increment, bits), out)
     else:
-        jobs = _matrix_jobs(compiled["label_counts"], matrix, np.asarray(labels, np.uint8), out)
+        fn = compiled["label_counts_local" if local else "label_counts"]
+        jobs = _matrix_jobs(fn, matrix, (*lead, np.asarray(labels, np.uint8)), out)
     if jobs:
         _run(jobs)
     return out[:, :k]
 
 
-def matrix_value_sums(matrix: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+def matrix_value_sums(
+    matrix: np.ndarray, values: np.ndarray, offsets: np.ndarray | None = None
+) -> np.ndarray | None:
     """Per record, the sum over the trees of ``values`` (leaves × k) of its leaves in
-    ``matrix``, added in tree order; None when the compiled kernels are not loaded."""
+    ``matrix`` (as in :func:`matrix_label_counts`), added in tree order; None when the
+    compiled kernels are not loaded."""
     compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
     if compiled is None or not matrix.flags.c_contiguous:
         return None
     values = np.ascontiguousarray(values, dtype=np.float64)
     out = np.zeros((matrix.shape[1], values.shape[1]))
-    jobs = _matrix_jobs(compiled["value_sums"], matrix, values, out)
+    if offsets is None:
+        jobs = _matrix_jobs(compiled["value_sums"], matrix, (values,), out)
+    else:
+        offsets = np.asarray(offsets, np.int64)
+        jobs = _matrix_jobs(compiled["value_sums_local"], matrix, (offsets, values), out)
     if jobs:
         _run(jobs)
     return out
+
+
+@dataclass
+class CompactRouted:
+    """Every record through every tree of a fully built forest, compactly: ``local``
+    (trees, records) holds each record's leaf number within its tree (uint8 or uint16;
+    ``abstain``, the dtype's largest value, where it abstains) and leaf ``offsets[t] +
+    local[t, i]`` of the leaf arrays, which list every leaf of the trees, tree by tree."""
+
+    leaf_keys: np.ndarray
+    leaf_tree: np.ndarray
+    leaf_depth: np.ndarray
+    local: np.ndarray
+    offsets: np.ndarray
+    abstain: int | None
+
+
+def route_compact(
+    space: TreeSpace,
+    root_keys: np.ndarray,
+    trees: np.ndarray,
+    continuous: np.ndarray,
+    discrete: np.ndarray,
+) -> CompactRouted | None:
+    """:func:`route_matrix` with one or two bytes per (tree, record) instead of four,
+    for forests whose trees are built whole (≤ 65,535 leaves each, within the build
+    budget); None otherwise (then use :func:`route_matrix`). Records are routed a few
+    trees at a time, so no records × trees array of node ids is ever held."""
+    trees = np.asarray(trees, dtype=np.int64)
+    cont, disc = _layout(continuous, discrete)
+    n = cont.shape[0]
+    n_pairs = n * len(trees)
+    store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    try:
+        store.build(store.roots, _budget(n_pairs))
+    except _TooWide:
+        return None
+    first = store.first_child[: store.size]
+    if (first == UNBUILT).any():
+        return None
+    leaf_nodes = np.flatnonzero(first == LEAF)
+    leaf_nodes = leaf_nodes[np.argsort(store.tree[leaf_nodes], kind="stable")]
+    tree_of_leaf = store.tree[leaf_nodes]
+    position = np.searchsorted(trees, tree_of_leaf) if len(trees) else tree_of_leaf
+    per_tree = np.bincount(position, minlength=len(trees))
+    may_abstain = space.n_discrete > 0
+    widest = int(per_tree.max(initial=0)) + may_abstain
+    dtype = np.uint8 if widest <= 256 else np.uint16 if widest <= 65536 else None
+    if dtype is None:
+        return None
+    offsets = np.concatenate([[0], np.cumsum(per_tree)[:-1]]).astype(np.int64)
+    abstain = int(np.iinfo(dtype).max) if may_abstain else None
+    # Node id → leaf number within its tree; the extra last entry is read for -1.
+    table = np.zeros(store.size + 1, dtype=dtype)
+    table[leaf_nodes] = np.arange(len(leaf_nodes)) - offsets[position]
+    table[-1] = abstain if abstain is not None else 0
+    local = np.empty((len(trees), n), dtype=dtype)
+    compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
+    roots = store.roots.astype(np.int32)
+    rows = max(1, min(len(trees), COMPACT_CHUNK_CELLS // max(1, n)))
+    arrays = None
+    if compiled is not None:
+        arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
+    for t0 in range(0, len(trees), rows):
+        t1 = min(len(trees), t0 + rows)
+        if compiled is None:
+            nodes = _descend_numpy(
+                store, cont, disc, np.tile(np.arange(n), t1 - t0), np.repeat(roots[t0:t1], n)
+            ).reshape(t1 - t0, n)
+        else:
+            nodes = np.empty((t1 - t0, n), dtype=np.int32)
+            fn = compiled["descend_matrix"]
+            s, steps = space.n_continuous, space.max_depth
+            jobs = [
+                (fn, (*arrays, s, steps, roots[t0:t1], a, b, nodes))
+                for a, b in _ranges(t1 - t0, min(t1 - t0, _threads(n_pairs)))
+            ]
+            _run(jobs)
+        np.take(table, nodes, out=local[t0:t1])
+    return CompactRouted(
+        store.key[leaf_nodes],
+        tree_of_leaf,
+        store.depth[leaf_nodes],
+        local,
+        offsets,
+        abstain,
+    )
 
 
 def count_leaves(space: TreeSpace, root_keys: np.ndarray, max_frontier: int = 2_000_000):
