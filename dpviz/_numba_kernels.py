@@ -146,6 +146,35 @@ def value_sums(matrix, values, a, b, out):
                     out[i, c] += values[leaf, c]
 
 
+@nb.njit(
+    [
+        (*_COMMON, i32[::1], i64, i64, t[::1], m)
+        for t, m in ((nb.uint8, nb.uint8[:, ::1]), (nb.uint16, nb.uint16[:, ::1]))
+    ],
+    nogil=True,
+    cache=True,
+)
+def descend_compact(
+    feature, threshold, first_child, kind, cont, disc, s, steps, roots, t0, t1, table, out
+):
+    """descend_matrix writing ``table[leaf]`` (a leaf's number within its tree; the
+    table's last entry for abstaining records) straight into a one- or two-byte matrix:
+    no records × trees array of node ids. Every node must be built."""
+    n = out.shape[1]
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = b0 + j
+        for t in range(t0, t1):
+            for j in range(m):
+                node[j] = roots[t]
+            _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+            for j in range(m):
+                out[t, b0 + j] = table[node[j]]
+
+
 # The same sums over a compact matrix: per-tree leaf numbers (uint8 or uint16) that
 # ``offsets[t]`` turns into leaf indices. A quarter (or half) of the bytes per ε.
 _u8, _u16 = nb.uint8[:, ::1], nb.uint16[:, ::1]

@@ -67,6 +67,7 @@ def _compile():
             "packed_counts_local",
             "label_counts_local",
             "value_sums_local",
+            "descend_compact",
         )
     }
 

@@ -844,33 +844,32 @@ def route_compact(
         return None
     offsets = np.concatenate([[0], np.cumsum(per_tree)[:-1]]).astype(np.int64)
     abstain = int(np.iinfo(dtype).max) if may_abstain else None
-    # Node id → leaf number within its tree; the extra last entry is read for -1.
+    # Node id → leaf number within its tree; the abstain sentinel (the kernels' last
+    # node, and index -1 for numpy) maps to ``abstain``.
     table = np.zeros(store.size + 1, dtype=dtype)
     table[leaf_nodes] = np.arange(len(leaf_nodes)) - offsets[position]
     table[-1] = abstain if abstain is not None else 0
     local = np.empty((len(trees), n), dtype=dtype)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
     roots = store.roots.astype(np.int32)
-    rows = max(1, min(len(trees), COMPACT_CHUNK_CELLS // max(1, n)))
-    arrays = None
     if compiled is not None:
         arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
-    for t0 in range(0, len(trees), rows):
-        t1 = min(len(trees), t0 + rows)
-        if compiled is None:
+        s, steps = space.n_continuous, space.max_depth
+        fn = compiled["descend_compact"]
+        jobs = [
+            (fn, (*arrays, s, steps, roots, a, b, table, local))
+            for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
+        ]
+        if jobs:
+            _run(jobs)
+    else:
+        rows = max(1, min(len(trees), COMPACT_CHUNK_CELLS // max(1, n)))
+        for t0 in range(0, len(trees), rows):
+            t1 = min(len(trees), t0 + rows)
             nodes = _descend_numpy(
                 store, cont, disc, np.tile(np.arange(n), t1 - t0), np.repeat(roots[t0:t1], n)
             ).reshape(t1 - t0, n)
-        else:
-            nodes = np.empty((t1 - t0, n), dtype=np.int32)
-            fn = compiled["descend_matrix"]
-            s, steps = space.n_continuous, space.max_depth
-            jobs = [
-                (fn, (*arrays, s, steps, roots[t0:t1], a, b, nodes))
-                for a, b in _ranges(t1 - t0, min(t1 - t0, _threads(n_pairs)))
-            ]
-            _run(jobs)
-        np.take(table, nodes, out=local[t0:t1])
+            np.take(table, nodes, out=local[t0:t1], mode="wrap")  # -1: the last entry
     return CompactRouted(
         store.key[leaf_nodes],
         tree_of_leaf,
