@@ -298,9 +298,17 @@ def encode_array(
     report = EncodingReport(rows_in=len(X))
     keep = np.ones(len(X), dtype=bool)
     codes = _labels(pd.Series(y), schema, report, keep) if training else None
-    continuous = np.array(X, dtype=np.float64, order="F")  # a copy: imputed and clipped
-    for j, feat in enumerate(schema.continuous):
-        _check_continuous(continuous[:, j], feat, keep, report, training)
+    continuous = np.asarray(X, dtype=np.float64)
+    lows = np.array([f.low for f in schema.continuous])
+    highs = np.array([f.high for f in schema.continuous])
+    if len(X):
+        # Read-only first: clean data (no missing value, all within the domains) is used
+        # as it is, row-major (each record's values together, as the kernels read them).
+        low, high = continuous.min(axis=0), continuous.max(axis=0)
+        if np.isnan(low).any() or (low < lows).any() or (high > highs).any():
+            continuous = np.array(continuous)  # a copy: imputed and clipped below
+            for j, feat in enumerate(schema.continuous):
+                _check_continuous(continuous[:, j], feat, keep, report, training)
     discrete = np.empty((len(X), 0), dtype=np.int32, order="F")
     return _finish(continuous, discrete, codes, keep, report, training)
 

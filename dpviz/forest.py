@@ -31,7 +31,9 @@ from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
 from .trees import (
     PAIR_CHUNK,
+    CompactForest,
     TreeSpace,
+    compact_forest,
     estimate_leaves,
     matrix_label_counts,
     matrix_value_sums,
@@ -703,6 +705,27 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ]
         return parts[0] if len(parts) == 1 else RoutedRecords.concatenate(parts)
 
+    def _compact_forest(self, trees: np.ndarray, n_records: int) -> CompactForest | None:
+        """The built trees for routing every tree, kept while the structure is the same
+        (a new fit draws new root keys): predict and sweeps then build no node."""
+        whole = len(trees) == self.n_estimators and np.array_equal(
+            trees, np.arange(self.n_estimators)
+        )
+        if not whole:
+            return None
+        cached = self.__dict__.get("_route_cache")
+        if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
+            return cached[2]
+        forest = compact_forest(self.space_, self.root_keys_, trees, n_records)
+        if forest is not None:
+            self._route_cache = (self.root_keys_, self.space_, forest)
+        return forest
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_route_cache", None)  # rebuilt from the structure when needed
+        return state
+
     def _trained(self, keys: np.ndarray) -> np.ndarray:
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         return np.where(self.leaf_keys_[pos] == keys, pos, -1)
@@ -710,7 +733,12 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _route_trees(self, encoded: EncodedData, trees: np.ndarray) -> RoutedRecords:
         n = encoded.n_records
         compact = route_compact(
-            self.space_, self.root_keys_, trees, encoded.continuous, encoded.discrete
+            self.space_,
+            self.root_keys_,
+            trees,
+            encoded.continuous,
+            encoded.discrete,
+            forest=self._compact_forest(trees, n),
         )
         if compact is not None:
             keys, trained = compact.leaf_keys, self._trained(compact.leaf_keys)

@@ -454,6 +454,10 @@ class NodeStore:
         """Build the children of ``ids``, then whole levels below them while the nodes
         built stay within ``budget``: one descent then reaches the leaves."""
         built = 0
+        if self.space.n_discrete == 0:
+            # Binary trees: the whole subtrees' size is known, allocate it at once.
+            below = 2 ** (self.space.max_depth - self.depth[ids] + 1) - 2
+            self._grow(self.size + int(min(budget, below.sum())))
         while len(ids):
             new = self.expand(ids)
             built += len(new)
@@ -809,24 +813,30 @@ class CompactRouted:
     abstain: int | None
 
 
-def route_compact(
-    space: TreeSpace,
-    root_keys: np.ndarray,
-    trees: np.ndarray,
-    continuous: np.ndarray,
-    discrete: np.ndarray,
-) -> CompactRouted | None:
-    """:func:`route_matrix` with one or two bytes per (tree, record) instead of four,
-    for forests whose trees are built whole (≤ 65,535 leaves each, within the build
-    budget); None otherwise (then use :func:`route_matrix`). Records are routed a few
-    trees at a time, so no records × trees array of node ids is ever held."""
+@dataclass
+class CompactForest:
+    """A fully built node store ready for :func:`route_compact`: leaves numbered tree by
+    tree, each leaf's number within its tree, and the kernels' arrays. Depends on the
+    structure only, so a model keeps it for every later routing."""
+
+    store: NodeStore
+    trees: np.ndarray
+    leaf_nodes: np.ndarray
+    offsets: np.ndarray
+    table: np.ndarray
+    abstain: int | None
+    arrays: tuple | None = None
+
+
+def compact_forest(
+    space: TreeSpace, root_keys: np.ndarray, trees: np.ndarray, n_records: int
+) -> CompactForest | None:
+    """Build trees ``trees`` whole if that stays within the build budget for routing
+    ``n_records`` records, with ≤ 65,535 leaves each; None otherwise."""
     trees = np.asarray(trees, dtype=np.int64)
-    cont, disc = _layout(continuous, discrete)
-    n = cont.shape[0]
-    n_pairs = n * len(trees)
     store = NodeStore(space, np.asarray(root_keys)[trees], trees)
     try:
-        store.build(store.roots, _budget(n_pairs))
+        store.build(store.roots, _budget(n_records * len(trees)))
     except _TooWide:
         return None
     first = store.first_child[: store.size]
@@ -834,8 +844,7 @@ def route_compact(
         return None
     leaf_nodes = np.flatnonzero(first == LEAF)
     leaf_nodes = leaf_nodes[np.argsort(store.tree[leaf_nodes], kind="stable")]
-    tree_of_leaf = store.tree[leaf_nodes]
-    position = np.searchsorted(trees, tree_of_leaf) if len(trees) else tree_of_leaf
+    position = np.searchsorted(trees, store.tree[leaf_nodes])
     per_tree = np.bincount(position, minlength=len(trees))
     may_abstain = space.n_discrete > 0
     widest = int(per_tree.max(initial=0)) + may_abstain
@@ -849,11 +858,37 @@ def route_compact(
     table = np.zeros(store.size + 1, dtype=dtype)
     table[leaf_nodes] = np.arange(len(leaf_nodes)) - offsets[position]
     table[-1] = abstain if abstain is not None else 0
-    local = np.empty((len(trees), n), dtype=dtype)
+    return CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
+
+
+def route_compact(
+    space: TreeSpace,
+    root_keys: np.ndarray,
+    trees: np.ndarray,
+    continuous: np.ndarray,
+    discrete: np.ndarray,
+    *,
+    forest: CompactForest | None = None,
+) -> CompactRouted | None:
+    """:func:`route_matrix` with one or two bytes per (tree, record) instead of four,
+    for forests whose trees are built whole (``forest``, or built here by
+    :func:`compact_forest`); None when they cannot be (then use :func:`route_matrix`).
+    The kernels write each leaf's number straight into the matrix."""
+    cont, disc = _layout(continuous, discrete)
+    n = cont.shape[0]
+    if forest is None:
+        forest = compact_forest(space, root_keys, trees, n)
+        if forest is None:
+            return None
+    store, trees, table = forest.store, forest.trees, forest.table
+    n_pairs = n * len(trees)
+    local = np.empty((len(trees), n), dtype=table.dtype)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
     roots = store.roots.astype(np.int32)
     if compiled is not None:
-        arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
+        if forest.arrays is None:
+            forest.arrays = store.compiled_arrays()
+        arrays = (*forest.arrays, cont, _with_zeros(disc))
         s, steps = space.n_continuous, space.max_depth
         fn = compiled["descend_compact"]
         jobs = [
@@ -870,13 +905,14 @@ def route_compact(
                 store, cont, disc, np.tile(np.arange(n), t1 - t0), np.repeat(roots[t0:t1], n)
             ).reshape(t1 - t0, n)
             np.take(table, nodes, out=local[t0:t1], mode="wrap")  # -1: the last entry
+    leaf_nodes = forest.leaf_nodes
     return CompactRouted(
         store.key[leaf_nodes],
-        tree_of_leaf,
+        store.tree[leaf_nodes],
         store.depth[leaf_nodes],
         local,
-        offsets,
-        abstain,
+        forest.offsets,
+        forest.abstain,
     )
 
 
