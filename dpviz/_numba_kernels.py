@@ -240,3 +240,32 @@ def value_sums_local(local, offsets, values, a, b, out):
                 leaf = base + row[i]
                 for c in range(k):
                     out[i, c] += values[leaf, c]
+
+
+@nb.njit(
+    [
+        (i32[:, ::1], f64[:, ::1], f64[:, :], i64, i64, i64, m)
+        for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])
+    ],
+    nogil=True,
+    cache=True,
+)
+def descend_heap(feature, threshold, cont, depth, t0, t1, out):
+    """Complete binary trees (continuous features only) in heap order, one row per
+    tree: node v's children are 2v + 1 and 2v + 2, every leaf is at ``depth``, and a
+    leaf's number is its position on the last level. Two loads per level, no branch."""
+    n = out.shape[1]
+    first_leaf = (1 << depth) - 1
+    node = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for t in range(t0, t1):
+            feat, thr = feature[t], threshold[t]
+            for j in range(m):
+                node[j] = 0
+            for _ in range(depth):
+                for j in range(m):
+                    v = node[j]
+                    node[j] = 2 * v + 1 + np.int64(cont[b0 + j, feat[v]] >= thr[v])
+            for j in range(m):
+                out[t, b0 + j] = node[j] - first_leaf

@@ -68,6 +68,7 @@ def _compile():
             "label_counts_local",
             "value_sums_local",
             "descend_compact",
+            "descend_heap",
         )
     }
 

@@ -826,6 +826,7 @@ class CompactForest:
     table: np.ndarray
     abstain: int | None
     arrays: tuple | None = None
+    heap: tuple[np.ndarray, np.ndarray] | None = None  # complete binary trees, heap order
 
 
 def compact_forest(
@@ -858,7 +859,18 @@ def compact_forest(
     table = np.zeros(store.size + 1, dtype=dtype)
     table[leaf_nodes] = np.arange(len(leaf_nodes)) - offsets[position]
     table[-1] = abstain if abstain is not None else 0
-    return CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
+    forest = CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
+    size = 2 ** (space.max_depth + 1) - 1
+    if space.n_discrete == 0 and store.size == size * len(trees):
+        # Ids grow level by level and, within a tree, in parent then child order: sorted
+        # by tree they are each tree's nodes in heap order (children of v: 2v+1, 2v+2),
+        # and a leaf's number within its tree is its position on the last level.
+        order = np.argsort(store.tree[: store.size], kind="stable")
+        forest.heap = (
+            store.feature[order].reshape(len(trees), size).clip(0),
+            store.threshold[order].reshape(len(trees), size),
+        )
+    return forest
 
 
 def route_compact(
@@ -885,7 +897,15 @@ def route_compact(
     local = np.empty((len(trees), n), dtype=table.dtype)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
     roots = store.roots.astype(np.int32)
-    if compiled is not None:
+    if compiled is not None and forest.heap is not None:
+        fn = compiled["descend_heap"]
+        jobs = [
+            (fn, (*forest.heap, cont, space.max_depth, a, b, local))
+            for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
+        ]
+        if jobs:
+            _run(jobs)
+    elif compiled is not None:
         if forest.arrays is None:
             forest.arrays = store.compiled_arrays()
         arrays = (*forest.arrays, cont, _with_zeros(disc))
