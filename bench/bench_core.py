@@ -549,7 +549,7 @@ def markdown(results: dict) -> str:
     for case in results["cases"]:
         runs = case["runs"]
         base = runs["dpviz"]
-        for model in MODELS:
+        for model in [m for m in MODELS if m in runs]:
             r = runs[model]
             fit_ratio = None if model == "dpviz" else r["fit_median"] / base["fit_median"]
             pred_ratio = None if model == "dpviz" else r["predict_median"] / base["predict_median"]
