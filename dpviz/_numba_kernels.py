@@ -269,3 +269,33 @@ def descend_heap(feature, threshold, cont, depth, t0, t1, out):
                     node[j] = 2 * v + 1 + np.int64(cont[b0 + j, feat[v]] >= thr[v])
             for j in range(m):
                 out[t, b0 + j] = node[j] - first_leaf
+
+
+@nb.njit(
+    [(m, i64[::1], i64, nb.boolean[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
+    nogil=True,
+    cache=True,
+)
+def reached(local, offsets, abstain, present):
+    """present[offsets[t] + local[t, i]] = True for every record that votes."""
+    for t in range(local.shape[0]):
+        base = offsets[t]
+        for i in range(local.shape[1]):
+            x = local[t, i]
+            if x != abstain:
+                present[base + x] = True
+
+
+@nb.njit(
+    [(m, i64[::1], i64, i64[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
+    nogil=True,
+    cache=True,
+)
+def renumber(local, offsets, abstain, number):
+    """local[t, i] = number[offsets[t] + local[t, i]] (the abstain value stays)."""
+    for t in range(local.shape[0]):
+        base = offsets[t]
+        for i in range(local.shape[1]):
+            x = local[t, i]
+            if x != abstain:
+                local[t, i] = number[base + x]

@@ -491,6 +491,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 rec, tree = assign_pairs(
                     encoded, self.n_estimators, self.data_split, split_seed, chunk
                 )
+                # The trees built whole once, kept for predict and sweeps (routing only
+                # reads the structure; prediction then changes nothing on the model).
+                whole = self._compact_forest(
+                    np.arange(self.n_estimators), encoded.n_records, keep=True
+                )
                 routed = route(
                     self.space_,
                     self.root_keys_,
@@ -499,6 +504,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                     rec,
                     tree,
                     keep_nodes=keep_nodes,
+                    store=None if whole is None else whole.store,
                 )
                 code = routed.pair_leaf * k + y[rec]
             n_leaves = len(routed.leaf_keys)
@@ -705,9 +711,12 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ]
         return parts[0] if len(parts) == 1 else RoutedRecords.concatenate(parts)
 
-    def _compact_forest(self, trees: np.ndarray, n_records: int) -> CompactForest | None:
-        """The built trees for routing every tree, kept while the structure is the same
-        (a new fit draws new root keys): predict and sweeps then build no node."""
+    def _compact_forest(
+        self, trees: np.ndarray, n_records: int, *, keep: bool = False
+    ) -> CompactForest | None:
+        """The built trees for routing every tree: the one a fit kept while the structure
+        is the same (a new fit draws new root keys), else built now (and kept only when
+        ``keep``, at fit time: predicting must not change the model)."""
         whole = len(trees) == self.n_estimators and np.array_equal(
             trees, np.arange(self.n_estimators)
         )
@@ -717,7 +726,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
             return cached[2]
         forest = compact_forest(self.space_, self.root_keys_, trees, n_records)
-        if forest is not None:
+        if forest is not None and keep:
             self._route_cache = (self.root_keys_, self.space_, forest)
         return forest
 

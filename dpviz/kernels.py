@@ -1,12 +1,15 @@
 """Compiled routing kernels (numba), loaded only when routing is large enough to pay.
 
 A record descends a tree of a :class:`dpviz.trees.NodeStore` node by node. The numba
-kernels do it record by record, tree by tree, at about a nanosecond per visited node;
-the pure numpy kernel in ``dpviz.trees`` does the same work level by level and is used
-when numba is not installed, or for small work while numba is still loading: importing
-numba and loading its cached machine code costs ~0.5 s, compiling it the first time
-on a machine ~2-4 s, both more than small routing takes in numpy. :func:`warm_up`
-loads the kernels in a background thread (the app calls it at start-up).
+kernels do it a block of records at a time, at 1.5-2.5 ns per visited node on one core
+here; the pure numpy kernel in ``dpviz.trees`` does the same work level by level (6.6×
+slower on 60,000 records × 100 trees) and runs when numba is not installed, or for small
+work while numba is still loading: importing numba costs 0.5-0.8 s and loading the
+cached machine code 2-4 s on the shared 2-core machine (compiling it where no cache
+exists, ~17 s), more than small routing takes in numpy. Work of
+``dpviz.trees.COMPILED_FROM_VISITS`` node visits or more waits for the kernels; smaller
+work starts their loading in a background thread (:func:`warm_up`, which the app calls
+at start-up) and carries on in numpy. ``DPVIZ_NO_NUMBA=1`` keeps numpy throughout.
 
 Node encoding shared with ``dpviz.trees``: ``first_child[v]`` is ``LEAF`` (-1) for a
 leaf, ``UNBUILT`` (-2) for an internal node whose children are not built yet, or the
@@ -69,6 +72,8 @@ def _compile():
             "value_sums_local",
             "descend_compact",
             "descend_heap",
+            "reached",
+            "renumber",
         )
     }
 

@@ -29,8 +29,10 @@ from .kernels import LEAF, UNBUILT
 # (record, tree) pairs routed in one pass: bounds a pass's node store and temporaries;
 # the output (int32 per pair) is the only allocation proportional to the pairs.
 PAIR_CHUNK = 64_000_000
-# Node visits from which routing waits for the compiled kernels rather than numpy.
-COMPILED_FROM_VISITS = 20_000_000
+# Node visits from which routing waits for the compiled kernels rather than numpy: about
+# 4 s of numpy (~22 ns a visit), more than loading the cached kernels takes on a busy
+# machine (2-4 s), so smaller work never stalls on them.
+COMPILED_FROM_VISITS = 200_000_000
 # Node ids routed at a time by route_compact before they become one-byte leaf numbers.
 COMPACT_CHUNK_CELLS = 8_000_000
 # Pairs from which a routing pass is split across threads (the kernels release the GIL).
@@ -453,6 +455,7 @@ class NodeStore:
     def build(self, ids: np.ndarray, budget: int) -> None:
         """Build the children of ``ids``, then whole levels below them while the nodes
         built stay within ``budget``: one descent then reaches the leaves."""
+        ids = ids[self.first_child[ids] == UNBUILT]  # built nodes keep their children
         built = 0
         if self.space.n_discrete == 0:
             # Binary trees: the whole subtrees' size is known, allocate it at once.
@@ -661,18 +664,23 @@ def route(
     pair_tree: np.ndarray,
     *,
     keep_nodes: bool = False,
+    store: NodeStore | None = None,
 ) -> Routed:
     """Route (record, tree) pairs to their leaves, building the nodes they can reach.
 
     A pair whose record has an unknown discrete value (code -1) at a node splitting on
     that feature stops there and abstains (pair_leaf = -1). Leaves are numbered in the
-    order of their node ids.
+    order of their node ids. ``store``: nodes already built for every tree of
+    ``root_keys`` (a :class:`CompactForest`'s), used and grown instead of a new one.
     """
     pair_record = np.asarray(pair_record, dtype=np.int64)
     pair_tree = np.asarray(pair_tree, dtype=np.int64)
     present = np.bincount(pair_tree, minlength=len(root_keys)) > 0
+    if store is not None:
+        present[:] = True  # the store's roots are every tree's
     trees = np.flatnonzero(present)
-    store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    if store is None:
+        store = NodeStore(space, np.asarray(root_keys)[trees], trees)
     cont, disc = _layout(continuous, discrete)
     n_pairs = len(pair_record)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
@@ -925,13 +933,36 @@ def route_compact(
                 store, cont, disc, np.tile(np.arange(n), t1 - t0), np.repeat(roots[t0:t1], n)
             ).reshape(t1 - t0, n)
             np.take(table, nodes, out=local[t0:t1], mode="wrap")  # -1: the last entry
-    leaf_nodes = forest.leaf_nodes
+    # Keep the leaves records reached only (as the other routers do: a leaf nobody
+    # reached needs no output), numbered again tree by tree, in place.
+    offsets = forest.offsets
+    abstain = -1 if forest.abstain is None else forest.abstain
+    present = np.zeros(len(forest.leaf_nodes), dtype=bool)
+    if compiled is not None:
+        compiled["reached"](local, offsets, abstain, present)
+    else:
+        voting = local != abstain
+        present[(offsets[:, None] + local.astype(np.int64))[voting]] = True
+    keep = np.flatnonzero(present)
+    if len(keep) < len(present):
+        rank = np.cumsum(present) - 1
+        start = np.searchsorted(keep, offsets)  # first kept leaf of each tree
+        tree_of = np.repeat(np.arange(len(offsets)), np.diff(np.append(offsets, len(present))))
+        number = (rank - start[tree_of]).astype(np.int64)
+        if compiled is not None:
+            compiled["renumber"](local, offsets, abstain, number)
+        else:
+            voting = local != abstain
+            index = (offsets[:, None] + local.astype(np.int64))[voting]
+            local[voting] = number[index].astype(local.dtype)
+        offsets = start.astype(np.int64)
+    leaf_nodes = forest.leaf_nodes[keep]
     return CompactRouted(
         store.key[leaf_nodes],
         store.tree[leaf_nodes],
         store.depth[leaf_nodes],
         local,
-        forest.offsets,
+        offsets,
         forest.abstain,
     )
 
