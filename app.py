@@ -11,9 +11,11 @@ import streamlit as st
 
 from dpviz import app_support as support
 from dpviz.app_session import AppState, kept_widget_keys
+from dpviz.app_sweep import warm_up
 from dpviz.demos import DEFAULT_DEMO
 
 st.set_page_config(page_title="dpviz — what privacy costs a random forest", layout="wide")
+warm_up()  # the compiled routing kernels load in the background, once per process
 
 # Keep the values of widgets on other pages (Streamlit drops a widget's state once a run
 # does not draw it; re-assigning the key is its documented way to keep it).

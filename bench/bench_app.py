@@ -15,7 +15,14 @@
    includes AppTest's own overhead; as AppTest runs a ``pages/`` file on its own, the
    sidebar drawn by app.py is not in it).
 3. For scale: one press of Train on the Train page (3-fold CV + the non-private forest
-   + the released forest on all records).
+   + the released forest on all records), the first press in a fresh process (cold:
+   nothing imported or compiled beyond the page's own imports) and later presses.
+4. The CLI's sweep (``run_sweep``, 20 ε, 5 folds) with its default references (the
+   non-private forest and scikit-learn's random forest) against ``--no-references``.
+
+The Curves view controls are a fragment (``st.fragment``): in the browser a metric
+switch reruns that fragment only. 2(c) measures exactly that through AppTest, which
+reruns a fragment alone when its rerun request names it (as the browser's does).
 
 Run it on an otherwise idle machine: other heavy processes distort every number.
 """
@@ -27,6 +34,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -37,8 +45,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+import streamlit.testing.v1.local_script_runner as local_runner  # noqa: E402
 
-from dpviz import app_curves, app_train  # noqa: E402
+from dpviz import app_curves  # noqa: E402
 from dpviz.app_session import DATA_KEY, KEEP_PREFIX, SWEEP_KEY  # noqa: E402
 from dpviz.app_support import PreparedData  # noqa: E402
 from dpviz.app_sweep import run_with_references  # noqa: E402
@@ -115,6 +124,22 @@ def bench_rerender(data: PreparedData) -> dict:
     at.switch_page("pages/curves.py").run()
     if at.exception:
         raise RuntimeError(f"the Curves page failed: {at.exception}")
+    fragment_times = {"metric": []}
+    fragments = list(at._fragment_storage._fragments)
+    plain = local_runner.RerunData
+    local_runner.RerunData = lambda **kw: plain(
+        **kw, fragment_id_queue=fragments, is_fragment_scoped_rerun=True
+    )
+    try:
+        for i in range(RERENDERS):
+            metric = ("auc", "f1", "accuracy")[i % 3]
+            start = time.perf_counter()
+            at.radio(key=f"{KEEP_PREFIX}curves.metric").set_value(metric).run()
+            fragment_times["metric"].append(time.perf_counter() - start)
+            if at.exception or at.session_state[SWEEP_KEY] is not sweep:
+                raise RuntimeError("a view change must not fail or rerun the sweep")
+    finally:
+        local_runner.RerunData = plain
     rerun_times = {"metric": [], "epsilon": []}
     for i in range(RERENDERS):
         metric = ("auc", "f1", "accuracy")[i % 3]
@@ -132,13 +157,64 @@ def bench_rerender(data: PreparedData) -> dict:
         "sweep": sweep.describe(),
         "figure_function": {k: stats(v) for k, v in figure_times.items()},
         "apptest_rerun": {k: stats(v) for k, v in rerun_times.items()},
+        "apptest_fragment_rerun": {k: stats(v) for k, v in fragment_times.items()},
     }
 
 
-def bench_train(data: PreparedData, repeats: int) -> dict:
-    settings = app_train.TrainSettings(sklearn_reference=False)
-    times, run = timed(lambda: app_train.train(data, settings), repeats)
-    return {"settings": "permute_flip, ε = 1, 100 trees, theorem2, 3 folds", **stats(times)}
+FIRST_TRAIN = """
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, {root!r})
+from dpviz import app_train
+from dpviz.app_support import PreparedData
+from dpviz.synthetic import make_synth
+frame, schema = make_synth({dataset!r}, {rows}, seed=0)
+data = PreparedData("bench", frame, schema, "generated", "bench")
+settings = app_train.TrainSettings(sklearn_reference=False)
+times = []
+for _ in range(3):
+    start = time.perf_counter()
+    app_train.train(data, settings)
+    times.append(time.perf_counter() - start)
+print(json.dumps(times))
+"""
+
+
+def bench_train(rows: int, repeats: int) -> dict:
+    """Train in fresh processes: the first press (cold) and the two after it (warm)."""
+    code = FIRST_TRAIN.format(root=str(ROOT), dataset=DATASET, rows=rows)
+    first, later = [], []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        times = json.loads(out.stdout.strip().splitlines()[-1])
+        first.append(times[0])
+        later.extend(times[1:])
+    return {
+        "settings": "permute_flip, ε = 1, 100 trees, theorem2, 3 folds",
+        "first_press": stats(first),
+        "later_presses": stats(later),
+    }
+
+
+def bench_cli_references(encoded, schema, repeats: int) -> dict:
+    """The CLI sweep's call with its default references and with --no-references."""
+    out = {}
+    for name, references in (("no_references", False), ("default_references", True)):
+        grid = SweepGrid(epsilons=EPSILONS, references=references)
+        times, result = timed(
+            lambda grid=grid: run_sweep(encoded, schema, grid, folds=FOLDS, n_jobs=1), repeats
+        )
+        out[name] = stats(times)
+        rows = result.results
+        out[name]["series_seconds"] = (
+            rows.groupby("series")["fit_seconds"].sum().round(3).to_dict()
+        )
+    out["ratio_default_over_none"] = (
+        out["default_references"]["median_s"] / out["no_references"]["median_s"]
+    )
+    return out
 
 
 def main(argv=None) -> int:
@@ -160,7 +236,8 @@ def main(argv=None) -> int:
         "dataset": f"{DATASET}, {args.rows:,} rows",
         "sweep_20_eps_5_folds": bench_sweeps(encoded, schema, args.repeats),
         "rerender": bench_rerender(data),
-        "train_page": bench_train(data, args.repeats),
+        "train_page": bench_train(args.rows, args.repeats),
+        "cli_sweep_references": bench_cli_references(encoded, schema, args.repeats),
     }
     print(json.dumps(results, indent=2, ensure_ascii=False))
     if args.out:

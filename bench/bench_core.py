@@ -41,6 +41,16 @@ FULL_CASES = [(name, 30_000) for name in SYNTH_NAMES] + [
     ("SynthF", 3_000_000),
 ]
 QUICK_CASES = [("SynthA", 30_000), ("SynthF", 30_000)]
+# --speed (issue 15): the side-by-side ratios at 240k / 2.4M training rows (600,000 test
+# rows at 3M). scikit-learn's forest is fitted on at most SPEED_RF_FIT_ROWS training rows
+# (a depth-8 forest predicts in the same time whatever it was fitted on; its fit at 2.4M
+# rows would take most of an hour here); diffprivlib's 20-fit sweep is not run.
+SPEED_CASES = [("SynthF", 300_000), ("SynthF", 3_000_000)]
+SPEED_MODELS = ("dpviz", "diffprivlib", "randomforest")
+SPEED_RF_FIT_ROWS = 240_000
+TARGET_PREDICT_VS_PEERS = 1.5
+TARGET_SPEED_SWEEP = 1.2
+TARGET_SWEEP_MEMORY = 2.0
 N_ESTIMATORS = 100
 EPSILON = 1.0
 SEED = 0
@@ -59,6 +69,7 @@ THREAD_ENV = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    "DPVIZ_THREADS": "1",  # dpviz's routing kernels on one thread too
 }
 
 
@@ -258,11 +269,17 @@ def run_worker(spec: dict) -> dict:
     folder = Path(spec["dir"])
     X_train = np.load(folder / "X_train.npy")
     y_train = np.load(folder / "y_train.npy")
+    if spec.get("fit_rows"):
+        X_train, y_train = X_train[: spec["fit_rows"]], y_train[: spec["fit_rows"]]
     X_test = np.load(folder / "X_test.npy")
     y_test = np.load(folder / "y_test.npy")
 
     # Warm-up (not measured): 2 trees on a small slice, so that lazy imports and first-call
     # set-up costs land neither in the first timed fit nor in the memory peak.
+    if model == "dpviz":  # dpviz's compiled kernels load (from their cache) here
+        from dpviz import kernels
+
+        kernels.get(wait=True)
     warm = factory().set_params(n_estimators=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -358,6 +375,8 @@ def run_worker(spec: dict) -> dict:
 def run_sweep_measurement(spec, factory, out, X_train, y_train, X_test, y_test) -> dict:
     """The cost of a 20-point ε curve (train split → test accuracy at each ε)."""
     model, cap = spec["model"], spec["max_fit_seconds"]
+    if spec.get("skip_sweep"):
+        return {"kind": "20 × (fit + predict)", "run": False, "reason": "not run (--speed)"}
     if model in NONPRIVATE:
         # Not private: the curve is flat, one fit + predict gives it. Measured above (same
         # repetitions); the peak is the fit peak, or the RSS kept after the fit plus the
@@ -534,7 +553,7 @@ def markdown(results: dict) -> str:
     for case in results["cases"]:
         runs = case["runs"]
         base = runs["dpviz"]
-        for model in MODELS:
+        for model in [m for m in MODELS if m in runs]:
             r = runs[model]
             fit_ratio = None if model == "dpviz" else r["fit_median"] / base["fit_median"]
             pred_ratio = None if model == "dpviz" else r["predict_median"] / base["predict_median"]
@@ -670,6 +689,56 @@ def targets_text(t: dict) -> str:
     return "\n".join(out)
 
 
+def speed_ratios(results: dict) -> dict:
+    """Issue 15's ratios, each from runs of one benchmark invocation (medians)."""
+    out = {"fit_vs_diffprivlib": {}, "predict": {}, "sweep": {}}
+    for case in results["cases"]:
+        key = f"{case['n_train']:,} train / {case['n_test']:,} test rows"
+        runs = case["runs"]
+        dp = runs["dpviz"]
+        out["fit_vs_diffprivlib"][key] = runs["diffprivlib"]["fit_median"] / dp["fit_median"]
+        out["predict"][key] = {
+            m: runs[m]["predict_median"] / dp["predict_median"] for m in runs if m != "dpviz"
+        }
+        sweep = dp["sweep"]
+        out["sweep"][key] = {
+            "sweep_over_fit_predict": sweep["median"] / dp["eval_median"],
+            "sweep_peak_over_predict_peak": sweep["memory"]["peak_mib"]
+            / dp["memory"]["predict"]["peak_mib"],
+            "sweep_peak_mib": sweep["memory"]["peak_mib"],
+            "predict_peak_mib": dp["memory"]["predict"]["peak_mib"],
+        }
+    return out
+
+
+def speed_text(speed: dict) -> str:
+    lines = []
+    for key, ratio in speed["fit_vs_diffprivlib"].items():
+        verdict = "MET" if ratio >= TARGET_VS_DIFFPRIVLIB else "NOT met"
+        lines.append(
+            f"- fit ≥ {TARGET_VS_DIFFPRIVLIB:g}× faster than diffprivlib, {key}: "
+            f"{ratio:.1f}× ({verdict})"
+        )
+    for key, ratios in speed["predict"].items():
+        for model, ratio in ratios.items():
+            verdict = "MET" if ratio >= TARGET_PREDICT_VS_PEERS else "NOT met"
+            lines.append(
+                f"- predict ≥ {TARGET_PREDICT_VS_PEERS:g}× faster than {model}, {key}: "
+                f"{ratio:.2f}× ({verdict})"
+            )
+    for key, s in speed["sweep"].items():
+        lines.append(
+            f"- 20-ε sweep ≤ {TARGET_SPEED_SWEEP:g}× one fit + predict, {key}: "
+            f"{s['sweep_over_fit_predict']:.2f}× "
+            f"({'MET' if s['sweep_over_fit_predict'] <= TARGET_SPEED_SWEEP else 'NOT met'}); "
+            f"peak {s['sweep_peak_mib']:.0f} MiB = {s['sweep_peak_over_predict_peak']:.2f}× "
+            f"predict's {s['predict_peak_mib']:.0f} MiB "
+            f"({'MET' if s['sweep_peak_over_predict_peak'] <= TARGET_SWEEP_MEMORY else 'NOT met'}"
+            f" ≤ {TARGET_SWEEP_MEMORY:g}×)"
+        )
+    return "\n".join(lines)
+
+
 # --- driver ---------------------------------------------------------------------------
 
 
@@ -691,6 +760,12 @@ def main(argv=None) -> int:
         help="do not run diffprivlib's 20-fit sweep when its median fit takes longer "
         "than this (default 60)",
     )
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="issue 15's side-by-side ratios: SynthF at 300k and 3M rows, dpviz, diffprivlib "
+        "and scikit-learn's RandomForest (fitted on ≤ 240k rows)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -698,10 +773,11 @@ def main(argv=None) -> int:
         print(json.dumps(run_worker(json.loads(args.worker))))
         return 0
 
-    cases = QUICK_CASES if args.quick else FULL_CASES
+    cases = SPEED_CASES if args.speed else QUICK_CASES if args.quick else FULL_CASES
+    models = SPEED_MODELS if args.speed else MODELS
     reps = args.reps or (1 if args.quick else 3)
     out = args.out or ROOT / "bench" / "results" / (
-        "core-quick.json" if args.quick else "core.json"
+        "core-speed.json" if args.speed else "core-quick.json" if args.quick else "core.json"
     )
     _patch_sklearn_for_diffprivlib()
     results = {
@@ -735,7 +811,7 @@ def main(argv=None) -> int:
             case = {k: v for k, v in meta.items() if k not in ("schema", "dir")}
             case["loadavg_before"] = os.getloadavg()
             case["runs"] = {}
-            for model in MODELS:
+            for model in models:
                 spec = {
                     "dir": meta["dir"],
                     "model": model,
@@ -749,6 +825,11 @@ def main(argv=None) -> int:
                     ),
                     "threadpools": first,
                 }
+                if args.speed:
+                    spec["target_fit_rows"] = None
+                    spec["skip_sweep"] = model == "diffprivlib"
+                    if model == "randomforest" and meta["n_train"] > SPEED_RF_FIT_ROWS:
+                        spec["fit_rows"] = SPEED_RF_FIT_ROWS
                 first = False
                 t0 = time.perf_counter()
                 res = launch_worker(spec, timeout=4 * 3600)
@@ -778,6 +859,14 @@ def main(argv=None) -> int:
         case["runs"]["dpviz"]["dpviz_source_sha256"] for case in results["cases"]
     }
     results["dpviz_source_changed_during_run"] = len(hashes) > 1
+    if args.speed:
+        results["speed"] = speed_ratios(results)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=2))
+        print(markdown(results))
+        print()
+        print(speed_text(results["speed"]))
+        return 0
     results["targets"] = evaluate_targets(results)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))

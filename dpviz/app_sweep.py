@@ -13,19 +13,23 @@ Metrics and diagnostics read the raw data and the test folds: NOT private.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from . import kernels
 from .data import EncodedData
 from .schema import Schema
 from .sweep import SERIES_NONPRIVATE, SweepGrid, SweepResult, run_sweep
 
 Progress = Callable[[float, str], None]
-# Above this many records the app stops running folds in one process: joblib's worker
-# start-up (~1-2 s) only pays off once a fold takes longer than that.
-PARALLEL_FROM_ROWS = 10_000
+# Worker processes cost 2-4 s to start cold (6.2 s for a first Train on 2 cores against
+# 1.55 s in one process, issue 14) and each re-reads the data. They can only win where
+# cores are left over once the routing kernels' own threads (dpviz.kernels) are busy,
+# and where a fold's work (records × trees routed) takes several seconds: from
+# PARALLEL_FROM_CORES cores and PARALLEL_FROM_PAIRS (record, tree) pairs per fold.
+PARALLEL_FROM_CORES = 4
+PARALLEL_FROM_PAIRS = 50_000_000
 # scikit-learn's forest is on by default only below this many records (it is slow).
 SKLEARN_DEFAULT_MAX_ROWS = 5_000
 
@@ -60,11 +64,20 @@ def sklearn_default(n_records: int) -> bool:
     return n_records <= SKLEARN_DEFAULT_MAX_ROWS
 
 
-def sweep_jobs(n_records: int, folds: int) -> int:
-    """How many processes the app gives a sweep."""
-    if n_records < PARALLEL_FROM_ROWS:
+def sweep_jobs(n_records: int, folds: int, n_trees: int = 100) -> int:
+    """How many processes the app gives a sweep: one (no pool to start) unless the
+    machine has cores to spare and the folds are long enough to pay for the pool."""
+    cores = kernels.cores()
+    if cores < PARALLEL_FROM_CORES or n_records * n_trees < PARALLEL_FROM_PAIRS:
         return 1
-    return max(1, min(folds, os.cpu_count() or 1, 4))
+    # Half the cores: the kernels in each worker use threads as well.
+    return max(1, min(folds, cores // 2, 4))
+
+
+def warm_up() -> None:
+    """Load the compiled routing kernels in the background while the user looks at the
+    first page, so that no sweep or Train waits for them (``dpviz.kernels``)."""
+    kernels.warm_up()
 
 
 def run_with_references(
@@ -92,6 +105,7 @@ def run_with_references(
     """
     say = progress or (lambda _f, _m: None)
     parts = 1 if sklearn else 2
+    say(0.0, f"DP forest: fold 1 of {folds} running")  # the bar moves from the start
     grid = SweepGrid(
         epsilons=list(epsilons),
         n_estimators=list(n_estimators),

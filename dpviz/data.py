@@ -353,13 +353,7 @@ def encode(
     if training:
         if schema.label not in frame.columns:
             raise ValueError(f"label column {schema.label!r} is not in the data")
-        labels = frame[schema.label]
-        missing = missing_label(labels, schema.classes)
-        report.missing_label = int(missing.sum())
-        y = np.where(missing, -1, _codes(labels, schema.classes)).astype(np.int32)
-        unknown = (y < 0) & ~missing
-        report.unknown_label = int(unknown.sum())
-        keep &= y >= 0
+        y = _labels(frame[schema.label], schema, report, keep)
 
     # Column-major: each column is filled and checked in one contiguous pass.
     continuous = np.empty((len(frame), len(schema.continuous)), dtype=np.float64, order="F")
@@ -369,28 +363,7 @@ def encode(
         # may share memory with the caller's frame.
         values = continuous[:, j]
         values[:] = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-        nan = np.isnan(values)
-        if nan.any():
-            bad = nan & text.notna().to_numpy()
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise ValueError(
-                    f"continuous column {feat.name!r} holds text ({text.iloc[row]!r} in data "
-                    f"row {row + 1}); fix the value or declare the column discrete"
-                )
-            if feat.missing == "low":
-                report.routed_low[feat.name] = int(nan.sum())
-                values[nan] = feat.low
-            elif training:
-                report.missing_continuous[feat.name] = int((nan & keep).sum())
-                keep &= ~nan
-            else:
-                report.imputed[feat.name] = int(nan.sum())
-                values[nan] = 0.5 * (feat.low + feat.high)
-        outside = (values < feat.low) | (values > feat.high)
-        if outside.any():
-            report.clipped[feat.name] = int((outside & keep).sum())
-            np.clip(values, feat.low, feat.high, out=values)
+        _check_continuous(values, feat, keep, report, training, text)
 
     discrete = np.empty((len(frame), len(schema.discrete)), dtype=np.int32, order="F")
     for j, feat in enumerate(schema.discrete):
@@ -408,16 +381,88 @@ def encode(
                 report.unknown_discrete[feat.name] = int(unknown.sum())
         discrete[:, j] = codes
 
+    return _finish(continuous, discrete, y, keep, report, training, require_rows)
+
+
+def _labels(labels: pd.Series, schema: Schema, report: EncodingReport, keep: np.ndarray):
+    """Class indices of the labels (-1: missing or unknown, dropped), counted."""
+    missing = missing_label(labels, schema.classes)
+    report.missing_label = int(missing.sum())
+    y = np.where(missing, -1, _codes(labels, schema.classes)).astype(np.int32)
+    report.unknown_label = int(((y < 0) & ~missing).sum())
+    keep &= y >= 0
+    return y
+
+
+def _check_continuous(values, feat, keep, report, training, text=None) -> None:
+    """Missing values (the public min under ``missing="low"``; else dropped for training,
+    the domain midpoint for prediction) and
+    values outside the domain (clipped) of one continuous column, in place."""
+    nan = np.isnan(values)
+    if nan.any():
+        bad = nan & text.notna().to_numpy() if text is not None else nan[:0]
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"continuous column {feat.name!r} holds text ({text.iloc[row]!r} in data "
+                f"row {row + 1}); fix the value or declare the column discrete"
+            )
+        if feat.missing == "low":
+            report.routed_low[feat.name] = int(nan.sum())
+            values[nan] = feat.low
+        elif training:
+            report.missing_continuous[feat.name] = int((nan & keep).sum())
+            keep &= ~nan
+        else:
+            report.imputed[feat.name] = int(nan.sum())
+            values[nan] = 0.5 * (feat.low + feat.high)
+    # Without missing values, min and max (no temporaries) tell whether any is outside.
+    if len(values) and (nan.any() or values.min() < feat.low or values.max() > feat.high):
+        outside = (values < feat.low) | (values > feat.high)
+        if outside.any():
+            report.clipped[feat.name] = int((outside & keep).sum())
+            np.clip(values, feat.low, feat.high, out=values)
+
+
+def _finish(
+    continuous, discrete, y, keep, report, training, require_rows: bool = True
+) -> EncodedData:
     if training:
         if not keep.all():
             continuous, discrete, y = continuous[keep], discrete[keep], y[keep]
         report.clipped = {k: v for k, v in report.clipped.items() if v}
-    report.rows_used = int(keep.sum()) if training else len(frame)
+    report.rows_used = int(keep.sum()) if training else len(continuous)
     if training and require_rows and report.rows_used == 0:
         raise ValueError(
             "no usable rows are left after dropping rows: " + "; ".join(report.messages())
         )
     return EncodedData(continuous, discrete, y, report)
+
+
+def encode_array(
+    X: np.ndarray, y: np.ndarray | None, schema: Schema, *, training: bool = True
+) -> EncodedData:
+    """:func:`encode` of a numeric array whose columns are the schema's features, all
+    continuous, in order: the same records and report without building a DataFrame
+    (the estimators' path for arrays; a DataFrame of 2.4M rows costs more than a fit)."""
+    if schema.discrete or X.shape[1] != len(schema.continuous):
+        raise ValueError("encode_array takes the continuous features of the schema only")
+    report = EncodingReport(rows_in=len(X))
+    keep = np.ones(len(X), dtype=bool)
+    codes = _labels(pd.Series(y), schema, report, keep) if training else None
+    continuous = np.asarray(X, dtype=np.float64)
+    lows = np.array([f.low for f in schema.continuous])
+    highs = np.array([f.high for f in schema.continuous])
+    if len(X):
+        # Read-only first: clean data (no missing value, all within the domains) is used
+        # as it is, row-major (each record's values together, as the kernels read them).
+        low, high = continuous.min(axis=0), continuous.max(axis=0)
+        if np.isnan(low).any() or (low < lows).any() or (high > highs).any():
+            continuous = np.array(continuous)  # a copy: imputed and clipped below
+            for j, feat in enumerate(schema.continuous):
+                _check_continuous(continuous[:, j], feat, keep, report, training)
+    discrete = np.empty((len(X), 0), dtype=np.int32, order="F")
+    return _finish(continuous, discrete, codes, keep, report, training)
 
 
 def _codes(column: pd.Series, values: tuple[str, ...]) -> np.ndarray:

@@ -29,7 +29,19 @@ from .mechanisms import (
 )
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
-from .trees import TreeSpace, estimate_leaves, pair_chunk, route
+from .trees import (
+    PAIR_CHUNK,
+    CompactForest,
+    TreeSpace,
+    compact_forest,
+    estimate_leaves,
+    lazy_pair_chunk,
+    matrix_label_counts,
+    matrix_value_sums,
+    route,
+    route_compact,
+    route_matrix,
+)
 
 DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
@@ -173,32 +185,93 @@ def assign_pairs(encoded: EncodedData, n_trees: int, data_split: str, split_seed
     return np.flatnonzero(keep), tree_of[keep]
 
 
-@dataclass
 class RoutedRecords:
     """Where records fell in the trees. Leaves are numbered locally; ``trained`` maps
-    each to the model's trained leaf (or -1 for a leaf no training record reached)."""
+    each to the model's trained leaf (or -1 for a leaf no training record reached).
 
-    n_records: int
-    pair_record: np.ndarray
-    pair_leaf: np.ndarray
-    leaf_keys: np.ndarray
-    trained: np.ndarray
-    leaf_matrix: np.ndarray | None = None  # (trees, records) when every tree votes
+    When every tree votes for every record, ``leaf_matrix`` is the (trees, records)
+    int32 matrix of leaf numbers and ``pair_leaf`` its flat view (tree-major). Routing
+    may keep it compact instead: ``local`` (one or two bytes per tree and record) and
+    ``offsets`` with leaf ``offsets[t] + local[t, i]``; ``leaf_matrix``, ``pair_leaf``
+    and ``pair_record`` (records × trees int64) are then built only if asked for."""
+
+    def __init__(
+        self,
+        n_records: int,
+        pair_record: np.ndarray | None,
+        pair_leaf: np.ndarray | None,
+        leaf_keys: np.ndarray,
+        trained: np.ndarray,
+        leaf_matrix: np.ndarray | None = None,
+        *,
+        local: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
+    ):
+        self.n_records = n_records
+        self._pair_record = pair_record
+        self._pair_leaf = pair_leaf
+        self.leaf_keys = leaf_keys
+        self.trained = trained
+        self._leaf_matrix = leaf_matrix
+        self.local, self.offsets = local, offsets
+
+    @property
+    def has_matrix(self) -> bool:
+        """Whether every tree votes for every record (a leaf matrix, full or compact)."""
+        return self._leaf_matrix is not None or self.local is not None
+
+    def matrix_args(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(compact matrix, offsets) when kept compact, else (leaf matrix, None)."""
+        if self.local is not None:
+            return self.local, self.offsets
+        return self._leaf_matrix, None
+
+    @property
+    def leaf_matrix(self) -> np.ndarray | None:
+        if self._leaf_matrix is None and self.local is not None:
+            offsets = self.offsets.astype(np.int32)[:, None]
+            self._leaf_matrix = np.add(self.local, offsets, dtype=np.int32)
+        return self._leaf_matrix
+
+    @property
+    def pair_leaf(self) -> np.ndarray:
+        if self._pair_leaf is None:
+            self._pair_leaf = self.leaf_matrix.reshape(-1)
+        return self._pair_leaf
+
+    @property
+    def pair_record(self) -> np.ndarray:
+        """The record of each pair (of ``pair_leaf``)."""
+        if self._pair_record is None:
+            n_trees = len(self.pair_leaf) // max(1, self.n_records)
+            self._pair_record = np.tile(np.arange(self.n_records), n_trees)
+        return self._pair_record
 
     @classmethod
     def concatenate(cls, parts: list[RoutedRecords]) -> RoutedRecords:
         """The same records routed through disjoint sets of trees, as one result."""
         offsets = np.cumsum([0] + [len(p.leaf_keys) for p in parts[:-1]])
-        pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
         n = parts[0].n_records
-        every_vote = all(p.leaf_matrix is not None for p in parts)
+        leaf_keys = np.concatenate([p.leaf_keys for p in parts])
+        trained = np.concatenate([p.trained for p in parts])
+        if all(p.local is not None for p in parts) and len({p.local.dtype for p in parts}) == 1:
+            local = np.concatenate([p.local for p in parts])
+            tree_offsets = np.concatenate(
+                [p.offsets + o for p, o in zip(parts, offsets, strict=True)]
+            )
+            return cls(n, None, None, leaf_keys, trained, local=local, offsets=tree_offsets)
+        if all(p.has_matrix for p in parts):
+            # One matrix written in place: no second copy of records × trees.
+            rows = [len(p.matrix_args()[0]) for p in parts]
+            matrix = np.empty((sum(rows), n), dtype=np.int32)
+            row = 0
+            for p, o, r in zip(parts, offsets, rows, strict=True):
+                np.add(p.leaf_matrix, o, out=matrix[row : row + r])
+                row += r
+            return cls(n, None, None, leaf_keys, trained, matrix)
+        pair_leaf = np.concatenate([p.pair_leaf + o for p, o in zip(parts, offsets, strict=True)])
         return cls(
-            n,
-            np.concatenate([p.pair_record for p in parts]),
-            pair_leaf,
-            np.concatenate([p.leaf_keys for p in parts]),
-            np.concatenate([p.trained for p in parts]),
-            pair_leaf.reshape(-1, n) if every_vote else None,
+            n, np.concatenate([p.pair_record for p in parts]), pair_leaf, leaf_keys, trained
         )
 
 
@@ -418,23 +491,43 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
         parts = []
         k = len(self.schema_.classes)
-        for chunk in _tree_chunks(
-            self.n_estimators, encoded.n_records, self.data_split, pair_chunk(self.space_)
-        ):
-            rec, tree = assign_pairs(
-                encoded, self.n_estimators, self.data_split, split_seed, chunk
-            )
-            routed = route(
-                self.space_,
-                self.root_keys_,
-                encoded.continuous,
-                encoded.discrete,
-                rec,
-                tree,
-                keep_nodes=keep_nodes,
-            )
+        y = encoded.y
+        if self.data_split != "shared":
+            self._compact_forest(np.arange(self.n_estimators), encoded.n_records, keep=True)
+        pairs = self._pass_pairs()
+        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split, pairs):
+            if self.data_split == "shared":
+                routed = route_matrix(
+                    self.space_,
+                    self.root_keys_,
+                    chunk,
+                    encoded.continuous,
+                    encoded.discrete,
+                    keep_nodes=keep_nodes,
+                )
+                code = routed.pair_leaf.astype(np.int64) * k + y
+            else:
+                rec, tree = assign_pairs(
+                    encoded, self.n_estimators, self.data_split, split_seed, chunk
+                )
+                # The trees built whole once, kept for predict and sweeps (routing only
+                # reads the structure; prediction then changes nothing on the model).
+                whole = self._compact_forest(
+                    np.arange(self.n_estimators), encoded.n_records, keep=True
+                )
+                routed = route(
+                    self.space_,
+                    self.root_keys_,
+                    encoded.continuous,
+                    encoded.discrete,
+                    rec,
+                    tree,
+                    keep_nodes=keep_nodes,
+                    store=None if whole is None else whole.store,
+                )
+                code = routed.pair_leaf * k + y[rec]
             n_leaves = len(routed.leaf_keys)
-            counts = np.bincount(routed.pair_leaf * k + encoded.y[rec], minlength=n_leaves * k)
+            counts = np.bincount(code.reshape(-1), minlength=n_leaves * k)
             parts.append(
                 LeafCounts(
                     routed.leaf_keys,
@@ -630,38 +723,97 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         result serves every ε and mechanism."""
         self._check_fitted()
         trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
-        # A few million pairs at a time: routing all at once is slower (larger temporaries).
-        size = max(1, pair_chunk(self.space_) // max(1, encoded.n_records))
+        # Chunks of trees bound the node stores; the leaf matrix is written once.
+        size = max(1, self._pass_pairs() // max(1, encoded.n_records))
         parts = [
             self._route_trees(encoded, trees[i : i + size]) for i in range(0, len(trees), size)
         ]
         return parts[0] if len(parts) == 1 else RoutedRecords.concatenate(parts)
 
+    def _compact_forest(
+        self, trees: np.ndarray, n_records: int, *, keep: bool = False
+    ) -> CompactForest | None:
+        """The built trees for routing every tree: the one a fit kept while the structure
+        is the same (a new fit draws new root keys), else built now (and kept only when
+        ``keep``, at fit time: predicting must not change the model)."""
+        whole = len(trees) == self.n_estimators and np.array_equal(
+            trees, np.arange(self.n_estimators)
+        )
+        if not whole:
+            return None
+        cached = self.__dict__.get("_route_cache")
+        if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
+            return cached[2]
+        forest = compact_forest(self.space_, self.root_keys_, trees, n_records)
+        if forest is not None and keep:
+            self._route_cache = (self.root_keys_, self.space_, forest)
+        return forest
+
+    def _pass_pairs(self) -> int:
+        """(record, tree) pairs one routing pass may take: all of a chunk through trees
+        built whole (kept since fit), a bounded number through lazily built ones, whose
+        node store grows with the pairs (:func:`dpviz.trees.lazy_pair_chunk`)."""
+        cached = self.__dict__.get("_route_cache")
+        if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
+            return PAIR_CHUNK
+        return lazy_pair_chunk(self.space_)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_route_cache", None)  # rebuilt from the structure when needed
+        return state
+
+    def _trained(self, keys: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
+        return np.where(self.leaf_keys_[pos] == keys, pos, -1)
+
     def _route_trees(self, encoded: EncodedData, trees: np.ndarray) -> RoutedRecords:
         n = encoded.n_records
-        rec = np.tile(np.arange(n), len(trees))
-        tree = np.repeat(trees, n)
-        routed = route(
-            self.space_, self.root_keys_, encoded.continuous, encoded.discrete, rec, tree
+        compact = route_compact(
+            self.space_,
+            self.root_keys_,
+            trees,
+            encoded.continuous,
+            encoded.discrete,
+            forest=self._compact_forest(trees, n),
         )
-        voting = routed.pair_leaf >= 0
+        if compact is not None:
+            keys, trained = compact.leaf_keys, self._trained(compact.leaf_keys)
+            flat = compact.local.reshape(-1)
+            if compact.abstain is None or not (flat == compact.abstain).any():
+                return RoutedRecords(
+                    n, None, None, keys, trained, local=compact.local, offsets=compact.offsets
+                )
+            pairs = np.flatnonzero(flat != compact.abstain)
+            pair_leaf = compact.offsets[pairs // max(1, n)] + flat[pairs]
+            return RoutedRecords(n, pairs % max(1, n), pair_leaf, keys, trained)
+        routed = route_matrix(
+            self.space_, self.root_keys_, trees, encoded.continuous, encoded.discrete
+        )
+        matrix = routed.pair_leaf
         keys = routed.leaf_keys
-        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
-        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        # When every tree votes for every record (no unknown categories), the pairs are a
-        # tree × record matrix (a view, pairs are tree-major): per-ε votes are then
-        # contiguous gathers, the one step of a sweep that runs for every ε.
+        trained = self._trained(keys)
+        # When every tree votes for every record (no unknown categories), the leaves are a
+        # tree × record matrix: per-ε votes are then contiguous gathers, the one step of a
+        # sweep that runs for every ε.
+        flat = matrix.reshape(-1)
+        voting = flat >= 0
         if voting.all():
-            return RoutedRecords(
-                n, rec, routed.pair_leaf, keys, trained, routed.pair_leaf.reshape(-1, n)
-            )
-        return RoutedRecords(n, rec[voting], routed.pair_leaf[voting], keys, trained)
+            return RoutedRecords(n, None, flat, keys, trained, matrix)
+        pairs = np.flatnonzero(voting)
+        return RoutedRecords(n, pairs % max(1, n), flat[pairs].astype(np.int64), keys, trained)
 
     def votes(self, routed: RoutedRecords) -> np.ndarray:
         """Votes (n_records, n_classes) of routed records under the current release."""
         k = len(self.classes_)
         outputs = self._outputs_of(routed)
-        if outputs.noisy_counts is not None:
+        votes = None
+        if outputs.noisy_counts is not None and routed.has_matrix:
+            # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
+            matrix, offsets = routed.matrix_args()
+            noisy = np.clip(outputs.noisy_counts, 0.0, None)
+            votes = matrix_value_sums(matrix, noisy, offsets)
+        if votes is None and outputs.noisy_counts is not None:
             noisy = np.clip(outputs.noisy_counts[routed.pair_leaf], 0.0, None)
             votes = np.stack(
                 [
@@ -672,7 +824,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 ],
                 axis=1,
             )
-        else:
+        elif votes is None:
             votes = self._label_votes(routed, outputs.labels, k)
         if self.prior_counts_ is not None:
             # The prior decides where the trees abstain, tie or cast only stray votes.
@@ -694,8 +846,12 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
         """Each record's count of trees voting for each class (abstentions: no vote)."""
         # One-byte labels (abstain → k): the gather below touches every pair per ε.
-        if routed.leaf_matrix is not None and k <= 8:
+        if routed.has_matrix and k <= 8:
             small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
+            matrix, offsets = routed.matrix_args()
+            counts = matrix_label_counts(matrix, small, k, offsets)
+            if counts is not None:  # routing's compiled kernel, when loaded
+                return counts
             if k == 2 and not (labels == ABSTAIN).any():
                 ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
                 return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
@@ -737,12 +893,18 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
-        votes = np.zeros((encoded.n_records, len(self.classes_)))
-        for chunk in _tree_chunks(
-            self.n_estimators, encoded.n_records, "shared", pair_chunk(self.space_)
-        ):
-            votes += self.votes(self.route_records(encoded, chunk))
-        return votes
+        # Chunks of records (every tree each): a record's votes, the prior included,
+        # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
+        n = encoded.n_records
+        size = max(1, self._pass_pairs() // self.n_estimators)
+        if n <= size:
+            return self.votes(self.route_records(encoded))
+        return np.concatenate(
+            [
+                self.votes(self.route_records(_rows(encoded, slice(i, i + size))))
+                for i in range(0, n, size)
+            ]
+        )
 
     def predict_proba(self, X) -> np.ndarray:
         """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
@@ -972,10 +1134,18 @@ def build_ledger(
     return ledger
 
 
-def _tree_chunks(n_trees: int, n_records: int, data_split: str, chunk: int):
+def _tree_chunks(n_trees: int, n_records: int, data_split: str, pairs: int = PAIR_CHUNK):
+    # Disjoint parts: every tree in one routing pass (the pairs are the records) unless
+    # ``pairs`` (the pairs one pass may route) is smaller.
     per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
-    size = max(1, chunk // max(1, per_tree))
+    size = max(1, pairs // max(1, per_tree))
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
+
+
+def _rows(encoded: EncodedData, rows: slice) -> EncodedData:
+    return EncodedData(
+        encoded.continuous[rows], encoded.discrete[rows], encoded.y[rows], encoded.report
+    )
 
 
 def _normalise(votes: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
-from .data import EncodedData, encode
+from .data import EncodedData, encode, encode_array
 from .schema import PrivacyLeakWarning, Schema, as_text, infer_schema
 
 
@@ -74,13 +74,20 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
             raise ValueError(
                 f"X has {frame.shape[1]} features, but the schema lists {len(schema.features)}"
             )
+        if not schema.discrete:
+            encoded = encode_array(array, y, schema, training=True)
+            return _checked(encoded, schema), schema, class_array(schema.classes, y)
         frame.columns = schema.feature_names
     frame = frame.copy()
     frame[schema.label] = np.asarray(y, dtype=object)
     encoded = encode(frame, schema, training=True)
-    if np.unique(encoded.y).size < 2 and schema.inferred:
+    return _checked(encoded, schema), schema, class_array(schema.classes, y)
+
+
+def _checked(encoded: EncodedData, schema: Schema) -> EncodedData:
+    if schema.inferred and np.unique(encoded.y).size < 2:
         raise ValueError("the training labels hold only one class; a classifier needs two")
-    return encoded, schema, class_array(schema.classes, y)
+    return encoded
 
 
 def prediction_data(estimator, X) -> EncodedData:
@@ -89,6 +96,8 @@ def prediction_data(estimator, X) -> EncodedData:
         frame = X.rename(columns=str)
     else:
         array = validate_data(estimator, X, dtype="numeric", reset=False)
+        if not estimator.schema_.discrete:
+            return encode_array(array, None, estimator.schema_, training=False)
         frame = pd.DataFrame(array, columns=estimator.schema_.feature_names)
     return encode(frame, estimator.schema_, training=False)
 

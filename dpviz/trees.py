@@ -6,8 +6,13 @@ already fixed (the discrete features used, the continuous sub-domain), so the
 forest is one fixed data-independent object, yet only the nodes that records
 reach are ever built: memory grows with visited nodes, not with 2^depth.
 
-Records are routed level by level, all trees at once, with numpy arrays of
-(record, tree) pairs.
+Routing (:func:`route`, :func:`route_matrix`) materialises the nodes records can reach
+in a :class:`NodeStore` (flat arrays: split feature, threshold, first child), eagerly
+while that stays small next to the work (a forest of depth-8 continuous trees is
+100 × 511 nodes), and lets each record descend it in one pass: a compiled kernel
+(``dpviz.kernels``, numba) or the same descent in numpy, level by level. Records that
+stop at a node whose children are not built yet (large discrete trees, built only
+where records go) resume after those children are built.
 """
 
 from __future__ import annotations
@@ -17,14 +22,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernels
 from .hashing import SALT_FEATURE, SALT_THRESHOLD, child_keys, uniform
+from .kernels import LEAF, UNBUILT
 
-# Pairs routed together; bounds the memory of one routing pass.
-# A million pairs keeps each pass's temporaries small: predicting 200,000 records through
-# 100 trees took 1.9 s in chunks of 1M pairs against 2.3 s in chunks of 4M.
-PAIR_CHUNK = 1_000_000
-# Every frontier node carries its continuous sub-domain (two floats per continuous
-# feature): on wide data that, not the pair count, bounds a pass. 256 MB of frontier.
+# (record, tree) pairs routed in one pass: bounds a pass's node store and temporaries;
+# the output (int32 per pair) is the only allocation proportional to the pairs.
+PAIR_CHUNK = 64_000_000
+# Node visits from which routing waits for the compiled kernels rather than numpy: about
+# 4 s of numpy (~22 ns a visit), more than loading the cached kernels takes on a busy
+# machine (2-4 s), so smaller work never stalls on them.
+COMPILED_FROM_VISITS = 200_000_000
+# Node ids routed at a time by route_compact before they become one-byte leaf numbers.
+COMPACT_CHUNK_CELLS = 8_000_000
+# Pairs from which a routing pass is split across threads (the kernels release the GIL).
+THREADS_FROM_PAIRS = 2_000_000
+# Every frontier node of the level-by-level router and of the leaf estimate carries its
+# continuous sub-domain (two floats per continuous feature): on wide data that, not the
+# pair count, bounds a pass. 256 MB of frontier.
 FRONTIER_BYTES = 256 * 2**20
 
 
@@ -33,8 +48,21 @@ def node_bytes(space: TreeSpace) -> int:
     return 16 * space.n_continuous + space.n_discrete + 48
 
 
+# Bytes a node store may hold: each node keeps its continuous sub-domain, so on wide data
+# a store of (records × depth) lazily built nodes would not fit (300 columns, depth 40:
+# 3.8 GB for 200 records), and building whole levels eagerly must stop sooner.
+STORE_BYTES = 256 * 2**20
+
+
+def lazy_pair_chunk(space: TreeSpace) -> int:
+    """Pairs per routing pass when the trees are built lazily (each pair may add a node
+    per level): the store then stays within :data:`STORE_BYTES`."""
+    per_pair = node_bytes(space) * (space.max_depth + 1)
+    return max(1_000, min(PAIR_CHUNK, STORE_BYTES // per_pair))
+
+
 def pair_chunk(space: TreeSpace) -> int:
-    """Pairs to route at once: :data:`PAIR_CHUNK`, fewer on wide data so that the
+    """Pairs to route at once: :data:`PAIR_CHUNK`, fewer on wide data so that a
     frontier stays within :data:`FRONTIER_BYTES`."""
     return max(1_000, min(PAIR_CHUNK, FRONTIER_BYTES // node_bytes(space)))
 
@@ -231,7 +259,7 @@ class Routed:
     nodes: dict[str, np.ndarray] | None
 
 
-def route(
+def _route_levels(
     space: TreeSpace,
     root_keys: np.ndarray,
     continuous: np.ndarray,
@@ -241,10 +269,11 @@ def route(
     *,
     keep_nodes: bool = False,
 ) -> Routed:
-    """Route (record, tree) pairs to their leaves, building only the nodes they reach.
+    """Route (record, tree) pairs level by level, building only the children they reach.
 
-    A pair whose record has an unknown discrete value (code -1) at a node splitting on
-    that feature stops there and abstains (pair_leaf = -1).
+    The fallback of :func:`route` for trees whose nodes have so many children (a
+    discrete feature of hundreds of values) that building all children of the reached
+    nodes would cost more than the routing itself. Gives the same leaves.
     """
     s, r = space.n_continuous, space.n_discrete
     present = np.bincount(pair_tree, minlength=len(root_keys)) > 0
@@ -333,6 +362,640 @@ def route(
         )
     keys, tree, depth_, node = (np.concatenate(c) for c in zip(*leaves))
     return Routed(keys, tree, depth_, node, pair_leaf, table.arrays() if table else None)
+
+
+class _TooWide(Exception):
+    """Building every child of the reached nodes would cost more than routing."""
+
+
+_STORE_FIELDS = (
+    ("key", np.uint64),
+    ("tree", np.int64),
+    ("depth", np.int64),
+    ("parent", np.int64),
+    ("edge", np.int64),
+    ("in_feature", np.int64),
+    ("in_threshold", np.float64),
+    ("feature", np.int32),
+    ("threshold", np.float64),
+    ("n_children", np.int64),
+    ("first_child", np.int32),
+)
+
+
+class NodeStore:
+    """Built nodes of some trees as flat arrays that a kernel descends.
+
+    ``feature``/``threshold`` are a node's split (feature -1 at a leaf), ``first_child``
+    is ``LEAF``, ``UNBUILT`` or the id of its first child (siblings are contiguous);
+    ``parent``/``edge``/``in_feature``/``in_threshold`` describe the edge into a node.
+    A parent's id is below its children's. The path state (discrete features used and
+    the continuous sub-domain) is kept so that any unbuilt node can be expanded later.
+    """
+
+    def __init__(self, space: TreeSpace, root_keys: np.ndarray, trees: np.ndarray):
+        self.space = space
+        self.size = 0
+        self._capacity = 0
+        self._grow(max(64, 4 * len(trees)))
+        n = len(trees)
+        self.roots = self._add(
+            Frontier.roots(space, root_keys, trees, 0),
+            parent=np.full(n, -1),
+            edge=np.full(n, -1),
+            in_feature=np.full(n, -1),
+            in_threshold=np.full(n, np.nan),
+            depth=np.zeros(n, dtype=np.int64),
+        )
+
+    def _grow(self, need: int) -> None:
+        if need <= self._capacity:
+            return
+        if need * node_bytes(self.space) > 2 * STORE_BYTES:
+            raise _TooWide  # the level-by-level router takes over, in bounded passes
+        capacity = max(need, min(2 * self._capacity, 2 * STORE_BYTES // node_bytes(self.space)))
+        s, r = self.space.n_continuous, self.space.n_discrete
+        for name, dtype in _STORE_FIELDS:
+            array = np.empty(capacity, dtype=dtype)
+            if self._capacity:
+                array[: self.size] = getattr(self, name)[: self.size]
+            setattr(self, name, array)
+        for name, width, dtype in (
+            ("lows", s, np.float64),
+            ("highs", s, np.float64),
+            ("used", r, bool),
+        ):
+            array = np.empty((capacity, width), dtype=dtype)
+            if self._capacity:
+                array[: self.size] = getattr(self, name)[: self.size]
+            setattr(self, name, array)
+        self._capacity = capacity
+
+    def _add(self, frontier: Frontier, *, parent, edge, in_feature, in_threshold, depth):
+        """Append nodes, drawing the split of each internal one from its key."""
+        n = len(frontier)
+        self._grow(self.size + n)
+        ids = np.arange(self.size, self.size + n)
+        at = slice(self.size, self.size + n)
+        self.key[at], self.tree[at], self.depth[at] = frontier.keys, frontier.trees, depth
+        self.parent[at], self.edge[at] = parent, edge
+        self.in_feature[at], self.in_threshold[at] = in_feature, in_threshold
+        self.lows[at], self.highs[at], self.used[at] = frontier.lows, frontier.highs, frontier.used
+        leaf = depth >= self.space.max_depth
+        if self.space.n_continuous == 0:
+            leaf |= frontier.used.all(axis=1)
+        self.feature[at], self.threshold[at] = -1, np.nan
+        self.n_children[at], self.first_child[at] = 0, LEAF
+        inner = np.flatnonzero(~leaf)
+        if len(inner):
+            splits = choose_splits(self.space, frontier.take(inner))
+            self.feature[ids[inner]] = splits.feature
+            self.threshold[ids[inner]] = splits.threshold
+            self.n_children[ids[inner]] = splits.n_children
+            self.first_child[ids[inner]] = UNBUILT
+        self.size += n
+        return ids
+
+    def _frontier(self, ids: np.ndarray) -> Frontier:
+        return Frontier(
+            self.key[ids], self.used[ids], self.lows[ids], self.highs[ids], ids, self.tree[ids]
+        )
+
+    def expand(self, ids: np.ndarray) -> np.ndarray:
+        """Build every child of the unbuilt internal nodes ``ids`` (distinct)."""
+        n_children = self.n_children[ids]
+        starts = np.cumsum(n_children) - n_children
+        parent = np.repeat(np.arange(len(ids)), n_children)
+        child = np.arange(len(parent)) - starts[parent]
+        splits = Splits(self.feature[ids].astype(np.int64), self.threshold[ids], n_children)
+        kids = expand(self.space, self._frontier(ids), splits, parent, child, None, 0)
+        new = self._add(
+            kids,
+            parent=ids[parent],
+            edge=child,
+            in_feature=splits.feature[parent],
+            in_threshold=splits.threshold[parent],
+            depth=self.depth[ids][parent] + 1,
+        )
+        if self.size >= np.iinfo(np.int32).max:
+            raise _TooWide
+        self.first_child[ids] = new[0] + starts
+        return new
+
+    def build(self, ids: np.ndarray, budget: int) -> None:
+        """Build the children of ``ids``, then whole levels below them while the nodes
+        built stay within ``budget``: one descent then reaches the leaves."""
+        ids = ids[self.first_child[ids] == UNBUILT]  # built nodes keep their children
+        built = 0
+        if self.space.n_discrete == 0:
+            # Binary trees: the whole subtrees' size is known, allocate it at once.
+            below = 2 ** (self.space.max_depth - self.depth[ids] + 1) - 2
+            self._grow(self.size + int(min(budget, below.sum())))
+        while len(ids):
+            new = self.expand(ids)
+            built += len(new)
+            ids = new[self.first_child[new] == UNBUILT]
+            if built + int(self.n_children[ids].sum()) > budget:
+                return
+
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.size
+        return self.feature[:n], self.threshold[:n], self.first_child[:n]
+
+    def compiled_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays of the compiled kernels (``dpviz._numba_kernels``): leaves, unbuilt
+        nodes and an abstain sentinel (the last node) loop to themselves by reading the
+        zero column after the discrete ones; ``kind`` tells them apart."""
+        n = self.size
+        space = self.space
+        first = self.first_child[:n]
+        stop = first < 0
+        ids = np.arange(n + 1, dtype=np.int32)
+        feature = np.append(self.feature[:n], 0).astype(np.int32)
+        feature[np.append(stop, True)] = space.n_continuous + space.n_discrete
+        first_child = np.append(np.where(stop, ids[:n], first), n).astype(np.int32)
+        kind = np.full(n + 1, 3, dtype=np.int8)
+        kind[:n][first == LEAF] = 0
+        kind[:n][first == UNBUILT] = 1
+        kind[n] = 2
+        threshold = np.append(self.threshold[:n], np.inf)
+        return feature, threshold, first_child, kind
+
+
+def _layout(continuous: np.ndarray, discrete: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The encodings as contiguous float64 / int32 arrays (no copy when they are)."""
+
+    def fix(a, dtype):
+        a = np.asarray(a, dtype=dtype)
+        if a.flags.writeable and (a.flags.f_contiguous or a.flags.c_contiguous):
+            return a
+        # A worker's read-only memory map too: the compiled kernels take writable arrays.
+        return np.array(a, order="F" if a.flags.f_contiguous else "C")
+
+    return fix(continuous, np.float64), fix(discrete, np.int32)
+
+
+def _descend_numpy(store: NodeStore, cont, disc, rec, node) -> np.ndarray:
+    """The kernels' descent (``dpviz.kernels``) in numpy, all pairs one level a step."""
+    s, r = store.space.n_continuous, store.space.n_discrete
+    feature, threshold, first_child = store.kernel_arrays()
+    flat_cont, cont_at = _flat(cont, np.float64)
+    flat_disc, disc_at = _flat(disc, np.int32)
+    out = np.empty(len(rec), dtype=np.int32)
+    active = np.arange(len(rec))
+    v = np.asarray(node, dtype=np.int64)
+    rec = np.asarray(rec, dtype=np.int64)
+    while len(active):
+        fc = first_child[v].astype(np.int64)
+        f = feature[v].astype(np.int64)
+        if r == 0:
+            c = (flat_cont[cont_at(rec, np.maximum(f, 0))] >= threshold[v]).astype(np.int64)
+        elif s == 0:
+            c = flat_disc[disc_at(rec, np.clip(f, 0, r - 1))].astype(np.int64)
+        else:
+            above = flat_cont[cont_at(rec, np.clip(f, 0, s - 1))] >= threshold[v]
+            code = flat_disc[disc_at(rec, np.clip(f - s, 0, r - 1))]
+            c = np.where(f < s, above, code).astype(np.int64)
+        leaf = fc == LEAF
+        done = leaf | (c < 0) | (fc == UNBUILT)
+        if done.any():
+            result = np.where(leaf, v, np.where(c < 0, -1, -(v + 2)))
+            out[active[done]] = result[done]
+            keep = ~done
+            active, v, rec, fc, c = active[keep], v[keep], rec[keep], fc[keep], c[keep]
+        v = fc + c
+    return out
+
+
+def _ranges(n: int, parts: int) -> list[tuple[int, int]]:
+    edges = np.linspace(0, n, parts + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def _threads(n_pairs: int) -> int:
+    return kernels.cores() if n_pairs >= THREADS_FROM_PAIRS else 1
+
+
+def _run(jobs) -> None:
+    """Run kernel calls, on the shared threads when there are several."""
+    if len(jobs) == 1:
+        fn, args = jobs[0]
+        fn(*args)
+        return
+    for future in [kernels.pool().submit(fn, *args) for fn, args in jobs]:
+        future.result()
+
+
+def _with_zeros(disc: np.ndarray) -> np.ndarray:
+    """The discrete codes and a last column of zeros (read by nodes that stay put)."""
+    out = np.zeros((disc.shape[0], disc.shape[1] + 1), dtype=np.int32, order="F")
+    out[:, :-1] = disc
+    return out
+
+
+def _descend_pairs(compiled, store, cont, disc, rec, node) -> np.ndarray:
+    if compiled is None:
+        return _descend_numpy(store, cont, disc, rec, node)
+    arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
+    s, steps = store.space.n_continuous, store.space.max_depth
+    rec = np.ascontiguousarray(rec, dtype=np.int64)
+    node = np.ascontiguousarray(node, dtype=np.int32)
+    out = np.empty(len(rec), dtype=np.int32)
+    fn = compiled["descend_pairs"]
+    jobs = [
+        (fn, (*arrays, s, steps, rec, node, a, b, out))
+        for a, b in _ranges(len(rec), _threads(len(rec)))
+    ]
+    if jobs:
+        _run(jobs)
+    return out
+
+
+def _resume(compiled, store, cont, disc, out, record_of, budget) -> None:
+    """Finish the pairs of ``out`` (flat) that stopped at unbuilt nodes."""
+    while True:
+        if not (store.first_child[: store.size] == UNBUILT).any():
+            return  # every node is built (the usual case): nothing stopped on the way
+        pending = np.flatnonzero(out < -1)
+        if len(pending) == 0:
+            return
+        at = -(out[pending].astype(np.int64) + 2)
+        ids = np.unique(at)
+        if int(store.n_children[ids].sum()) > max(8 * len(pending), 1 << 20):
+            raise _TooWide
+        store.build(ids, max(budget, len(pending) // 4))
+        out[pending] = _descend_pairs(compiled, store, cont, disc, record_of(pending), at)
+
+
+def _budget(n_pairs: int, space: TreeSpace) -> int:
+    # Eager building is worth it while the nodes are few next to the pairs routed, and
+    # only while they fit the store's bytes.
+    return min(max(65_536, n_pairs // 4), STORE_BYTES // node_bytes(space))
+
+
+def _leaves(compiled, store: NodeStore, out: np.ndarray, keep_nodes: bool) -> Routed:
+    """Number the reached leaves (in node order) and rewrite ``out`` in place from node
+    ids to those numbers (-1 stays -1)."""
+    flat = out.reshape(-1)
+    present = np.zeros(store.size, dtype=bool)
+    if compiled is not None:
+        compiled["mark"](flat, present)
+    else:
+        present[flat[flat >= 0]] = True
+    leaf_nodes = np.flatnonzero(present)
+    rank = np.full(store.size + 1, -1, dtype=np.int32)
+    rank[leaf_nodes] = np.arange(len(leaf_nodes), dtype=np.int32)
+    if compiled is not None:
+        jobs = [
+            (compiled["remap"], (flat[a:b], rank))
+            for a, b in _ranges(len(flat), _threads(len(flat)))
+        ]
+        if jobs:
+            _run(jobs)
+    else:
+        flat[:] = rank[flat]  # -1 reads the last entry, -1
+    nodes = None
+    leaf_node = leaf_nodes
+    if keep_nodes:
+        # Only the reached part: what the leaf table's paths and the tree views show.
+        keep = np.zeros(store.size, dtype=bool)
+        frontier = leaf_nodes
+        while len(frontier):
+            keep[frontier] = True
+            up = store.parent[frontier]
+            up = up[up >= 0]
+            frontier = np.unique(up[~keep[up]])
+        ids = np.flatnonzero(keep)
+        new_id = np.cumsum(keep) - 1
+        parent = store.parent[ids]
+        nodes = {
+            "parent": np.where(parent >= 0, new_id[np.maximum(parent, 0)], -1),
+            "feature": store.in_feature[ids],
+            "threshold": store.in_threshold[ids],
+            "child": store.edge[ids],
+            "depth": store.depth[ids],
+        }
+        leaf_node = new_id[leaf_nodes]
+    return Routed(
+        store.key[leaf_nodes],
+        store.tree[leaf_nodes],
+        store.depth[leaf_nodes],
+        leaf_node,
+        out,
+        nodes,
+    )
+
+
+def route(
+    space: TreeSpace,
+    root_keys: np.ndarray,
+    continuous: np.ndarray,
+    discrete: np.ndarray,
+    pair_record: np.ndarray,
+    pair_tree: np.ndarray,
+    *,
+    keep_nodes: bool = False,
+    store: NodeStore | None = None,
+) -> Routed:
+    """Route (record, tree) pairs to their leaves, building the nodes they can reach.
+
+    A pair whose record has an unknown discrete value (code -1) at a node splitting on
+    that feature stops there and abstains (pair_leaf = -1). Leaves are numbered in the
+    order of their node ids. ``store``: nodes already built for every tree of
+    ``root_keys`` (a :class:`CompactForest`'s), used and grown instead of a new one.
+    """
+    pair_record = np.asarray(pair_record, dtype=np.int64)
+    pair_tree = np.asarray(pair_tree, dtype=np.int64)
+    present = np.bincount(pair_tree, minlength=len(root_keys)) > 0
+    if store is not None:
+        present[:] = True  # the store's roots are every tree's
+    trees = np.flatnonzero(present)
+    if store is None:
+        store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    cont, disc = _layout(continuous, discrete)
+    n_pairs = len(pair_record)
+    compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
+    budget = _budget(n_pairs, space)
+    try:
+        store.build(store.roots, budget)
+        node = store.roots[(np.cumsum(present) - 1)[pair_tree]]
+        out = _descend_pairs(compiled, store, cont, disc, pair_record, node)
+        _resume(compiled, store, cont, disc, out, lambda p: pair_record[p], budget)
+    except _TooWide:
+        return _route_levels(
+            space, root_keys, continuous, discrete, pair_record, pair_tree, keep_nodes=keep_nodes
+        )
+    routed = _leaves(compiled, store, out, keep_nodes)
+    routed.pair_leaf = routed.pair_leaf.astype(np.int64)
+    return routed
+
+
+def route_matrix(
+    space: TreeSpace,
+    root_keys: np.ndarray,
+    trees: np.ndarray,
+    continuous: np.ndarray,
+    discrete: np.ndarray,
+    *,
+    keep_nodes: bool = False,
+) -> Routed:
+    """Route every record through every tree of ``trees``: ``pair_leaf`` is then a
+    (len(trees), n_records) int32 matrix of leaf numbers (-1: abstains), the only
+    allocation proportional to records × trees."""
+    trees = np.asarray(trees, dtype=np.int64)
+    cont, disc = _layout(continuous, discrete)
+    n = cont.shape[0]
+    n_pairs = n * len(trees)
+    store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
+    budget = _budget(n_pairs, space)
+    out = np.empty((len(trees), n), dtype=np.int32)
+    try:
+        store.build(store.roots, budget)
+        roots = store.roots.astype(np.int32)
+        if compiled is None:
+            out.reshape(-1)[:] = _descend_numpy(
+                store, cont, disc, np.tile(np.arange(n), len(trees)), np.repeat(roots, n)
+            )
+        else:
+            fn = compiled["descend_matrix"]
+            arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
+            s, steps = space.n_continuous, space.max_depth
+            jobs = [
+                (fn, (*arrays, s, steps, roots, a, b, out))
+                for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
+            ]
+            if jobs:
+                _run(jobs)
+        _resume(compiled, store, cont, disc, out.reshape(-1), lambda p: p % n, budget)
+    except _TooWide:
+        routed = _route_levels(
+            space,
+            root_keys,
+            continuous,
+            discrete,
+            np.tile(np.arange(n), len(trees)),
+            np.repeat(trees, n),
+            keep_nodes=keep_nodes,
+        )
+        routed.pair_leaf = routed.pair_leaf.astype(np.int32).reshape(len(trees), n)
+        return routed
+    return _leaves(compiled, store, out, keep_nodes)
+
+
+def _matrix_jobs(fn, matrix, args: tuple, out):
+    """Calls ``fn(matrix, *args, a, b, out)`` over ranges of records, one per thread."""
+    n = matrix.shape[1]
+    return [(fn, (matrix, *args, a, b, out)) for a, b in _ranges(n, _threads(matrix.size))]
+
+
+def matrix_label_counts(
+    matrix: np.ndarray, labels: np.ndarray, k: int, offsets: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Per record, how many trees give each label: ``labels`` (uint8, one per leaf,
+    ``k`` for abstain) of the leaves in ``matrix`` (trees, records): leaf indices, or
+    per-tree leaf numbers to which ``offsets[t]`` is added (:func:`route_compact`).
+    (records, k) floats, or None when the compiled kernels are not loaded."""
+    compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not matrix.flags.c_contiguous:
+        return None
+    local = offsets is not None
+    lead = (np.asarray(offsets, np.int64),) if local else ()
+    out = np.zeros((matrix.shape[1], k + 1))
+    bits = max(1, int(matrix.shape[0]).bit_length())
+    if bits * (k + 1) <= 63:
+        # Counts of every label in one integer: label c adds 2^(bits·c).
+        increment = np.left_shift(1, bits * np.asarray(labels, np.int64))
+        fn = compiled["packed_counts_local" if local else "packed_counts"]
+        jobs = _matrix_jobs(fn, matrix, (*lead, increment, bits), out)
+    else:
+        fn = compiled["label_counts_local" if local else "label_counts"]
+        jobs = _matrix_jobs(fn, matrix, (*lead, np.asarray(labels, np.uint8)), out)
+    if jobs:
+        _run(jobs)
+    return out[:, :k]
+
+
+def matrix_value_sums(
+    matrix: np.ndarray, values: np.ndarray, offsets: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Per record, the sum over the trees of ``values`` (leaves × k) of its leaves in
+    ``matrix`` (as in :func:`matrix_label_counts`), added in tree order; None when the
+    compiled kernels are not loaded."""
+    compiled = kernels.get(wait=matrix.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not matrix.flags.c_contiguous:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.zeros((matrix.shape[1], values.shape[1]))
+    if offsets is None:
+        jobs = _matrix_jobs(compiled["value_sums"], matrix, (values,), out)
+    else:
+        offsets = np.asarray(offsets, np.int64)
+        jobs = _matrix_jobs(compiled["value_sums_local"], matrix, (offsets, values), out)
+    if jobs:
+        _run(jobs)
+    return out
+
+
+@dataclass
+class CompactRouted:
+    """Every record through every tree of a fully built forest, compactly: ``local``
+    (trees, records) holds each record's leaf number within its tree (uint8 or uint16;
+    ``abstain``, the dtype's largest value, where it abstains) and leaf ``offsets[t] +
+    local[t, i]`` of the leaf arrays, which list every leaf of the trees, tree by tree."""
+
+    leaf_keys: np.ndarray
+    leaf_tree: np.ndarray
+    leaf_depth: np.ndarray
+    local: np.ndarray
+    offsets: np.ndarray
+    abstain: int | None
+
+
+@dataclass
+class CompactForest:
+    """A fully built node store ready for :func:`route_compact`: leaves numbered tree by
+    tree, each leaf's number within its tree, and the kernels' arrays. Depends on the
+    structure only, so a model keeps it for every later routing."""
+
+    store: NodeStore
+    trees: np.ndarray
+    leaf_nodes: np.ndarray
+    offsets: np.ndarray
+    table: np.ndarray
+    abstain: int | None
+    arrays: tuple | None = None
+    heap: tuple[np.ndarray, np.ndarray] | None = None  # complete binary trees, heap order
+
+
+def compact_forest(
+    space: TreeSpace, root_keys: np.ndarray, trees: np.ndarray, n_records: int
+) -> CompactForest | None:
+    """Build trees ``trees`` whole if that stays within the build budget for routing
+    ``n_records`` records, with ≤ 65,535 leaves each; None otherwise."""
+    trees = np.asarray(trees, dtype=np.int64)
+    store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    try:
+        store.build(store.roots, _budget(n_records * len(trees), space))
+    except _TooWide:
+        return None
+    first = store.first_child[: store.size]
+    if (first == UNBUILT).any():
+        return None
+    leaf_nodes = np.flatnonzero(first == LEAF)
+    leaf_nodes = leaf_nodes[np.argsort(store.tree[leaf_nodes], kind="stable")]
+    position = np.searchsorted(trees, store.tree[leaf_nodes])
+    per_tree = np.bincount(position, minlength=len(trees))
+    may_abstain = space.n_discrete > 0
+    widest = int(per_tree.max(initial=0)) + may_abstain
+    dtype = np.uint8 if widest <= 256 else np.uint16 if widest <= 65536 else None
+    if dtype is None:
+        return None
+    offsets = np.concatenate([[0], np.cumsum(per_tree)[:-1]]).astype(np.int64)
+    abstain = int(np.iinfo(dtype).max) if may_abstain else None
+    # Node id → leaf number within its tree; the abstain sentinel (the kernels' last
+    # node, and index -1 for numpy) maps to ``abstain``.
+    table = np.zeros(store.size + 1, dtype=dtype)
+    table[leaf_nodes] = np.arange(len(leaf_nodes)) - offsets[position]
+    table[-1] = abstain if abstain is not None else 0
+    forest = CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
+    size = 2 ** (space.max_depth + 1) - 1
+    if space.n_discrete == 0 and store.size == size * len(trees):
+        # Ids grow level by level and, within a tree, in parent then child order: sorted
+        # by tree they are each tree's nodes in heap order (children of v: 2v+1, 2v+2),
+        # and a leaf's number within its tree is its position on the last level.
+        order = np.argsort(store.tree[: store.size], kind="stable")
+        forest.heap = (
+            store.feature[order].reshape(len(trees), size).clip(0),
+            store.threshold[order].reshape(len(trees), size),
+        )
+    return forest
+
+
+def route_compact(
+    space: TreeSpace,
+    root_keys: np.ndarray,
+    trees: np.ndarray,
+    continuous: np.ndarray,
+    discrete: np.ndarray,
+    *,
+    forest: CompactForest | None = None,
+) -> CompactRouted | None:
+    """:func:`route_matrix` with one or two bytes per (tree, record) instead of four,
+    for forests whose trees are built whole (``forest``, or built here by
+    :func:`compact_forest`); None when they cannot be (then use :func:`route_matrix`).
+    The kernels write each leaf's number straight into the matrix."""
+    cont, disc = _layout(continuous, discrete)
+    n = cont.shape[0]
+    if forest is None:
+        forest = compact_forest(space, root_keys, trees, n)
+        if forest is None:
+            return None
+    store, trees, table = forest.store, forest.trees, forest.table
+    n_pairs = n * len(trees)
+    local = np.empty((len(trees), n), dtype=table.dtype)
+    compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
+    roots = store.roots.astype(np.int32)
+    if compiled is not None and forest.heap is not None:
+        fn = compiled["descend_heap"]
+        jobs = [
+            (fn, (*forest.heap, cont, space.max_depth, a, b, local))
+            for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
+        ]
+        if jobs:
+            _run(jobs)
+    elif compiled is not None:
+        if forest.arrays is None:
+            forest.arrays = store.compiled_arrays()
+        arrays = (*forest.arrays, cont, _with_zeros(disc))
+        s, steps = space.n_continuous, space.max_depth
+        fn = compiled["descend_compact"]
+        jobs = [
+            (fn, (*arrays, s, steps, roots, a, b, table, local))
+            for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
+        ]
+        if jobs:
+            _run(jobs)
+    else:
+        rows = max(1, min(len(trees), COMPACT_CHUNK_CELLS // max(1, n)))
+        for t0 in range(0, len(trees), rows):
+            t1 = min(len(trees), t0 + rows)
+            nodes = _descend_numpy(
+                store, cont, disc, np.tile(np.arange(n), t1 - t0), np.repeat(roots[t0:t1], n)
+            ).reshape(t1 - t0, n)
+            np.take(table, nodes, out=local[t0:t1], mode="wrap")  # -1: the last entry
+    # Keep the leaves records reached only (as the other routers do: a leaf nobody
+    # reached needs no output), numbered again tree by tree, in place.
+    offsets = forest.offsets
+    abstain = -1 if forest.abstain is None else forest.abstain
+    present = np.zeros(len(forest.leaf_nodes), dtype=bool)
+    if compiled is not None:
+        compiled["reached"](local, offsets, abstain, present)
+    else:
+        voting = local != abstain
+        present[(offsets[:, None] + local.astype(np.int64))[voting]] = True
+    keep = np.flatnonzero(present)
+    if len(keep) < len(present):
+        rank = np.cumsum(present) - 1
+        start = np.searchsorted(keep, offsets)  # first kept leaf of each tree
+        tree_of = np.repeat(np.arange(len(offsets)), np.diff(np.append(offsets, len(present))))
+        number = (rank - start[tree_of]).astype(np.int64)
+        if compiled is not None:
+            compiled["renumber"](local, offsets, abstain, number)
+        else:
+            voting = local != abstain
+            index = (offsets[:, None] + local.astype(np.int64))[voting]
+            local[voting] = number[index].astype(local.dtype)
+        offsets = start.astype(np.int64)
+    leaf_nodes = forest.leaf_nodes[keep]
+    return CompactRouted(
+        store.key[leaf_nodes],
+        store.tree[leaf_nodes],
+        store.depth[leaf_nodes],
+        local,
+        offsets,
+        forest.abstain,
+    )
 
 
 def count_leaves(space: TreeSpace, root_keys: np.ndarray, max_frontier: int = 2_000_000):

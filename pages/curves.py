@@ -220,8 +220,10 @@ def run(state: AppState, data, settings: app_curves.SweepSettings) -> None:
         st.session_state.pop(K["shown"], None)  # a new sweep shows all its lines
 
 
+@st.fragment
 def show(sweep: app_curves.SweepRun) -> None:
-    """Every view of a finished sweep: reads its summary, never reruns it."""
+    """Every view of a finished sweep: reads its summary, never reruns it. A fragment:
+    changing a view control reruns this function only, not the page (nor the sweep)."""
     st.caption(
         f"Sweep on {sweep.dataset}: {sweep.describe()}. Changing what is shown below does not "
         f"rerun it. Scores are from held-out folds: {NOT_PRIVATE_DIAGNOSTICS}."

@@ -27,6 +27,20 @@ def main() -> None:
     run = state.run
     st.title("Leaves")
 
+    leaf_calculator(run)
+    if run is None:
+        st.info("Train a model to see its leaves here.")
+        st.page_link(
+            "pages/train.py", label="Go to the Train page", icon=":material/model_training:"
+        )
+        return
+    model_leaves(run)
+
+
+@st.fragment
+def leaf_calculator(run) -> None:
+    """The one-leaf calculator. A fragment: typing counts or an ε reruns it alone, not
+    the model's leaf table below."""
     st.subheader("One leaf, every mechanism")
     st.caption(
         "Type a leaf's class counts and a per-leaf ε: the table gives the exact chance that "
@@ -59,13 +73,9 @@ def main() -> None:
             "the gap). none releases the true majority: no privacy."
         )
 
-    if run is None:
-        st.info("Train a model to see its leaves here.")
-        st.page_link(
-            "pages/train.py", label="Go to the Train page", icon=":material/model_training:"
-        )
-        return
 
+def model_leaves(run) -> None:
+    """The trained model's leaves (NOT private)."""
     view = app_models.leaves_view(run, max_rows=MAX_TABLE_ROWS)
     st.subheader(f"The trained model's leaves — {NOT_PRIVATE_DIAGNOSTICS}")
     st.warning(

@@ -362,6 +362,13 @@ def main() -> None:
             sweep_here(state, data, first=False)
             sweep = state.sweep
 
+    negotiation(state, sweep)
+
+
+@st.fragment
+def negotiation(state: AppState, sweep: SweepRun) -> None:
+    """Target, candidates and decision on a finished sweep. A fragment: changing the
+    curve, the target or the chosen ε reruns this function only, not the page."""
     picked = target_section(sweep)
     if picked is None:
         return

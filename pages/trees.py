@@ -74,6 +74,13 @@ def main() -> None:
         return
 
     st.caption(app_models.summary_caption(run))
+    tree_view(run)
+
+
+@st.fragment
+def tree_view(run) -> None:
+    """The tree views of a trained model. A fragment: changing the view, the tree or the
+    depth limit reruns this function only, not the page."""
     st.session_state.setdefault(K_VIEW, RELEASED)
     view_col, pick_col, depth_col = st.columns([2, 1, 2])
     view = view_col.radio("View", (RELEASED, DIAGNOSTICS), key=K_VIEW)

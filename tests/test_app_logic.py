@@ -233,7 +233,9 @@ def test_references_without_sklearn_equal_the_engines_own_reference_rows(demo_fr
     dp_ours = ours.summary[ours.summary["series"] == "dp_forest"][metrics].to_numpy(float)
     dp_engine = engine.summary[engine.summary["series"] == "dp_forest"][metrics].to_numpy(float)
     assert np.allclose(dp_ours, dp_engine)
-    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) == 6
+    # The bar moves at once (fold 1 running), then after each of 2 × 3 folds.
+    assert seen[0] == 0.0 and seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+    assert len(seen) == 7
 
 
 # --- app_train ----------------------------------------------------------------------------
