@@ -29,7 +29,7 @@ from .app_support import (
     read_uploaded_csv,
 )
 from .columns import suggest_drops
-from .data import as_numbers, encode, numeric_suspects
+from .data import as_numbers, encode, numeric_suspects, to_numbers
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
@@ -513,6 +513,14 @@ class DataReport:
     error: str | None = None
 
 
+def _outside(column: pd.Series, allowed) -> int:
+    """How many filled cells of ``column`` name no value in ``allowed`` (as text),
+    decided on the distinct cells (a million cells hold a handful of values)."""
+    distinct = pd.Series(column.dropna().unique(), dtype=object)
+    bad = distinct[~distinct.map(as_text).isin(set(allowed))]
+    return int(column.isin(bad).sum()) if len(bad) else 0
+
+
 def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
     """Describe how the records fit the schema (see :class:`DataReport`)."""
     rows = []
@@ -521,18 +529,18 @@ def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
         missing = int(column.isna().sum())
         if name == schema.label:
             kind, domain = "label", f"{len(schema.classes)} classes"
-            outside = int((~column.dropna().map(as_text).isin(schema.classes)).sum())
+            outside = _outside(column, schema.classes)
         else:
             feature = next(f for f in schema.features if f.name == name)
             kind = feature.kind
             if kind == "continuous":
                 domain = f"[{feature.low:g}, {feature.high:g}]"
-                values = pd.to_numeric(column, errors="coerce")
+                values = to_numbers(column)
                 outside = int(((values < feature.low) | (values > feature.high)).sum())
             else:
                 domain = f"{len(feature.values)} values"
                 known = set(feature.values) - {MISSING}
-                outside = int((~column.dropna().map(as_text).isin(known)).sum())
+                outside = _outside(column, known)
         rows.append(
             {
                 "column": name,

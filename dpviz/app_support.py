@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .columns import guess_label as _guess_label
-from .data import read_csv
+from .data import ARROW_TEXT, read_csv
 from .demos import DEMOS, load_demo
 from .schema import Schema, infer_schema
 
@@ -59,7 +59,16 @@ class PreparedData:
 
 def frame_id(frame: pd.DataFrame) -> str:
     """A content hash of a DataFrame (values and column names)."""
-    digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    if len(frame.columns) and all(dtype == ARROW_TEXT for dtype in frame.dtypes):
+        # A large upload (Arrow-backed text): hash each column's distinct values and
+        # codes, which pyarrow finds without turning 50 million cells into Python str.
+        digest = hashlib.sha1(b"arrow")
+        for name in frame.columns:
+            cells = pd.Categorical(frame[name])
+            digest.update(pd.util.hash_array(cells.categories.to_numpy(dtype=object)).tobytes())
+            digest.update(cells.codes.tobytes())
+    else:
+        digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update("\x1f".join(map(str, frame.columns)).encode())
     return digest.hexdigest()[:16]
 
