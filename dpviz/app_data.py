@@ -29,7 +29,7 @@ from .app_support import (
     read_uploaded_csv,
 )
 from .columns import suggest_drops
-from .data import as_numbers, encode, numeric_suspects, to_numbers
+from .data import Progress, as_numbers, encode, numeric_suspects, to_numbers
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
@@ -103,10 +103,11 @@ class UploadWorkspace:
         return None, None
 
 
-def read_upload(name: str, data: bytes) -> Upload:
-    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable)."""
+def read_upload(name: str, data: bytes, progress: Progress | None = None) -> Upload:
+    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable);
+    ``progress(fraction, message)`` hears about each step of reading."""
     try:
-        frame = read_uploaded_csv(data)
+        frame = read_uploaded_csv(data, progress)
     except ValueError as exc:
         raise ValueError(f"Could not read {name}: {exc}") from None
     notes = tuple(frame.attrs.get("read_notes", ()))

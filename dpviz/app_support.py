@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .columns import guess_label as _guess_label
-from .data import ARROW_TEXT, read_csv
+from .data import ARROW_TEXT, Progress, read_csv
 from .demos import DEMOS, load_demo
 from .schema import Schema, infer_schema
 
@@ -30,6 +30,10 @@ NOT_PRIVATE_DIAGNOSTICS = "not private (computed from the raw data)"
 # The largest upload, in MB. .streamlit/config.toml sets the same server.maxUploadSize
 # (a test checks they agree); this copy also guards files that bypass the browser.
 UPLOAD_LIMIT_MB = 200
+# The memory one session's upload may take (its text frame and the encoded copy that
+# training makes, :func:`dpviz.data.frame_memory`): two large uploads at once must not
+# take the server down. A 150 MB, 3.3 M-row, 15-column file needs about 1.0 GB.
+SESSION_MEMORY_BUDGET = 3 * 2**30
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,12 +77,19 @@ def frame_id(frame: pd.DataFrame) -> str:
     return digest.hexdigest()[:16]
 
 
-def read_uploaded_csv(data: bytes) -> pd.DataFrame:
+def read_uploaded_csv(data: bytes, progress: Progress | None = None) -> pd.DataFrame:
     """An uploaded CSV's bytes as a DataFrame of text (``ValueError`` if unusable: empty,
-    binary, not UTF-8, one column, no data rows, over ``UPLOAD_LIMIT_MB``, ...)."""
+    binary, not UTF-8, one column, no data rows, over ``UPLOAD_LIMIT_MB``, or needing
+    more than ``SESSION_MEMORY_BUDGET``, ...). ``progress(fraction, message)`` hears
+    about each step of reading."""
     if not isinstance(data, bytes | bytearray):
         raise ValueError("no file content was received; upload the CSV again")
-    return read_csv(bytes(data), max_bytes=int(UPLOAD_LIMIT_MB * 2**20))
+    return read_csv(
+        data if isinstance(data, bytes) else bytes(data),
+        max_bytes=int(UPLOAD_LIMIT_MB * 2**20),
+        memory_budget=int(SESSION_MEMORY_BUDGET),
+        progress=progress,
+    )
 
 
 def read_uploaded_schema(data: bytes) -> Schema:
