@@ -84,7 +84,7 @@ REFERENCE_SHORT = {
 # grows with the rows (12 s and 1.7 M nodes per fold at 67,000 training rows, 24 s and
 # 3.4 M at 133,000; the issue's 211 s and 9.2 GB on a 3.3 M-row upload). The released
 # model is still fitted on every record. 100,000 took the 150 MB upload's Data page and
-# Train to 56 s (under load) against 35 s at 50,000, for a DP score 2 points closer.
+# Train to 56 s (under load) against 35 s at 50,000, for a DP score 2 points higher.
 CV_SAMPLE_ROWS = 50_000
 # The trivial baseline's name on the cards (always the training majority class). Like
 # the references' cards it says NOT DP: its numbers are the data's own class shares.
