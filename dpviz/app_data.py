@@ -29,7 +29,14 @@ from .app_support import (
     read_uploaded_csv,
 )
 from .columns import suggest_drops
-from .data import Progress, as_numbers, encode, numeric_suspects, to_numbers
+from .data import (
+    Progress,
+    as_numbers,
+    encode,
+    numeric_suspects,
+    parsed_numbers,
+    to_numbers,
+)
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
@@ -554,6 +561,7 @@ def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
             }
         )
     table = pd.DataFrame(rows)
+    frame = parsed_numbers(frame, [f.name for f in schema.continuous])
     try:
         report = encode(frame, schema, training=True).report
     except ValueError as exc:

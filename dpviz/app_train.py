@@ -28,7 +28,7 @@ from .algorithms import ALGORITHMS, Algorithm, get_algorithm
 from .app_support import PreparedData
 from .app_sweep import Progress, epsilon_ladder, run_with_references, sweep_jobs
 from .boosting import DPBoostClassifier
-from .data import EncodedData, encode
+from .data import EncodedData, encode, parsed_numbers
 from .depth import DEPTH_RULES, resolve_depth
 from .figures import (
     MACRO_F1,
@@ -933,7 +933,10 @@ def train(
     on all records. Raises ``ValueError`` with a message for the user."""
     say = progress or (lambda _f, _m: None)
     start = time.perf_counter()
-    encoded = encode(data.frame, data.schema, training=True)
+    # Continuous columns of a large upload parsed by pyarrow at once (same encoding).
+    frame = parsed_numbers(data.frame, [f.name for f in data.schema.continuous])
+    encoded = encode(frame, data.schema, training=True)
+    del frame
     s = settings
     values = s.values
     algorithm = get_algorithm(s.algorithm)

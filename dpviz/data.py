@@ -233,6 +233,27 @@ def to_numbers(column: pd.Series) -> pd.Series:
     return pd.to_numeric(column, errors="coerce").astype(np.float64)
 
 
+def parsed_numbers(frame: pd.DataFrame, names) -> pd.DataFrame:
+    """The frame with each Arrow-backed text column of ``names`` as float64 where that
+    is exact: pyarrow parses every filled cell, none to NaN or infinity. :func:`encode`
+    then gives the same result (to_numeric of a float column is the column) without
+    parsing text cell by cell; other columns stay text, so encode still names a cell
+    that holds text."""
+    fixed = {}
+    for name in names:
+        column = frame[name] if name in frame.columns else None
+        if column is None or column.dtype != ARROW_TEXT:
+            continue
+        try:
+            values = pc.cast(pa.array(column.array), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        out = values.to_numpy(zero_copy_only=False)
+        if np.isfinite(out).sum() == len(out) - values.null_count:
+            fixed[name] = pd.Series(out, index=column.index, name=name)
+    return frame.assign(**fixed) if fixed else frame
+
+
 def _text_bytes(frame: pd.DataFrame) -> int:
     """The bytes of text a frame holds (exact and cheap for Arrow-backed columns)."""
     total = 0
