@@ -910,12 +910,13 @@ def run_caption(run: TrainRun) -> str:
     )
     if isinstance(model, DPRandomForestClassifier):
         return (
-            f"{mechanism_option(model.mechanism)} · ε = {s.epsilon:g} · "
+            f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
             f"{model.n_estimators} trees · depth {model.depth_} ({model.depth}) · "
             f"{model.data_split} data · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
-    return f"{run.algorithm.name} · ε = {s.epsilon:g} · {shown} · {tail}"
+    verdict = "" if run.private else " (NOT DP — see ledger)"
+    return f"{run.algorithm.name}{verdict} · ε = {s.epsilon:g} · {shown} · {tail}"
 
 
 def _rename(trace, name: str) -> None:

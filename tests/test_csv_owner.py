@@ -296,21 +296,21 @@ def test_info_suggests_drops_and_marks_the_schema_it_writes(capsys, tmp_path):
     assert code == 0 and json.loads(out)["suggested_drops"] == {}
     assert json.loads(out_path.read_text())["inferred"] is True
     model = tmp_path / "m.json"
-    common = ["--data", data, "--label", "Survived", "--drop", "PassengerId,Name,Ticket,Cabin"]
-    code, out, _ = run_cli(
-        capsys,
+    train = [
         "train",
-        *common,
-        "--schema",
-        str(out_path),
-        "--epsilon",
-        "1",
-        "--trees",
-        "5",
-        "--out",
-        str(model),
-        "--json",
-    )
+        "--data",
+        data,
+        "--label",
+        "Survived",
+        "--drop",
+        "PassengerId,Name,Ticket,Cabin",
+    ]
+    train += ["--schema", str(out_path), "--epsilon", "1", "--trees", "5", "--out", str(model)]
+    # A schema still marked inferred lists the records' own values: no export unless the
+    # user says those values are public.
+    code, out, _ = run_cli(capsys, *train, "--json")
+    assert code != 0 and not model.exists()
+    code, out, _ = run_cli(capsys, *train, "--values-public", "--json")
     assert code == 0 and json.loads(out)["privacy"]["private"] is False
 
 

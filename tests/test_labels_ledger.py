@@ -65,6 +65,8 @@ def test_sidebar_line_and_scores_of_an_inferred_schema_model_say_not_dp(inferred
     assert not inferred_run.private
     line = inferred_run.describe()
     assert "permute_flip (NOT DP — see ledger)" in line and EPS_DP_BADGE not in line
+    caption = app_train.run_caption(inferred_run)  # the line under the results header
+    assert "NOT DP — see ledger" in caption and EPS_DP_BADGE not in caption
     bars = [t.name for t in inferred_run.scores_figure().data]
     assert bars and not any(EPS_DP_BADGE in name for name in bars), bars
     assert any("NOT DP — see ledger" in name for name in bars)
