@@ -29,7 +29,14 @@ from .app_support import (
     read_uploaded_csv,
 )
 from .columns import suggest_drops
-from .data import as_numbers, encode, numeric_suspects
+from .data import (
+    Progress,
+    as_numbers,
+    encode,
+    numeric_suspects,
+    parsed_numbers,
+    to_numbers,
+)
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
@@ -103,10 +110,11 @@ class UploadWorkspace:
         return None, None
 
 
-def read_upload(name: str, data: bytes) -> Upload:
-    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable)."""
+def read_upload(name: str, data: bytes, progress: Progress | None = None) -> Upload:
+    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable);
+    ``progress(fraction, message)`` hears about each step of reading."""
     try:
-        frame = read_uploaded_csv(data)
+        frame = read_uploaded_csv(data, progress)
     except ValueError as exc:
         raise ValueError(f"Could not read {name}: {exc}") from None
     notes = tuple(frame.attrs.get("read_notes", ()))
@@ -513,6 +521,14 @@ class DataReport:
     error: str | None = None
 
 
+def _outside(column: pd.Series, allowed) -> int:
+    """How many filled cells of ``column`` name no value in ``allowed`` (as text),
+    decided on the distinct cells (a million cells hold a handful of values)."""
+    distinct = pd.Series(column.dropna().unique(), dtype=object)
+    bad = distinct[~distinct.map(as_text).isin(set(allowed))]
+    return int(column.isin(bad).sum()) if len(bad) else 0
+
+
 def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
     """Describe how the records fit the schema (see :class:`DataReport`)."""
     rows = []
@@ -521,18 +537,18 @@ def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
         missing = int(column.isna().sum())
         if name == schema.label:
             kind, domain = "label", f"{len(schema.classes)} classes"
-            outside = int((~column.dropna().map(as_text).isin(schema.classes)).sum())
+            outside = _outside(column, schema.classes)
         else:
             feature = next(f for f in schema.features if f.name == name)
             kind = feature.kind
             if kind == "continuous":
                 domain = f"[{feature.low:g}, {feature.high:g}]"
-                values = pd.to_numeric(column, errors="coerce")
+                values = to_numbers(column)
                 outside = int(((values < feature.low) | (values > feature.high)).sum())
             else:
                 domain = f"{len(feature.values)} values"
                 known = set(feature.values) - {MISSING}
-                outside = int((~column.dropna().map(as_text).isin(known)).sum())
+                outside = _outside(column, known)
         rows.append(
             {
                 "column": name,
@@ -545,6 +561,7 @@ def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
             }
         )
     table = pd.DataFrame(rows)
+    frame = parsed_numbers(frame, [f.name for f in schema.continuous])
     try:
         report = encode(frame, schema, training=True).report
     except ValueError as exc:

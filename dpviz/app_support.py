@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .columns import guess_label as _guess_label
-from .data import read_csv
+from .data import ARROW_TEXT, Progress, read_csv
 from .demos import DEMOS, load_demo
 from .schema import Schema, infer_schema
 
@@ -30,6 +30,11 @@ NOT_PRIVATE_DIAGNOSTICS = "not private (computed from the raw data)"
 # The largest upload, in MB. .streamlit/config.toml sets the same server.maxUploadSize
 # (a test checks they agree); this copy also guards files that bypass the browser.
 UPLOAD_LIMIT_MB = 200
+# The memory one session's upload may take (its text frame and the encoded copy that
+# training makes, :func:`dpviz.data.frame_memory`): two large uploads at once must not
+# take the server down. A 150 MB, 3.3 M-row, 15-column file is estimated at 0.9 GB (its
+# Arrow-backed frame measured 0.5 GB).
+SESSION_MEMORY_BUDGET = 3 * 2**30
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,17 +64,33 @@ class PreparedData:
 
 def frame_id(frame: pd.DataFrame) -> str:
     """A content hash of a DataFrame (values and column names)."""
-    digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    if len(frame.columns) and all(dtype == ARROW_TEXT for dtype in frame.dtypes):
+        # A large upload (Arrow-backed text): hash each column's distinct values and
+        # codes, which pyarrow finds without turning 50 million cells into Python str.
+        digest = hashlib.sha1(b"arrow")
+        for name in frame.columns:
+            cells = pd.Categorical(frame[name])
+            digest.update(pd.util.hash_array(cells.categories.to_numpy(dtype=object)).tobytes())
+            digest.update(cells.codes.tobytes())
+    else:
+        digest = hashlib.sha1(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update("\x1f".join(map(str, frame.columns)).encode())
     return digest.hexdigest()[:16]
 
 
-def read_uploaded_csv(data: bytes) -> pd.DataFrame:
+def read_uploaded_csv(data: bytes, progress: Progress | None = None) -> pd.DataFrame:
     """An uploaded CSV's bytes as a DataFrame of text (``ValueError`` if unusable: empty,
-    binary, not UTF-8, one column, no data rows, over ``UPLOAD_LIMIT_MB``, ...)."""
+    binary, not UTF-8, one column, no data rows, over ``UPLOAD_LIMIT_MB``, or needing
+    more than ``SESSION_MEMORY_BUDGET``, ...). ``progress(fraction, message)`` hears
+    about each step of reading."""
     if not isinstance(data, bytes | bytearray):
         raise ValueError("no file content was received; upload the CSV again")
-    return read_csv(bytes(data), max_bytes=int(UPLOAD_LIMIT_MB * 2**20))
+    return read_csv(
+        data if isinstance(data, bytes) else bytes(data),
+        max_bytes=int(UPLOAD_LIMIT_MB * 2**20),
+        memory_budget=int(SESSION_MEMORY_BUDGET),
+        progress=progress,
+    )
 
 
 def read_uploaded_schema(data: bytes) -> Schema:

@@ -251,9 +251,11 @@ def missing_label(labels: pd.Series, classes: tuple[str, ...] = ()) -> np.ndarra
     """Which label cells are missing: empty, blank or a literal "NaN" (any case) that is
     not one of ``classes``."""
     missing = labels.isna().to_numpy()
-    text = labels[~missing].astype(str)
-    marked = text.str.strip().str.lower().isin(MISSING_LABELS) & ~text.isin(classes)
-    missing[np.flatnonzero(~missing)[marked.to_numpy()]] = True
+    # Decided on the distinct cells: a million labels hold a handful of them.
+    text = pd.Series(labels.dropna().unique(), dtype=object).astype(str)
+    marked = text[text.str.strip().str.lower().isin(MISSING_LABELS) & ~text.isin(classes)]
+    if len(marked):
+        missing |= labels.astype(str).isin(marked).to_numpy() & ~missing
     return missing
 
 
@@ -329,7 +331,7 @@ def infer_schema(
             stacklevel=2,
         )
     labels = frame[label][~missing_label(frame[label])]
-    classes = sorted({as_text(v) for v in labels}, key=_natural_key)
+    classes = sorted({as_text(v) for v in labels.unique()}, key=_natural_key)
     if len(classes) > MAX_CLASSES:
         raise ValueError(
             f"label {label!r} has {len(classes)} distinct values; dpviz classifies into at most "

@@ -17,6 +17,7 @@ from dpviz.demos import DEFAULT_DEMO, DEMOS
 DEMO, UPLOAD = "A bundled demo dataset", "My own CSV file"
 K_SOURCE = KEEP_PREFIX + "data.source"
 K_DEMO = KEEP_PREFIX + "data.demo"
+K_REPORT = "data.report"  # (fingerprint, DataReport) of the current dataset
 
 
 # Opened before app.py ran in this session (a fresh server's first deep link): let app.py
@@ -67,12 +68,17 @@ def read_csv_upload() -> app_data.UploadWorkspace | None:
     )
     workspace = state.upload
     if file is not None and (workspace is None or workspace.file_id != file.file_id):
+        bar = st.progress(0.0, text=f"Reading {file.name}…")
         try:
-            upload = app_data.read_upload(file.name, file.getvalue())
+            upload = app_data.read_upload(
+                file.name, file.getvalue(), lambda f, m: bar.progress(min(1.0, f), text=m)
+            )
         except ValueError as exc:
+            bar.empty()
             st.error(str(exc))
             keeps_working()
             return None
+        bar.empty()
         workspace = app_data.UploadWorkspace(upload, file_id=file.file_id)
         state.set_upload(workspace)
     if workspace is None:
@@ -296,7 +302,12 @@ def show_current(upload_mode: bool) -> None:
         f"continuous and {len(schema.discrete)} discrete features"
     )
     st.dataframe(data.frame.head(200), height=240)
-    report = app_data.data_report(data.frame, schema)
+    # The report encodes every record (seconds on a million rows): once per dataset.
+    cached = st.session_state.get(K_REPORT)
+    if cached is None or cached[0] != data.fingerprint:
+        cached = (data.fingerprint, app_data.data_report(data.frame, schema))
+        st.session_state[K_REPORT] = cached
+    report = cached[1]
     st.markdown(f"**Data report** — {support.NOT_PRIVATE_DIAGNOSTICS}")
     st.dataframe(report.table, hide_index=True)
     if report.error:

@@ -259,6 +259,8 @@ def train(state: AppState, data, settings: app_train.TrainSettings) -> None:
 def show_results(run: app_train.TrainRun) -> None:
     st.header(f"Results · {run.dataset}")
     st.caption(app_train.run_caption(run))
+    if run.sample_note:
+        st.info(run.sample_note, icon=":material/info:")
     (st.success if run.private else st.error)(
         "**Privacy of the released model.** " + run.privacy_summary
     )
