@@ -104,7 +104,10 @@ def test_choosing_an_epsilon_on_negotiate_reruns_the_negotiation_only(monkeypatc
     sweeps = counting(monkeypatch, app_curves, "run")
     outside = counting(monkeypatch, app_curves.SweepRun, "describe")  # the page's caption
     chosen = at.select_slider(key=key("negotiate.chosen"))
-    other = [v for v in chosen.options if float(v) != float(chosen.value)][0]
+    # The options are the swept ε values and 'not chosen' (pre-selected when no ε meets
+    # the target): pick an ε other than the current choice.
+    numbers = [v for v in chosen.options if v != "not chosen"]
+    other = [v for v in numbers if str(v) != str(chosen.value)][0]
     with fragment_rerun(at, monkeypatch):
         chosen.set_value(float(other)).run()
     assert not at.exception, at.exception
