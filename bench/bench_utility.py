@@ -86,7 +86,7 @@ LABELS = {
     "diffprivlib_dt": "diffprivlib DT",
     "diffprivlib_lr": "diffprivlib LR",
     "diffprivlib_gnb": "diffprivlib GNB",
-    "dp_ebm": f"DP-EBM (δ={DPEBM_DELTA:g})",
+    "dp_ebm": "DP-EBM (δ = 10⁻⁵)",  # DPEBM_DELTA
     "dpboost_twin": "DPBoost twin (ε=10⁶, not DP)",
     "hist_gradient_boosting": "HistGB (not DP)",
     "majority": "majority class",
@@ -595,7 +595,8 @@ def to_markdown(results: pd.DataFrame) -> str:
                     continue
                 row = rows.loc[key]
                 if row.failed == row.folds:
-                    cells += [f"error: {_short(row.error)}", "", ""]
+                    said = f"error: {_short(row.error)}"
+                    cells += ["same error" if said in cells else said, "", ""]
                     continue
                 acc = _fmt(row.accuracy, row.accuracy_sd)
                 if row.failed:
@@ -603,6 +604,41 @@ def to_markdown(results: pd.DataFrame) -> str:
                 cells += [acc, _fmt(row.macro_f1), _fmt(row.auc)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+    return "\n".join(lines)
+
+
+def overview_markdown(results: pd.DataFrame) -> str:
+    """Per method and ε, over the datasets run: the mean and the worst accuracy gap to the
+    majority rate (points) and the mean AUC over the binary datasets (%)."""
+    s = summarise(results)
+    s = s[s.failed < s.folds]
+    epsilons = sorted(e for e in s.epsilon.unique() if np.isfinite(e))
+    binary = sorted(s[s.n_classes == 2].dataset.unique())
+    head = ["method"]
+    for e in epsilons:
+        head += [f"Δacc ε={e:g}: mean (worst)", f"AUC ε={e:g}"]
+    lines = [
+        f"Over {s.dataset.nunique()} datasets (AUC: the {len(binary)} binary ones: "
+        f"{', '.join(binary)}); Δacc = accuracy − majority rate, in points.\n",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" + "---:|" * (len(head) - 1),
+    ]
+    for method in [m for m in all_methods() if m in set(s.method)]:
+        cells = [LABELS.get(method, method)]
+        for e in epsilons:
+            part = s[(s.method == method) & (s.epsilon.isin([e, math.inf]))]
+            gap = part.accuracy - part.majority
+            if part.empty:
+                cells += ["", ""]
+                continue
+            worst = part.loc[gap.idxmin()]
+            fewer = "" if part.dataset.nunique() == s.dataset.nunique() else "*"
+            cells.append(f"{gap.mean():+.1f} ({gap.min():+.1f} {worst.dataset}){fewer}")
+            auc = part[part.n_classes == 2]
+            cells.append(_fmt(auc.auc.mean()) + ("" if len(auc) == len(binary) else "*"))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("\\* over fewer datasets: the method failed on the others (tables below).")
     return "\n".join(lines)
 
 
@@ -631,7 +667,7 @@ def checks(results: pd.DataFrame) -> list[dict]:
             {
                 "check": f"{algorithm}: never more than 0.5 points below the majority",
                 "result": "PASS" if ok else "FAIL",
-                "detail": f"worst gap {gaps.min():+.1f} points ({worst.dataset}, "
+                "detail": f"worst gap {gaps.min():+.2f} points ({worst.dataset}, "
                 f"ε={worst.epsilon:g}: {worst.accuracy:.1f} vs {worst.majority:.1f}); "
                 f"{int((gaps < -0.5).sum())} of {len(gaps)} cells below −0.5",
             }
@@ -669,8 +705,8 @@ def checks(results: pd.DataFrame) -> list[dict]:
                 else ("PASS" if row.accuracy >= row.majority + 2 else "FAIL"),
                 "detail": "not run"
                 if row is None
-                else f"{row.accuracy:.1f} vs majority {row.majority:.1f} "
-                f"({row.accuracy - row.majority:+.1f})",
+                else f"{row.accuracy:.2f} vs majority {row.majority:.2f} "
+                f"({row.accuracy - row.majority:+.2f})",
             }
         )
     part = s[(s.method == "fletcher_islam") & (s.epsilon == 1.0) & (s.n_classes == 2)]
@@ -756,6 +792,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.tables is not None:
         results = pd.read_csv(args.tables, keep_default_na=True)
+        print(overview_markdown(results) + "\n")
         print(to_markdown(results))
         print(checks_markdown(results))
         return 0
@@ -779,7 +816,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results.to_csv(args.out, index=False)
-    text = to_markdown(results) + "\n" + checks_markdown(results) + "\n"
+    text = "\n\n".join(
+        [overview_markdown(results), to_markdown(results), checks_markdown(results)]
+    )
     args.out.with_suffix(".md").write_text(f"Machine: {machine()}\n\n" + text)
     print(text)
     log(f"done in {time.perf_counter() - start:.0f} s; wrote {args.out}")

@@ -98,6 +98,9 @@ def test_tables_and_checks(dpviz_run):
     text = bench.to_markdown(results)
     assert "**three**" in text and "**two**" in text and "| majority class |" in text
     assert "acc ε=10" in text
+    overview = bench.overview_markdown(results)
+    assert "Over 2 datasets (AUC: the 1 binary ones: two)" in overview
+    assert "| dpviz DPBoost |" in overview and "*" not in overview.split("\n")[3]
     summary = bench.summarise(results)
     majority = summary[(summary.dataset == "two") & (summary.method == "majority")].iloc[0]
     assert majority.accuracy == pytest.approx(majority.majority)
