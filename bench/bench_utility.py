@@ -745,7 +745,7 @@ def machine() -> str:
     except OSError:
         pass
     versions = []
-    for pkg in ("numpy", "pandas", "scikit-learn", "diffprivlib", "interpret-core", "interpret"):
+    for pkg in ("numpy", "scipy", "pandas", "scikit-learn", "diffprivlib", "interpret-core"):
         try:
             versions.append(f"{pkg} {metadata.version(pkg)}")
         except metadata.PackageNotFoundError:
@@ -821,7 +821,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.with_suffix(".md").write_text(f"Machine: {machine()}\n\n" + text)
     print(text)
-    log(f"done in {time.perf_counter() - start:.0f} s; wrote {args.out}")
+    log(f"done in {time.perf_counter() - start:.0f} s; wrote {args.out}; {machine()}")
     return 0
 
 
