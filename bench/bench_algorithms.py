@@ -2,9 +2,9 @@
 
 For each algorithm in ``dpviz.algorithms.ALGORITHMS`` (registry defaults, plus DPEA at
 d = 2 and d = 3) and each dataset (SynthF with its public schema; Adult from
-``../shared/datasets`` with an inferred schema, if present), fit on 30,000 rows and score
-on held-out rows. Fit time is the median of ``--reps`` fits in this process (wall clock,
-``time.perf_counter``, one core); DPEA prints its candidate count (``candidates_``).
+``../shared/datasets`` or the bundled ``data/uci``, with an inferred schema), fit on 30,000
+rows and score on held-out rows. Fit time is the median of ``--reps`` fits in this process
+(wall clock, ``time.perf_counter``, one core); DPEA prints its candidate count (``candidates_``).
 
 Usage: python bench/bench_algorithms.py [--reps 3] [--out bench/results/algorithms.json]
 """
@@ -24,28 +24,28 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dpviz.algorithms import ALGORITHMS, get_algorithm  # noqa: E402
-from dpviz.data import read_csv  # noqa: E402
+from dpviz.resources import read_dataset  # noqa: E402
 from dpviz.schema import infer_schema  # noqa: E402
 from dpviz.synthetic import make_synth  # noqa: E402
 
 TRAIN_ROWS = 30_000
 TARGET_SECONDS = 10.0
-DATASETS_DIR = ROOT.parent / "shared" / "datasets"
 
 
 def datasets():
     """(name, train frame, test frame, schema): 30,000 training rows each."""
     frame, schema = make_synth("SynthF", TRAIN_ROWS + 7_500, seed=0)
     yield "SynthF", frame.iloc[:TRAIN_ROWS], frame.iloc[TRAIN_ROWS:], schema
-    adult = DATASETS_DIR / "adult.csv"
-    if adult.exists():
-        frame = read_csv(adult).sample(frac=1.0, random_state=0).reset_index(drop=True)
+    try:
+        frame = read_dataset("adult")  # ../shared/datasets, else the bundled data/uci
+    except ValueError as exc:
+        print(f"Adult skipped: {exc}", file=sys.stderr)
+    else:
+        frame = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # benchmark only: the schema is inferred
             schema = infer_schema(frame, "label")
         yield "Adult", frame.iloc[:TRAIN_ROWS], frame.iloc[TRAIN_ROWS:], schema
-    else:
-        print(f"Adult skipped: {adult} is missing", file=sys.stderr)
 
 
 def variants():

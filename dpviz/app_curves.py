@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -45,6 +45,7 @@ from .figures_curves import (
 )
 from .forest import build_ledger
 from .mechanisms import MECHANISMS
+from .outputs import csv_text
 from .risk import risk_sentences
 from .sweep import (
     FLETCHER_ISLAM,
@@ -198,7 +199,7 @@ class SweepRun:
         for row in rows.to_dict(orient="records"):
             folds = _one_class_folds(row)
             if folds:
-                status = series_status(row["algorithm"], row["mechanism"], self.statuses)
+                status = self.line_status(row["algorithm"], row["mechanism"])
                 label = dp_label(row["algorithm"], row["mechanism"], status, self.multi)
                 found.append(f"{label} in {folds}")
         if not found:
@@ -213,6 +214,25 @@ class SweepRun:
     def multi(self) -> bool:
         """Whether the sweep compares several algorithms."""
         return len(self.settings.algorithms) > 1
+
+    @cached_property
+    def _ledger_private(self) -> dict[tuple[str, str], bool]:
+        """(algorithm, mechanism) → whether every model of that line had a private
+        ledger (the summary's ``private`` column)."""
+        dp = self.summary[self.summary["series"] == SERIES_DP]
+        if "private" not in dp.columns:
+            return {}
+        flags = dp.groupby(["algorithm", "mechanism"], sort=False)["private"].all()
+        return {key: bool(v) for key, v in flags.items()}
+
+    def line_status(self, algorithm: str, mechanism: str) -> str:
+        """The privacy status of one DP line as its models' ledgers state it: the
+        registry's verdict, or ``NO_GUARANTEE`` where the ledgers give none (inferred
+        schema, replayed noise)."""
+        private = self._ledger_private.get((algorithm, mechanism))
+        if private is None and self.schema_inferred:
+            private = False
+        return series_status(algorithm, mechanism, self.statuses, private)
 
     @cached_property
     def statuses(self) -> dict[str, str]:
@@ -263,7 +283,7 @@ class SweepRun:
         rows = dp_lines(self.summary, x="epsilon", fixed={})
         out = {}
         for algorithm, mechanism in zip(rows["algorithm"], rows["mechanism"]):
-            status = series_status(algorithm, mechanism, self.statuses)
+            status = self.line_status(algorithm, mechanism)
             out.setdefault(
                 series_id(algorithm, mechanism), dp_label(algorithm, mechanism, status, self.multi)
             )
@@ -272,7 +292,9 @@ class SweepRun:
     def series_status(self, sid: str) -> str:
         """The privacy status of a line (an id of :meth:`series`)."""
         algorithm, _, mechanism = sid.partition("/")
-        return series_status(algorithm, mechanism, self.statuses)
+        if not mechanism:  # another algorithm's line: its one mechanism in the summary
+            mechanism = next((m for a, m in self._ledger_private if a == algorithm), "")
+        return self.line_status(algorithm, mechanism)
 
     def algorithm_table(self) -> pd.DataFrame:
         """One row per algorithm of the sweep: its name, the settings it ran with and its
@@ -282,7 +304,9 @@ class SweepRun:
         for a in s.algorithms:
             entry = get_algorithm(a)
             if a == FLETCHER_ISLAM:
-                privacy = forest_privacy(s.mechanisms)
+                privacy = forest_privacy(
+                    s.mechanisms, [self.line_status(a, m) for m in s.mechanisms]
+                )
                 settings = "; ".join(
                     f"{what} {', '.join(map(str, values))}"
                     for what, values in (
@@ -293,7 +317,8 @@ class SweepRun:
                     )
                 )
             else:
-                privacy = STATUS_BADGES[self.statuses[a]]
+                mechanism = next((m for b, m in self._ledger_private if b == a), "")
+                privacy = STATUS_BADGES[self.line_status(a, mechanism)]
                 settings = ", ".join(f"{k} {v}" for k, v in s.params(a).items())
             rows.append(
                 {"algorithm": a, "name": entry.name, "privacy": privacy, "settings": settings}
@@ -303,12 +328,12 @@ class SweepRun:
     @cached_property
     def results_csv(self) -> str:
         """Every fold of every grid point and reference: a tidy CSV."""
-        return self.result.results.to_csv(index=False)
+        return csv_text(self.result.results)
 
     @cached_property
     def summary_csv(self) -> str:
         """Mean and std per grid point and reference: a CSV."""
-        return self.summary.to_csv(index=False)
+        return csv_text(self.summary)
 
     def candidate(
         self, epsilon: float, metric: str, fixed: dict, mechanisms=None, series=None
@@ -326,7 +351,7 @@ class SweepRun:
         out = []
         for row in rows.to_dict(orient="records"):
             algorithm, mechanism = row["algorithm"], row["mechanism"]
-            status = series_status(algorithm, mechanism, self.statuses)
+            status = self.line_status(algorithm, mechanism)
             mean, std = row[f"{metric}_mean"], _zero(row[f"{metric}_std"])
             reference, ref_name = self.own_reference(algorithm, fixed)
             change = "—"
@@ -409,11 +434,14 @@ class SweepRun:
         ).describe()
 
 
-def forest_privacy(mechanisms) -> str:
-    """The forest's privacy per mechanism, e.g. ``ε-DP (permute_flip) / NOT DP (smooth_em)``."""
+def forest_privacy(mechanisms, statuses: Sequence[str] | None = None) -> str:
+    """The forest's privacy per mechanism, e.g. ``ε-DP (permute_flip) / NOT DP (smooth_em)``
+    (``statuses``: one per mechanism as the ledgers state it; default the registry's)."""
+    if statuses is None:
+        statuses = [series_status(FLETCHER_ISLAM, m) for m in mechanisms]
     groups: dict[str, list[str]] = {}
-    for m in mechanisms:
-        groups.setdefault(STATUS_BADGES[series_status(FLETCHER_ISLAM, m)], []).append(m)
+    for m, status in zip(mechanisms, statuses):
+        groups.setdefault(STATUS_BADGES[status], []).append(m)
     order = sorted(groups, key=lambda badge: badge != STATUS_BADGES[EPS_DP])
     return " / ".join(f"{badge} ({', '.join(groups[badge])})" for badge in order)
 

@@ -1,18 +1,23 @@
-"""What the Data page does: read an upload, choose the label, settle the public schema
-(uploaded, inferred or edited) and report missing and out-of-domain values.
+"""What the Data page does: read an upload (decimal commas and NA cells converted, with
+notes), choose the columns to keep (IDs and free text left out by default) and the label,
+settle the public schema (uploaded, inferred or edited; missing-value rules; a
+declaration that names every domain equal to the data's own) and report missing and
+out-of-domain values.
 
 Privacy (SPEC §1): the class list and the feature domains must be public knowledge.
 A schema inferred from the records voids the guarantee; :func:`choose_schema` marks it
 ``inferred`` unless it came from an uploaded schema file or the user declares the
-(edited) schema public, and it says which features still equal the data's own range.
+(edited) schema public, and it says which features still equal the data's own range;
+that warning is kept in ``Schema.declaration`` (sidebar, ledger text, model file, report).
 The data report reads the raw records: it is for the data owner, NOT private.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -23,10 +28,21 @@ from .app_support import (
     frame_id,
     read_uploaded_csv,
 )
-from .data import encode
+from .columns import suggest_drops
+from .data import as_numbers, encode, numeric_suspects
 from .schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
+COLUMN_TABLE = ("keep", "column", "suggestion", "missing", "distinct", "example")
+MISSING_HELP = (
+    "A continuous feature either drops the row in training (the default; "
+    "prediction then uses the domain's midpoint) or, when chosen here, keeps it and sends "
+    "the missing value to the lower branch of every split on that feature (the value is "
+    "set to the public min, in training and in prediction alike). A discrete feature keeps "
+    f"missing cells as the category {MISSING!r} when its value list names it (inferred "
+    "lists do when the column has empty cells). These are public rules you choose, not "
+    "facts read from the data: they do not change the privacy guarantee."
+)
 KINDS = ("continuous", "discrete")
 # A header whose cells are mostly numbers is probably the first data row.
 HEADER_NUMERIC_SHARE = 0.5
@@ -46,6 +62,7 @@ class Upload:
     frame_id: str
     size: int
     header_warning: str | None = None
+    notes: tuple[str, ...] = ()  # what reading changed (decimal commas, NA cells)
 
 
 @dataclass
@@ -61,6 +78,23 @@ class UploadWorkspace:
     classes: str | None = None
     edits_for: tuple = ()
     edit_version: int = 0  # bumped on every applied edit, to reset the editor widget
+    keep: dict[str, bool] | None = None  # the Columns table's choices; None: suggestions
+    numbers: tuple[str, ...] = ()  # columns read as numbers (other cells become missing)
+    _suggested: dict = field(default_factory=dict, repr=False)  # label -> suggest_drops
+
+    def suggestions(self, label: str) -> dict[str, str]:
+        """:func:`dpviz.columns.suggest_drops` for this label (computed once)."""
+        if label not in self._suggested:
+            self._suggested[label] = suggest_drops(self.upload.frame, label)
+        return self._suggested[label]
+
+    def drops(self, label: str) -> list[str]:
+        """The columns left out: the user's choice, else the suggested ones (never the
+        label)."""
+        frame = self.upload.frame
+        if self.keep is None:
+            return list(self.suggestions(label))
+        return [c for c in frame.columns if c != label and not self.keep.get(c, True)]
 
     def applied_edits(self, label: str) -> tuple[pd.DataFrame | None, str | None]:
         """The schema edits made for this label and schema file, if any."""
@@ -75,7 +109,68 @@ def read_upload(name: str, data: bytes) -> Upload:
         frame = read_uploaded_csv(data)
     except ValueError as exc:
         raise ValueError(f"Could not read {name}: {exc}") from None
-    return Upload(name, frame, frame_id(frame), len(data), header_warning(frame.columns))
+    notes = tuple(frame.attrs.get("read_notes", ()))
+    return Upload(name, frame, frame_id(frame), len(data), header_warning(frame.columns), notes)
+
+
+# --- column roles: which columns to keep ---------------------------------------------------
+
+
+def column_table(
+    frame: pd.DataFrame, label: str, drops=None, suggestions: dict | None = None
+) -> pd.DataFrame:
+    """One row per column other than the label: keep it?, the suggestion and why, its
+    missing and distinct counts, an example value (reads the records: NOT private)."""
+    if suggestions is None:
+        suggestions = suggest_drops(frame, label)
+    drops = set(suggestions if drops is None else drops)
+    rows = []
+    for name in frame.columns:
+        if name == label:
+            continue
+        column = frame[name]
+        present = column.dropna()
+        rows.append(
+            {
+                "keep": name not in drops,
+                "column": str(name),
+                "suggestion": f"drop — {suggestions[name]}" if name in suggestions else "keep",
+                "missing": int(column.isna().sum()),
+                "distinct": int(present.nunique()),
+                "example": str(present.iloc[0]) if len(present) else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=list(COLUMN_TABLE))
+
+
+def working_frame(upload: Upload, workspace: UploadWorkspace, label: str) -> pd.DataFrame:
+    """The upload as the schema sees it: columns read as numbers on request, dropped
+    columns removed."""
+    frame = as_numbers(upload.frame, workspace.numbers)
+    drops = [c for c in workspace.drops(label) if c in frame.columns]
+    return frame.drop(columns=drops) if drops else frame
+
+
+def suspects(frame: pd.DataFrame, numbers=()) -> dict[str, str]:
+    """Columns that would be discrete with many numeric-looking values (see
+    :func:`dpviz.data.numeric_suspects`), except those already read as numbers."""
+    return {k: v for k, v in numeric_suspects(frame).items() if k not in set(numbers)}
+
+
+def column_hint(message: str, columns) -> str:
+    """Append, to an error naming a column, how to drop that column on the page."""
+    if "no features besides the label" in message:
+        return (
+            f"{message}: every other column is left out. Remove at least one from "
+            "'Leave out these columns' above."
+        )
+    for name in columns:
+        if f"{str(name)!r}" in message:
+            return (
+                f"{message}. To leave {str(name)!r} out, untick it: add it to 'Leave out "
+                "these columns' above."
+            )
+    return message
 
 
 def _is_number(text: str) -> bool:
@@ -205,7 +300,8 @@ def same_as_data(schema: Schema, frame: pd.DataFrame) -> list[str]:
     tell-tale of a range read off the records."""
     out = []
     for f in schema.continuous:
-        values = pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=np.float64)
+        distinct = pd.Series(frame[f.name].dropna().unique(), dtype=object)
+        values = pd.to_numeric(distinct, errors="coerce").to_numpy(dtype=np.float64)
         values = values[np.isfinite(values)]
         if len(values) and values.min() == f.low and values.max() == f.high:
             out.append(f.name)
@@ -219,6 +315,7 @@ class SchemaChoice:
     schema: Schema
     note: str
     warnings: tuple[str, ...] = ()
+    filled: tuple[str, ...] = ()  # features whose blank cells were filled from the data
 
     @property
     def public(self) -> bool:
@@ -254,7 +351,8 @@ def choose_schema(
         missing = [f for f in schema_file.feature_names if f not in frame.columns]
         if missing:
             raise ValueError("the file lacks the schema's columns: " + ", ".join(missing[:10]))
-        base, public = schema_file, True
+        # A file written by `info --schema-out` keeps its "inferred" marks until edited.
+        base, public = schema_file, not schema_file.inferred
     else:
         base, public = infer_schema(frame, label, warn=False), False
     schema, filled = base, []
@@ -267,35 +365,137 @@ def choose_schema(
         schema = dataclasses.replace(base, classes=split_list(classes))
     if declared_public:
         public = True
-    schema = dataclasses.replace(schema, inferred=not public)
+    # Class and value lists are named too when nothing but the data supplied them (no
+    # schema file, no edits); lists a person wrote or checked are usually known.
+    derived = data_derived(schema, frame, filled, lists=schema_file is None and edits is None)
     warnings = []
+    declaration = ""
     if not public:
         note = INFERRED_SCHEMA_WARNING
-        if schema_file is not None and filled:
+        if schema_file is not None and schema_file.inferred:
+            note = (
+                f"The schema file {schema_name} is marked as inferred from the data (as "
+                "`info --schema-out` writes it): the differential-privacy guarantee is VOID. "
+                'Check every entry, delete its "inferred" marks and upload it again, or '
+                "tick the declaration."
+            )
+        elif schema_file is not None and filled:
             note = (
                 f"Blank domain cells of {', '.join(filled[:5])} were filled from the records, "
                 "so part of the schema was inferred from the data: the differential-privacy "
                 "guarantee is VOID. Fill them from public knowledge, or tick the declaration."
             )
-    elif declared_public:
-        note = DECLARED_NOTE
-        exact = same_as_data(schema, frame)
-        if exact:
-            warnings.append(
-                f"{len(exact)} feature(s) ({', '.join(exact[:5])}{', …' if len(exact) > 5 else ''}"
-                ") have exactly the data's own min and max as their domain. If those ranges "
-                "were read off these records rather than known in advance, the guarantee is "
-                "void: widen them to public bounds (for example round them outwards)."
-            )
     else:
-        note = UPLOADED_NOTE.format(name=schema_name)
-    return SchemaChoice(schema, note, tuple(warnings))
+        note = DECLARED_NOTE if declared_public else UPLOADED_NOTE.format(name=schema_name)
+        who = (
+            "the data owner, by ticking the declaration on the Data page"
+            if declared_public
+            else f"the data owner, by uploading the schema file {schema_name}"
+        )
+        if derived:
+            warnings.append(
+                f"{len(derived)} part(s) of the schema equal what the records themselves "
+                f"show: {_listing(derived)}. If they were read off these records rather "
+                "than known in advance, the guarantee is void: replace them with public "
+                "bounds (for example round ranges outwards)."
+            )
+            declaration = (
+                f"Declared public by {who}, who was warned that these equal the data's "
+                f"own values: {_listing(derived)}."
+            )
+        else:
+            declaration = f"Declared public by {who}; no domain equals the data's own range."
+    schema = dataclasses.replace(schema, inferred=not public, declaration=declaration)
+    return SchemaChoice(schema, note, tuple(warnings), tuple(filled))
 
 
-def prepare(upload: Upload, choice: SchemaChoice) -> PreparedData:
-    """The upload and its schema as the app's current dataset."""
+def _listing(items: list[str], limit: int = 8) -> str:
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
+
+
+def _texts(column: pd.Series) -> set[str]:
+    """The distinct filled cells of a column as text (:func:`as_text`)."""
+    return {as_text(v) for v in column.dropna().unique()}
+
+
+def data_derived(
+    schema: Schema, frame: pd.DataFrame, filled=(), *, lists: bool = True
+) -> list[str]:
+    """The parts of a schema that equal what the records show (or were filled from
+    them), in words: continuous ranges equal to the data's min and max and, with
+    ``lists``, a class list or discrete value list equal to the observed values. What a
+    declaration must name."""
+    out = []
+    labels = _texts(frame[schema.label]) if schema.label in frame else set()
+    if lists and len(labels) and set(schema.classes) == set(labels):
+        out.append(f"the class list of {schema.label!r} (read from the data)")
+    exact = set(same_as_data(schema, frame))
+    for f in schema.features:
+        if f.kind == "continuous":
+            domain = f"{f.name!r} [{f.low:g}, {f.high:g}]"
+            if f.name in filled:
+                out.append(f"{domain} (filled from the data)")
+            elif f.name in exact:
+                out.append(f"{domain} (the data's own min and max)")
+        elif f.name in filled:
+            out.append(f"the values of {f.name!r} (filled from the data)")
+        elif lists and set(f.values) - {MISSING} == _texts(frame[f.name]):
+            out.append(f"the values of {f.name!r} (read from the data)")
+    return out
+
+
+def declaration_prompt(schema: Schema, frame: pd.DataFrame, filled=(), lists=True) -> str:
+    """The declaration's checkbox text, naming each part that equals the data's own."""
+    derived = data_derived(schema, frame, filled, lists=lists)
+    base = (
+        "I declare the class list and every domain public knowledge: I wrote or checked "
+        "them without reading them off these records."
+    )
+    if not derived:
+        return base
+    return (
+        f"{base} That includes {len(derived)} part(s) that equal what these records show: "
+        f"{_listing(derived)}."
+    )
+
+
+def with_missing_rule(schema: Schema, lower_branch) -> Schema:
+    """The schema with missing values of the continuous features in ``lower_branch``
+    sent to the lower branch (rule ``"low"``) and those of the others dropping the row.
+
+    A public rule chosen by the user: the schema's public status does not change."""
+    chosen = set(lower_branch)
+    unknown = chosen - {f.name for f in schema.continuous}
+    if unknown:
+        raise ValueError(
+            f"{', '.join(sorted(map(repr, unknown)))} is not a continuous feature; the "
+            "lower-branch rule is for continuous features (a discrete one keeps missing "
+            f"cells as the category {MISSING!r})"
+        )
+    features = tuple(
+        dataclasses.replace(f, missing="low" if f.name in chosen else "drop")
+        if f.kind == "continuous"
+        else f
+        for f in schema.features
+    )
+    return dataclasses.replace(schema, features=features)
+
+
+def prepare(
+    upload: Upload, choice: SchemaChoice, workspace: UploadWorkspace | None = None
+) -> PreparedData:
+    """The upload (as :func:`working_frame` shapes it) and its schema as the app's
+    current dataset."""
+    if workspace is None:
+        return PreparedData(
+            upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
+        )
+    frame = working_frame(upload, workspace, choice.schema.label)
+    shape = "|".join([*map(str, frame.columns), "numbers:", *workspace.numbers])
+    digest = hashlib.sha1(shape.encode()).hexdigest()[:8]
     return PreparedData(
-        upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
+        upload.name, frame, choice.schema, choice.note, f"{upload.frame_id}.{digest}", "upload"
     )
 
 

@@ -537,10 +537,11 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
     name = f"{run.settings.algorithm} tree"
     captions: list[str] = []
     if not diagnostics:
+        # The release is ε-DP only when the model's ledger says so (public schema, fresh noise).
+        release = "part of the ε-DP release" if run.private else "part of the release"
         intro = (
             "What an outsider sees: the splits, each chosen by the exponential mechanism "
-            "(part of the ε-DP release), and the noisy class counts (discrete Laplace) of every "
-            "leaf, "
+            f"({release}), and the noisy class counts (discrete Laplace) of every leaf, "
             "empty or not; a leaf predicts its largest noisy count. The downloaded model "
             "JSON holds exactly this."
         )

@@ -160,6 +160,35 @@ def default_candidates(epsilons: Sequence[float], suggested: float | None) -> li
     return values[lo : lo + MAX_CANDIDATES]
 
 
+def mechanism_option(sweep: SweepRun, mechanism: str) -> str:
+    """A mechanism of the sweep's forest with its badge as the sweep's ledgers state it
+    (``permute_flip (NOT DP — see ledger)`` on an inferred schema)."""
+    return sweep.series().get(f"fletcher_islam/{mechanism}", mechanism_label(mechanism))
+
+
+NO_CHOICE = (
+    "No ε is chosen: no swept ε meets the target, so dpviz pre-selects none. Move the slider "
+    "to choose one deliberately (its loss is then more than you accepted), or accept a "
+    "larger loss above."
+)
+
+
+def preselected(choice: EpsilonChoice) -> float | None:
+    """The ε the decision starts at: the smallest swept ε that meets the target, or None
+    (nothing pre-selected) when none does, never the largest ε by default."""
+    return None if choice.epsilon is None else float(choice.epsilon)
+
+
+def chosen_options(epsilons: Sequence[float]) -> list[float | None]:
+    """The decision slider's options: "not chosen" (None) first, then the swept ε."""
+    return [None, *sorted(float(e) for e in epsilons)]
+
+
+def epsilon_option(value: float | None) -> str:
+    """A decision slider option as text."""
+    return "not chosen" if value is None else f"{value:g}"
+
+
 def ledger_for(sweep: SweepRun, config: dict, epsilon: float) -> PrivacyLedger:
     """The ledger of a model released with this curve's settings at ``epsilon`` (the
     same one ``SweepRun.ledger_text`` describes)."""

@@ -54,9 +54,23 @@ class AppState:
         what was dropped, for the page to say so."""
         current = self.data
         if current is not None and current.fingerprint == data.fingerprint:
+            # The same records and schema: models stay valid, but keep the newest note
+            # and declaration (where the schema came from, what was declared).
+            self.store[DATA_KEY] = data
             return []
         self.store[DATA_KEY] = data
         dropped = []
+        for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
+            if self.store.pop(key, None) is not None:
+                dropped.append(what)
+        return dropped
+
+    def clear_data(self) -> list[str]:
+        """No current dataset (a failed choice on the Data page must not leave the old
+        one silently in use); returns what was dropped with it."""
+        dropped = []
+        if self.store.pop(DATA_KEY, None) is not None:
+            dropped.append("the dataset")
         for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
@@ -122,6 +136,8 @@ class AppState:
             if data.schema_public
             else "⚠️ Schema inferred from the data: **no privacy guarantee**",
         ]
+        if data.schema_public and schema.declaration:
+            lines.append(f"Schema declaration: {schema.declaration}")
         run = self.run
         lines.append(f"**Model:** {run.describe()}" if run else "**Model:** not trained yet")
         sweep = self.sweep

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .columns import guess_label as _guess_label
 from .data import read_csv
 from .demos import DEMOS, load_demo
 from .schema import Schema, infer_schema
 
-LABEL_GUESSES = ("label", "class", "target", "y", "diagnosis", "outcome")
 INFERRED_SCHEMA_WARNING = (
     "No schema was uploaded, so the class list and every feature's domain (min/max, value "
     "list) were inferred from the uploaded records themselves. That reads the raw data "
@@ -81,13 +81,10 @@ def read_uploaded_schema(data: bytes) -> Schema:
     return Schema.from_json(text)
 
 
-def guess_label(columns: Sequence[str]) -> str:
-    """A likely label column: a conventional name if present, else the last column."""
-    lower = {str(c).lower(): str(c) for c in columns}
-    for name in LABEL_GUESSES:
-        if name in lower:
-            return lower[name]
-    return str(columns[-1])
+def guess_label(columns: Sequence[str] | pd.DataFrame, drops: Sequence[str] = ()) -> str:
+    """A likely label column (:func:`dpviz.columns.guess_label`): a low-cardinality
+    column named like a target, read from the data when a DataFrame is given."""
+    return _guess_label(columns, drops)
 
 
 def prepare_demo(demo_id: str) -> PreparedData:

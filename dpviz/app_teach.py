@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .app_support import PreparedData
+from .resources import reference_file
 from .teach import (
     PLAYGROUND_MECHANISMS,
     TreeWalkthrough,
@@ -26,11 +27,9 @@ from .teach import (
     tree_walkthrough,
 )
 
-# The papers' printed values sit beside the repository (SPEC: ../shared/reference); an
-# installed copy of dpviz has no such folder, and the tables are then shown without them.
-REFERENCE_CSV = (
-    Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "mechanism_tables.csv"
-)
+# The papers' printed values ship inside the package (dpviz/reference); an install that
+# lacks them shows the tables without them.
+REFERENCE_CSV = reference_file("mechanism_tables.csv")
 # Table 6 with the addendum's recommended mechanism added as a column (not in the paper).
 TABLE6_SHOWN = ("smooth_em", "count_em", "permute_flip")
 # The walk-through draws every node and lists every leaf: past this many records it
@@ -45,7 +44,7 @@ DIGITS = 6  # significant digits shown for dpviz's values: more than any printed
 def reference_csv(path: Path | None = None) -> Path | None:
     """The printed values' CSV when it exists (``REFERENCE_CSV`` by default), else None."""
     path = REFERENCE_CSV if path is None else Path(path)
-    return path if path.is_file() else None
+    return path if path is not None and path.is_file() else None
 
 
 def _fmt(value: float) -> str:
@@ -109,8 +108,8 @@ def agreement(reference: Path | None = None) -> str:
     """One sentence: do dpviz's values agree with every printed one?"""
     if reference is None:
         return (
-            "The papers' printed values are not available here (../shared/reference is "
-            "missing), so only dpviz's values are shown."
+            "The papers' printed values are not available here (this install of dpviz "
+            "lacks dpviz/reference/mechanism_tables.csv), so only dpviz's values are shown."
         )
     table = compare_with_printed(reference)
     counts = {t: int((table["table"] == t).sum()) for t in ("Table2", "Table6")}

@@ -42,8 +42,9 @@ from .figures import (
 from .forest import DPRandomForestClassifier
 from .greedy import DPDecisionTreeClassifier
 from .mechanisms import MECHANISMS
-from .model_io import MAX_EXPORT_NODES, Released, release
+from .model_io import MAX_EXPORT_NODES, Released, check_public_schema, release
 from .noise import NOT_PRIVATE_NOTE
+from .outputs import csv_text
 from .schema import PrivacyLeakWarning, Schema
 from .sweep import (
     SERIES_DP,
@@ -227,8 +228,15 @@ def short_name(algorithm: Algorithm) -> str:
     return algorithm.name.split(":")[0].split(" (")[0].strip()
 
 
+# Another algorithm's parameter that this model carries but never uses with its own fixed
+# values: not listed among its settings (Friedman–Schuster has steps = 1, and DPEA's MCMC
+# proposals only run for more than 2 layers per step).
+INERT_SETTINGS = {"mcmc_steps": lambda model: int(getattr(model, "steps", 1)) <= 2}
+
+
 def algorithm_choices() -> dict[str, AlgorithmChoice]:
-    """Every algorithm of the registry, in registry order."""
+    """Every algorithm of the registry, in registry order; ``fixed`` lists the settings
+    another algorithm varies that this one pins (and uses)."""
     every = {p.name for a in ALGORITHMS.values() for p in a.parameters}
     choices = {}
     for algorithm in ALGORITHMS.values():
@@ -238,6 +246,7 @@ def algorithm_choices() -> dict[str, AlgorithmChoice]:
             name: getattr(model, name)
             for name in sorted(every - own)
             if isinstance(getattr(model, name, None), str | int | float)
+            and not (name in INERT_SETTINGS and INERT_SETTINGS[name](model))
         }
         choices[algorithm.id] = AlgorithmChoice(
             algorithm.id,
@@ -271,9 +280,24 @@ class PrivacyStatus:
     text: str
 
 
-def privacy_status(algorithm_id: str, params: Mapping[str, Any] | None = None) -> PrivacyStatus:
+def privacy_status(
+    algorithm_id: str, params: Mapping[str, Any] | None = None, schema_public: bool = True
+) -> PrivacyStatus:
     """The registry's verdict for these parameters: a NOT DP mechanism makes it "none",
-    DPEA's MCMC steps (d > 2) "approximate"."""
+    DPEA's MCMC steps (d > 2) "approximate"; a proven algorithm on data whose schema was
+    inferred (``schema_public`` False) is "none" too, as the model's ledger will say."""
+    status = _registry_status(algorithm_id, params)
+    if status.level == "ok" and not schema_public:
+        return PrivacyStatus(
+            "none",
+            "**NOT DP with this data** · the algorithm is proven ε-DP, but the schema "
+            "(classes, feature domains) was inferred from the records, so the model's "
+            "ledger gives NO guarantee. Declare a public schema on the Data page for one.",
+        )
+    return status
+
+
+def _registry_status(algorithm_id: str, params: Mapping[str, Any] | None) -> PrivacyStatus:
     algorithm = get_algorithm(algorithm_id)
     values = {**algorithm.defaults(), **(params or {})}
     mechanism = values.get("mechanism")
@@ -731,7 +755,7 @@ class TrainRun:
         summary = self.sweep.summary
         order = {s: i for i, s in enumerate(self.series)}
         summary = summary.sort_values("series", key=lambda s: s.map(order), kind="stable")
-        return summary[[c for c in columns if c in summary.columns]].to_csv(index=False)
+        return csv_text(summary[[c for c in columns if c in summary.columns]])
 
     # --- the released model -------------------------------------------------------------
 
@@ -742,12 +766,19 @@ class TrainRun:
     @property
     def privacy_summary(self) -> str:
         """The released model's guarantee in words, from its ledger (the model's
-        ``privacy_ledger``)."""
-        return self.model.ledger_.describe()
+        ``privacy_ledger``), with the schema declaration the data owner accepted."""
+        text = self.model.ledger_.describe()
+        declaration = getattr(self.model.schema_, "declaration", "")
+        return f"{text} Schema: {declaration}" if declaration else text
 
     @cached_property
     def export_problem(self) -> str | None:
-        """Why the model cannot be exported (too many nodes to list), or None."""
+        """Why the model cannot be exported (a schema inferred from the data, whose
+        values the file would list; too many nodes to list), or None."""
+        try:
+            check_public_schema(self.model.schema_)
+        except ValueError as exc:
+            return str(exc)
         if isinstance(self.model, DPRandomForestClassifier):
             leaves = float(self.model.diagnostics_["n_leaves_total"])
             if 2 * leaves <= MAX_EXPORT_NODES:
@@ -806,11 +837,13 @@ class TrainRun:
         model = self.model
         if isinstance(model, DPRandomForestClassifier):
             return (
-                f"{mechanism_label(model.mechanism)} · ε = {s.epsilon:g} · "
+                f"{mechanism_label(model.mechanism, self.private)} · ε = {s.epsilon:g} · "
                 f"{model.n_estimators} trees · depth {model.depth_} · accuracy {acc}"
             )
         shown = ", ".join(f"{k} {v}" for k, v in s.values.items())
-        return f"{self.model_label} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
+        # The ledger's verdict, never the algorithm's promise alone.
+        verdict = "" if self.private else " (NOT DP — see ledger)"
+        return f"{self.model_label}{verdict} · ε = {s.epsilon:g} · {shown} · accuracy {acc}"
 
 
 def _points(value: float) -> str:
@@ -840,12 +873,13 @@ def run_caption(run: TrainRun) -> str:
     )
     if isinstance(model, DPRandomForestClassifier):
         return (
-            f"{mechanism_option(model.mechanism)} · ε = {s.epsilon:g} · "
+            f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
             f"{model.n_estimators} trees · depth {model.depth_} ({model.depth}) · "
             f"{model.data_split} data · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
-    return f"{run.algorithm.name} · ε = {s.epsilon:g} · {shown} · {tail}"
+    verdict = "" if run.private else " (NOT DP — see ledger)"
+    return f"{run.algorithm.name}{verdict} · ε = {s.epsilon:g} · {shown} · {tail}"
 
 
 def _rename(trace, name: str) -> None:

@@ -6,6 +6,7 @@ Errors print one line ``error: ...`` on stderr and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -14,18 +15,35 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .algorithms import ALGORITHMS, get_algorithm
 from .audit import audit
-from .data import encode, read_csv
-from .depth import DEPTH_RULES, resolve_depth
+from .columns import guess_label, suggest_drops
+from .data import encode, numeric_suspects, read_csv
+from .depth import (
+    DEPTH_RULES,
+    MAX_FEATURES,
+    MAX_REPEATS,
+    check_work,
+    depth_cap_note,
+    forest_work_seconds,
+    resolve_depth,
+)
 from .evaluation import cross_validate
-from .forest import DATA_SPLITS
+from .forest import DATA_SPLITS, DPRandomForestClassifier
 from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
-from .model_io import ReleasedForest, load_model, release
+from .model_io import (
+    INFERRED_REFUSAL,
+    ReleasedForest,
+    check_forest_export,
+    load_model,
+    release,
+)
 from .noise import NOT_PRIVATE_NOTE
+from .outputs import check_outputs, csv_text, write_csv, write_text
 from .reproduce import FIGURES, reproduce, to_markdown
-from .schema import PrivacyLeakWarning, Schema, infer_schema
+from .schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
 from .sweep import SweepCancelled, SweepGrid, run_sweep
 
 
@@ -53,15 +71,67 @@ def _int_at_least(low: int):
     return parse
 
 
+def _int_between(low: int, high: int, hint: str = ""):
+    """An argparse type: a whole number from ``low`` to ``high``."""
+    at_least = _int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be at most {high:,}, got {value:,}" + (f"; {hint}" if hint else "")
+            )
+        return value
+
+    return parse
+
+
 _positive_int = _int_at_least(1)
-_whole = _int_at_least(0)
+# Seeds feed numpy's SeedSequence and 64-bit hashes: any whole number below 2^63.
+_whole = _int_between(0, 2**63 - 1)
+_repeats = _int_between(1, MAX_REPEATS, "repeat fewer times")
+_n_features = _int_between(0, MAX_FEATURES)
+_workers = _int_between(1, 32, "a local cluster of more workers than cores only slows down")
+_n_jobs = _int_between(-1, 64)
+
+
+# Above this no noise is left to draw (e^-ε underflows long before): refused, not run.
+MAX_EPSILON = 1e6
 
 
 def _epsilon(text: str) -> float:
     try:
-        return _check_epsilon(text)
+        value = _check_epsilon(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > MAX_EPSILON:
+        raise argparse.ArgumentTypeError(
+            f"ε = {value:g} is above {MAX_EPSILON:g}: no noise is left and the ε means nothing; "
+            "use the non-private references (ε = ∞) for a noise-free comparison"
+        )
+    return value
+
+
+EPSILON_SENSIBLE = (1e-3, 1e2)
+
+
+def _warn_epsilon(epsilon: float) -> None:
+    """Say what an ε outside [1e-3, 1e2] means: a guarantee in name only, or pure noise."""
+    low, high = EPSILON_SENSIBLE
+    if epsilon > high:
+        print(
+            f"warning: ε = {epsilon:g} is a guarantee in name only: one person may make any "
+            f"output up to e^{epsilon:g} times more likely (e^100 ≈ 10^43 already bounds "
+            f"nothing); the noise is negligible. Sensible values lie in [{low:g}, {high:g}]",
+            file=sys.stderr,
+        )
+    elif epsilon < low:
+        print(
+            f"warning: ε = {epsilon:g} makes the noise swamp every count: the released "
+            f"outputs are (almost) pure noise and the model learns nothing. Sensible values "
+            f"lie in [{low:g}, {high:g}]",
+            file=sys.stderr,
+        )
 
 
 def _depth_rule(text: str) -> str | int:
@@ -99,8 +169,36 @@ def _json_safe(value):
     return value
 
 
-def _load_data(args) -> tuple:
+def _read_data(args) -> pd.DataFrame:
+    """The CSV of ``--data`` with ``--drop`` columns removed; says what reading changed
+    (decimal commas, NA cells) on stderr."""
     frame = read_csv(args.data)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    text = getattr(args, "drop", None)
+    drop = _split_list(text, str, "--drop") if text is not None else []
+    unknown = [c for c in drop if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"--drop names {', '.join(map(repr, unknown))}, not a column of {args.data}; "
+            "columns are: " + ", ".join(frame.columns[:20])
+        )
+    if args.label in drop:
+        raise ValueError(f"--drop names the label {args.label!r}; drop other columns")
+    return frame.drop(columns=drop) if drop else frame
+
+
+def _with_drop_hint(message: str, frame: pd.DataFrame, label: str) -> str:
+    """An inference error, with the ``--drop`` that `info` would suggest."""
+    drops = suggest_drops(frame, label)
+    if not drops:
+        return message
+    why = "; ".join(f"{c}: {r}" for c, r in drops.items())
+    return f"{message} (suggested: --drop {','.join(drops)} — {why})"
+
+
+def _load_data(args) -> tuple:
+    frame = _read_data(args)
     if args.label not in frame.columns:
         raise ValueError(
             f"label column {args.label!r} is not in {args.data}; columns are: "
@@ -113,11 +211,46 @@ def _load_data(args) -> tuple:
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
     else:
-        schema = infer_schema(frame, args.label)
+        try:
+            schema = infer_schema(frame, args.label)
+        except ValueError as exc:
+            raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     encoded = encode(frame, schema, training=True)
     for message in encoded.report.messages():
         print(f"note: {message}", file=sys.stderr)
+    if args.schema:
+        schema = _declared(schema, frame, args.schema)
     return frame, schema, encoded
+
+
+def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
+    """Say what a schema file's public status rests on, and keep it in the schema (and
+    so in the model file): a file still marked inferred is not public; ranges equal to
+    the data's own min and max are named."""
+    from .app_data import data_derived
+
+    if schema.inferred:
+        print(
+            f'note: {path} is marked "inferred" (as `info --schema-out` writes it): the '
+            "model is NOT differentially private until every mark is removed",
+            file=sys.stderr,
+        )
+        return schema
+    derived = data_derived(schema, frame, lists=False)
+    if not derived:
+        return schema
+    listed = "; ".join(derived)
+    print(
+        f"note: in {path}, {listed}: if read off these records, the guarantee is void",
+        file=sys.stderr,
+    )
+    declaration = (
+        f"Declared public by the user, by passing the schema file {Path(path).name}, whose "
+        f"ranges equal the data's own values: {listed}."
+    )
+    if schema.declaration:
+        declaration = f"{schema.declaration} {declaration}"
+    return dataclasses.replace(schema, declaration=declaration)
 
 
 def _warn_mechanism(name: str) -> None:
@@ -130,12 +263,16 @@ def _warn_mechanism(name: str) -> None:
 
 
 def cmd_depth(args) -> dict:
+    note = depth_cap_note(args.rule, args.continuous, args.discrete)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     depth = resolve_depth(args.rule, args.continuous, args.discrete)
     print(depth)
     return {}
 
 
 def cmd_mechanism(args) -> dict:
+    _warn_epsilon(args.epsilon)
     mech = get_mechanism(args.name)
     counts = np.asarray([_parse_counts(args.counts)])
     _warn_mechanism(mech.id)
@@ -157,7 +294,18 @@ def _parse_counts(text: str) -> list[int]:
         ) from None
     if len(counts) < 2 or min(counts) < 0:
         raise ValueError("--counts needs at least two non-negative counts, e.g. 5,10")
+    if len(counts) > MAX_CLASSES:
+        raise ValueError(f"--counts lists {len(counts)} classes; at most {MAX_CLASSES}")
+    if max(counts) > MAX_COUNT:
+        raise ValueError(
+            f"--counts must be at most {MAX_COUNT:,} each (a leaf never holds more records)"
+        )
     return counts
+
+
+# A leaf's count: above 10^12 records no dataset dpviz reads could reach it, and the
+# float64 formulas of the mechanisms stay exact below 2^53.
+MAX_COUNT = 10**12
 
 
 def cmd_audit(args) -> dict:
@@ -277,10 +425,13 @@ def _extra_params(args) -> dict:
 
 
 def cmd_evaluate(args) -> dict:
+    _warn_epsilon(args.epsilon)
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
     _, schema, encoded = _load_data(args)
+    _note_depth(args.algorithm, params.get("depth"), schema)
+    _check_evaluate_work(args, encoded, schema, params)
     progress = None
     if not args.json and sys.stderr.isatty():
 
@@ -310,11 +461,15 @@ def _cluster(args):
     if getattr(args, "scheduler", None) or getattr(args, "local_cluster", None):
         from .distributed import dask_client
 
-        return dask_client(args.scheduler, args.local_cluster)
+        return dask_client(
+            args.scheduler, args.local_cluster, dashboard=getattr(args, "dashboard", False)
+        )
     return nullcontext(None)
 
 
 def cmd_train(args) -> dict:
+    check_outputs([args.data, args.schema], {"--out": args.out})
+    _warn_epsilon(args.epsilon)
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
     _warn_noise_seed(args)
@@ -328,6 +483,11 @@ def cmd_train(args) -> dict:
         model, n_records = _train_on_cluster(args, algorithm, params)
     else:
         _, schema, encoded = _load_data(args)
+        if schema.inferred and not args.values_public:
+            raise ValueError(
+                INFERRED_REFUSAL + "; or pass --values-public to declare the inferred values "
+                "public"
+            )
         model = algorithm.make(
             args.epsilon,
             random_state=args.seed,
@@ -335,12 +495,15 @@ def cmd_train(args) -> dict:
             noise_seed=args.noise_seed,
             **params,
         )
+        _check_forest_work(model, schema)
         model.fit_encoded(encoded, schema)
         n_records = encoded.n_records
-    released = release(model, args.algorithm)
-    Path(args.out).write_text(released.to_json(), encoding="utf-8")
+    released = release(model, args.algorithm, values_public=args.values_public)
+    write_text(args.out, released.to_json())
     ledger = model.ledger_
+    declaration = model.schema_.declaration
     return {
+        **({"schema_declaration": declaration} if declaration else {}),
         "model": str(args.out),
         "algorithm": args.algorithm,
         "kind": released.meta["kind"],
@@ -353,6 +516,65 @@ def cmd_train(args) -> dict:
             "summary": ledger.describe(),
         },
     }
+
+
+def _estimate_depth(rule, schema: Schema, n_records: int) -> int:
+    """The depth a forest rule gives, for a work estimate (jpw from the row count)."""
+    s, r = len(schema.continuous), len(schema.discrete)
+    branching = [2] * s + [len(f.values) for f in schema.discrete]
+    return resolve_depth(rule, s, r, n_records=max(1, n_records), branching=branching)
+
+
+def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
+    """Refuse a forest cross-validation estimated to run for hours, before it starts."""
+    algo = get_algorithm(args.algorithm)
+    if not algo.forest_family:
+        return
+    defaults = algo.defaults()
+    rule = params.get("depth", defaults.get("depth", "theorem2"))
+    seconds = forest_work_seconds(
+        encoded.n_records,
+        len(schema.continuous),
+        int(params.get("n_estimators", defaults.get("n_estimators", 100))),
+        _estimate_depth(rule, schema, encoded.n_records),
+        data_split=params.get("data_split", defaults.get("data_split", "disjoint")),
+        folds=args.folds,
+        repeats=args.repeats,
+    )
+    check_work(seconds, "--repeats, --folds, --trees or --depth, or use fewer rows")
+
+
+def _note_depth(algorithm: str, rule, schema: Schema) -> None:
+    """A note when a forest's depth rule is capped at MAX_DEPTH on this schema."""
+    algo = get_algorithm(algorithm)
+    if not algo.forest_family:
+        return
+    rule = algo.defaults().get("depth", "theorem2") if rule is None else rule
+    if rule != "jpw":
+        note = depth_cap_note(rule, len(schema.continuous), len(schema.discrete))
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+
+
+def _rule_depth(model, schema: Schema) -> int | None:
+    """The depth a forest's rule gives on ``schema`` (None for the data-read jpw rule);
+    prints a note when the rule's depth is capped."""
+    rule = getattr(model, "depth", None)
+    if rule is None or rule == "jpw" or not hasattr(model, "n_estimators"):
+        return None
+    s, r = len(schema.continuous), len(schema.discrete)
+    note = depth_cap_note(rule, s, r)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return resolve_depth(rule, s, r)
+
+
+def _check_forest_work(model, schema: Schema) -> None:
+    """Before fitting a forest for export: refuse one whose file could not list it."""
+    if isinstance(model, DPRandomForestClassifier):
+        depth = _rule_depth(model, schema)
+        if depth is not None:
+            check_forest_export(schema, depth, int(model.n_estimators))
 
 
 def _train_on_cluster(args, algorithm, params):
@@ -369,16 +591,23 @@ def _train_on_cluster(args, algorithm, params):
     model = algorithm.make(
         args.epsilon, random_state=args.seed, schema=schema, noise_seed=args.noise_seed, **params
     )
+    _check_forest_work(model, schema)
     with _cluster(args):
-        fit_dask(model, ddf, schema)
+        fit_dask(model, ddf, schema, data_path=args.data)
     for message in model.encoding_report_.messages():
         print(f"note: {message}", file=sys.stderr)
     return model, model.n_train_records_
 
 
 def cmd_predict(args) -> dict:
+    check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
     frame = read_csv(args.data, min_columns=1)
+    for note in frame.attrs.get("read_notes", ()):
+        print(f"note: {note}", file=sys.stderr)
+    # Say how rows with missing or unknown values were routed (the schema's public rules).
+    for message in encode(frame, model.schema, training=False).report.messages():
+        print(f"note: {message}", file=sys.stderr)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
     out = frame[[]].copy()
@@ -386,13 +615,14 @@ def cmd_predict(args) -> dict:
     for i, c in enumerate(model.classes_):
         out[f"proba[{c}]"] = proba[:, i]
     if args.out:
-        out.to_csv(args.out, index=False)
+        write_csv(args.out, out)
     elif not args.json:
-        out.to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(out))
     return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
 
 
 def cmd_update(args) -> dict:
+    check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
     if not isinstance(model, ReleasedForest):
         raise ValueError(
@@ -405,13 +635,30 @@ def cmd_update(args) -> dict:
         raise ValueError(f"the new data has no label column {model.schema.label!r}")
     _warn_noise_seed(args)
     updated = model.updated(frame, noise_seed=args.noise_seed)
-    Path(args.out).write_text(updated.to_json(), encoding="utf-8")
+    write_text(args.out, updated.to_json())
     return {"model": str(args.out), "n_records": len(frame), "privacy": updated.meta["privacy"]}
 
 
 def cmd_info(args) -> dict:
-    frame = read_csv(args.data)
-    schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    check_outputs([args.data, args.schema], {"--schema-out": args.schema_out})
+    frame = _read_data(args)
+    guessed = args.label is None
+    if guessed:
+        # No --label: guess it from the data, and say it is a guess.
+        args.label = guess_label(frame, list(suggest_drops(frame)))
+        print(f"note: --label not given; guessed {args.label!r} — check it", file=sys.stderr)
+    if args.label not in frame.columns:
+        raise ValueError(
+            f"label column {args.label!r} is not in {args.data}; columns are: "
+            + ", ".join(frame.columns[:20])
+            + f" (a guess: --label {guess_label(frame, list(suggest_drops(frame)))})"
+        )
+    drops = suggest_drops(frame, args.label)
+    suspects = numeric_suspects(frame.drop(columns=list(drops)))
+    try:
+        schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+    except ValueError as exc:
+        raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
     if schema.label != args.label:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
@@ -421,10 +668,11 @@ def cmd_info(args) -> dict:
         for rule in DEPTH_RULES
     }
     if args.schema_out:
-        Path(args.schema_out).write_text(schema.to_json(), encoding="utf-8")
+        write_text(args.schema_out, schema.to_json())
     return {
         "n_rows": len(frame),
         "label": schema.label,
+        "label_guessed": guessed,
         "classes": list(schema.classes),
         "n_continuous": s,
         "n_discrete": r,
@@ -432,7 +680,18 @@ def cmd_info(args) -> dict:
         "schema": schema.to_dict(),
         "schema_inferred": schema.inferred,
         "depth": depths,
-        "notes": ["the jpw depth uses the record count, which is not private"],
+        "read_notes": list(frame.attrs.get("read_notes", ())),
+        "suggested_drops": drops,
+        "suggested_drop_option": f"--drop {','.join(drops)}" if drops else "",
+        "numeric_suspects": suspects,
+        "notes": [
+            "the jpw depth uses the record count, which is not private",
+            *(
+                ["suggested drops and numeric suspects read the raw records: not private"]
+                if drops or suspects
+                else []
+            ),
+        ],
     }
 
 
@@ -459,6 +718,7 @@ def _progress_bar(done: int, total: int, message: str) -> None:
 
 
 def cmd_sweep(args) -> dict:
+    check_outputs([args.data, args.schema], {"--out": args.out, "--summary": args.summary})
     algorithms = _split_list(args.algorithm, str, "--algorithm")
     grid = SweepGrid(
         algorithms=algorithms,
@@ -470,6 +730,8 @@ def cmd_sweep(args) -> dict:
         references=not args.no_references,
     )
     _warn_noise_seed(args)
+    for epsilon in grid.epsilons:
+        _warn_epsilon(float(epsilon))
     for name in grid.algorithms:
         if name == "fletcher_islam":
             for mech in grid.mechanisms:
@@ -477,6 +739,20 @@ def cmd_sweep(args) -> dict:
         else:
             _warn_algorithm(name, {})
     _, schema, encoded = _load_data(args)
+    if "fletcher_islam" in grid.algorithms:
+        seconds = 0.0
+        for trees, rule, split in grid.structures:
+            _note_depth("fletcher_islam", rule, schema)
+            seconds += forest_work_seconds(
+                encoded.n_records,
+                len(schema.continuous),
+                int(trees),
+                _estimate_depth(rule, schema, encoded.n_records),
+                data_split=split,
+                folds=args.folds,
+                repeats=args.repeats,
+            )
+        check_work(seconds, "--repeats, --folds, --trees or --depth, or use fewer rows")
     with _cluster(args) as client:
         result = run_sweep(
             encoded,
@@ -490,9 +766,9 @@ def cmd_sweep(args) -> dict:
             n_jobs=args.n_jobs,
             progress=None if args.quiet else _progress_bar,
         )
-    result.results.to_csv(args.out, index=False)
+    write_csv(args.out, result.results)
     if args.summary:
-        result.summary.to_csv(args.summary, index=False)
+        write_csv(args.summary, result.summary)
     return {
         "results": str(args.out),
         "summary": args.summary,
@@ -502,10 +778,17 @@ def cmd_sweep(args) -> dict:
 
 
 def cmd_reproduce(args) -> dict:
+    check_outputs([args.reference], {"--out": args.out})
+    datasets = None if args.datasets_dir is None else Path(args.datasets_dir)
+    if args.out and datasets and Path(args.out).resolve().parent == datasets.resolve():
+        raise ValueError(
+            f"--out {args.out!r} is in the datasets folder {args.datasets_dir!r}, an input "
+            "of this command: choose another folder"
+        )
     table = reproduce(
         args.figure,
-        reference_csv=Path(args.reference),
-        datasets_dir=Path(args.datasets_dir),
+        reference_csv=None if args.reference is None else Path(args.reference),
+        datasets_dir=None if args.datasets_dir is None else Path(args.datasets_dir),
         folds=args.folds,
         repeats=args.repeats,
         generator_seeds=args.generator_seeds,
@@ -514,7 +797,7 @@ def cmd_reproduce(args) -> dict:
         noise_seed=args.noise_seed,
     )
     if args.out:
-        table.to_csv(args.out, index=False)
+        write_csv(args.out, table)
     if args.json:
         return {"rows": _json_safe(table.to_dict(orient="records"))}
     print(to_markdown(table))
@@ -567,8 +850,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("depth", help="tree depth under a depth rule")
-    p.add_argument("--continuous", type=int, required=True)
-    p.add_argument("--discrete", type=int, required=True)
+    p.add_argument("--continuous", type=_n_features, required=True)
+    p.add_argument("--discrete", type=_n_features, required=True)
     p.add_argument("--rule", default="theorem2", choices=["theorem2", "half", "full"])
     p.set_defaults(func=cmd_depth)
 
@@ -599,7 +882,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_epsilon,
         help="budget (required with --mechanism; default 1 with --release)",
     )
-    p.add_argument("--classes", type=_positive_int, help="--mechanism: classes (default 2)")
+    p.add_argument(
+        "--classes", type=_int_between(2, MAX_CLASSES), help="--mechanism: classes (default 2)"
+    )
     p.add_argument(
         "--max-count", type=_positive_int, help="--mechanism: largest count (default 40)"
     )
@@ -626,15 +911,26 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--data", required=True, help="CSV file")
         p.add_argument("--label", required=label, help="label column")
         p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
+        p.add_argument(
+            "--drop",
+            help="comma-separated columns to leave out (IDs, names, free text; "
+            "`info` suggests them)",
+        )
 
     def cluster_args(p):
         group = p.add_mutually_exclusive_group()
         group.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
         group.add_argument(
             "--local-cluster",
-            type=_positive_int,
+            type=_workers,
             metavar="N",
             help="start N local Dask worker processes for this command",
+        )
+        p.add_argument(
+            "--dashboard",
+            action="store_true",
+            help="serve the Dask dashboard of a --local-cluster on 127.0.0.1:8787 (off by "
+            "default: it shows the task names to anyone on this machine)",
         )
 
     def model_args(p):
@@ -666,7 +962,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     model_args(p)
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--repeats", type=_repeats, default=1)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
@@ -684,9 +980,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", default="permute_flip", help="comma-separated mechanisms")
     p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
+    p.add_argument("--repeats", type=_repeats, default=1)
     seed_args(p)
-    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--n-jobs", type=_n_jobs, default=1)
     p.add_argument(
         "--no-references",
         action="store_true",
@@ -700,16 +996,22 @@ def build_parser() -> argparse.ArgumentParser:
     cluster_args(p)
     p.set_defaults(func=cmd_sweep)
 
-    shared = Path(__file__).resolve().parent.parent.parent / "shared"
     p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
     p.add_argument("--figure", required=True, choices=FIGURES)
     p.add_argument("--folds", type=_positive_int, default=5)
-    p.add_argument("--repeats", type=_positive_int, default=1)
-    p.add_argument("--generator-seeds", type=_positive_int, default=3)
+    p.add_argument("--repeats", type=_repeats, default=1)
+    p.add_argument("--generator-seeds", type=_int_between(1, 100), default=3)
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
-    p.add_argument("--datasets-dir", default=str(shared / "datasets"))
-    p.add_argument("--reference", default=str(shared / "reference" / "fletcher2017_results.csv"))
-    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument(
+        "--datasets-dir",
+        help="folder with the real datasets (NAME.csv or NAME.csv.gz); default: "
+        "../shared/datasets beside the clone, else the clone's bundled data/uci",
+    )
+    p.add_argument(
+        "--reference",
+        help="the paper's numbers (fletcher2017_results.csv); default: the package's copy",
+    )
+    p.add_argument("--n-jobs", type=_n_jobs, default=1)
     p.add_argument("--out", help="also write the table as CSV")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -721,6 +1023,12 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     model_args(p)
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--values-public",
+        action="store_true",
+        help="without --schema: declare the inferred class names, discrete values and "
+        "exact min/max public, so that the exported model may list them (it does)",
+    )
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="predict with a model JSON (any algorithm)")
@@ -739,8 +1047,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    data_args(p)
-    p.add_argument("--schema-out", help="write the (inferred) schema JSON here")
+    data_args(p, label=False)
+    p.add_argument(
+        "--schema-out",
+        help='write the schema JSON here (an inferred one is marked "inferred": remove '
+        "the marks once every entry is checked against public knowledge)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
     return parser
@@ -775,6 +1087,15 @@ def main(argv: list[str] | None = None) -> int:
             _flush_warnings(caught)
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             print(f"error: {message}", file=sys.stderr)
+            return 2
+        except (OverflowError, ZeroDivisionError, RecursionError) as exc:
+            # A safety net: every input is bounded, so this is a bug, but never a traceback.
+            _flush_warnings(caught)
+            print(
+                f"error: cannot compute with these inputs ({type(exc).__name__}: {exc}); use "
+                "smaller numbers and please report this",
+                file=sys.stderr,
+            )
             return 2
         except MemoryError:
             print(

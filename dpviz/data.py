@@ -1,4 +1,5 @@
-"""Reading CSV files and encoding records against a public schema."""
+"""Reading CSV files (any common delimiter, decimal commas, thousands separators, R's NA)
+and encoding records against a public schema (with its public missing-value rules)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from .schema import MISSING, Schema, as_text
+from .schema import MISSING, Schema, as_text, missing_label
 
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 _SNIFF_BYTES = 64 * 1024
@@ -27,9 +28,13 @@ def read_csv(
     """Read a CSV file into a DataFrame of strings (empty cells become NaN).
 
     Every cell stays text so that the schema, not pandas, decides which columns are
-    numbers. Raises ``ValueError`` with a message a person can act on for files that
-    are empty, binary, not UTF-8, too large or not delimited. ``min_columns=1`` accepts
-    a single column (records to predict for a one-feature model carry no label).
+    numbers; numbers written with decimal commas or thousands separators are rewritten
+    in plain notation and ``NA``-like cells of number columns become missing
+    (:func:`normalise_numbers`), with one note per change in
+    ``frame.attrs["read_notes"]``. Raises ``ValueError`` with a message a person can
+    act on for files that are empty, binary, not UTF-8, too large or not delimited.
+    ``min_columns=1`` accepts a single column (records to predict for a one-feature
+    model carry no label).
     """
     raw = _read_bytes(source, max_bytes)
     if not raw.strip():
@@ -79,7 +84,135 @@ def read_csv(
         raise ValueError("the first row has no column names: the file needs a header row")
     if frame.empty:
         raise ValueError("the file has a header but no data rows")
-    return frame.apply(lambda col: col.str.strip())
+    frame = frame.apply(lambda col: col.str.strip())
+    frame, notes = normalise_numbers(frame, delimiter)
+    # What reading changed, for the caller to show (CLI notes, the Data page).
+    frame.attrs["read_notes"] = notes
+    return frame
+
+
+# A number written with a decimal comma and optional dot (or space) thousands groups:
+# 39,1 / -1.234,5 / 1234. Or with a decimal point and comma groups: 1,234.5 / 12.
+_DECIMAL_COMMA = r"[+-]?(?:\d{1,3}(?:[.\u00a0 ]\d{3})+|\d+)(?:,\d+)?"
+_COMMA_GROUPS = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_THOUSANDS_DOTS = r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)"
+# Cells that mean "no value" in a column that otherwise holds numbers (R writes NA).
+MISSING_TOKENS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "None", "?", "-")
+
+
+def _reads_as_numbers(values: pd.Series) -> bool:
+    return bool(values.size) and not pd.to_numeric(values, errors="coerce").isna().any()
+
+
+def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.DataFrame, list[str]]:
+    """Read locale-formatted numbers as numbers, and R's ``NA`` as missing.
+
+    A column whose every cell is a number written with a decimal comma (``39,1``,
+    ``1.234,5``) or with comma thousands groups (``1,234.5``) is rewritten in plain
+    notation (``39.1``, ``1234.5``); cells such as ``NA`` or ``?`` in a column that
+    otherwise holds numbers become missing. ``1,234`` alone is ambiguous: it is read
+    as a decimal comma when the file is ``;``-separated, else as thousands. In a file
+    with decimal commas, a number column written like ``3.750`` reads as 3750. Returns
+    the frame (text cells, as :func:`read_csv`) and one note per change.
+    """
+    notes = []
+    out = {}
+    for name in frame.columns:
+        column = frame[name]
+        present = column.dropna()
+        distinct = pd.Series(present.unique(), dtype=object)
+        if distinct.empty or _reads_as_numbers(distinct):
+            continue
+        tokens = distinct[distinct.isin(MISSING_TOKENS)]
+        values = distinct[~distinct.isin(MISSING_TOKENS)]
+        if values.empty:
+            continue
+        mapping = None
+        if not _reads_as_numbers(values):
+            comma = values.str.fullmatch(_DECIMAL_COMMA).all()
+            groups = values.str.fullmatch(_COMMA_GROUPS).all()
+            if comma and (not groups or delimiter == ";"):
+                plain = values.str.replace(r"[.\u00a0 ]", "", regex=True).str.replace(",", ".")
+                example = values[values.str.contains(",")]
+                shown = example.iloc[0] if len(example) else values.iloc[0]
+                notes.append(
+                    f"column {name!r} uses decimal commas: read as numbers "
+                    f"({shown!r} as {plain[values == shown].iloc[0]})"
+                )
+            elif groups:
+                plain = values.str.replace(",", "")
+                shown = values[values.str.contains(",")].iloc[0]
+                notes.append(
+                    f"column {name!r} uses comma thousands separators: read as numbers "
+                    f"({shown!r} as {plain[values == shown].iloc[0]})"
+                )
+            else:
+                continue
+            mapping = dict(zip(values, plain))
+        if len(tokens):
+            count = int(present.isin(tokens).sum())
+            listed = ", ".join(repr(t) for t in tokens)
+            notes.append(f"column {name!r}: {count} cells {listed} read as missing values")
+        if mapping is None and not len(tokens):
+            continue
+        replaced = column.where(~column.isin(tokens))
+        out[name] = replaced.map(mapping).where(replaced.notna()) if mapping else replaced
+    if any("decimal commas" in n for n in notes):
+        # The file writes decimals with commas, so in its other number columns a dot
+        # followed by groups of three digits ("3.750") is a thousands separator.
+        for name in frame.columns:
+            if name in out:
+                continue
+            distinct = pd.Series(frame[name].dropna().unique(), dtype=object)
+            dotted = distinct[distinct.str.contains(".", regex=False)]
+            if (
+                len(dotted)
+                and distinct.str.fullmatch(_THOUSANDS_DOTS).all()
+                and _reads_as_numbers(distinct)
+            ):
+                shown = dotted.iloc[0]
+                notes.append(
+                    f"column {name!r} uses dots as thousands separators, as the file "
+                    f"writes decimals with commas: read {shown!r} as {shown.replace('.', '')}"
+                )
+                out[name] = frame[name].str.replace(".", "", regex=False)
+    if out:
+        frame = frame.assign(**out)
+    return frame, notes
+
+
+def numeric_suspects(frame: pd.DataFrame, min_values: int = 50) -> dict[str, str]:
+    """Columns that would become discrete with more than ``min_values`` distinct values
+    although most of those look like numbers: column -> why, and the fix."""
+    out = {}
+    for name in frame.columns:
+        distinct = pd.Series(frame[name].dropna().unique(), dtype=object)
+        if len(distinct) <= min_values:
+            continue
+        numbers = pd.to_numeric(distinct, errors="coerce")
+        bad = distinct[numbers.isna()]
+        if 0 < len(bad) and numbers.notna().sum() > min_values and len(bad) < len(distinct) / 2:
+            shown = ", ".join(repr(v) for v in bad.iloc[:3])
+            out[str(name)] = (
+                f"column {str(name)!r} has {len(distinct)} distinct values, "
+                f"{int(numbers.notna().sum())} of them numbers, but {len(bad)} are not "
+                f"(for example {shown}), so it would be read as a discrete feature with "
+                f"{len(distinct)} categories. Read it as numbers (the {len(bad)} other "
+                "values become missing), or fix those cells in the file."
+            )
+    return out
+
+
+def as_numbers(frame: pd.DataFrame, columns) -> pd.DataFrame:
+    """The frame with ``columns`` read as numbers: cells that are not become missing."""
+    columns = [c for c in columns if c in frame.columns]
+    if not columns:
+        return frame
+    fixed = {
+        c: pd.to_numeric(frame[c], errors="coerce").map(lambda v: f"{v!r}", na_action="ignore")
+        for c in columns
+    }
+    return frame.assign(**fixed)
 
 
 def _read_bytes(source, max_bytes: int) -> bytes:
@@ -152,6 +285,7 @@ class EncodingReport:
     unknown_discrete: dict[str, int] = field(default_factory=dict)
     clipped: dict[str, int] = field(default_factory=dict)
     imputed: dict[str, int] = field(default_factory=dict)
+    routed_low: dict[str, int] = field(default_factory=dict)
 
     def messages(self) -> list[str]:
         out = []
@@ -169,6 +303,11 @@ class EncodingReport:
             out.append(f"{n} values of {name!r} were outside its domain and were clipped")
         for name, n in self.imputed.items():
             out.append(f"{n} missing values of {name!r} were set to its domain midpoint")
+        for name, n in self.routed_low.items():
+            out.append(
+                f"{n} missing values of {name!r} go to its lower branch (set to its public "
+                "min, the feature's missing-value rule)"
+            )
         return out
 
     def to_dict(self) -> dict:
@@ -189,12 +328,19 @@ class EncodedData:
         return self.continuous.shape[0]
 
 
-def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> EncodedData:
+def encode(
+    frame: pd.DataFrame, schema: Schema, *, training: bool = True, require_rows: bool = True
+) -> EncodedData:
     """Encode a DataFrame against the schema.
 
     For training, rows without a usable label or continuous value are dropped and
     counted. For prediction every row is kept: a missing continuous value takes the
     domain midpoint and an unknown discrete value makes the tree abstain (code -1).
+    A continuous feature whose public rule is ``missing="low"`` keeps the row in both:
+    its missing values take the domain's min, so every split sends them to the lower
+    child (a rule from the schema, not from the data: privacy is unaffected).
+    A label cell that is empty or a literal "NaN" (not a declared class) is missing.
+    ``require_rows=False`` (one partition of a larger dataset) allows no usable rows.
     """
     missing_cols = [name for name in schema.feature_names if name not in frame.columns]
     if missing_cols:
@@ -208,9 +354,9 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
         if schema.label not in frame.columns:
             raise ValueError(f"label column {schema.label!r} is not in the data")
         labels = frame[schema.label]
-        missing = labels.isna().to_numpy()
+        missing = missing_label(labels, schema.classes)
         report.missing_label = int(missing.sum())
-        y = _codes(labels, schema.classes)
+        y = np.where(missing, -1, _codes(labels, schema.classes)).astype(np.int32)
         unknown = (y < 0) & ~missing
         report.unknown_label = int(unknown.sum())
         keep &= y >= 0
@@ -232,7 +378,10 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
                     f"continuous column {feat.name!r} holds text ({text.iloc[row]!r} in data "
                     f"row {row + 1}); fix the value or declare the column discrete"
                 )
-            if training:
+            if feat.missing == "low":
+                report.routed_low[feat.name] = int(nan.sum())
+                values[nan] = feat.low
+            elif training:
                 report.missing_continuous[feat.name] = int((nan & keep).sum())
                 keep &= ~nan
             else:
@@ -264,7 +413,7 @@ def encode(frame: pd.DataFrame, schema: Schema, *, training: bool = True) -> Enc
             continuous, discrete, y = continuous[keep], discrete[keep], y[keep]
         report.clipped = {k: v for k, v in report.clipped.items() if v}
     report.rows_used = int(keep.sum()) if training else len(frame)
-    if training and report.rows_used == 0:
+    if training and require_rows and report.rows_used == 0:
         raise ValueError(
             "no usable rows are left after dropping rows: " + "; ".join(report.messages())
         )

@@ -63,9 +63,16 @@ def majority_mean(summary: pd.DataFrame, metric: str) -> float | None:
     return None if values.empty else float(values.iloc[0])
 
 
-def mechanism_label(mechanism: str) -> str:
-    """Legend text of a mechanism with its badge, e.g. ``smooth_em (NOT DP)``."""
-    return f"{mechanism} ({MECHANISMS[mechanism].badge})"
+def mechanism_label(mechanism: str, private: bool | None = None) -> str:
+    """Legend text of a mechanism with its badge, e.g. ``smooth_em (NOT DP)``.
+
+    ``private`` is the released model's ledger verdict when there is a model: False turns
+    a proven mechanism's ``ε-DP`` into ``NOT DP — see ledger`` (inferred schema, replayed
+    noise), so no label promises what the ledger does not."""
+    badge = MECHANISMS[mechanism].badge
+    if private is False and MECHANISMS[mechanism].private:
+        badge = "NOT DP — see ledger"
+    return f"{mechanism} ({badge})"
 
 
 def is_reference(series: str) -> bool:
@@ -351,10 +358,15 @@ def scores_bar_figure(
     for row in rows.itertuples(index=False):
         series, mech = row.series, row.mechanism
         private = series_private(series, mech)
+        # The released models' ledgers (an inferred schema, replayed noise) overrule the
+        # mechanism's proof.
+        ledger = getattr(row, "private", None)
+        ledger = None if ledger is None or pd.isna(ledger) else bool(ledger)
+        private = private and ledger is not False
         if is_reference(series):
             name = series_label(series, mech)
         else:
-            name = f"DP forest, {mechanism_label(mech)}, ε = {row.epsilon:g}"
+            name = f"DP forest, {mechanism_label(mech, ledger)}, ε = {row.epsilon:g}"
         color = series_color(series, mech)
         means = np.array([100 * getattr(row, f"{key}_mean") for key, _ in drawn])
         stds = np.nan_to_num([100 * getattr(row, f"{key}_std") for key, _ in drawn])

@@ -34,8 +34,16 @@ from .sweep import FLETCHER_ISLAM, SERIES_DP, SERIES_HGB, SERIES_NONPRIVATE, SER
 
 # A series' privacy status, from the registry for the parameters it ran with.
 EPS_DP, APPROXIMATE, NOT_DP = "ε-DP", "approximate", "NOT DP"
-STATUS_BADGES = {EPS_DP: "ε-DP", APPROXIMATE: "approximate — NOT DP", NOT_DP: "NOT DP"}
-STATUS_DASHES = {EPS_DP: "solid", APPROXIMATE: "dashdot", NOT_DP: "dash"}
+# A proven mechanism whose released models' ledgers still say NO guarantee (an inferred
+# schema, replayed noise): the label follows the ledger, never the mechanism alone.
+NO_GUARANTEE = "no guarantee"
+STATUS_BADGES = {
+    EPS_DP: "ε-DP",
+    APPROXIMATE: "approximate — NOT DP",
+    NOT_DP: "NOT DP",
+    NO_GUARANTEE: "NOT DP — see ledger",
+}
+STATUS_DASHES = {EPS_DP: "solid", APPROXIMATE: "dashdot", NOT_DP: "dash", NO_GUARANTEE: "dash"}
 # Colour and marker of each algorithm's line. Fletcher & Islam's forest keeps the
 # mechanism colours of every other page (Okabe–Ito); the others take Paul Tol's
 # colour-blind-safe colours, which none of those use, and a marker of their own so the
@@ -103,16 +111,29 @@ def series_id(algorithm: str, mechanism: str) -> str:
 
 
 def series_status(
-    algorithm: str, mechanism: str, statuses: Mapping[str, str] | None = None
+    algorithm: str,
+    mechanism: str,
+    statuses: Mapping[str, str] | None = None,
+    private: bool | None = None,
 ) -> str:
     """The privacy status of one DP line: the forest's by its mechanism, another
     algorithm's from ``statuses`` (computed with the parameters it ran with) or its
-    registry defaults."""
+    registry defaults; ``NO_GUARANTEE`` when that says ε-DP but the line's models'
+    ledgers do not (``private`` False: the summary's ``private`` column)."""
     if algorithm == FLETCHER_ISLAM:
-        return privacy_status(algorithm, {"mechanism": mechanism})
-    if statuses and algorithm in statuses:
-        return statuses[algorithm]
-    return privacy_status(algorithm)
+        status = privacy_status(algorithm, {"mechanism": mechanism})
+    elif statuses and algorithm in statuses:
+        status = statuses[algorithm]
+    else:
+        status = privacy_status(algorithm)
+    return NO_GUARANTEE if status == EPS_DP and private is False else status
+
+
+def line_private(rows: pd.DataFrame) -> bool | None:
+    """Whether every model of some summary rows had a private ledger (None: unknown)."""
+    if "private" not in rows.columns or rows.empty:
+        return None
+    return bool(rows["private"].astype(bool).all())
 
 
 def dp_label(algorithm: str, mechanism: str, status: str, multi: bool) -> str:
@@ -244,7 +265,7 @@ def curve_figure(
         xs = _xs(rows, x, categories)
         m = 100 * rows[mean].to_numpy(dtype=float)
         s = 100 * np.nan_to_num(rows[std].to_numpy(dtype=float))
-        status = series_status(algorithm, mech, statuses)
+        status = series_status(algorithm, mech, statuses, line_private(rows))
         statuses_seen.add(status)
         colour, symbol = algorithm_style(algorithm)
         color = colour or series_color(SERIES_DP, mech)
@@ -339,6 +360,11 @@ def _note_text(fixed, folds, x, multi, summary, statuses) -> str:
     same = " (the same folds for every algorithm)" if multi else ""
     band = "" if x == "depth_rule" else "; band: ± 1 standard deviation"
     styles = ["Dashed: NOT DP"]
+    if NO_GUARANTEE in statuses:
+        styles.append(
+            "“see ledger”: an ε-DP mechanism whose models' ledgers give NO guarantee "
+            "(inferred schema or replayed noise)"
+        )
     if APPROXIMATE in statuses:
         styles.append("dash-dot: approximate (MCMC, NOT DP)")
     pinned = ", ".join(

@@ -139,6 +139,81 @@ def _crowded_labels(nodes: pd.DataFrame, text: np.ndarray) -> tuple[np.ndarray, 
     return text, position
 
 
+# Labels are cut to what fits beside their neighbours (full text on hover): one character
+# of the 10–11 px label font is about CHAR_PX wide on a tree drawn about PLOT_PX wide.
+CHAR_PX = 6.5
+PLOT_PX = 780  # a colour bar or narrow column leaves about this much
+LABEL_CHARS = 24  # icicle box labels and link values: longer ones end in "…"
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters ending in "…" ("" when not even 4 fit)."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return "" if limit < 4 else text[: limit - 1] + "…"
+
+
+def _fit_labels(
+    nodes: pd.DataFrame, x: np.ndarray, text: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The split labels of a node-link tree cut to the room between their neighbours on
+    the same level and band (labels alternate above and below on crowded levels), so
+    that none overprints another at any depth; the full rule stays in the hover."""
+    text, position = _crowded_labels(nodes, text)
+    if not len(x):
+        return text, position
+    # The x axis spans the nodes ± 0.8 (``_node_link_layout``): a label centred on the
+    # outermost node has twice its distance to the edge.
+    low, high = float(x.min()) - 0.8, float(x.max()) + 0.8
+    px_per_unit = PLOT_PX / (high - low)
+    inner = ~nodes["is_leaf"].to_numpy()
+    depth = nodes["depth"].to_numpy()
+    for d in np.unique(depth[inner]):
+        for band in ("top center", "bottom center"):
+            at = np.flatnonzero(inner & (depth == d) & (position == band) & (text != ""))
+            if not len(at):
+                continue
+            at = at[np.argsort(x[at], kind="stable")]
+            gaps = np.diff(x[at]) * px_per_unit
+            room = np.minimum(
+                np.r_[2 * (x[at[0]] - low) * px_per_unit, gaps],
+                np.r_[gaps, 2 * (high - x[at[-1]]) * px_per_unit],
+            )
+            for i, width in zip(at, room):
+                text[i] = shorten(text[i], int(width / CHAR_PX) - 1)
+    return text, position
+
+
+def _with_rules(hover: np.ndarray, nodes: pd.DataFrame) -> np.ndarray:
+    """Hover texts with each inner node's full split rule (labels may be cut)."""
+    rules = np.asarray(_split_text(nodes), dtype=object)
+    out = hover.copy()
+    for i, rule in enumerate(rules):
+        if "<" in str(rule):
+            out[i] = f"{out[i]}<br>left branch: {rule}"
+    return out
+
+
+def _legend_entry(fig: go.Figure, name: str, color: str, outline: str = "#000000") -> None:
+    """A legend-only square (no data drawn): explains a colour the figure uses."""
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            marker={
+                "symbol": "square",
+                "size": 12,
+                "color": color,
+                "line": {"color": outline, "width": 1},
+            },
+            name=name,
+            hoverinfo="skip",
+        )
+    )
+
+
 def _leaf_count_text(leaves: pd.DataFrame, classes) -> list[str]:
     if len(classes) == 2:
         return [
@@ -170,6 +245,7 @@ def node_link_figure(
     row_of = {int(n): i for i, n in enumerate(nodes["node"])}
     fig = go.Figure(_links_trace(nodes, x, y, "#999999"))
     hover = np.asarray(node_hover(nodes, classes, diagnostics=diagnostics), dtype=object)
+    hover = _with_rules(hover, nodes)
     inner = ~nodes["is_leaf"].to_numpy()
     discrete_edges = nodes["edge"].str.contains(" = ", regex=False).to_numpy()
     if discrete_edges.any():
@@ -190,13 +266,13 @@ def node_link_figure(
                 x=[m[0] for m in mid],
                 y=[m[1] for m in mid],
                 mode="text",
-                text=[m[2] for m in mid],
+                text=[shorten(m[2], LABEL_CHARS // 2) for m in mid],
                 textfont={"size": 10, "color": "#555555"},
                 hoverinfo="skip",
                 showlegend=False,
             )
         )
-    text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
+    text, position = _fit_labels(nodes, x, np.asarray(_split_text(nodes), dtype=object))
     fig.add_trace(
         _split_trace(x, y, inner, text, position, hover, size=10, name="split (rule: left branch)")
     )
@@ -223,7 +299,10 @@ def node_link_figure(
         if diagnostics:
             sel &= ~nodes["flipped"].to_numpy()
         legend = f"true majority {c}" if diagnostics else f"released label {c}"
-        _leaf_trace(fig, x, y, sel, hover, class_color(i), legend, records, top)
+        if sel.any():
+            _leaf_trace(fig, x, y, sel, hover, class_color(i), legend, records, top)
+        else:  # every class keeps its colour key, drawn or not (display depth)
+            _legend_entry(fig, legend, class_color(i))
     if diagnostics:
         flipped = leaf & nodes["flipped"].to_numpy()
         _leaf_trace(
@@ -353,6 +432,7 @@ def icicle_figure(
     ids = nodes["node"].astype(str).to_numpy()
     parents = np.where(nodes["parent"] >= 0, nodes["parent"].astype(str), "")
     labels = np.where(nodes["parent"] >= 0, nodes["edge"], name or f"tree {tree}")
+    labels = np.asarray([shorten(t, LABEL_CHARS) for t in labels], dtype=object)
     labels = np.where(nodes["hidden_children"], labels + " …", labels)
     if diagnostics:
         colors = [
@@ -389,14 +469,10 @@ def icicle_figure(
         root = nodes[nodes["parent"] < 0].iloc[0]
         nonempty = int(root["leaves_below"]) if "leaves_below" in nodes else 0
         of_total = f" of its {total_leaves:,.0f}" if total_leaves else ""
-        legend = "  ".join(
-            f"<span style='color:{class_color(i)}'>■</span> {c}" for i, c in enumerate(classes)
-        )
         note = (
             f"Width ∝ records; drawn to depth {shown} (“…”: deeper nodes summed in). "
             f"{nonempty:,}{of_total} leaves hold records;<br>empty branches are left out "
-            f"and counted in each parent's hover. Colour: true majority {legend}  "
-            "■ flipped leaf."
+            "and counted in each parent's hover. Colours: the legend below."
         )
     else:
         note = note or (
@@ -405,14 +481,36 @@ def icicle_figure(
             "here depends on the data."
         )
     title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
+    for i, c in enumerate(classes):
+        _legend_entry(
+            fig, f"true majority {c}" if diagnostics else f"released label {c}", class_color(i)
+        )
+    if FLIPPED_COLOR in colors and diagnostics:
+        _legend_entry(fig, "flipped: released ≠ majority", FLIPPED_COLOR)
+    if EMPTY_COLOR in colors:
+        _legend_entry(fig, "no record", EMPTY_COLOR, outline="#999999")
+    if STRUCTURE_COLOR in colors:
+        _legend_entry(fig, "no label drawn (deeper)", STRUCTURE_COLOR, outline="#999999")
+    _icicle_layout(fig, f"{name or f'Tree {tree}'} · {title}", note, height)
+    return fig
+
+
+def _icicle_layout(fig: go.Figure, title: str, note: str, height: int) -> None:
+    """Title, note, the colour legend below, and labels that are hidden (hover shows
+    them) rather than shrunk to unreadable size in thin boxes."""
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": f"{name or f'Tree {tree}'} · {title}"},
+        title={"text": title},
         height=height,
         margin={"t": 110, "b": 10, "l": 10, "r": 10},
         annotations=[_note(note)],
+        uniformtext={"minsize": 9, "mode": "hide"},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.01, "x": 0},
+        showlegend=True,
     )
-    return fig
+    # The legend entries live on (hidden) cartesian axes behind the icicle.
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
 
 
 # --- DPBoost trees: real-valued leaves ---------------------------------------------------------
@@ -475,14 +573,16 @@ def boost_tree_figure(
         return _boost_icicle(nodes, diagnostics=diagnostics, name=name, positive=positive)
     x = _layout_positions(nodes)
     y = -nodes["depth"].to_numpy(dtype=float)
-    hover = np.asarray(boost_hover(nodes, diagnostics=diagnostics), dtype=object)
+    hover = _with_rules(
+        np.asarray(boost_hover(nodes, diagnostics=diagnostics), dtype=object), nodes
+    )
     fig = go.Figure(_links_trace(nodes, x, y, "#BBBBBB"))
     inner = ~nodes["is_leaf"].to_numpy()
     depth = nodes["depth"].to_numpy()
     per_level = np.bincount(depth[inner], minlength=int(depth.max()) + 1)
     labelled = inner & (per_level[depth] <= 16)
-    text, position = _crowded_labels(nodes, np.asarray(_split_text(nodes), dtype=object))
-    text = np.where(labelled, text, "")
+    text = np.where(labelled, np.asarray(_split_text(nodes), dtype=object), "")
+    text, position = _fit_labels(nodes, x, text)
     fig.add_trace(
         _split_trace(
             x,
@@ -529,7 +629,10 @@ def boost_tree_figure(
                 "cmax": top,
                 "line": {"color": "#000000", "width": line_width[shown]},
                 "colorbar": {
-                    "title": {"text": "true value" if diagnostics else "released value"},
+                    "title": {
+                        "text": ("true value" if diagnostics else "released value")
+                        + f"<br>blue: {shorten(positive, 12)}<br>red: not {shorten(positive, 12)}"
+                    },
                     "ticks": "outside",
                     "thickness": 14,
                     "len": 0.6,
@@ -582,6 +685,7 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
     column = "true_value" if diagnostics else "released_value"
     values = nodes[column].to_numpy(dtype=float)
     labels = np.where(nodes["parent"] >= 0, nodes["edge"], name)
+    labels = np.asarray([shorten(t, LABEL_CHARS) for t in labels], dtype=object)
     labels = np.where(nodes["hidden_children"], labels + " …", labels)
     records = nodes["records"].to_numpy()
     keep = records > 0 if diagnostics else np.ones(len(nodes), dtype=bool)
@@ -599,6 +703,12 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
                 "cmin": -top,
                 "cmax": top,
                 "showscale": True,
+                "colorbar": {
+                    "title": {
+                        "text": ("mean true value" if diagnostics else "mean released value")
+                        + f"<br>blue: {shorten(positive, 12)}<br>red: not {shorten(positive, 12)}"
+                    }
+                },
                 "line": {"color": "#FFFFFF", "width": 0.5},
             },
             leaf={"opacity": 1.0},
@@ -624,5 +734,6 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
         height=620,
         margin={"t": 110, "b": 10, "l": 10, "r": 10},
         annotations=[_note(note)],
+        uniformtext={"minsize": 9, "mode": "hide"},
     )
     return fig

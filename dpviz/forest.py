@@ -29,12 +29,15 @@ from .mechanisms import (
 )
 from .noise import KeyedLeafNoise, NoiseSource
 from .schema import Schema
-from .trees import PAIR_CHUNK, TreeSpace, estimate_leaves, route
+from .trees import TreeSpace, estimate_leaves, pair_chunk, route
 
 DATA_SPLITS = ("disjoint", "shared")
 MAX_TREES = 10_000
 # Share of ε spent on a noisy record count when the jpw depth rule has no declared n.
 DEPTH_COUNT_SHARE = 0.05
+# Below this lead of the prior's first class over its second, a wrong flip costs so
+# little that the prior's weight stops growing (see prior_weight).
+PRIOR_LEAD_FLOOR = 0.2
 _PRIOR_STREAM = 0xC1A55_0000  # the noise stream of the class prior within a release
 
 
@@ -47,13 +50,21 @@ def prior_epsilon(epsilon: float, share: float) -> float:
     return min(epsilon / 2, share * max(epsilon, 0.5))
 
 
-def prior_weight(mechanism: str, n_classes: int, epsilon: float, n_trees: int) -> float:
-    """How many votes the prior is worth: 1 + z·√(2τv), with v the variance of one class's
-    vote from a tree whose leaf holds no evidence (a uniform label: about 1/k, or 1/k of
-    the trees that do not abstain; released counts: the clipped discrete Laplace noise),
-    so √(2τv) is the spread of the margin between two classes that noise alone leaves.
-    z = 3 + 3e^(−ε): the smaller the leaves' ε, the noisier every vote, so the prior's
-    lead must stand more spreads away before votes overrule it. Public: k, ε and τ only.
+def prior_weight(
+    mechanism: str, n_classes: int, epsilon: float, n_trees: int, prior_counts=None
+) -> float:
+    """How many votes the prior is worth: 1 + z·√(2τv)/max(Δ, 0.05).
+
+    v is the variance of one class's vote from a tree whose leaf holds no evidence (a
+    uniform label: about 1/k, or 1/k of the trees that do not abstain; released counts:
+    the clipped discrete Laplace noise), so √(2τv) is the spread of the margin between
+    two classes that noise alone leaves. Δ is the prior's lead of its first class over
+    its second: the prior adds w·Δ to that margin, so dividing by Δ makes noise-only
+    votes overturn it with probability Φ(−z) whatever the class balance (below Δ = 0.2
+    a wrong flip costs less than Δ, and the floor keeps such a prior from silencing the
+    trees). z = 1 + 2.5e^(−ε): the smaller the leaves' ε, the more of the votes are
+    noise (at ε = 0.1 the prior stands 3.3 noise spreads; at ε = 10, one).
+    Public: k, ε, τ and the released prior only.
     """
     mech = get_mechanism(mechanism)
     if mech.releases == "counts":
@@ -65,8 +76,12 @@ def prior_weight(mechanism: str, n_classes: int, epsilon: float, n_trees: int) -
         var = 1.0 / n_classes
         if mech.abstains:
             var *= 1.0 - mech.probabilities(np.zeros((1, n_classes)), epsilon)[0, -1]
-    z = 3.0 + 3.0 * math.exp(-epsilon)
-    return 1.0 + z * math.sqrt(2.0 * n_trees * var)
+    z = 1.0 + 2.5 * math.exp(-epsilon)
+    lead = 1.0
+    if prior_counts is not None and n_classes > 1:
+        top = np.sort(prior_shares(prior_counts))[::-1]
+        lead = max(float(top[0] - top[1]), PRIOR_LEAD_FLOOR)
+    return 1.0 + z * math.sqrt(2.0 * n_trees * var) / lead
 
 
 def prior_shares(prior_counts) -> np.ndarray:
@@ -403,7 +418,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
         parts = []
         k = len(self.schema_.classes)
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split):
+        for chunk in _tree_chunks(
+            self.n_estimators, encoded.n_records, self.data_split, pair_chunk(self.space_)
+        ):
             rec, tree = assign_pairs(
                 encoded, self.n_estimators, self.data_split, split_seed, chunk
             )
@@ -614,7 +631,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
         # A few million pairs at a time: routing all at once is slower (larger temporaries).
-        size = max(1, PAIR_CHUNK // max(1, encoded.n_records))
+        size = max(1, pair_chunk(self.space_) // max(1, encoded.n_records))
         parts = [
             self._route_trees(encoded, trees[i : i + size]) for i in range(0, len(trees), size)
         ]
@@ -666,7 +683,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def prior_weight_(self) -> float:
         """The prior's weight in votes (see :func:`prior_weight`), from public values."""
         return prior_weight(
-            self.mechanism, len(self.classes_), self.tree_epsilon_, self.n_estimators
+            self.mechanism,
+            len(self.classes_),
+            self.tree_epsilon_,
+            self.n_estimators,
+            self.prior_counts_,
         )
 
     @staticmethod
@@ -717,7 +738,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _votes(self, encoded: EncodedData) -> np.ndarray:
         votes = np.zeros((encoded.n_records, len(self.classes_)))
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, "shared"):
+        for chunk in _tree_chunks(
+            self.n_estimators, encoded.n_records, "shared", pair_chunk(self.space_)
+        ):
             votes += self.votes(self.route_records(encoded, chunk))
         return votes
 
@@ -949,9 +972,9 @@ def build_ledger(
     return ledger
 
 
-def _tree_chunks(n_trees: int, n_records: int, data_split: str):
+def _tree_chunks(n_trees: int, n_records: int, data_split: str, chunk: int):
     per_tree = n_records if data_split == "shared" else max(1, n_records // n_trees)
-    size = max(1, PAIR_CHUNK // max(1, per_tree))
+    size = max(1, chunk // max(1, per_tree))
     return [np.arange(i, min(i + size, n_trees)) for i in range(0, n_trees, size)]
 
 

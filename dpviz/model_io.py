@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .boosting import DPBoostClassifier, route
 from .data import EncodedData, encode
+from .depth import MAX_DEPTH
 from .forest import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
@@ -30,11 +31,16 @@ from .forest import (
     hash_trees,
     prior_shares,
 )
+from .forest import (
+    space_for as build_space,
+)
 from .greedy import DPDecisionTreeClassifier, bin_codes
 from .mechanisms import ABSTAIN, get_mechanism
 from .noise import NOT_PRIVATE_NOTE, NoiseSource
+from .outputs import write_text
+from .safe_json import parse_json
 from .schema import Schema
-from .trees import build_full
+from .trees import build_full, node_bytes
 
 FORMAT = "dpviz-forest"
 TREE_FORMAT = "dpviz-tree"
@@ -43,6 +49,37 @@ KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted tr
 FORMAT_VERSION = 1
 REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
 MAX_EXPORT_NODES = 2_000_000
+# The largest model file dpviz reads: an export of MAX_EXPORT_NODES nodes is ~100 MB.
+MAX_MODEL_BYTES = 256 * 2**20
+# Listing the nodes holds each level's frontier (a sub-domain per node): on wide data
+# that bounds an export before the node count does.
+EXPORT_FRONTIER_BYTES = 512 * 2**20
+
+
+def export_node_limit(space) -> int:
+    """Most nodes an export of trees over ``space`` may list (memory-aware)."""
+    return int(min(MAX_EXPORT_NODES, EXPORT_FRONTIER_BYTES // node_bytes(space)))
+
+
+def check_forest_export(schema: Schema, depth: int, n_trees: int) -> None:
+    """Refuse, before any work, a forest whose export could not list every node.
+
+    With a continuous feature every path runs to the full depth, so a tree has at least
+    2^(depth+1) − 1 nodes (exactly that with continuous features only): public facts.
+    """
+    space = build_space(schema, depth)
+    if space.n_continuous == 0 or space.n_values.min(initial=2) < 2:
+        return
+    limit = export_node_limit(space)
+    nodes = n_trees * (2 ** (depth + 1) - 1)
+    if nodes > limit:
+        fit = max(1, (limit // n_trees + 1).bit_length() - 2)
+        raise ValueError(
+            f"an exported model lists every node: {n_trees} trees of depth {depth} have at "
+            f"least {nodes:,} nodes, more than the {limit:,} an export of "
+            f"{len(schema.features)} features may list; pass --depth {fit} or lower (or "
+            "fewer --trees)"
+        )
 
 
 def dpviz_version() -> str:
@@ -74,6 +111,7 @@ class ReleasedForest:
     ) -> ReleasedForest:
         """Release a fitted forest, listing every leaf (refuses trees too large to list)."""
         model._check_fitted()
+        max_nodes = min(max_nodes, export_node_limit(model.space_))
         try:
             full = build_full(model.space_, model.root_keys_, max_nodes)
         except ValueError as exc:
@@ -150,7 +188,7 @@ class ReleasedForest:
         return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedForest:
@@ -166,7 +204,10 @@ class ReleasedForest:
         if not isinstance(doc["trees"], list) or not doc["trees"]:
             raise ValueError("the model has no trees")
         meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "trees")}
-        return cls(meta, schema, doc["trees"])
+        _check_forest_meta(meta, len(doc["trees"]))
+        forest = cls(meta, schema, doc["trees"])
+        forest.meta["privacy"] = _verified_privacy(meta, forest_ledger(meta))
+        return forest
 
     @classmethod
     def load(cls, path: str | Path) -> ReleasedForest:
@@ -225,6 +266,13 @@ class ReleasedForest:
             cont = inner & (f < s)
             if np.any(cont & ~np.isfinite(thr)):
                 raise ValueError(f"tree {t + 1}: a continuous split has no threshold")
+            offset_nodes = offset + n
+            if offset_nodes > MAX_EXPORT_NODES:
+                raise ValueError(
+                    f"the model lists more than {MAX_EXPORT_NODES:,} nodes, more than dpviz "
+                    "ever exports: it is not a file dpviz wrote"
+                )
+            _check_shape(fc, width * inner, self.meta.get("depth", MAX_DEPTH), f"tree {t + 1}")
             leaf_out = [o for o, leaf in zip(out, ~inner) if leaf]
             outputs.extend(self._check_outputs(leaf_out, k, t))
             feature.append(f)
@@ -449,7 +497,7 @@ class ReleasedTree:
         return _to_json(TREE_FORMAT, self.schema, self.meta, {"tree": self.tree})
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedTree:
@@ -461,7 +509,9 @@ class ReleasedTree:
         if not isinstance(doc["tree"], dict):
             raise ValueError("the model's 'tree' must be an object with the node lists")
         meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "tree")}
-        return cls(meta, schema, doc["tree"])
+        tree = cls(meta, schema, doc["tree"])
+        tree.meta["privacy"] = _verified_privacy(meta, _estimator_ledger(meta, schema, "tree"))
+        return tree
 
     @classmethod
     def load(cls, path: str | Path) -> ReleasedTree:
@@ -493,6 +543,11 @@ class ReleasedTree:
         width = np.where(inner, widths[np.maximum(feature, 0)], 0)
         if np.any(inner & ((first_child <= np.arange(n)) | (first_child + width > n))):
             raise ValueError("a node of the tree points to children outside the tree")
+        if n > MAX_EXPORT_NODES:
+            raise ValueError(
+                f"the tree lists {n:,} nodes; dpviz exports at most {MAX_EXPORT_NODES:,}"
+            )
+        _check_shape(first_child, width * inner, MAX_DEPTH, "the tree")
         values = np.full((n, k), np.nan)
         for i in np.flatnonzero(~inner):
             values[i] = _counts_row(output[i], k, "the tree")
@@ -599,7 +654,7 @@ class ReleasedBoost:
         return _to_json(BOOST_FORMAT, self.schema, self.meta, {"models": self.models})
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        write_text(path, self.to_json())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ReleasedBoost:
@@ -609,7 +664,9 @@ class ReleasedBoost:
     def from_document(cls, doc: Any) -> ReleasedBoost:
         doc, schema = _check_document(doc, BOOST_FORMAT, ("n_bins", "learning_rate", "models"))
         meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "models")}
-        return cls(meta, schema, doc["models"])
+        boost = cls(meta, schema, doc["models"])
+        boost.meta["privacy"] = _verified_privacy(meta, _estimator_ledger(meta, schema, "boost"))
+        return boost
 
     @classmethod
     def load(cls, path: str | Path) -> ReleasedBoost:
@@ -716,9 +773,33 @@ Released = ReleasedForest | ReleasedTree | ReleasedBoost
 READERS = {FORMAT: ReleasedForest, TREE_FORMAT: ReleasedTree, BOOST_FORMAT: ReleasedBoost}
 
 
-def release(model, algorithm: str | None = None) -> Released:
+INFERRED_REFUSAL = (
+    "cannot export: the schema was inferred from the data, so the file would list the "
+    "records' own values (every discrete value, e.g. each e-mail address, and the exact "
+    "min and max of each column) and the class names read from the data. Declare a "
+    "public schema first: write it with `python -m dpviz info --data FILE --label LABEL "
+    "--schema-out schema.json`, remove anything that is not public, and train with "
+    "--schema schema.json (in the app: confirm the schema in the Data page's editor)"
+)
+
+
+def check_public_schema(schema: Schema, values_public: bool = False) -> None:
+    """Refuse to release a schema inferred from the data (its values are the records'
+    own) unless the user declared them public (``values_public``)."""
+    if schema.inferred and not values_public:
+        raise ValueError(INFERRED_REFUSAL)
+
+
+def release(model, algorithm: str | None = None, *, values_public: bool = False) -> Released:
     """The released form of any fitted model of the algorithm registry (``ValueError``
-    when it cannot be listed whole, with the reason)."""
+    when it cannot be listed whole, with the reason).
+
+    A model whose schema was inferred from the data is refused (the file would carry the
+    records' values: discrete values, exact min and max, class names) unless
+    ``values_public`` says the user declared those values public."""
+    schema = getattr(model, "schema_", None)
+    if isinstance(schema, Schema):
+        check_public_schema(schema, values_public)
     if isinstance(model, DPRandomForestClassifier):
         return ReleasedForest.from_estimator(model)
     if isinstance(model, DPDecisionTreeClassifier):
@@ -752,6 +833,12 @@ def load_model(path: str | Path) -> Released:
 
 def _read_bytes(path: str | Path) -> bytes:
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise ValueError(
+                f"model file {str(path)!r} is {size:,} bytes; the limit is "
+                f"{MAX_MODEL_BYTES:,} bytes — is it the right file?"
+            )
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise ValueError(f"model file {str(path)!r} does not exist") from None
@@ -760,17 +847,8 @@ def _read_bytes(path: str | Path) -> bytes:
 
 
 def _parse_json(text: str | bytes) -> Any:
-    try:
-        return json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"the model file is not UTF-8 text (bad byte at position {exc.start}); "
-            "a dpviz model is the JSON file that 'train' wrote"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"the model file is not valid JSON ({exc}); it may be truncated"
-        ) from None
+    """The parsed model file: bounded in size and nesting, UTF-8 (a BOM is fine)."""
+    return parse_json(text, "the model file", max_bytes=MAX_MODEL_BYTES)
 
 
 def _check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[dict, Schema]:
@@ -783,7 +861,7 @@ def _check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple
                 f"{KINDS[expected]}; read it with dpviz.model_io.load_model"
             )
         raise ValueError(f"this is not a dpviz model file (no 'format': '{expected}')")
-    if doc.get("version") != FORMAT_VERSION:
+    if type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
         raise ValueError(
             f"model format version {doc.get('version')!r} is not supported "
             f"(this dpviz reads version {FORMAT_VERSION})"
@@ -861,3 +939,153 @@ def _counts_row(value: Any, k: int, where: str) -> np.ndarray:
     if row is None or row.shape != (k,) or not np.all(np.isfinite(row)):
         raise ValueError(f"{where}: a leaf's noisy counts are not {k} numbers")
     return row
+
+
+# --- what a model file may claim -------------------------------------------------------------
+
+
+def _check_shape(first_child: np.ndarray, n_children: np.ndarray, depth: Any, where: str) -> None:
+    """A tree: every node but the root has exactly one parent, and no path is longer than
+    ``depth`` (the file's own claim, itself at most :data:`MAX_DEPTH`)."""
+    n = len(first_child)
+    if type(depth) is not int or not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"the model's 'depth' must be a whole number from 1 to {MAX_DEPTH}")
+    parents = np.flatnonzero(n_children > 0)
+    width = n_children[parents]
+    children = np.repeat(first_child[parents], width) + (
+        np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
+    )
+    if len(children) != n - 1 or not np.array_equal(np.sort(children), np.arange(1, n)):
+        raise ValueError(f"{where}: its nodes do not form a tree (a node has two parents or none)")
+    level = np.asarray([0])
+    for _ in range(depth + 1):
+        inner = level[n_children[level] > 0]
+        if len(inner) == 0:
+            return
+        width = n_children[inner]
+        level = np.repeat(first_child[inner], width) + (
+            np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
+        )
+    raise ValueError(f"{where}: a path is deeper than the model's depth {depth}")
+
+
+def _number_in(meta: dict, name: str, low: float, high: float, default: Any = None) -> float:
+    value = meta.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+        raise ValueError(f"the model's {name!r} must be a number")
+    if not low <= value <= high:
+        raise ValueError(f"the model's {name!r} must be from {low:g} to {high:g}, got {value!r}")
+    return float(value)
+
+
+def _check_forest_meta(meta: dict, n_trees: int) -> None:
+    """The forest's parameters: types, bounds, and agreement with the trees listed."""
+    from .forest import DATA_SPLITS, MAX_TREES
+
+    if not isinstance(meta["mechanism"], str):
+        raise ValueError("the model's 'mechanism' must be a mechanism name")
+    mech = get_mechanism(meta["mechanism"])
+    if meta["releases"] != mech.releases:
+        raise ValueError(
+            f"the model says it releases {meta['releases']} but mechanism {mech.id} releases "
+            f"{mech.releases}"
+        )
+    eps = _number_in(meta, "epsilon", 1e-300, 1e300)
+    meta.setdefault("n_estimators", n_trees)
+    _whole(meta["n_estimators"], "n_estimators", low=1, high=MAX_TREES)
+    if meta["n_estimators"] != n_trees:
+        raise ValueError(f"the model claims {meta['n_estimators']:,} trees but lists {n_trees:,}")
+    _whole(meta.get("depth"), "depth", low=1, high=MAX_DEPTH)
+    meta.setdefault("data_split", "disjoint")
+    if meta["data_split"] not in DATA_SPLITS:
+        raise ValueError(f"the model's 'data_split' must be one of {', '.join(DATA_SPLITS)}")
+    for name in ("schema_inferred",):
+        if name in meta and type(meta[name]) is not bool:
+            raise ValueError(f"the model's {name!r} must be true or false")
+    _whole(meta.get("n_batches", 1), "n_batches", low=1, high=10**6)
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
+        raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
+    spent = _number_in(meta, "depth_count_epsilon", 0, eps, 0.0) + _number_in(
+        meta, "prior_epsilon", 0, eps, 0.0
+    )
+    if spent >= eps:
+        raise ValueError("the model's record-count and prior budgets leave nothing for the trees")
+    if "tree_epsilon" in meta:
+        expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
+        if not math.isclose(_number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):
+            raise ValueError(
+                f"the model's per-tree ε {meta['tree_epsilon']!r} does not follow from its ε, "
+                f"trees and data split (that gives {expected:g})"
+            )
+
+
+def forest_ledger(meta: dict):
+    """The ledger a forest file's own parameters give (never the file's claim)."""
+    return build_ledger(
+        meta["mechanism"],
+        float(meta["epsilon"]),
+        int(meta["n_estimators"]),
+        meta.get("data_split", "disjoint"),
+        schema_inferred=bool(meta.get("schema_inferred", False)),
+        depth_rule=meta.get("depth_rule", "theorem2"),
+        n_batches=int(meta.get("n_batches", 1)),
+        replayable=meta.get("noise") != "secret",
+        depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
+        prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
+    )
+
+
+def _estimator_ledger(meta: dict, schema: Schema, kind: str):
+    """The ledger a greedy-tree or DPBoost file's parameters give, by the estimator's own
+    rule (an unfitted estimator with those parameters, the fitted depth set)."""
+    params = meta.get("params")
+    if not isinstance(params, dict):
+        raise ValueError("the model file lacks its 'params' (the algorithm's parameters)")
+    estimator = DPDecisionTreeClassifier() if kind == "tree" else DPBoostClassifier()
+    known = estimator.get_params()
+    given = {k: v for k, v in params.items() if k in known and k not in ("schema",)}
+    eps = _number_in(meta, "epsilon", 1e-300, 1e300)
+    if given.get("epsilon", eps) != eps:
+        raise ValueError("the model's 'epsilon' and its parameters' disagree")
+    replayable = meta.get("noise") != "secret"
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
+        raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
+    try:
+        estimator.set_params(**{**given, "epsilon": eps, "noise_seed": 0 if replayable else None})
+        estimator._validate_params()
+        estimator.schema_ = schema
+        if kind == "tree":
+            estimator.depth_ = _whole(meta.get("max_depth"), "max_depth", low=0, high=MAX_DEPTH)
+        inferred = meta.get("schema_inferred", False)
+        if type(inferred) is not bool:
+            raise ValueError("the model's 'schema_inferred' must be true or false")
+        return estimator.privacy_ledger(inferred)
+    except (TypeError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as exc:
+        raise ValueError(f"the model's parameters are not valid ({exc})") from None
+
+
+def _verified_privacy(meta: dict, ledger) -> dict:
+    """The privacy statement recomputed from the file's algorithm, mechanism, ε and
+    structure; a file that declares anything else is refused."""
+    declared = meta.get("privacy")
+    if not isinstance(declared, dict) or not {"epsilon_total", "private"} <= declared.keys():
+        raise ValueError("the model file lacks its privacy statement ('privacy')")
+    claimed_eps, claimed_private = declared["epsilon_total"], declared["private"]
+    total = ledger.epsilon_total
+    same_eps = (claimed_eps is None and total is None) or (
+        total is not None
+        and not isinstance(claimed_eps, bool)
+        and isinstance(claimed_eps, int | float)
+        and math.isclose(claimed_eps, total, rel_tol=1e-9, abs_tol=1e-12)
+    )
+    if type(claimed_private) is not bool or claimed_private != ledger.private or not same_eps:
+        said = f"ε = {claimed_eps!r}" if claimed_private is True else "no guarantee"
+        truth = f"ε = {total:g}" if total is not None else "NO privacy guarantee"
+        raise ValueError(
+            f"the model file claims {said}, but its algorithm, mechanism, ε and structure "
+            f"give {truth}: the file was edited; dpviz refuses a model whose privacy claim "
+            "is not its own"
+        )
+    return {"epsilon_total": total, "private": ledger.private, "summary": ledger.describe()}

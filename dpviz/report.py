@@ -160,11 +160,26 @@ def _schema_section(
             "model carries NO differential-privacy guarantee, and the ranges are records' "
             "own values: they are withheld here.</div>"
         )
-    parts.append(
-        f"<p>Label column: <strong>{_e(schema.label)}</strong>; classes: "
-        + ", ".join(f"<code>{_e(c)}</code>" for c in schema.classes)
-        + "</p>"
-    )
+    if schema.declaration and not schema.inferred:
+        # The warning the data owner accepted (who declared what, and which domains
+        # equal the data's own values) travels with the schema.
+        parts.append(
+            '<div class="banner declaration"><strong>Schema declaration.</strong> '
+            f"{_e(schema.declaration)}</div>"
+        )
+    if schema.inferred:
+        # The class names were read from the records: they may be the records' own
+        # values (a name, an e-mail address), so only their number is shown.
+        parts.append(
+            f"<p>Label column: <strong>{_e(schema.label)}</strong>; "
+            f"{len(schema.classes)} classes (names withheld: inferred from the data)</p>"
+        )
+    else:
+        parts.append(
+            f"<p>Label column: <strong>{_e(schema.label)}</strong>; classes: "
+            + ", ".join(f"<code>{_e(c)}</code>" for c in schema.classes)
+            + "</p>"
+        )
     rows = []
     for f in schema.features:
         if schema.inferred:
@@ -178,6 +193,9 @@ def _schema_section(
     parts.append(
         '<p class="note">The schema is public knowledge by assumption: it was supplied by '
         "the user, not read from the records.</p>"
+        if not schema.inferred and not schema.declaration
+        else '<p class="note">The schema is public knowledge by the declaration above: '
+        "dpviz cannot check where a domain came from.</p>"
         if not schema.inferred
         else ""
     )
@@ -320,14 +338,18 @@ def _figures_html(figures, n_records: int | None, disclose: bool) -> str:
     return "".join(parts)
 
 
-def _parameters_section(algorithm: str, parameters: Mapping, seeds: Mapping) -> str:
+def _parameters_section(
+    algorithm: str, parameters: Mapping, seeds: Mapping, private: bool = True
+) -> str:
     rows = [[_td("algorithm"), _td(algorithm)]]
     rows += [[_td(k), _td(_format_value(v))] for k, v in parameters.items()]
     parts = ["<h2>Algorithm and parameters</h2>", _table(["parameter", "value"], rows)]
     mech = parameters.get("mechanism")
     if isinstance(mech, str) and mech in MECHANISMS:
         m = MECHANISMS[mech]
-        parts.append(f"<p>Leaf mechanism <code>{_e(mech)}</code> ({_e(m.badge)}): ")
+        # The badge follows the ledger: a proven mechanism with NO guarantee here says so.
+        badge = m.badge if private or not m.private else "ε-DP mechanism, NOT DP here: see ledger"
+        parts.append(f"<p>Leaf mechanism <code>{_e(mech)}</code> ({_e(badge)}): ")
         parts.append(f"{_e(m.description)}</p>")
     parts.append("<h2>Public seeds</h2>")
     if seeds:
@@ -518,7 +540,7 @@ def decision_report(
 
     parts.append(_candidates_section(table, chosen_epsilon, private, metric, majority))
     parts.append(_figures_html(figures, n_records, disclose_record_count))
-    parts.append(_parameters_section(algorithm, parameters, seeds))
+    parts.append(_parameters_section(algorithm, parameters, seeds, private))
 
     parts.append("<h2>Privacy ledger</h2>")
     if ledger is None:
@@ -526,6 +548,8 @@ def decision_report(
     else:
         text = ledger.describe() if isinstance(ledger, PrivacyLedger) else str(ledger)
         parts.append(f"<p>{_e(text)}</p>")
+        if schema.declaration and not schema.inferred and schema.declaration not in text:
+            parts.append(f"<p>Schema: {_e(schema.declaration)}</p>")
 
     parts.append(_schema_section(schema, n_records, disclose_record_count, dataset_name))
     parts.append(

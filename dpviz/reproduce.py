@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import encode, read_csv
+from .data import encode
+from .resources import read_dataset, reference_file
 from .schema import infer_schema
 from .sweep import SERIES_DP, SweepGrid, run_sweep, summarise
 from .synthetic import SYNTH_SPECS, make_synth
@@ -54,23 +55,30 @@ SCALING_SIZES = (3_000, 30_000, 300_000, 3_000_000)
 SCALING_EPSILONS = (0.01, 0.1, 1.0)
 
 
-def reference_rows(reference_csv: Path, figure: str) -> pd.DataFrame:
+def reference_rows(reference_csv: Path | None, figure: str) -> pd.DataFrame:
+    """The paper's printed rows of ``figure`` (``reference_csv`` None: the package's copy)."""
+    if reference_csv is None:
+        reference_csv = reference_file("fletcher2017_results.csv")
+        if reference_csv is None:
+            raise ValueError(
+                "this install of dpviz lacks the paper's numbers (dpviz/reference); "
+                "pass --reference fletcher2017_results.csv"
+            )
+    if not Path(reference_csv).is_file():
+        raise ValueError(f"reference table {reference_csv} is missing; pass --reference")
     table = pd.read_csv(reference_csv)
     prefix = f"Fig{figure}"
     return table[table.figure.str.fullmatch(prefix + "[ab]?")].reset_index(drop=True)
 
 
-def _datasets(name: str, datasets_dir: Path, generator_seeds: int):
+def _datasets(name: str, datasets_dir: Path | None, generator_seeds: int):
     """(encoded, schema) per generator seed for SynthA–G; one pair for a real dataset."""
     if name in SYNTH_SPECS:
         for seed in range(generator_seeds):
             frame, schema = make_synth(name, 30_000, seed=seed)
             yield encode(frame, schema), schema
         return
-    path = Path(datasets_dir) / f"{REAL_DATASETS[name]}.csv"
-    if not path.exists():
-        raise ValueError(f"dataset {path} is missing; pass --datasets-dir")
-    frame = read_csv(path)
+    frame = read_dataset(REAL_DATASETS[name], datasets_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         schema = infer_schema(frame, "label")
@@ -84,8 +92,8 @@ PAPER_FOREST = {"prior_share": 0.0}
 def reproduce(
     figure: str,
     *,
-    reference_csv: Path,
-    datasets_dir: Path,
+    reference_csv: Path | None = None,
+    datasets_dir: Path | None = None,
     folds: int = 5,
     repeats: int = 1,
     generator_seeds: int = 3,

@@ -21,8 +21,19 @@ import pandas as pd
 MISSING = "<missing>"
 MAX_CLASSES = 100
 MAX_DISCRETE_VALUES = 1000
+# A schema file larger than this is not a schema (10^5 features of 1000 values fit).
+MAX_SCHEMA_BYTES = 64 * 2**20
 # An integer column with at most this many distinct values is inferred as discrete.
 DISCRETE_INTEGER_LIMIT = 10
+# How a continuous feature treats a missing value (a public rule, the same in training
+# and prediction): "drop" drops the row in training (prediction uses the domain's
+# midpoint); "low" sets it to the public min, so every split on the feature sends it
+# to the lower (left) child and the greedy trees' bins put it in the lowest bin.
+MISSING_RULES = ("drop", "low")
+INFERRED_NOTE = (
+    "Read off the data: NOT public. Check or replace every value from public knowledge, "
+    'then delete every "inferred" entry; until then dpviz treats this schema as inferred.'
+)
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -41,8 +52,14 @@ class Feature:
     low: float | None = None
     high: float | None = None
     values: tuple[str, ...] = ()
+    missing: str = "drop"
 
     def __post_init__(self) -> None:
+        if self.missing not in MISSING_RULES:
+            raise ValueError(
+                f"feature {self.name!r}: missing must be one of {', '.join(MISSING_RULES)}, "
+                f"not {self.missing!r}"
+            )
         if self.kind == "continuous":
             if self.low is None or self.high is None:
                 raise ValueError(f"continuous feature {self.name!r} needs a min and a max")
@@ -70,7 +87,10 @@ class Feature:
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "continuous":
-            return {"name": self.name, "type": "continuous", "min": self.low, "max": self.high}
+            out = {"name": self.name, "type": "continuous", "min": self.low, "max": self.high}
+            if self.missing != "drop":
+                out["missing"] = self.missing
+            return out
         return {"name": self.name, "type": "discrete", "values": list(self.values)}
 
 
@@ -82,6 +102,9 @@ class Schema:
     classes: tuple[str, ...]
     features: tuple[Feature, ...]
     inferred: bool = field(default=False, compare=False)
+    # Who declared what public, in words (the data owner's accepted warning): carried
+    # into model files, the ledger view and the report. Empty when nothing was declared.
+    declaration: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if len(self.classes) < 2:
@@ -118,11 +141,20 @@ class Schema:
         return [f for f in self.features if f.kind == "discrete"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The JSON form. An inferred schema is marked ``"inferred": true`` at the top
+        and on every feature, so that reading the file back keeps it inferred until a
+        person removes the marks (see :data:`INFERRED_NOTE`)."""
+        out: dict[str, Any] = {
             "label": self.label,
             "classes": list(self.classes),
             "features": [f.to_dict() for f in self.features],
         }
+        if self.inferred:
+            out = {"inferred": True, "inferred_note": INFERRED_NOTE, **out}
+            out["features"] = [{**f, "inferred": True} for f in out["features"]]
+        if self.declaration:
+            out["declaration"] = self.declaration
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -148,7 +180,15 @@ class Schema:
                     raise ValueError(
                         f"continuous feature {item['name']!r} needs numeric 'min' and 'max'"
                     ) from None
-                features.append(Feature(str(item["name"]), "continuous", low, high))
+                features.append(
+                    Feature(
+                        str(item["name"]),
+                        "continuous",
+                        low,
+                        high,
+                        missing=str(item.get("missing", "drop")),
+                    )
+                )
             else:
                 if item["type"] != "discrete":
                     raise ValueError(
@@ -165,31 +205,56 @@ class Schema:
                         values=tuple(str(v) for v in values or ()),
                     )
                 )
+        # Any remaining "inferred" mark keeps the whole schema inferred (not public).
+        inferred = bool(data.get("inferred")) or any(
+            isinstance(item, dict) and bool(item.get("inferred")) for item in data["features"]
+        )
+        declaration = data.get("declaration", "")
         return cls(
             label=str(data["label"]),
             classes=tuple(str(c) for c in data["classes"]),
             features=tuple(features),
+            inferred=inferred,
+            declaration=declaration if isinstance(declaration, str) else "",
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Schema:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the schema is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+    def from_json(cls, text: str | bytes, what: str = "the schema") -> Schema:
+        """Parse a schema file's text (bounded size and nesting; a UTF-8 BOM is fine)."""
+        from .safe_json import parse_json
+
+        return cls.from_dict(parse_json(text, what, max_bytes=MAX_SCHEMA_BYTES))
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            size = Path(path).stat().st_size
+            if size > MAX_SCHEMA_BYTES:
+                raise ValueError(
+                    f"schema file {str(path)!r} is {size:,} bytes; the limit is "
+                    f"{MAX_SCHEMA_BYTES:,} bytes — is it the right file?"
+                )
+            data = Path(path).read_bytes()
         except FileNotFoundError:
             raise ValueError(f"schema file {str(path)!r} does not exist") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"schema file {str(path)!r} is not UTF-8 text") from None
         except IsADirectoryError:
             raise ValueError(f"{str(path)!r} is a folder, not a schema file") from None
-        return cls.from_json(text)
+        return cls.from_json(data, what=f"schema file {str(path)!r}")
+
+
+# Label cells that mean "no label" (spreadsheets and pandas write NaN for an empty cell),
+# unless a schema lists them as a class.
+MISSING_LABELS = ("", "nan")
+
+
+def missing_label(labels: pd.Series, classes: tuple[str, ...] = ()) -> np.ndarray:
+    """Which label cells are missing: empty, blank or a literal "NaN" (any case) that is
+    not one of ``classes``."""
+    missing = labels.isna().to_numpy()
+    text = labels[~missing].astype(str)
+    marked = text.str.strip().str.lower().isin(MISSING_LABELS) & ~text.isin(classes)
+    missing[np.flatnonzero(~missing)[marked.to_numpy()]] = True
+    return missing
 
 
 def _is_integer_valued(values: np.ndarray) -> bool:
@@ -198,7 +263,9 @@ def _is_integer_valued(values: np.ndarray) -> bool:
 
 def infer_feature(name: str, column: pd.Series, *, numeric_is_continuous: bool = False) -> Feature:
     """Infer one feature's type and domain from data (leaks: see PrivacyLeakWarning)."""
-    present = column.dropna()
+    # The distinct cells decide type and domain: parsing them, not every cell, keeps a
+    # category column of a million rows to a handful of conversions.
+    present = pd.Series(column.dropna().unique(), dtype=object)
     numeric = pd.to_numeric(present, errors="coerce")
     is_numeric = len(present) > 0 and not numeric.isna().any()
     if is_numeric:
@@ -261,7 +328,7 @@ def infer_schema(
             PrivacyLeakWarning,
             stacklevel=2,
         )
-    labels = frame[label].dropna()
+    labels = frame[label][~missing_label(frame[label])]
     classes = sorted({as_text(v) for v in labels}, key=_natural_key)
     if len(classes) > MAX_CLASSES:
         raise ValueError(

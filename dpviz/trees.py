@@ -23,6 +23,20 @@ from .hashing import SALT_FEATURE, SALT_THRESHOLD, child_keys, uniform
 # A million pairs keeps each pass's temporaries small: predicting 200,000 records through
 # 100 trees took 1.9 s in chunks of 1M pairs against 2.3 s in chunks of 4M.
 PAIR_CHUNK = 1_000_000
+# Every frontier node carries its continuous sub-domain (two floats per continuous
+# feature): on wide data that, not the pair count, bounds a pass. 256 MB of frontier.
+FRONTIER_BYTES = 256 * 2**20
+
+
+def node_bytes(space: TreeSpace) -> int:
+    """Bytes one frontier node holds (its sub-domain, used-feature flags and ids)."""
+    return 16 * space.n_continuous + space.n_discrete + 48
+
+
+def pair_chunk(space: TreeSpace) -> int:
+    """Pairs to route at once: :data:`PAIR_CHUNK`, fewer on wide data so that the
+    frontier stays within :data:`FRONTIER_BYTES`."""
+    return max(1_000, min(PAIR_CHUNK, FRONTIER_BYTES // node_bytes(space)))
 
 
 @dataclass(frozen=True)
@@ -375,6 +389,18 @@ def estimate_leaves(
 
 
 def _knuth_estimate(space, root_keys, probes):
+    # Trees in groups whose probe frontier stays within FRONTIER_BYTES on wide data.
+    size = max(1, pair_chunk(space) // probes)
+    first = int(root_keys[0])
+    return np.concatenate(
+        [
+            _knuth_chunk(space, root_keys[i : i + size], probes, first if i == 0 else [first, i])
+            for i in range(0, len(root_keys), size)
+        ]
+    )
+
+
+def _knuth_chunk(space, root_keys, probes, seed):
     n_trees = len(root_keys)
     tree = np.repeat(np.arange(n_trees), probes)
     frontier = Frontier.roots(space, root_keys[tree], tree, 0)
@@ -382,7 +408,7 @@ def _knuth_estimate(space, root_keys, probes):
     estimate = np.zeros(len(tree))
     alive = np.arange(len(tree))
     # Public randomness: the probes only explore the data-independent structure.
-    rng = np.random.default_rng(int(root_keys[0]))
+    rng = np.random.default_rng(seed)
     for depth in range(space.max_depth + 1):
         leaf = is_leaf(space, frontier, depth)
         estimate[alive[leaf]] = weight[alive[leaf]]

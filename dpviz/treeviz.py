@@ -49,6 +49,25 @@ BASE_COLUMNS = (
 )
 
 
+def threshold_text(value: float) -> str:
+    """A split threshold as people read amounts: 4 significant digits, never scientific
+    notation for large numbers (2,500,000 → "2.5M", 25,001.5 → "25,000", 0.5213 →
+    "0.5213")."""
+    value = float(value)
+    if not np.isfinite(value) or value == 0:
+        return f"{value:g}"
+    size = abs(value)
+    if size >= 1e4:
+        rounded = float(f"{value:.4g}")  # 4 significant digits, as for small numbers
+        for unit, scale in (("B", 1e9), ("M", 1e6)):
+            if size >= scale:
+                return f"{rounded / scale:.4g}{unit}"
+        return f"{rounded:,.0f}"
+    if size < 1e-3:
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
 def _check_tree(model: DPRandomForestClassifier, tree: int) -> int:
     model._check_fitted()
     tree = int(tree)
@@ -67,7 +86,7 @@ def _edge_texts(model, feature: np.ndarray, threshold: np.ndarray, child: np.nda
         if f < 0:
             out.append("")
         elif f < s:
-            out.append(f"{names[f]} {'≥' if c == 1 else '<'} {t:.4g}")
+            out.append(f"{names[f]} {'≥' if c == 1 else '<'} {threshold_text(t)}")
         else:
             out.append(f"{names[f]} = {values[f - s][c]}")
     return out
@@ -416,11 +435,12 @@ def _greedy_edges(model, parent: np.ndarray, value: np.ndarray, feature: np.ndar
             if f >= s:
                 text = f"{names[f]} = {schema.discrete[f - s].values[v]}"
             elif v == 0:
-                text = f"{names[f]} < {edges[f][1]:.4g}"
+                text = f"{names[f]} < {threshold_text(edges[f][1])}"
             elif v == last:
-                text = f"{names[f]} ≥ {edges[f][v]:.4g}"
+                text = f"{names[f]} ≥ {threshold_text(edges[f][v])}"
             else:
-                text = f"{names[f]} ∈ [{edges[f][v]:.4g}, {edges[f][v + 1]:.4g})"
+                lo, hi = threshold_text(edges[f][v]), threshold_text(edges[f][v + 1])
+                text = f"{names[f]} ∈ [{lo}, {hi})"
             texts[(f, v)] = text
         out.append(text)
     return out
@@ -577,7 +597,7 @@ def _boost_edge(
     names = feature_order(schema)
     s = len(schema.continuous)
     if f < s:
-        return f"{names[f]} {'≥' if right else '<'} {edges[f][t + 1]:.4g}"
+        return f"{names[f]} {'≥' if right else '<'} {threshold_text(edges[f][t + 1])}"
     values = schema.discrete[f - s].values
     if equal:  # a one-hot split: "feature = value" goes right, the rest left
         return f"{names[f]} {'=' if right else '≠'} {values[t]}"

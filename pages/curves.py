@@ -147,7 +147,8 @@ def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSe
             mechanisms = b.multiselect(
                 "Mechanisms (fletcher_islam)",
                 LABEL_MECHANISMS,
-                format_func=mechanism_label,
+                # An inferred schema voids every guarantee: no option promises ε-DP then.
+                format_func=lambda m: mechanism_label(m, data.schema_public),
                 key=K["mechs"],
             )
             trees = b.multiselect(

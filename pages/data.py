@@ -1,7 +1,11 @@
-"""Data page: a bundled demo or an uploaded CSV, the label, the public schema, a preview
-and a report of missing and out-of-domain values. Logic: dpviz.app_data."""
+"""Data page: a bundled demo or an uploaded CSV (previewed as read), the label (guessed:
+check it), the columns to keep (IDs and free text unticked), the public schema with its
+missing-value rules and declaration, and a report of missing and out-of-domain values.
+Logic: dpviz.app_data."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import streamlit as st
 
@@ -108,10 +112,10 @@ def read_schema_upload(workspace: app_data.UploadWorkspace, label_key: str) -> N
             st.rerun()
 
 
-def edit_schema(workspace, label: str, base) -> None:
+def edit_schema(workspace, label: str, base, frame) -> None:
     """The editable schema table; edits apply on submit (one rerun, not one per cell)."""
     edits, classes = workspace.applied_edits(label)
-    table = edits if edits is not None else app_data.schema_table(base, workspace.upload.frame)
+    table = edits if edits is not None else app_data.schema_table(base, frame)
     classes = classes if classes is not None else ", ".join(base.classes)
     with st.expander("Feature types and public domains (edit)", expanded=False):
         st.caption(
@@ -143,6 +147,74 @@ def edit_schema(workspace, label: str, base) -> None:
                 st.rerun()
 
 
+def choose_columns(workspace, label: str) -> None:
+    """Keep or drop each column BEFORE anything is validated; IDs and free text are
+    dropped by default, with the reason."""
+    upload = workspace.upload
+    drops = workspace.drops(label)
+    table = app_data.column_table(upload.frame, label, drops, workspace.suggestions(label))
+    options = table["column"].tolist()
+    st.markdown("**Columns** — untick what the model must not use")
+    chosen = st.multiselect(
+        "Leave out these columns",
+        options,
+        default=[c for c in drops if c in options],
+        key=f"data.drop.{upload.frame_id}.{label}",
+        help="Identifier columns (row numbers, names) and free text are left out by "
+        "default: a tree that splits on them learns nothing that generalises.",
+    )
+    if set(chosen) != set(drops):
+        workspace.keep = {c: c not in chosen for c in options}
+    table["keep"] = ~table["column"].isin(chosen)
+    st.dataframe(table, hide_index=True, height=min(36 * (len(table) + 1), 300))
+    st.caption("Suggestions and counts read the raw records: for you only, not private.")
+
+
+def offer_numbers(workspace, frame) -> None:
+    """Columns that would become discrete although they hold numbers: say why, offer
+    the fix."""
+    for column, why in app_data.suspects(frame, workspace.numbers).items():
+        st.warning(why, icon="⚠️")
+        if st.button(f"Read {column!r} as numbers", key=f"data.numbers.{column}"):
+            workspace.numbers = (*workspace.numbers, column)
+            st.rerun()
+
+
+def choose_missing(frame, label: str, schema, frame_id: str) -> list[str]:
+    """Per continuous feature with missing values: drop those rows, or send the missing
+    value to the lower branch (a public rule, applied the same in training and
+    prediction). Returns the features that take the lower branch."""
+    with_missing = [f.name for f in schema.continuous if frame[f.name].isna().any()]
+    # A schema file's rule for a feature with no missing cells here still holds.
+    kept = [f.name for f in schema.continuous if f.missing == "low" and f.name not in with_missing]
+    if not with_missing:
+        return kept
+    st.markdown("**Missing values**")
+    st.caption(app_data.MISSING_HELP)
+    default = [f.name for f in schema.continuous if f.missing == "low" and f.name in with_missing]
+    chosen = st.multiselect(
+        "Keep rows with a missing value of these features (missing → lower branch)",
+        with_missing,
+        default=default,
+        key=f"{KEEP_PREFIX}data.missing.{frame_id}.{label}",
+    )
+    return [*chosen, *kept]
+
+
+def failed(message: str, columns) -> None:
+    """A choice that cannot be used: say why and clear the previous upload's dataset
+    (it must not silently stay in use)."""
+    st.error(f"Cannot use this data: {app_data.column_hint(message, columns)}")
+    if state.data is not None and state.data.source == "upload":
+        state.clear_data()
+        st.warning(
+            "No dataset is in use now: the previous choice for this upload was cleared. "
+            "Fix the choice above (label, columns or schema) to continue."
+        )
+    else:
+        keeps_working()
+
+
 def choose_upload() -> None:
     workspace = read_csv_upload()
     if workspace is None:
@@ -150,49 +222,68 @@ def choose_upload() -> None:
     upload = workspace.upload
     if upload.header_warning:
         st.warning(upload.header_warning, icon="⚠️")
+    st.markdown(f"**Your file** · {upload.name} · {len(upload.frame):,} rows")
+    st.dataframe(upload.frame.head(50), height=200)
+    for note in upload.notes:
+        st.info(f"Reading the file: {note}.")
     columns = [str(c) for c in upload.frame.columns]
     label_key = f"{KEEP_PREFIX}data.label.{upload.frame_id}"
     read_schema_upload(workspace, label_key)
     if st.session_state.get(label_key) not in columns:
-        st.session_state[label_key] = support.guess_label(columns)
-    label = st.selectbox("Label column (what to predict)", columns, key=label_key)
+        st.session_state[label_key] = support.guess_label(
+            upload.frame, list(app_data.suggest_drops(upload.frame))
+        )
+    label = st.selectbox(
+        "Label column (what to predict)",
+        columns,
+        key=label_key,
+        help="Guessed from the column names and the number of distinct values.",
+    )
+    st.caption("The label was guessed — check it: it should be the column the model predicts.")
+    choose_columns(workspace, label)
+    frame = app_data.working_frame(upload, workspace, label)
+    offer_numbers(workspace, frame)
     try:
         base = app_data.choose_schema(
-            upload.frame,
+            frame,
             label,
             schema_file=workspace.schema_file,
             schema_name=workspace.schema_name,
         ).schema
-        edit_schema(workspace, label, base)
+        edit_schema(workspace, label, base, frame)
         edits, classes = workspace.applied_edits(label)
-        declared = False
-        if workspace.schema_file is None or edits is not None:
-            declared = st.checkbox(
-                "I declare the class list and every domain public knowledge: I wrote or "
-                "checked them without reading them off these records.",
-                key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}",
-            )
-        choice = app_data.choose_schema(
-            upload.frame,
-            label,
+        settings = dict(
             schema_file=workspace.schema_file,
             schema_name=workspace.schema_name,
             edits=edits,
             classes=classes,
-            declared_public=declared,
+        )
+        choice = app_data.choose_schema(frame, label, **settings)
+        lower = choose_missing(frame, label, choice.schema, upload.frame_id)
+        if not choice.public or edits is not None:
+            prompt = app_data.declaration_prompt(
+                choice.schema,
+                frame,
+                choice.filled,
+                lists=workspace.schema_file is None and edits is None,
+            )
+            if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
+                choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
+        choice = dataclasses.replace(
+            choice, schema=app_data.with_missing_rule(choice.schema, lower)
         )
     except ValueError as exc:
-        st.error(f"Cannot use this data: {exc}")
-        keeps_working()
+        failed(str(exc), columns)
         return
-    use(app_data.prepare(upload, choice))
+    use(app_data.prepare(upload, choice, workspace))
     for warning in choice.warnings:
         st.warning(warning, icon="⚠️")
 
 
-def show_current() -> None:
+def show_current(upload_mode: bool) -> None:
     data = state.data
-    if data is None:
+    if data is None or (upload_mode and data.source != "upload"):
+        # The upload page never previews the demo: the upload's own preview is above.
         return
     schema = data.schema
     st.subheader(f"Current dataset · {data.name}")
@@ -232,4 +323,4 @@ if st.radio("Data source", (DEMO, UPLOAD), key=K_SOURCE, horizontal=True) == DEM
     choose_demo()
 else:
     choose_upload()
-show_current()
+show_current(st.session_state[K_SOURCE] == UPLOAD)

@@ -10,6 +10,7 @@ import streamlit as st
 from dpviz import app_leaves, app_models
 from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
+from dpviz.outputs import csv_text
 
 K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
 MAX_TABLE_ROWS = 20_000
@@ -91,7 +92,7 @@ def main() -> None:
     st.dataframe(view.table, hide_index=True, height=360)
     st.download_button(
         "Download the leaf table (CSV, not private)",
-        lambda: view.download.to_csv(index=False),
+        lambda: csv_text(view.download),
         file_name="dpviz_leaves.csv",
         mime="text/csv",
         key="leaves.download",

@@ -20,6 +20,7 @@ from dpviz.figures import METRICS, mechanism_label
 from dpviz.figures_teach import hypothesis_testing_figure
 from dpviz.mechanisms import MECHANISMS
 from dpviz.risk import EpsilonChoice
+from dpviz.sizing import SIZE_NOTE, suggest_trees
 
 K = {
     n: f"{KEEP_PREFIX}negotiate.{n}"
@@ -47,18 +48,25 @@ if AppState(st.session_state).needs_frame("pages/negotiate.py"):
 def sweep_here(state: AppState, data: PreparedData, *, first: bool) -> None:
     """A small default sweep (``negotiate.DEFAULT_SWEEP``) with two knobs."""
     d = negotiate.DEFAULT_SWEEP
-    st.session_state.setdefault(K["trees"], d.n_estimators[0])
+    # The same tree count the Train page suggests for this data, so that the ε agreed on
+    # here is for the model trained there.
+    suggestion = suggest_trees(len(data.frame))
+    st.session_state.setdefault(K["trees"], suggestion.n_estimators)
     st.session_state.setdefault(K["folds"], d.folds)
     with st.form("negotiate.sweep"):
         st.markdown(
             f"**{'Run a sweep' if first else 'Run another sweep'}**: the DP forest "
-            f"({mechanism_label(d.mechanisms[0])}) at ε from {d.eps_low:g} to {d.eps_high:g}, "
+            f"({mechanism_label(d.mechanisms[0], data.schema_public)}) at ε from {d.eps_low:g} "
+            f"to {d.eps_high:g}, "
             "and the same forest without privacy as the reference, cross-validated on the "
             "same folds (the Curves page offers every option)."
         )
         a, b = st.columns(2)
         trees = a.selectbox("Trees", app_curves.TREE_CHOICES, key=K["trees"])
         folds = b.number_input("Cross-validation folds", 2, 10, key=K["folds"])
+        st.caption(
+            f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason}). {SIZE_NOTE}"
+        )
         pressed = st.form_submit_button("Run the sweep", type="primary" if first else "secondary")
     if not pressed:
         return
@@ -85,7 +93,9 @@ def pick_curve(sweep: SweepRun) -> dict:
             PIN_LABELS[key],
             choices[key],
             key=K[key],
-            format_func=mechanism_label if key == "mechanism" else str,
+            format_func=(lambda m: negotiate.mechanism_option(sweep, m))
+            if key == "mechanism"
+            else str,
         )
     for key in negotiate.CURVE_KEYS:
         config.setdefault(key, choices[key][0])
@@ -238,27 +248,30 @@ def decision_section(
 ) -> None:
     """The chosen ε (drawn on the curve in ``chart``), its ledger and the report."""
     st.header("3 · The decision")
-    epsilons = negotiate.swept_epsilons(sweep, config)
-    suggestion = choice.epsilon if choice.epsilon is not None else epsilons[-1]
-    # The chosen ε follows dpviz's suggestion until the people deciding move it.
+    options = negotiate.chosen_options(negotiate.swept_epsilons(sweep, config))
+    suggestion = negotiate.preselected(choice)
+    # The chosen ε follows dpviz's suggestion (none when no ε meets the target) until the
+    # people deciding move it.
     if (
-        st.session_state.get(K["chosen"]) not in epsilons
+        st.session_state.get(K["chosen"]) not in options
         or st.session_state.get(FOLLOWED) != suggestion
     ):
         st.session_state[K["chosen"]] = suggestion
         st.session_state[FOLLOWED] = suggestion
-    chosen = float(
-        st.select_slider(
-            "Chosen ε (total privacy budget of the released model)",
-            epsilons,
-            key=K["chosen"],
-            format_func=lambda v: f"{v:g}",
-        )
+    picked = st.select_slider(
+        "Chosen ε (total privacy budget of the released model)",
+        options,
+        key=K["chosen"],
+        format_func=negotiate.epsilon_option,
     )
     with chart:
         st.plotly_chart(
-            negotiate.choice_figure(sweep, choice, chosen), key="negotiate.curve", theme=None
+            negotiate.choice_figure(sweep, choice, picked), key="negotiate.curve", theme=None
         )
+    if picked is None:
+        st.info(negotiate.NO_CHOICE)
+        return
+    chosen = float(picked)
     ledger = negotiate.ledger_for(sweep, config, chosen)
     st.markdown("**Privacy ledger of the chosen configuration** (what the model spends, where):")
     (st.success if ledger.private else st.error)(ledger.describe())
@@ -333,11 +346,13 @@ def main() -> None:
 
     sweep = state.sweep
     if sweep is None:
-        st.info("There is no sweep in this session yet: run a small one here.")
+        notice = st.empty()  # said only until the sweep below has run
+        notice.info("There is no sweep in this session yet: run a small one here.")
         sweep_here(state, data, first=True)
         sweep = state.sweep
         if sweep is None:
             return
+        notice.caption(f"Using the sweep just run: {sweep.describe()}.")
     else:
         st.caption(
             f"Using this session's sweep: {sweep.describe()}. Scores are from held-out folds, "

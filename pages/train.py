@@ -11,6 +11,7 @@ from dpviz.app_session import KEEP_PREFIX, AppState
 from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app_sweep import sklearn_default
 from dpviz.noise import NOT_PRIVATE_NOTE
+from dpviz.sizing import SIZE_NOTE, suggest_trees
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
@@ -46,9 +47,25 @@ def eps_from_box() -> None:
     st.session_state[K["eps_slider"]] = app_train.nearest_epsilon(st.session_state[K["eps"]])
 
 
-def parameter_inputs(choice: app_train.AlgorithmChoice) -> dict:
+def suggest_tree_count(choice: app_train.AlgorithmChoice, n_rows: int):
+    """Preset a disjoint forest's tree count to the size the data suggests, unless the user
+    changed it; returns the suggestion (None for other algorithms)."""
+    if choice.defaults.get("data_split") != "disjoint":
+        return None
+    suggestion = suggest_trees(n_rows)
+    key = param_key(choice.id, "n_estimators")
+    marker = f"{key}.suggested"
+    if st.session_state.get(marker) != suggestion.n_estimators:
+        if st.session_state.get(key, st.session_state.get(marker)) == st.session_state.get(marker):
+            st.session_state[key] = suggestion.n_estimators
+        st.session_state[marker] = suggestion.n_estimators
+    return suggestion
+
+
+def parameter_inputs(choice: app_train.AlgorithmChoice, n_rows: int) -> dict:
     """One widget per registry parameter of the algorithm; returns their values."""
     values = {}
+    suggestion = suggest_tree_count(choice, n_rows)
     for w in choice.widgets:
         key = param_key(choice.id, w.name)
         st.session_state.setdefault(key, w.initial)
@@ -82,6 +99,9 @@ def parameter_inputs(choice: app_train.AlgorithmChoice) -> dict:
                     w.label, min_value=w.low, max_value=w.high, step=1, key=key, help=w.help
                 )
             )
+            if w.name == "n_estimators" and suggestion is not None:
+                shown = f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason})."
+                st.caption(f"{shown} {SIZE_NOTE}")
         elif w.kind == "float":
             values[w.name] = float(
                 st.number_input(
@@ -185,10 +205,10 @@ def settings_form(data) -> app_train.TrainSettings | None:
         )
     with right:
         st.markdown(f"**{choice.name}** — its settings")
-        params = parameter_inputs(choice)
+        params = parameter_inputs(choice, n_rows)
         for name, value in choice.fixed.items():
             st.markdown(app_train.fixed_text(name, value))
-        status = app_train.privacy_status(algorithm, params)
+        status = app_train.privacy_status(algorithm, params, data.schema_public)
         {"ok": st.caption, "approximate": st.warning}.get(status.level, st.error)(status.text)
         try:
             preview = app_train.structure_preview(
@@ -291,8 +311,9 @@ def show_results(run: app_train.TrainRun) -> None:
                 file_name=f"dpviz_{run.settings.algorithm}.json",
                 mime="application/json",
                 key="train.model_download",
-                help="Tree structure and the released leaf outputs only: no records, no true "
-                "counts. `python -m dpviz predict --model` reads it.",
+                help="The tree structure, the released (noisy) leaf outputs and the public "
+                "schema you declared (class names, feature ranges, discrete values): no "
+                "records, no true counts. `python -m dpviz predict --model` reads it.",
             )
     with metrics_col:
         st.download_button(

@@ -2,15 +2,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from dpviz.app_curves import SweepSettings
+from dpviz.resources import default_datasets_dir, read_dataset, reference_file
 from dpviz.schema import Feature, Schema
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-DATASETS = SHARED / "datasets"
-REFERENCE = SHARED / "reference"
+# The real datasets: ../shared/datasets beside the clone when present, else the bundled,
+# gzipped copy in data/uci (dpviz.resources reads either).
+DATASETS = default_datasets_dir()
 
 # The Negotiate tests' sweep, small like one the Curves page makes: two mechanisms, one of
 # them NOT DP.
@@ -33,17 +33,15 @@ MIXED_SCHEMA = Schema(
 )
 
 
-def dataset_path(name: str) -> Path:
-    path = DATASETS / f"{name}.csv"
-    if not path.exists():
-        pytest.skip(f"real dataset {path} is absent (../shared/datasets not beside the repo)")
-    return path
+def dataset_frame(name: str) -> pd.DataFrame:
+    """A real dataset (``name.csv`` or the bundled ``name.csv.gz``) as read_csv reads it."""
+    return read_dataset(name)
 
 
 def reference_path(name: str) -> Path:
-    path = REFERENCE / name
-    if not path.exists():
-        pytest.skip(f"reference table {path} is absent (../shared/reference not beside the repo)")
+    """The package's copy of a published-numbers table (dpviz/reference)."""
+    path = reference_file(name)
+    assert path is not None, f"dpviz/reference/{name} is missing from the package"
     return path
 
 

@@ -134,7 +134,10 @@ def test_uploaded_schema_is_public_unless_a_blank_was_filled_from_the_data(demo_
 def test_declared_public_schema_flags_domains_equal_to_the_data_range(demo_frame):
     inferred = app_data.choose_schema(demo_frame, "label", declared_public=True)
     assert inferred.public and inferred.note == app_data.DECLARED_NOTE
-    assert "5 feature(s) (x0, x1, x2, x3, x4)" in inferred.warnings[0]
+    assert "(the data's own min and max)" in inferred.warnings[0]
+    assert all(f"'x{i}' [" in inferred.warnings[0] for i in range(5))
+    assert "the class list of 'label' (read from the data)" in inferred.warnings[0]
+    assert "the data's own" in inferred.schema.declaration
     table = app_data.schema_table(inferred.schema)
     table["min"], table["max"] = -10.0, 10.0
     widened = app_data.choose_schema(demo_frame, "label", edits=table, declared_public=True)
@@ -180,7 +183,7 @@ def test_data_report_says_why_training_would_fail():
     frame = support.read_uploaded_csv((CORPUS / "text_in_continuous.csv").read_bytes())
     schema = Schema.load(CORPUS / "text_in_continuous.schema.json")
     report = app_data.data_report(frame, schema)
-    assert report.rows_used is None and "holds text ('n/a' in data row 3)" in report.error
+    assert report.rows_used is None and "holds text ('about 2' in data row 3)" in report.error
 
 
 # --- app_sweep ----------------------------------------------------------------------------

@@ -108,7 +108,7 @@ DATA_CASES = [
     pytest.param(evaluate("no_labels.csv"), "at least 2 classes", id="label-column-empty"),
     pytest.param(
         evaluate("text_in_continuous.csv", "--schema", c("text_in_continuous.schema.json")),
-        "holds text ('n/a' in data row 3)",
+        "holds text ('about 2' in data row 3)",
         id="text-in-continuous-column",
     ),
     pytest.param(evaluate("latin1.csv"), "not UTF-8 text", id="latin1-not-utf8"),
@@ -457,3 +457,232 @@ def test_schema_from_dict_never_raises_anything_but_value_error():
                 Schema.from_dict(_replaced(make_corpus.SCHEMA, path, value))
             except ValueError:
                 pass
+
+
+# --- issue 17: tampered and malformed files, unbounded numbers -----------------------
+
+ISSUE17_MODEL_CASES = [
+    pytest.param("model_deep_nesting.json", "nests 5001 levels deep", id="model-deep-nesting"),
+    pytest.param(
+        "model_float_version.json", "version 1.0 is not supported", id="model-float-version"
+    ),
+    pytest.param(
+        "model_claims_private.json",
+        "claims ε = 1.0, but its algorithm, mechanism, ε and structure give NO privacy",
+        id="model-claims-a-guarantee-its-mechanism-lacks",
+    ),
+    pytest.param(
+        "model_claims_smaller_epsilon.json",
+        "claims ε = 0.1, but its algorithm, mechanism, ε and structure give ε = 1",
+        id="model-claims-a-smaller-epsilon",
+    ),
+    pytest.param(
+        "model_claims_inferred_private.json",
+        "give NO privacy guarantee",
+        id="model-inferred-schema-claims-private",
+    ),
+    pytest.param(
+        "model_trees_1e9.json",
+        "'n_estimators' must be a whole number from 1",
+        id="model-1e9-trees",
+    ),
+    pytest.param(
+        "model_depth_1e9.json", "'depth' must be a whole number from 1 to 40", id="model-depth-1e9"
+    ),
+    pytest.param(
+        "model_chain_deeper_than_claimed.json",
+        "a path is deeper than the model's depth 2",
+        id="model-chain-deeper-than-claimed",
+    ),
+    pytest.param("model_two_parents.json", "do not form a tree", id="model-node-with-two-parents"),
+    pytest.param(
+        "model_counts_bad_tree_epsilon.json",
+        "'tree_epsilon' must be from 0 to 1",
+        id="model-per-tree-epsilon-edited",
+    ),
+    pytest.param(
+        "model_counts_inconsistent_tree_epsilon.json",
+        "per-tree ε 0.5 does not follow from its ε, trees and data split (that gives 1)",
+        id="model-per-tree-epsilon-inconsistent",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "phrase"), ISSUE17_MODEL_CASES)
+def test_tampered_model_is_refused_on_load(model, phrase, capsys):
+    assert_one_error(predict(model), capsys, phrase)
+
+
+def update(model: str, out: str, data: str = "valid.csv") -> list[str]:
+    return ["update", "--model", c(model), "--data", c(data), "--out", out]
+
+
+@pytest.mark.parametrize(
+    ("model", "phrase"),
+    [
+        pytest.param(
+            "model_counts_epsilon_zero.json", "'epsilon' must be from", id="update-epsilon-0"
+        ),
+        pytest.param(
+            "model_counts_epsilon_text.json",
+            "'epsilon' must be a number",
+            id="update-epsilon-text",
+        ),
+        pytest.param(
+            "model_counts_no_epsilon.json", "'epsilon' must be a number", id="update-no-epsilon"
+        ),
+        pytest.param(
+            "model_claims_private.json", "NO privacy guarantee", id="update-edited-claim"
+        ),
+    ],
+)
+def test_update_validates_the_model_like_train(model, phrase, capsys, tmp_path):
+    assert_one_error(update(model, str(tmp_path / "u.json")), capsys, phrase)
+    assert not (tmp_path / "u.json").exists()
+
+
+def test_update_validates_the_data_like_train(capsys, tmp_path):
+    out = str(tmp_path / "u.json")
+    assert_one_error(
+        update("model_counts_valid.json", out, "no_labels.csv"), capsys, "no usable rows"
+    )
+    assert_one_error(
+        update("model_counts_valid.json", out, "header_only.csv"), capsys, "no data rows"
+    )
+    assert_one_error(
+        update("model_counts_valid.json", out, "update_batch_no_label.csv"),
+        capsys,
+        "no label column 'label'",
+    )
+    assert_one_error(
+        update("model_counts_valid.json", out, "valid.csv"), capsys, "outside the class list"
+    )
+    assert not (tmp_path / "u.json").exists()
+
+
+def test_update_of_a_valid_counts_model_works(capsys, tmp_path):
+    argv = update("model_counts_valid.json", str(tmp_path / "u.json"), "update_batch.csv")
+    status, _, err = run_cli(argv, capsys)
+    assert status == 0, err
+    updated = json.loads((tmp_path / "u.json").read_text())
+    assert updated["n_batches"] == 2 and updated["privacy"]["private"] is True
+
+
+def test_schema_nested_deeply_is_one_line(capsys):
+    assert_one_error(
+        info_with_schema("schema_deep_nesting.json"), capsys, "nests 5001 levels deep"
+    )
+
+
+@pytest.mark.parametrize("name", ["model_bom.json"])
+def test_model_with_a_utf8_bom_loads(name, capsys):
+    status, _, err = run_cli(predict(name, "predict_input.csv"), capsys)
+    assert status == 0, err
+
+
+def test_schema_with_a_utf8_bom_is_accepted(capsys):
+    status, out, err = run_cli([*info_with_schema("schema_bom.json"), "--json"], capsys)
+    assert status == 0, err
+    assert json.loads(out)["classes"] == ["no", "yes"]
+
+
+def test_loaded_privacy_statement_is_recomputed_not_the_files():
+    """A hand-written (or flipped-leaf) model is shown with its own ledger's words, never
+    the file's summary; flipped leaves are indistinguishable from noise."""
+    forest = ReleasedForest.from_json((CORPUS / "model_valid.json").read_bytes())
+    assert forest.meta["privacy"]["summary"] != "hand-written test model"
+    assert forest.meta["privacy"]["summary"].endswith("1-differentially private.")
+    flipped = make_corpus.model_with(tree={"output": [None, 1, 0]})
+    assert ReleasedForest.from_json(json.dumps(flipped)).meta["privacy"]["epsilon_total"] == 1.0
+
+
+def test_a_250k_deep_chain_is_refused_quickly():
+    doc = {**make_corpus.model_with(depth=40), "trees": [make_corpus.chain_tree(250_000)]}
+    with pytest.raises(ValueError, match="deeper than the model's depth 40"):
+        ReleasedForest.from_json(json.dumps(doc))
+
+
+def test_nan_and_empty_labels_are_missing(capsys):
+    status, out, err = run_cli(
+        ["info", "--data", c("nan_labels.csv"), "--label", "label", "--json"], capsys
+    )
+    assert status == 0, err
+    assert json.loads(out)["classes"] == ["no", "yes"]
+    status, out, err = run_cli(evaluate("nan_labels.csv", "--json"), capsys)
+    assert status == 0, err
+    assert "6 rows had no label" in err
+
+
+ISSUE17_ARG_CASES = [
+    pytest.param(
+        _evaluate_with("--depth", "100"), "a fixed depth must be at most 40", id="depth-100"
+    ),
+    pytest.param(
+        _evaluate_with("--depth", "1100"), "a fixed depth must be at most 40", id="depth-1100"
+    ),
+    pytest.param(
+        _evaluate_with("--repeats", "1000000"), "--repeats: must be at most 100", id="repeats-1e6"
+    ),
+    pytest.param(_evaluate_with("--epsilon", "1e308"), "above 1e+06", id="epsilon-1e308"),
+    pytest.param(_evaluate_with("--seed", str(10**30)), "--seed: must be at most", id="seed-1e30"),
+    pytest.param(
+        _evaluate_with("--local-cluster", "1000"),
+        "--local-cluster: must be at most 32",
+        id="local-cluster-1000",
+    ),
+    pytest.param(
+        ["depth", "--continuous", "99999999999", "--discrete", "0"],
+        "--continuous: must be at most 1,000,000",
+        id="depth-continuous-99999999999",
+    ),
+    pytest.param(
+        [
+            "mechanism",
+            "--name",
+            "permute_flip",
+            "--counts",
+            ",".join(["1"] * 101),
+            "--epsilon",
+            "1",
+        ],
+        "at most 100",
+        id="mechanism-101-classes",
+    ),
+    pytest.param(
+        ["mechanism", "--name", "permute_flip", "--counts", f"{10**22},3", "--epsilon", "1"],
+        "--counts must be at most",
+        id="mechanism-huge-counts",
+    ),
+    pytest.param(
+        ["audit", "--mechanism", "permute_flip", "--epsilon", "1", "--classes", "1000"],
+        "--classes: must be at most 100",
+        id="audit-1000-classes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "phrase"), ISSUE17_ARG_CASES)
+def test_unbounded_number_is_refused(argv, phrase, capsys):
+    assert_one_error(argv, capsys, phrase)
+
+
+def test_theorem2_on_huge_feature_counts_answers_at_once(capsys):
+    status, out, err = run_cli(["depth", "--continuous", "1000000", "--discrete", "0"], capsys)
+    assert status == 0 and out.strip() == "40"
+    assert "gives depth 693148" in err and "caps it at 40" in err
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "phrase"),
+    [
+        pytest.param("1e5", "a guarantee in name only", id="epsilon-1e5-warns"),
+        pytest.param("1e-320", "pure noise", id="epsilon-1e-320-warns"),
+    ],
+)
+def test_extreme_epsilon_warns_with_its_meaning(epsilon, phrase, capsys):
+    status, _, err = run_cli(
+        ["mechanism", "--name", "permute_flip", "--counts", "5,3", "--epsilon", epsilon], capsys
+    )
+    assert phrase in err
+    # 1e-320 is below what exact noise can draw: a one-line error after the warning.
+    assert status == 0 or err.rstrip().splitlines()[-1].startswith("error: ")

@@ -83,6 +83,11 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             page.get_by_role("button", name="Run the sweep").click()
             expect(charts).to_have_count(2, timeout=60_000)
             expect(page.get_by_role("heading", name="3 · The decision")).to_be_visible()
+            # A loss every swept ε meets, whatever the fresh noise drew: the smallest one
+            # is pre-selected (with an unmet target nothing is, and no report is offered).
+            page.get_by_role("spinbutton", name="Acceptable loss (points)").fill("50")
+            page.get_by_role("spinbutton", name="Acceptable loss (points)").press("Enter")
+            expect(page.get_by_text("Smallest ε that meets it").first).to_be_visible()
             page.get_by_label("Rationale").fill(RATIONALE)
             page.get_by_label("Approved by").fill("Ada (privacy officer)")
             page.get_by_label("Approved by").press("Enter")  # applies both fields

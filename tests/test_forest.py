@@ -6,6 +6,7 @@ import pytest
 
 from dpviz import DPRandomForestClassifier, PrivacyLeakWarning, ReleasedForest, Schema
 from dpviz.data import encode
+from dpviz.forest import prior_weight
 from dpviz.schema import Feature
 from dpviz.synthetic import make_synth
 from dpviz.trees import build_full, estimate_leaves
@@ -208,7 +209,7 @@ def test_routing_in_tree_chunks_gives_the_same_votes(monkeypatch, mechanism, unk
         test.loc[:9, "colour"] = "purple"  # some trees abstain: no record × tree matrix
     encoded = encode(test, schema, training=False)
     whole = model.route_records(encoded)
-    monkeypatch.setattr("dpviz.forest.PAIR_CHUNK", 7 * 300)  # chunks of 7 trees
+    monkeypatch.setattr("dpviz.forest.pair_chunk", lambda space: 7 * 300)  # chunks of 7 trees
     chunked = model.route_records(encoded)
     assert (whole.leaf_matrix is None) == unknown == (chunked.leaf_matrix is None)
     for eps in (0.1, 2.0):
@@ -379,3 +380,22 @@ def test_a_damaged_prior_in_a_model_file_is_a_value_error(synth):
             ReleasedForest.from_json(json.dumps({**doc, "prior_counts": bad}))
     with pytest.raises(ValueError, match="prior_weight"):
         ReleasedForest.from_json(json.dumps({**doc, "prior_weight": -1}))
+
+
+@pytest.mark.parametrize("mechanism", ["permute_flip", "abstain_flip", "laplace_counts"])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
+def test_prior_margin_stands_the_same_noise_spreads_whatever_the_class_balance(mechanism, epsilon):
+    """The prior adds w·Δ to the margin of its first class over its second: for Δ ≥ the
+    floor that margin is the same number of noise spreads for every class balance, so a
+    lopsided prior is not overturned more often than a balanced one."""
+    margins = []
+    for counts in ([700, 300], [600, 400], [800, 200]):
+        shares = np.array(counts) / sum(counts)
+        lead = np.sort(shares)[-1] - np.sort(shares)[-2]
+        weight = prior_weight(mechanism, len(counts), epsilon, 50, counts)
+        margins.append((weight - 1) * lead)
+    assert np.allclose(margins, margins[0])
+    # Below the floor the weight stops growing: a prior that barely leads cannot silence
+    # the trees.
+    near_tie = prior_weight(mechanism, 2, epsilon, 50, [505, 495])
+    assert near_tie == pytest.approx(prior_weight(mechanism, 2, epsilon, 50, [600, 400]))

@@ -66,7 +66,9 @@ def test_update_released_counts_are_old_plus_new_plus_fresh_noise(synth):
     32 leaves × 2 classes) the mean is within 4 standard errors and the variance within 25%
     (about 3 standard deviations of a Laplace sample variance)."""
     X, y, schema = synth
-    model = PrivateRDTClassifier(epsilon=1.0, schema=schema, random_state=1).fit(
+    # A replayable noise seed makes the check deterministic (a Laplace sample variance
+    # leaves the 25% band about once in 200 fresh draws); the law tested is the same.
+    model = PrivateRDTClassifier(epsilon=1.0, schema=schema, random_state=1, noise_seed=3).fit(
         X[:6000], y[:6000]
     )
     released, counts, keys = (

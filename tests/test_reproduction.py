@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.data import encode, read_csv
+from dpviz.data import encode
 from dpviz.evaluation import cross_validate
 from dpviz.schema import infer_schema
 from dpviz.synthetic import SYNTH_SPECS, make_synth
 
-from .conftest import dataset_path, reference_path
+from .conftest import dataset_frame, reference_path
 
 FIG11_NAMES = {
     "adult": "Adult",
@@ -47,7 +47,7 @@ def paper_accuracy(dataset: str, series: str) -> float:
     ],
 )
 def test_permute_flip_reaches_fig11_minus_2(name):
-    frame = read_csv(dataset_path(name))
+    frame = dataset_frame(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         schema = infer_schema(frame, "label")

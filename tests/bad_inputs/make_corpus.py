@@ -66,6 +66,7 @@ MODEL = {
     "depth": 1,
     "depth_rule": "1",
     "data_split": "disjoint",
+    "noise": "secret",
     "privacy": {"epsilon_total": 1.0, "private": True, "summary": "hand-written test model"},
     "trees": [
         {
@@ -76,6 +77,30 @@ MODEL = {
         }
     ],
 }
+
+
+# A count-releasing model (what `update` adds to): laplace_counts on shared data.
+COUNTS_MODEL = {
+    **MODEL,
+    "algorithm": "jpw",
+    "mechanism": "laplace_counts",
+    "releases": "counts",
+    "data_split": "shared",
+    "trees": [{**MODEL["trees"][0], "output": [None, [3, 1], [0, 2]]}],
+}
+
+
+def chain_tree(levels: int) -> dict:
+    """One tree whose inner nodes form a chain: node 2j splits into a leaf (2j + 1) and
+    the next inner node (2j + 2), ``levels`` deep."""
+    n = 2 * levels + 1
+    inner = [i % 2 == 0 and i < n - 1 for i in range(n)]
+    return {
+        "feature": [0 if a else -1 for a in inner],
+        "threshold": [0.5 if a else None for a in inner],
+        "first_child": [i + 1 if a else -1 for i, a in enumerate(inner)],
+        "output": [None if a else 0 for a in inner],
+    }
 
 
 def model_with(**changes) -> dict:
@@ -108,9 +133,10 @@ def corpus() -> dict[str, bytes]:
     files["whitespace.csv"] = "   \n\t\n  \r\n\n"
     files["header_only.csv"] = HEADER + "\n"
     files["one_class.csv"] = csv_text([(x, c, "yes") for x, c, _ in ROWS])
-    # 'n/a' makes inference call x discrete; the schema below declares it continuous.
+    # 'about 2' (text, not a missing-value token such as NA) makes inference call x
+    # discrete; the schema below declares it continuous.
     text_rows = list(ROWS)
-    text_rows[2] = ("n/a", "red", "yes")
+    text_rows[2] = ("about 2", "red", "yes")
     files["text_in_continuous.csv"] = csv_text(text_rows)
     files["text_in_continuous.schema.json"] = dumps(SCHEMA)
     # 'café' written in latin-1: the é is the single byte 0xE9, invalid in UTF-8.
@@ -165,6 +191,60 @@ def corpus() -> dict[str, bytes]:
     )
     files["model_latin1.json"] = valid_model.replace("test model", "modèle").encode("latin-1")
 
+    # --- issue 17: nesting, BOM, edited privacy claims, bounds, update inputs --------
+    files["model_deep_nesting.json"] = (
+        '{"format": "dpviz-forest", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    )
+    files["schema_deep_nesting.json"] = (
+        '{"label": "label", "classes": ' + "[" * 5000 + "]" * 5000 + "}"
+    )
+    files["schema_bom.json"] = "\ufeff" + dumps(SCHEMA)
+    files["model_bom.json"] = "\ufeff" + dumps(MODEL)
+    files["model_float_version.json"] = dumps(model_with(version=1.0))
+    # smooth_em has no privacy proof; the file still claims ε = 1.
+    files["model_claims_private.json"] = dumps(model_with(mechanism="smooth_em"))
+    files["model_claims_smaller_epsilon.json"] = dumps(
+        model_with(privacy={"epsilon_total": 0.1, "private": True, "summary": "0.1-DP"})
+    )
+    files["model_claims_inferred_private.json"] = dumps(model_with(schema_inferred=True))
+    files["model_trees_1e9.json"] = dumps(model_with(n_estimators=10**9))
+    files["model_depth_1e9.json"] = dumps(model_with(depth=10**9))
+    files["model_chain_deeper_than_claimed.json"] = dumps(
+        {**model_with(depth=2), "trees": [chain_tree(3)]}
+    )
+    two_parents = {
+        "feature": [0, 0, -1, -1],
+        "threshold": [0.5, 0.25, None, None],
+        "first_child": [1, 2, -1, -1],
+        "output": [None, None, 0, 1],
+    }
+    files["model_two_parents.json"] = dumps({**model_with(depth=2), "trees": [two_parents]})
+    # Model files whose parameters used to crash `update`.
+    files["model_counts_valid.json"] = dumps(COUNTS_MODEL)
+    files["update_batch.csv"] = "x,label\n0.1,a\n0.2,a\n0.7,b\n0.9,b\n"
+    files["update_batch_no_label.csv"] = "x,other\n0.1,a\n0.9,b\n"
+    files["model_counts_epsilon_zero.json"] = dumps({**COUNTS_MODEL, "epsilon": 0})
+    files["model_counts_epsilon_text.json"] = dumps({**COUNTS_MODEL, "epsilon": "1"})
+    files["model_counts_no_epsilon.json"] = dumps(
+        {k: v for k, v in COUNTS_MODEL.items() if k != "epsilon"}
+    )
+    files["model_counts_bad_tree_epsilon.json"] = dumps({**COUNTS_MODEL, "tree_epsilon": 50.0})
+    files["model_counts_inconsistent_tree_epsilon.json"] = dumps(
+        {**COUNTS_MODEL, "tree_epsilon": 0.5}
+    )
+    # Class names a spreadsheet would run as formulas.
+    formula_schema = {**MODEL["schema"], "classes": ['=HYPERLINK("http://x")', "@SUM(1)"]}
+    files["model_formula_classes.json"] = dumps(
+        {**model_with(classes=formula_schema["classes"]), "schema": formula_schema}
+    )
+    files["nan_labels.csv"] = csv_text(
+        [
+            (x, c, "NaN" if i % 4 == 0 else ("" if i % 4 == 1 else lab))
+            for i, (x, c, lab) in enumerate(ROWS)
+        ]
+        + [(x, c, lab) for x, c, lab in ROWS]
+    )
+
     # --- bad schema files -------------------------------------------------------------
     no_classes = {k: v for k, v in SCHEMA.items() if k != "classes"}
     files["schema_missing_classes.json"] = dumps(no_classes)
@@ -178,6 +258,10 @@ def corpus() -> dict[str, bytes]:
     bad_type = json.loads(json.dumps(SCHEMA))
     bad_type["features"][1] = {"name": "colour", "type": "category", "values": 3}
     files["schema_bad_type.json"] = dumps(bad_type)
+    # A free-text column with more distinct values than a discrete feature may have
+    # (issue 14): the app and `info` suggest dropping it; kept, it is an error.
+    rows = [(f"c{i % 1010}", f"{i % 97 / 10:g}", "ab"[i % 2]) for i in range(1050)]
+    files["free_text_column.csv"] = "comment,x,label\n" + "".join(",".join(r) + "\n" for r in rows)
 
     return {
         name: data.encode("utf-8") if isinstance(data, str) else data
