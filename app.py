@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_support as support
-from dpviz.app_session import AppState, kept_widget_keys
-from dpviz.app_sweep import warm_up
-from dpviz.demos import DEFAULT_DEMO
+from dpviz.app import support as support
+from dpviz.app.session import AppState, kept_widget_keys
+from dpviz.app.sweep import warm_up
+from dpviz.evaluation.demos import DEFAULT_DEMO
 
 st.set_page_config(page_title="dpviz — what privacy costs a random forest", layout="wide")
 warm_up()  # the compiled routing kernels load in the background, once per process

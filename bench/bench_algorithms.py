@@ -1,6 +1,6 @@
 """Algorithm benchmark (issue 7): every registry algorithm trains on 30,000 rows at ε = 1.
 
-For each algorithm in ``dpviz.algorithms.ALGORITHMS`` (registry defaults, plus DPEA at
+For each algorithm in ``dpviz.models.registry.ALGORITHMS`` (registry defaults, plus DPEA at
 d = 2 and d = 3) and each dataset (SynthF with its public schema; Adult from
 ``../shared/datasets`` or the bundled ``data/uci``, with an inferred schema), fit on 30,000
 rows and score on held-out rows. Fit time is the median of ``--reps`` fits in this process
@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpviz.algorithms import ALGORITHMS, get_algorithm  # noqa: E402
-from dpviz.resources import read_dataset  # noqa: E402
-from dpviz.schema import infer_schema  # noqa: E402
-from dpviz.synthetic import make_synth  # noqa: E402
+from dpviz.evaluation.resources import read_dataset  # noqa: E402
+from dpviz.evaluation.synthetic import make_synth  # noqa: E402
+from dpviz.models.registry import ALGORITHMS, get_algorithm  # noqa: E402
+from dpviz.privacy.schema import infer_schema  # noqa: E402
 
 TRAIN_ROWS = 30_000
 TARGET_SECONDS = 10.0

@@ -3,14 +3,14 @@
     python bench/bench_app.py [--rows 30000] [--repeats 3] [--out bench/results/app.json]
 
 1. Sweep: a 20-point ε curve (0.01 … 10, log-spaced), permute_flip, 100 trees,
-   theorem2, 5-fold CV on SynthF (``dpviz.synthetic.make_synth``), with ``n_jobs`` 1
-   and 2. Timed twice: the bare engine (``dpviz.sweep.run_sweep`` without references)
-   and the app's call (``dpviz.app_sweep.run_with_references`` with the non-private
+   theorem2, 5-fold CV on SynthF (``dpviz.evaluation.synthetic.make_synth``), with ``n_jobs`` 1
+   and 2. Timed twice: the bare engine (``dpviz.evaluation.sweep.run_sweep`` without references)
+   and the app's call (``dpviz.app.sweep.run_with_references`` with the non-private
    forest but without scikit-learn's, the Curves page default above 5,000 rows).
 2. Re-render after a sweep: with the app's default sweep (19 ε values × 3 mechanisms)
    kept in session state, the time to show another metric or another ε under
    discussion, measured two ways: (a) the figure function alone
-   (``dpviz.figures_curves.curve_figure`` on the summary frame), (b) a whole Streamlit
+   (``dpviz.figures.curves.curve_figure`` on the summary frame), (b) a whole Streamlit
    rerun of the Curves page through ``AppTest`` after changing the widget (this
    includes AppTest's own overhead; as AppTest runs a ``pages/`` file on its own, the
    sidebar drawn by app.py is not in it).
@@ -47,14 +47,14 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit.testing.v1.local_script_runner as local_runner  # noqa: E402
 
-from dpviz import app_curves  # noqa: E402
-from dpviz.app_session import DATA_KEY, KEEP_PREFIX, SWEEP_KEY  # noqa: E402
-from dpviz.app_support import PreparedData  # noqa: E402
-from dpviz.app_sweep import run_with_references  # noqa: E402
-from dpviz.data import encode  # noqa: E402
-from dpviz.figures_curves import curve_figure  # noqa: E402
-from dpviz.sweep import SweepGrid, run_sweep  # noqa: E402
-from dpviz.synthetic import make_synth  # noqa: E402
+from dpviz.app import curves as app_curves  # noqa: E402
+from dpviz.app.session import DATA_KEY, KEEP_PREFIX, SWEEP_KEY  # noqa: E402
+from dpviz.app.support import PreparedData  # noqa: E402
+from dpviz.app.sweep import run_with_references  # noqa: E402
+from dpviz.evaluation.sweep import SweepGrid, run_sweep  # noqa: E402
+from dpviz.evaluation.synthetic import make_synth  # noqa: E402
+from dpviz.figures.curves import curve_figure  # noqa: E402
+from dpviz.models.data import encode  # noqa: E402
 
 DATASET = "SynthF"
 EPSILONS = [float(f"{v:.3g}") for v in np.geomspace(0.01, 10, 20)]
@@ -165,9 +165,9 @@ FIRST_TRAIN = """
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
 sys.path.insert(0, {root!r})
-from dpviz import app_train
-from dpviz.app_support import PreparedData
-from dpviz.synthetic import make_synth
+from dpviz.app import train as app_train
+from dpviz.app.support import PreparedData
+from dpviz.evaluation.synthetic import make_synth
 frame, schema = make_synth({dataset!r}, {rows}, seed=0)
 data = PreparedData("bench", frame, schema, "generated", "bench")
 settings = app_train.TrainSettings(sklearn_reference=False)

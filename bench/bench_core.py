@@ -123,8 +123,8 @@ def prepare_case(name: str, n_samples: int, folder: Path) -> dict:
     """Generate a dataset, split it 80/20 and save it as .npy files for the workers."""
     from sklearn.model_selection import train_test_split
 
-    from dpviz.depth import theorem2_depth
-    from dpviz.synthetic import make_synth
+    from dpviz.evaluation.synthetic import make_synth
+    from dpviz.models.depth import theorem2_depth
 
     start = time.perf_counter()
     frame, schema = make_synth(name, n_samples, seed=SEED)
@@ -231,12 +231,12 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.sweep._fold_rows``) with public methods: fit once,
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``) with public methods: fit once,
     encode and route the test records once, then for each ε redraw the leaf outputs
     (``relabel``) and count the votes of the routed records."""
     import pandas as pd
 
-    from dpviz.data import encode
+    from dpviz.models.data import encode
 
     est.fit(X_train, y_train)
     frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
@@ -277,7 +277,7 @@ def run_worker(spec: dict) -> dict:
     # Warm-up (not measured): 2 trees on a small slice, so that lazy imports and first-call
     # set-up costs land neither in the first timed fit nor in the memory peak.
     if model == "dpviz":  # dpviz's compiled kernels load (from their cache) here
-        from dpviz import kernels
+        from dpviz.models import kernels as kernels
 
         kernels.get(wait=True)
     warm = factory().set_params(n_estimators=2)

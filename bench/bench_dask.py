@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dpviz.distributed import local_worker_config  # noqa: E402
-from dpviz.schema import Feature, Schema  # noqa: E402
+from dpviz.privacy.schema import Feature, Schema  # noqa: E402
 
 CHUNK = 1_000_000
 

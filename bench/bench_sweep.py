@@ -24,10 +24,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpviz.data import encode  # noqa: E402
-from dpviz.depth import theorem2_depth  # noqa: E402
-from dpviz.sweep import SweepGrid, fold_splits, run_sweep, subset  # noqa: E402
-from dpviz.synthetic import SYNTH_SPECS, make_synth  # noqa: E402
+from dpviz.evaluation.sweep import SweepGrid, fold_splits, run_sweep, subset  # noqa: E402
+from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth  # noqa: E402
+from dpviz.models.data import encode  # noqa: E402
+from dpviz.models.depth import theorem2_depth  # noqa: E402
 
 EPSILONS = list(np.logspace(-2, 1, 20))
 

@@ -1,6 +1,6 @@
 """Utility benchmark (issue 13): dpviz's algorithms against private and non-private peers.
 
-Every algorithm of ``dpviz.algorithms.ALGORITHMS`` at its registry defaults (default
+Every algorithm of ``dpviz.models.registry.ALGORITHMS`` at its registry defaults (default
 mechanism, fresh secret noise per fit: what a user gets) is scored beside
 
 * diffprivlib 0.6 — RandomForestClassifier, DecisionTreeClassifier (their defaults:
@@ -12,12 +12,13 @@ mechanism, fresh secret noise per fit: what a user gets) is scored beside
 
 on the shared UCI datasets (``../shared/datasets``), at each ε of ``--epsilons``, with
 scikit-learn's ``StratifiedKFold(shuffle=True, random_state=seed)``. Metrics come from
-``dpviz.metrics``: accuracy and macro-F1 of ``predict`` (macro over every schema class),
+``dpviz.evaluation.metrics``: accuracy and macro-F1 of ``predict`` (macro over every schema class),
 ROC AUC of ``predict_proba`` (binary: the rarer training class is positive; more classes:
 macro one-vs-rest over the classes in the test fold).
 
 Privacy of the benchmark itself: the schema (class list, feature domains) is inferred from
-the whole file, as ``dpviz.reproduce`` does, and treated as public for every method alike.
+the whole file, as ``dpviz.evaluation.reproduce`` does, and treated as public for every
+method alike.
 Only the public randomness (folds, subsampling, dpviz's ``random_state``, HistGradientBoosting)
 is seeded; dpviz, diffprivlib and DP-EBM draw fresh noise in every fit, so two runs differ
 by the noise — the ± columns show how much.
@@ -55,10 +56,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpviz.algorithms import ALGORITHMS, get_algorithm  # noqa: E402
-from dpviz.data import encode, read_csv  # noqa: E402
-from dpviz.metrics import majority_score, score  # noqa: E402
-from dpviz.schema import Schema, infer_schema  # noqa: E402
+from dpviz.evaluation.metrics import majority_score, score  # noqa: E402
+from dpviz.models.data import encode, read_csv  # noqa: E402
+from dpviz.models.registry import ALGORITHMS, get_algorithm  # noqa: E402
+from dpviz.privacy.schema import Schema, infer_schema  # noqa: E402
 
 DATASETS_DIR = ROOT.parent / "shared" / "datasets"
 # The 7 shared datasets of the issue's DPBoost measurements (README, "DPBoost").
@@ -151,7 +152,7 @@ def load_dataset(
     frame: pd.DataFrame | None = None,
 ) -> Dataset:
     """Read ``name``.csv with dpviz's reader, infer its schema from the whole file (as
-    ``dpviz.reproduce`` does: public for this benchmark) and encode it. ``max_rows``
+    ``dpviz.evaluation.reproduce`` does: public for this benchmark) and encode it. ``max_rows``
     keeps a stratified random subset (seeded: public randomness). ``frame`` replaces the
     file (tests)."""
     if frame is None:

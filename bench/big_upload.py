@@ -20,9 +20,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from dpviz import app_data, app_train
-from dpviz import app_support as support
-from dpviz.app_sweep import sklearn_default
+from dpviz.app import data as app_data
+from dpviz.app import support as support
+from dpviz.app import train as app_train
+from dpviz.app.sweep import sklearn_default
 
 
 def make(path: str, n: int = 3_300_000) -> None:

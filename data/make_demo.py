@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpviz.demos import DEMO_CSV, DEMO_SCHEMA, demo_csv_records
+from dpviz.evaluation.demos import DEMO_CSV, DEMO_SCHEMA, demo_csv_records
 
 
 def main() -> None:

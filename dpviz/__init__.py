@@ -1,13 +1,13 @@
 """dpviz: what differential privacy costs a tree-ensemble classifier."""
 
-from .algorithms import ALGORITHMS, get_algorithm
-from .boosting import DPBoostClassifier
-from .forest import DPRandomForestClassifier, PrivateRDTClassifier
-from .greedy import DPDecisionTreeClassifier
-from .ledger import PrivacyLedger
-from .mechanisms import MECHANISMS, get_mechanism
-from .model_io import ReleasedForest, load_model, release
-from .schema import PrivacyLeakWarning, Schema, infer_schema
+from dpviz.models.boosting import DPBoostClassifier
+from dpviz.models.files import ReleasedForest, load_model, release
+from dpviz.models.forest import DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.registry import ALGORITHMS, get_algorithm
+from dpviz.privacy.ledger import PrivacyLedger
+from dpviz.privacy.mechanisms import MECHANISMS, get_mechanism
+from dpviz.privacy.schema import PrivacyLeakWarning, Schema, infer_schema
 
 __version__ = "0.1.0"
 

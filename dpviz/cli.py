@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .algorithms import ALGORITHMS, get_algorithm
-from .audit import audit
-from .columns import guess_label, suggest_drops
-from .data import encode, numeric_suspects, read_csv
-from .depth import (
+from dpviz.evaluation.cross_validation import cross_validate
+from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
+from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, run_sweep
+from dpviz.models.columns import guess_label, suggest_drops
+from dpviz.models.data import encode, numeric_suspects, read_csv
+from dpviz.models.depth import (
     DEPTH_RULES,
     MAX_FEATURES,
     MAX_REPEATS,
@@ -30,21 +31,20 @@ from .depth import (
     forest_work_seconds,
     resolve_depth,
 )
-from .evaluation import cross_validate
-from .forest import DATA_SPLITS, DPRandomForestClassifier
-from .mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
-from .model_io import (
+from dpviz.models.files import (
     INFERRED_REFUSAL,
     ReleasedForest,
     check_forest_export,
     load_model,
     release,
 )
-from .noise import NOT_PRIVATE_NOTE
-from .outputs import check_outputs, csv_text, write_csv, write_text
-from .reproduce import FIGURES, reproduce, to_markdown
-from .schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
-from .sweep import SweepCancelled, SweepGrid, run_sweep
+from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier
+from dpviz.models.outputs import check_outputs, csv_text, write_csv, write_text
+from dpviz.models.registry import ALGORITHMS, get_algorithm
+from dpviz.privacy.audit import audit
+from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
+from dpviz.privacy.noise import NOT_PRIVATE_NOTE
+from dpviz.privacy.schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
 
 
 class CliError(Exception):
@@ -227,7 +227,7 @@ def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
     """Say what a schema file's public status rests on, and keep it in the schema (and
     so in the model file): a file still marked inferred is not public; ranges equal to
     the data's own min and max are named."""
-    from .app_data import data_derived
+    from dpviz.app.data import data_derived
 
     if schema.inferred:
         print(
@@ -311,7 +311,7 @@ MAX_COUNT = 10**12
 def cmd_audit(args) -> dict:
     """``audit --mechanism``: the exact audit of a leaf mechanism's formula.
     ``audit --release``: the empirical audit of an algorithm's whole release
-    (:func:`dpviz.release_audit.audit_release`): a lower bound on ε that can refute the
+    (:func:`dpviz.evaluation.release_audit.audit_release`): a lower bound on ε that can refute the
     ledger's ε, never prove it."""
     if args.release is None:
         extra = [f"--{n}" for n in ("runs", "confidence", "seed") if getattr(args, n) is not None]
@@ -326,7 +326,7 @@ def cmd_audit(args) -> dict:
         return result.to_dict()
     if args.classes is not None or args.max_count is not None:
         raise CliError("--classes and --max-count apply to --mechanism only")
-    from .release_audit import audit_release
+    from dpviz.evaluation.release_audit import audit_release
 
     found = audit_release(
         args.release,
@@ -459,7 +459,7 @@ def cmd_evaluate(args) -> dict:
 def _cluster(args):
     """The Dask client the user asked for (--scheduler / --local-cluster), or None."""
     if getattr(args, "scheduler", None) or getattr(args, "local_cluster", None):
-        from .distributed import dask_client
+        from dpviz.distributed import dask_client
 
         return dask_client(
             args.scheduler, args.local_cluster, dashboard=getattr(args, "dashboard", False)
@@ -579,7 +579,7 @@ def _check_forest_work(model, schema: Schema) -> None:
 
 def _train_on_cluster(args, algorithm, params):
     """Fit partition by partition on Dask: the CSV is never loaded whole."""
-    from .distributed import fit_dask, read_dask
+    from dpviz.distributed import fit_dask, read_dask
 
     if not args.schema:
         raise ValueError("training on a cluster needs a public schema: pass --schema")

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import EncodingReport, encode
-from .forest import DPRandomForestClassifier, LeafCounts
-from .schema import Schema
+from dpviz.models.data import EncodingReport, encode
+from dpviz.models.forest import DPRandomForestClassifier, LeafCounts
+from dpviz.privacy.schema import Schema
 
 # A task may fail on this many workers (a worker that dies while running it counts)
 # before the run stops with an error: a bounded retry budget, never an endless loop.

@@ -1,23 +1,23 @@
 """Curves page: run a sweep once — any algorithms of the registry on the same folds, the
 forest over ε × mechanisms × trees × depth rules — then look at it any way without
 recomputing: metric, x axis, series, highlighted algorithm, the ε under discussion.
-Logic: dpviz.app_curves, figures: dpviz.figures_curves."""
+Logic: dpviz.app.curves, figures: dpviz.figures.curves."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_curves
-from dpviz.algorithms import ALGORITHMS
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.app_sweep import sklearn_default
-from dpviz.app_train import epsilon_grid, parameter_widget, privacy_status
-from dpviz.depth import DEPTH_RULES
-from dpviz.figures import mechanism_label
-from dpviz.figures_curves import EPS_DP, X_AXES, curve_figure
-from dpviz.mechanisms import MECHANISMS
-from dpviz.sweep import FLETCHER_ISLAM
+from dpviz.app import curves as app_curves
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
+from dpviz.app.sweep import sklearn_default
+from dpviz.app.train import epsilon_grid, parameter_widget, privacy_status
+from dpviz.evaluation.sweep import FLETCHER_ISLAM
+from dpviz.figures.common import mechanism_label
+from dpviz.figures.curves import EPS_DP, X_AXES, curve_figure
+from dpviz.models.depth import DEPTH_RULES
+from dpviz.models.registry import ALGORITHMS
+from dpviz.privacy.mechanisms import MECHANISMS
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("depths",)})

@@ -1,7 +1,7 @@
 """Data page: a bundled demo or an uploaded CSV (previewed as read), the label (guessed:
 check it), the columns to keep (IDs and free text unticked), the public schema with its
 missing-value rules and declaration, and a report of missing and out-of-domain values.
-Logic: dpviz.app_data."""
+Logic: dpviz.app.data."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import dataclasses
 
 import streamlit as st
 
-from dpviz import app_data
-from dpviz import app_support as support
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.demos import DEFAULT_DEMO, DEMOS
+from dpviz.app import data as app_data
+from dpviz.app import support as support
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.evaluation.demos import DEFAULT_DEMO, DEMOS
 
 DEMO, UPLOAD = "A bundled demo dataset", "My own CSV file"
 K_SOURCE = KEEP_PREFIX + "data.source"

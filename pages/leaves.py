@@ -1,16 +1,17 @@
 """Leaves page: how a mechanism turns one leaf's counts into a label (public, for
 teaching), then the trained model's leaves: gap j, smooth sensitivity, flips, empty
 leaves and a sortable table where they exist for its algorithm (not private).
-Logic: dpviz.app_leaves, dpviz.app_models; figures: dpviz.figures*."""
+Logic: dpviz.app.leaves, dpviz.app.models; figures: dpviz.figures.common*."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_leaves, app_models
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.outputs import csv_text
+from dpviz.app import leaves as app_leaves
+from dpviz.app import models as app_models
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
+from dpviz.models.outputs import csv_text
 
 K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
 MAX_TABLE_ROWS = 20_000

@@ -2,7 +2,7 @@
 session's sweep (or one run here): the smallest ε within an acceptable loss, candidate ε
 values side by side with what each means for a person in the data, the ledger of the
 chosen configuration, and a downloadable decision report.
-Logic: dpviz.app_negotiate (dpviz.risk, dpviz.report), figures: dpviz.figures_teach."""
+Logic: dpviz.app.negotiate (dpviz.privacy.risk, dpviz.app.report), figures: dpviz.figures.teach."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import dataclasses
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dpviz import app_curves
-from dpviz import app_negotiate as negotiate
-from dpviz.app_curves import SweepRun
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS, PreparedData
-from dpviz.figures import METRICS, mechanism_label
-from dpviz.figures_teach import hypothesis_testing_figure
-from dpviz.mechanisms import MECHANISMS
-from dpviz.risk import EpsilonChoice
-from dpviz.sizing import SIZE_NOTE, suggest_trees
+from dpviz.app import curves as app_curves
+from dpviz.app import negotiate as negotiate
+from dpviz.app.curves import SweepRun
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS, PreparedData
+from dpviz.figures.common import METRICS, mechanism_label
+from dpviz.figures.teach import hypothesis_testing_figure
+from dpviz.models.sizing import SIZE_NOTE, suggest_trees
+from dpviz.privacy.mechanisms import MECHANISMS
+from dpviz.privacy.risk import EpsilonChoice
 
 K = {
     n: f"{KEEP_PREFIX}negotiate.{n}"

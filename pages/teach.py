@@ -1,17 +1,18 @@
 """Teach page: a mechanism playground (exact output laws, seeded draws), the paper's
 Tables 2 and 6 recomputed live, the exact privacy-loss map that shows why the 2017
 mechanism is not DP, and one tree growing step by step.
-Logic: dpviz.teach and dpviz.app_teach, figures: dpviz.figures_teach."""
+Logic: dpviz.evaluation.teach and dpviz.app.teach, figures: dpviz.figures.teach."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_teach, teach
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.app_train import epsilon_grid
-from dpviz.figures_teach import playground_figure, privacy_loss_heatmap, tree_figure
-from dpviz.mechanisms import MECHANISMS
+from dpviz.app import teach as app_teach
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.app.train import epsilon_grid
+from dpviz.evaluation import teach as teach
+from dpviz.figures.teach import playground_figure, privacy_loss_heatmap, tree_figure
+from dpviz.privacy.mechanisms import MECHANISMS
 
 K = {
     n: f"{KEEP_PREFIX}teach.{n}"

@@ -1,17 +1,17 @@
 """Train page: algorithm (any of the registry, with its privacy status), its own
 parameters, ε, seed → Train → cross-validated scores beside the references, the
-ledger in words, downloads. Logic: dpviz.app_train."""
+ledger in words, downloads. Logic: dpviz.app.train."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_train
-from dpviz.app_session import KEEP_PREFIX, AppState
-from dpviz.app_support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.app_sweep import sklearn_default
-from dpviz.noise import NOT_PRIVATE_NOTE
-from dpviz.sizing import SIZE_NOTE, suggest_trees
+from dpviz.app import train as app_train
+from dpviz.app.session import KEEP_PREFIX, AppState
+from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
+from dpviz.app.sweep import sklearn_default
+from dpviz.models.sizing import SIZE_NOTE, suggest_trees
+from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"

@@ -1,14 +1,14 @@
 """Trees page: one tree of the trained model — a forest's tree, the greedy tree, or a
 DPBoost tree picked by class, ensemble and position — as released (what an outsider
 sees) or with the data owner's diagnostics (not private); an overview of every tree.
-Logic: dpviz.app_models (dpviz.treeviz, dpviz.figures_trees)."""
+Logic: dpviz.app.models (dpviz.figures.tree_layout, dpviz.figures.trees)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dpviz import app_models
-from dpviz.app_session import KEEP_PREFIX, AppState
+from dpviz.app import models as app_models
+from dpviz.app.session import KEEP_PREFIX, AppState
 
 RELEASED = "Released model (what an outsider sees)"
 DIAGNOSTICS = "Data-owner diagnostics (not private)"

@@ -1,15 +1,21 @@
+import os
+
+# scikit-learn's estimator checks test array-API input (numpy namespace) only when SciPy's
+# array-API mode is on; without it those checks skip. Set before anything imports SciPy.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from dpviz.app_curves import SweepSettings
-from dpviz.resources import default_datasets_dir, read_dataset, reference_file
-from dpviz.schema import Feature, Schema
+from dpviz.app.curves import SweepSettings
+from dpviz.evaluation.resources import default_datasets_dir, read_dataset, reference_file
+from dpviz.privacy.schema import Feature, Schema
 
 ROOT = Path(__file__).resolve().parent.parent
 # The real datasets: ../shared/datasets beside the clone when present, else the bundled,
-# gzipped copy in data/uci (dpviz.resources reads either).
+# gzipped copy in data/uci (dpviz.evaluation.resources reads either).
 DATASETS = default_datasets_dir()
 
 # The Negotiate tests' sweep, small like one the Curves page makes: two mechanisms, one of

@@ -6,7 +6,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from dpviz.app_session import KEEP_PREFIX
+from dpviz.app.session import KEEP_PREFIX
 
 
 def key(name: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpviz.app_support import PreparedData
-from dpviz.schema import Feature, Schema
+from dpviz.app.support import PreparedData
+from dpviz.privacy.schema import Feature, Schema
 
 RARE_SCHEMA = Schema(
     "label",

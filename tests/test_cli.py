@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpviz.cli import main
-from dpviz.synthetic import make_synth
+from dpviz.evaluation.synthetic import make_synth
 
 
 def run(capsys, *argv):
@@ -99,7 +99,7 @@ def test_audit_release_text_and_epsilon(capsys):
 def test_audit_release_refutes_a_mutant(capsys, monkeypatch):
     """DPBoost with its leaf noise quartered: the visible loss is 2ε > the ledger's ε
     (see tests/test_release_audit.py); 400 fits per dataset refute it."""
-    from dpviz.noise import SecureGenerator
+    from dpviz.privacy.noise import SecureGenerator
 
     real = SecureGenerator.laplace
     monkeypatch.setattr(

@@ -14,10 +14,10 @@ distributed = pytest.importorskip("distributed", reason="dask.distributed is not
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier, ReleasedForest  # noqa: E402
 from dpviz.cli import main  # noqa: E402
-from dpviz.data import encode  # noqa: E402
 from dpviz.distributed import dask_client, fit_dask  # noqa: E402
-from dpviz.sweep import SweepGrid, run_sweep  # noqa: E402
-from dpviz.synthetic import make_synth  # noqa: E402
+from dpviz.evaluation.sweep import SweepGrid, run_sweep  # noqa: E402
+from dpviz.evaluation.synthetic import make_synth  # noqa: E402
+from dpviz.models.data import encode  # noqa: E402
 
 
 @pytest.fixture(scope="module")

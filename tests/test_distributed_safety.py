@@ -18,7 +18,7 @@ import dpviz.distributed as dist  # noqa: E402
 from dpviz import DPRandomForestClassifier, ReleasedForest  # noqa: E402
 from dpviz.cli import main  # noqa: E402
 from dpviz.distributed import dask_client, fit_dask, read_dask  # noqa: E402
-from dpviz.synthetic import make_synth  # noqa: E402
+from dpviz.evaluation.synthetic import make_synth  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,569 @@
+"""What the Data page does: read an upload (decimal commas and NA cells converted, with
+notes), choose the columns to keep (IDs and free text left out by default) and the label,
+settle the public schema (uploaded, inferred or edited; missing-value rules; a
+declaration that names every domain equal to the data's own) and report missing and
+out-of-domain values.
+
+Privacy (SPEC §1): the class list and the feature domains must be public knowledge.
+A schema inferred from the records voids the guarantee; :func:`choose_schema` marks it
+``inferred`` unless it came from an uploaded schema file or the user declares the
+(edited) schema public, and it says which features still equal the data's own range;
+that warning is kept in ``Schema.declaration`` (sidebar, ledger text, model file, report).
+The data report reads the raw records: it is for the data owner, NOT private.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpviz.app.support import (
+    INFERRED_SCHEMA_WARNING,
+    PreparedData,
+    frame_id,
+    read_uploaded_csv,
+)
+from dpviz.models.columns import suggest_drops
+from dpviz.models.data import (
+    Progress,
+    as_numbers,
+    encode,
+    numeric_suspects,
+    parsed_numbers,
+    to_numbers,
+)
+from dpviz.privacy.schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
+
+TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
+COLUMN_TABLE = ("keep", "column", "suggestion", "missing", "distinct", "example")
+MISSING_HELP = (
+    "A continuous feature either drops the row in training (the default; "
+    "prediction then uses the domain's midpoint) or, when chosen here, keeps it and sends "
+    "the missing value to the lower branch of every split on that feature (the value is "
+    "set to the public min, in training and in prediction alike). A discrete feature keeps "
+    f"missing cells as the category {MISSING!r} when its value list names it (inferred "
+    "lists do when the column has empty cells). These are public rules you choose, not "
+    "facts read from the data: they do not change the privacy guarantee."
+)
+KINDS = ("continuous", "discrete")
+# A header whose cells are mostly numbers is probably the first data row.
+HEADER_NUMERIC_SHARE = 0.5
+DECLARED_NOTE = (
+    "Public schema: you declared the class list and the domains below public knowledge "
+    "(written or checked without reading them off these records)."
+)
+UPLOADED_NOTE = "Public schema: the schema file you uploaded ({name})."
+
+
+@dataclass
+class Upload:
+    """A parsed CSV upload. Raw records: kept in one session's state only."""
+
+    name: str
+    frame: pd.DataFrame
+    frame_id: str
+    size: int
+    header_warning: str | None = None
+    notes: tuple[str, ...] = ()  # what reading changed (decimal commas, NA cells)
+
+
+@dataclass
+class UploadWorkspace:
+    """The upload and the schema choices made for it on the Data page."""
+
+    upload: Upload
+    file_id: str = ""  # the uploader's id of the CSV, to notice a new upload
+    schema_file: Schema | None = None
+    schema_name: str = ""
+    schema_file_id: str = ""
+    edits: pd.DataFrame | None = None
+    classes: str | None = None
+    edits_for: tuple = ()
+    edit_version: int = 0  # bumped on every applied edit, to reset the editor widget
+    keep: dict[str, bool] | None = None  # the Columns table's choices; None: suggestions
+    numbers: tuple[str, ...] = ()  # columns read as numbers (other cells become missing)
+    _suggested: dict = field(default_factory=dict, repr=False)  # label -> suggest_drops
+
+    def suggestions(self, label: str) -> dict[str, str]:
+        """:func:`dpviz.models.columns.suggest_drops` for this label (computed once)."""
+        if label not in self._suggested:
+            self._suggested[label] = suggest_drops(self.upload.frame, label)
+        return self._suggested[label]
+
+    def drops(self, label: str) -> list[str]:
+        """The columns left out: the user's choice, else the suggested ones (never the
+        label)."""
+        frame = self.upload.frame
+        if self.keep is None:
+            return list(self.suggestions(label))
+        return [c for c in frame.columns if c != label and not self.keep.get(c, True)]
+
+    def applied_edits(self, label: str) -> tuple[pd.DataFrame | None, str | None]:
+        """The schema edits made for this label and schema file, if any."""
+        if self.edits_for == (label, self.schema_file_id):
+            return self.edits, self.classes
+        return None, None
+
+
+def read_upload(name: str, data: bytes, progress: Progress | None = None) -> Upload:
+    """Parse an uploaded CSV (``ValueError`` with a message for the user if unusable);
+    ``progress(fraction, message)`` hears about each step of reading."""
+    try:
+        frame = read_uploaded_csv(data, progress)
+    except ValueError as exc:
+        raise ValueError(f"Could not read {name}: {exc}") from None
+    notes = tuple(frame.attrs.get("read_notes", ()))
+    return Upload(name, frame, frame_id(frame), len(data), header_warning(frame.columns), notes)
+
+
+# --- column roles: which columns to keep ---------------------------------------------------
+
+
+def column_table(
+    frame: pd.DataFrame, label: str, drops=None, suggestions: dict | None = None
+) -> pd.DataFrame:
+    """One row per column other than the label: keep it?, the suggestion and why, its
+    missing and distinct counts, an example value (reads the records: NOT private)."""
+    if suggestions is None:
+        suggestions = suggest_drops(frame, label)
+    drops = set(suggestions if drops is None else drops)
+    rows = []
+    for name in frame.columns:
+        if name == label:
+            continue
+        column = frame[name]
+        present = column.dropna()
+        rows.append(
+            {
+                "keep": name not in drops,
+                "column": str(name),
+                "suggestion": f"drop — {suggestions[name]}" if name in suggestions else "keep",
+                "missing": int(column.isna().sum()),
+                "distinct": int(present.nunique()),
+                "example": str(present.iloc[0]) if len(present) else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=list(COLUMN_TABLE))
+
+
+def working_frame(upload: Upload, workspace: UploadWorkspace, label: str) -> pd.DataFrame:
+    """The upload as the schema sees it: columns read as numbers on request, dropped
+    columns removed."""
+    frame = as_numbers(upload.frame, workspace.numbers)
+    drops = [c for c in workspace.drops(label) if c in frame.columns]
+    return frame.drop(columns=drops) if drops else frame
+
+
+def suspects(frame: pd.DataFrame, numbers=()) -> dict[str, str]:
+    """Columns that would be discrete with many numeric-looking values (see
+    :func:`dpviz.models.data.numeric_suspects`), except those already read as numbers."""
+    return {k: v for k, v in numeric_suspects(frame).items() if k not in set(numbers)}
+
+
+def column_hint(message: str, columns) -> str:
+    """Append, to an error naming a column, how to drop that column on the page."""
+    if "no features besides the label" in message:
+        return (
+            f"{message}: every other column is left out. Remove at least one from "
+            "'Leave out these columns' above."
+        )
+    for name in columns:
+        if f"{str(name)!r}" in message:
+            return (
+                f"{message}. To leave {str(name)!r} out, untick it: add it to 'Leave out "
+                "these columns' above."
+            )
+    return message
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def header_warning(columns) -> str | None:
+    """A warning when the first row looks like data rather than column names."""
+    names = [str(c) for c in columns]
+    numeric = [c for c in names if _is_number(c)]
+    if names and len(numeric) / len(names) >= HEADER_NUMERIC_SHARE:
+        shown = ", ".join(numeric[:5])
+        return (
+            f"The first row looks like data, not column names ({shown} are numbers). "
+            "dpviz reads the first row as the header: if the file has none, add a header "
+            "row naming the columns and upload it again."
+        )
+    return None
+
+
+# --- the schema table --------------------------------------------------------------------
+
+
+def schema_table(schema: Schema, columns=None) -> pd.DataFrame:
+    """The schema as an editable table: one row per column other than the label.
+
+    ``columns`` (the file's columns) adds unused columns as rows with ``use`` unticked.
+    """
+    rows = [
+        {
+            "use": True,
+            "feature": f.name,
+            "type": f.kind,
+            "min": f.low if f.kind == "continuous" else None,
+            "max": f.high if f.kind == "continuous" else None,
+            "values": ", ".join(f.values) if f.kind == "discrete" else "",
+        }
+        for f in schema.features
+    ]
+    known = set(schema.feature_names) | {schema.label}
+    for c in columns if columns is not None else ():
+        if str(c) not in known:
+            rows.append(
+                {
+                    "use": False,
+                    "feature": str(c),
+                    "type": "continuous",
+                    "min": None,
+                    "max": None,
+                    "values": "",
+                }
+            )
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return table.astype({"min": "float64", "max": "float64"})
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def split_list(text) -> tuple[str, ...]:
+    """Comma-separated text as a tuple of stripped, non-empty entries."""
+    if _blank(text):
+        return ()
+    return tuple(v.strip() for v in str(text).split(",") if v.strip())
+
+
+def observed_values(column: pd.Series) -> tuple[str, ...]:
+    """The distinct values of a column as text, numbers in numeric order, plus the
+    missing-value category when some cell is empty (reads the data: inferred)."""
+    present = {as_text(v) for v in column.dropna()}
+    values = sorted(present, key=lambda t: (0, float(t), t) if _is_number(t) else (1, 0.0, t))
+    if column.isna().any():
+        values.append(MISSING)
+    if not values:
+        raise ValueError(f"column {column.name!r} is empty; untick it")
+    return tuple(values)
+
+
+def table_to_schema(
+    table: pd.DataFrame, classes, label: str, frame: pd.DataFrame
+) -> tuple[Schema, list[str]]:
+    """A schema from the edited table, and the features whose blank cells were filled
+    from the data (those are inferred: they void the guarantee unless declared public).
+
+    Raises ``ValueError`` with a message naming the row to fix.
+    """
+    features, filled = [], []
+    for row in table.to_dict("records"):
+        if not bool(row.get("use", True)):
+            continue
+        name, kind = str(row["feature"]), str(row["type"]).strip().lower()
+        if kind not in KINDS:
+            raise ValueError(f"feature {name!r}: type must be continuous or discrete")
+        if name not in frame.columns:
+            raise ValueError(f"feature {name!r} is not a column of the file")
+        if kind == "continuous":
+            low, high = row.get("min"), row.get("max")
+            if _blank(low) or _blank(high):
+                data = infer_feature(name, frame[name], numeric_is_continuous=True)
+                if data.kind != "continuous":
+                    raise ValueError(
+                        f"feature {name!r} holds text, so it cannot be continuous; "
+                        "make it discrete"
+                    )
+                low = data.low if _blank(low) else low
+                high = data.high if _blank(high) else high
+                filled.append(name)
+            features.append(Feature(name, "continuous", float(low), float(high)))
+        else:
+            values = split_list(row.get("values"))
+            if not values:
+                values = observed_values(frame[name])
+                filled.append(name)
+            features.append(Feature(name, "discrete", values=values))
+    if not features:
+        raise ValueError("no feature is ticked for use; tick at least one")
+    classes = split_list(classes) if isinstance(classes, str) else tuple(classes)
+    return Schema(label=label, classes=classes, features=tuple(features)), filled
+
+
+def same_as_data(schema: Schema, frame: pd.DataFrame) -> list[str]:
+    """Continuous features whose domain is exactly the data's own min and max: the
+    tell-tale of a range read off the records."""
+    out = []
+    for f in schema.continuous:
+        distinct = pd.Series(frame[f.name].dropna().unique(), dtype=object)
+        values = pd.to_numeric(distinct, errors="coerce").to_numpy(dtype=np.float64)
+        values = values[np.isfinite(values)]
+        if len(values) and values.min() == f.low and values.max() == f.high:
+            out.append(f.name)
+    return out
+
+
+@dataclass(frozen=True)
+class SchemaChoice:
+    """The schema to train with, whether it counts as public, and what to tell the user."""
+
+    schema: Schema
+    note: str
+    warnings: tuple[str, ...] = ()
+    filled: tuple[str, ...] = ()  # features whose blank cells were filled from the data
+
+    @property
+    def public(self) -> bool:
+        return not self.schema.inferred
+
+
+def choose_schema(
+    frame: pd.DataFrame,
+    label: str,
+    *,
+    schema_file: Schema | None = None,
+    schema_name: str = "schema.json",
+    edits: pd.DataFrame | None = None,
+    classes=None,
+    declared_public: bool = False,
+) -> SchemaChoice:
+    """Settle the schema of an upload.
+
+    Base: the uploaded schema file (public) or one inferred from the records (NOT
+    public). ``edits`` (a :func:`schema_table`) and ``classes`` replace it; blank cells
+    are filled from the data, which counts as inferred. The result is public when it
+    came from the file without data fills, or when ``declared_public`` (the user says
+    every entry is public knowledge). Raises ``ValueError`` with a message to show.
+    """
+    if label not in frame.columns:
+        raise ValueError(f"label column {label!r} is not in the file")
+    if schema_file is not None:
+        if schema_file.label != label:
+            raise ValueError(
+                f"the schema file names {schema_file.label!r} as the label but {label!r} "
+                "is selected; choose the schema's label column or fix the schema"
+            )
+        missing = [f for f in schema_file.feature_names if f not in frame.columns]
+        if missing:
+            raise ValueError("the file lacks the schema's columns: " + ", ".join(missing[:10]))
+        # A file written by `info --schema-out` keeps its "inferred" marks until edited.
+        base, public = schema_file, not schema_file.inferred
+    else:
+        base, public = infer_schema(frame, label, warn=False), False
+    schema, filled = base, []
+    if edits is not None:
+        schema, filled = table_to_schema(
+            edits, base.classes if classes is None else classes, label, frame
+        )
+        public = public and not filled
+    elif classes is not None:
+        schema = dataclasses.replace(base, classes=split_list(classes))
+    if declared_public:
+        public = True
+    # Class and value lists are named too when nothing but the data supplied them (no
+    # schema file, no edits); lists a person wrote or checked are usually known.
+    derived = data_derived(schema, frame, filled, lists=schema_file is None and edits is None)
+    warnings = []
+    declaration = ""
+    if not public:
+        note = INFERRED_SCHEMA_WARNING
+        if schema_file is not None and schema_file.inferred:
+            note = (
+                f"The schema file {schema_name} is marked as inferred from the data (as "
+                "`info --schema-out` writes it): the differential-privacy guarantee is VOID. "
+                'Check every entry, delete its "inferred" marks and upload it again, or '
+                "tick the declaration."
+            )
+        elif schema_file is not None and filled:
+            note = (
+                f"Blank domain cells of {', '.join(filled[:5])} were filled from the records, "
+                "so part of the schema was inferred from the data: the differential-privacy "
+                "guarantee is VOID. Fill them from public knowledge, or tick the declaration."
+            )
+    else:
+        note = DECLARED_NOTE if declared_public else UPLOADED_NOTE.format(name=schema_name)
+        who = (
+            "the data owner, by ticking the declaration on the Data page"
+            if declared_public
+            else f"the data owner, by uploading the schema file {schema_name}"
+        )
+        if derived:
+            warnings.append(
+                f"{len(derived)} part(s) of the schema equal what the records themselves "
+                f"show: {_listing(derived)}. If they were read off these records rather "
+                "than known in advance, the guarantee is void: replace them with public "
+                "bounds (for example round ranges outwards)."
+            )
+            declaration = (
+                f"Declared public by {who}, who was warned that these equal the data's "
+                f"own values: {_listing(derived)}."
+            )
+        else:
+            declaration = f"Declared public by {who}; no domain equals the data's own range."
+    schema = dataclasses.replace(schema, inferred=not public, declaration=declaration)
+    return SchemaChoice(schema, note, tuple(warnings), tuple(filled))
+
+
+def _listing(items: list[str], limit: int = 8) -> str:
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
+
+
+def _texts(column: pd.Series) -> set[str]:
+    """The distinct filled cells of a column as text (:func:`as_text`)."""
+    return {as_text(v) for v in column.dropna().unique()}
+
+
+def data_derived(
+    schema: Schema, frame: pd.DataFrame, filled=(), *, lists: bool = True
+) -> list[str]:
+    """The parts of a schema that equal what the records show (or were filled from
+    them), in words: continuous ranges equal to the data's min and max and, with
+    ``lists``, a class list or discrete value list equal to the observed values. What a
+    declaration must name."""
+    out = []
+    labels = _texts(frame[schema.label]) if schema.label in frame else set()
+    if lists and len(labels) and set(schema.classes) == set(labels):
+        out.append(f"the class list of {schema.label!r} (read from the data)")
+    exact = set(same_as_data(schema, frame))
+    for f in schema.features:
+        if f.kind == "continuous":
+            domain = f"{f.name!r} [{f.low:g}, {f.high:g}]"
+            if f.name in filled:
+                out.append(f"{domain} (filled from the data)")
+            elif f.name in exact:
+                out.append(f"{domain} (the data's own min and max)")
+        elif f.name in filled:
+            out.append(f"the values of {f.name!r} (filled from the data)")
+        elif lists and set(f.values) - {MISSING} == _texts(frame[f.name]):
+            out.append(f"the values of {f.name!r} (read from the data)")
+    return out
+
+
+def declaration_prompt(schema: Schema, frame: pd.DataFrame, filled=(), lists=True) -> str:
+    """The declaration's checkbox text, naming each part that equals the data's own."""
+    derived = data_derived(schema, frame, filled, lists=lists)
+    base = (
+        "I declare the class list and every domain public knowledge: I wrote or checked "
+        "them without reading them off these records."
+    )
+    if not derived:
+        return base
+    return (
+        f"{base} That includes {len(derived)} part(s) that equal what these records show: "
+        f"{_listing(derived)}."
+    )
+
+
+def with_missing_rule(schema: Schema, lower_branch) -> Schema:
+    """The schema with missing values of the continuous features in ``lower_branch``
+    sent to the lower branch (rule ``"low"``) and those of the others dropping the row.
+
+    A public rule chosen by the user: the schema's public status does not change."""
+    chosen = set(lower_branch)
+    unknown = chosen - {f.name for f in schema.continuous}
+    if unknown:
+        raise ValueError(
+            f"{', '.join(sorted(map(repr, unknown)))} is not a continuous feature; the "
+            "lower-branch rule is for continuous features (a discrete one keeps missing "
+            f"cells as the category {MISSING!r})"
+        )
+    features = tuple(
+        dataclasses.replace(f, missing="low" if f.name in chosen else "drop")
+        if f.kind == "continuous"
+        else f
+        for f in schema.features
+    )
+    return dataclasses.replace(schema, features=features)
+
+
+def prepare(
+    upload: Upload, choice: SchemaChoice, workspace: UploadWorkspace | None = None
+) -> PreparedData:
+    """The upload (as :func:`working_frame` shapes it) and its schema as the app's
+    current dataset."""
+    if workspace is None:
+        return PreparedData(
+            upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
+        )
+    frame = working_frame(upload, workspace, choice.schema.label)
+    shape = "|".join([*map(str, frame.columns), "numbers:", *workspace.numbers])
+    digest = hashlib.sha1(shape.encode()).hexdigest()[:8]
+    return PreparedData(
+        upload.name, frame, choice.schema, choice.note, f"{upload.frame_id}.{digest}", "upload"
+    )
+
+
+# --- the data report (NOT private) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataReport:
+    """Per column: missing values, values outside the public domain, distinct values;
+    and what training will drop or clip. Reads the raw records: NOT private."""
+
+    table: pd.DataFrame
+    messages: tuple[str, ...]
+    rows_used: int | None
+    error: str | None = None
+
+
+def _outside(column: pd.Series, allowed) -> int:
+    """How many filled cells of ``column`` name no value in ``allowed`` (as text),
+    decided on the distinct cells (a million cells hold a handful of values)."""
+    distinct = pd.Series(column.dropna().unique(), dtype=object)
+    bad = distinct[~distinct.map(as_text).isin(set(allowed))]
+    return int(column.isin(bad).sum()) if len(bad) else 0
+
+
+def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
+    """Describe how the records fit the schema (see :class:`DataReport`)."""
+    rows = []
+    for name in [schema.label, *schema.feature_names]:
+        column = frame[name]
+        missing = int(column.isna().sum())
+        if name == schema.label:
+            kind, domain = "label", f"{len(schema.classes)} classes"
+            outside = _outside(column, schema.classes)
+        else:
+            feature = next(f for f in schema.features if f.name == name)
+            kind = feature.kind
+            if kind == "continuous":
+                domain = f"[{feature.low:g}, {feature.high:g}]"
+                values = to_numbers(column)
+                outside = int(((values < feature.low) | (values > feature.high)).sum())
+            else:
+                domain = f"{len(feature.values)} values"
+                known = set(feature.values) - {MISSING}
+                outside = _outside(column, known)
+        rows.append(
+            {
+                "column": name,
+                "role": "label" if name == schema.label else "feature",
+                "type": kind,
+                "public domain": domain,
+                "missing": missing,
+                "outside domain": outside,
+                "distinct values": int(column.nunique(dropna=True)),
+            }
+        )
+    table = pd.DataFrame(rows)
+    frame = parsed_numbers(frame, [f.name for f in schema.continuous])
+    try:
+        report = encode(frame, schema, training=True).report
+    except ValueError as exc:
+        return DataReport(table, (), None, str(exc))
+    return DataReport(table, tuple(report.messages()), report.rows_used)

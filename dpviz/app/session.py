@@ -1,0 +1,151 @@
+"""One browser session's state: the current dataset, the trained model and the sweep.
+
+Privacy: everything held here derives from one user's raw records. The app passes its
+``st.session_state`` in, so the objects live in that session only; nothing here is ever
+put in ``st.cache_data``/``st.cache_resource``, which all sessions share.
+
+No streamlit import: any mutable mapping works, which is how the tests drive it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+from dpviz.app.support import PreparedData
+
+DATA_KEY = "dpviz.data"
+RUN_KEY = "dpviz.run"
+SWEEP_KEY = "dpviz.sweep"
+UPLOAD_KEY = "dpviz.upload"
+# Widgets whose key starts with this keep their value when the user visits another page:
+# Streamlit drops a widget's state once a run does not draw it, so app.py re-assigns
+# these keys on every run (Streamlit's documented way to keep widget state).
+KEEP_PREFIX = "keep."
+# Set by app.py on every run. A page that finds it missing was opened before app.py ever
+# ran in this session: a fresh server's first request for a deep link runs the page file
+# alone (Streamlit's pages/ folder mode). The page then asks app.py to run first.
+FRAME_KEY = "dpviz.frame"
+WANTED_KEY = "dpviz.wanted_page"
+
+
+class AppState:
+    """Typed access to the dpviz objects in a session-state mapping.
+
+    Parameters
+    ----------
+    store : MutableMapping
+        ``st.session_state`` in the app, a plain dict in tests.
+    """
+
+    def __init__(self, store: MutableMapping[str, Any]):
+        self.store = store
+
+    # --- dataset ----------------------------------------------------------------------
+
+    @property
+    def data(self) -> PreparedData | None:
+        """The dataset the Train, Trees, Leaves and Curves pages work on."""
+        return self.store.get(DATA_KEY)
+
+    def set_data(self, data: PreparedData) -> list[str]:
+        """Make ``data`` current. A model or sweep of another dataset (or of the same
+        records under another schema) no longer describes it and is dropped; returns
+        what was dropped, for the page to say so."""
+        current = self.data
+        if current is not None and current.fingerprint == data.fingerprint:
+            # The same records and schema: models stay valid, but keep the newest note
+            # and declaration (where the schema came from, what was declared).
+            self.store[DATA_KEY] = data
+            return []
+        self.store[DATA_KEY] = data
+        dropped = []
+        for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
+            if self.store.pop(key, None) is not None:
+                dropped.append(what)
+        return dropped
+
+    def clear_data(self) -> list[str]:
+        """No current dataset (a failed choice on the Data page must not leave the old
+        one silently in use); returns what was dropped with it."""
+        dropped = []
+        if self.store.pop(DATA_KEY, None) is not None:
+            dropped.append("the dataset")
+        for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
+            if self.store.pop(key, None) is not None:
+                dropped.append(what)
+        return dropped
+
+    # --- results ----------------------------------------------------------------------
+
+    @property
+    def run(self) -> Any:
+        """The last training run (``dpviz.app.train.TrainRun``) or None."""
+        return self.store.get(RUN_KEY)
+
+    def set_run(self, run: Any) -> None:
+        self.store[RUN_KEY] = run
+
+    @property
+    def sweep(self) -> Any:
+        """The last sweep (``dpviz.app.curves.SweepRun``) or None."""
+        return self.store.get(SWEEP_KEY)
+
+    def set_sweep(self, sweep: Any) -> None:
+        self.store[SWEEP_KEY] = sweep
+
+    # --- the user's upload ------------------------------------------------------------
+
+    @property
+    def upload(self) -> Any:
+        """The uploaded file and schema choices (``dpviz.app.data.UploadWorkspace``):
+        kept so that leaving the Data page and coming back does not lose them."""
+        return self.store.get(UPLOAD_KEY)
+
+    def set_upload(self, workspace: Any) -> None:
+        self.store[UPLOAD_KEY] = workspace
+
+    # --- the frame app.py draws around every page ----------------------------------
+
+    def mark_frame(self) -> str | None:
+        """Called by app.py on every run; returns a page that was asked for before the
+        frame existed (to switch to once the navigation is set up), else None."""
+        self.store[FRAME_KEY] = True
+        return self.store.pop(WANTED_KEY, None)
+
+    def needs_frame(self, page: str) -> bool:
+        """True when app.py has not run in this session yet; remembers ``page`` so that
+        app.py can open it once it has."""
+        if self.store.get(FRAME_KEY):
+            return False
+        self.store[WANTED_KEY] = page
+        return True
+
+    # --- sidebar ----------------------------------------------------------------------
+
+    def summary(self) -> list[str]:
+        """Markdown lines for the sidebar: current dataset, model and sweep."""
+        data = self.data
+        if data is None:
+            return ["**Data:** none yet — pick one on the Data page."]
+        schema = data.schema
+        lines = [
+            f"**Data:** {data.name} · {len(data.frame):,} rows · label `{schema.label}` "
+            f"({len(schema.classes)} classes) · {len(schema.features)} features",
+            "Schema: public"
+            if data.schema_public
+            else "⚠️ Schema inferred from the data: **no privacy guarantee**",
+        ]
+        if data.schema_public and schema.declaration:
+            lines.append(f"Schema declaration: {schema.declaration}")
+        run = self.run
+        lines.append(f"**Model:** {run.describe()}" if run else "**Model:** not trained yet")
+        sweep = self.sweep
+        if sweep:
+            lines.append(f"**Sweep:** {sweep.describe()}")
+        return lines
+
+
+def kept_widget_keys(store: MutableMapping[str, Any]) -> list[str]:
+    """Keys of widgets whose value must survive a page switch (see ``KEEP_PREFIX``)."""
+    return [k for k in list(store.keys()) if isinstance(k, str) and k.startswith(KEEP_PREFIX)]

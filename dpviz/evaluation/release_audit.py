@@ -1,0 +1,595 @@
+"""Empirical privacy audit of a whole release: the real fitting code, fresh secret noise.
+
+The exact audit (:mod:`dpviz.privacy.audit`) checks one leaf mechanism's formula. This module
+checks what an algorithm actually releases, end to end: it fits the algorithm many
+times on each of two neighbouring datasets D and D' = D ∪ {x}, every fit with fresh
+secret noise from :class:`dpviz.privacy.noise.NoiseSource` exactly as a user's fit gets it (no
+``noise_seed``), reads each released model, and turns the frequencies of a few events
+into a Clopper–Pearson lower bound on ε.
+
+**What the check proves and what it cannot.** If the released model is ε-DP, then for
+every event E, P[E | D] ≤ e^ε · P[E | D'] and the other way round. The audit counts
+how often each event happened in ``n_runs`` fits on D and ``n_runs`` fits on D' and
+bounds the two probabilities by exact (conservative) Clopper–Pearson intervals, with a
+Bonferroni correction over every (event, direction) pair it tries. With probability at
+least ``confidence``, every interval holds at once, so the reported lower bound is at
+most the true privacy loss between D and D'. A lower bound ABOVE the ledger's ε
+therefore refutes the ledger's claim (up to the 1 − ``confidence`` chance of a false
+alarm). A lower bound at or below the ledger's ε proves nothing: an empirical audit
+sees one pair of datasets, a few events and finitely many runs, so it can only ever
+refute a claim, never confirm one. It is a test with teeth against real bugs (too little
+noise, noise reused across releases, a record moving other records between trees), as
+the test suite shows with such mutants, not a proof of privacy.
+
+**The pair.** A public schema with one discrete feature ``colour`` (``blue``, ``red``)
+and two classes (``no``, ``yes``); D holds 20 red records, ten of each class; x is a
+blue ``yes``. Every algorithm here must split on ``colour`` (it is the only feature and
+it is binary), so x's leaf is the blue leaf, which no record of D reaches: D gives it
+counts (0, 0) and D' gives (0, 1). That is the tightest pair for the leaf mechanisms
+(``permute_flip`` releases label ``no`` with probability 1/2 on (0, 0) and e^-ε/2 on
+(0, 1): ratio exactly e^ε). The 20 red records do not touch x's leaf under the real
+code; they are there so that an assignment of records to trees that depends on n (a
+shuffle cut into parts) visibly moves them when x arrives.
+
+**The events** are chosen before any release is looked at, from the noise law the
+code claims: the audit computes, from a fit's NOT-private diagnostics (true leaf counts
+or leaf values of D and of D'), which released numbers or labels differ in law between
+D and D' and the exact claimed log-likelihood ratio Λ of what it reads. The events are
+{Λ > 0}, {Λ < 0} and {Λ ≥ t}, {Λ ≤ t} for a few quantiles t of Λ simulated from the
+claimed law with a seeded generator (never from the audited releases), plus, when a
+single released number is read, the parity of its position in steps of the claimed
+shift (a release that reuses its noise moves by exactly one step, so the parity always
+flips). Each event is tried in both directions.
+
+**Per algorithm** (registry defaults except where a parameter makes the audit sharper;
+the parameters used are in the result):
+
+- ``fletcher_islam``: registry defaults (100 trees, ``theorem2`` depth, ``permute_flip``,
+  disjoint data) but ``prior_share=0`` (here and for ``jpw``), so that no share of ε goes
+  on the class prior, a plain discrete-Laplace histogram. Reads the released label of
+  every leaf whose true counts differ between D and D' (x's leaf only, with the real
+  per-record hash) through the model's
+  public ``released_outputs``, which is the path prediction and export use (untrained
+  leaves are drawn from fresh noise on first use).
+- ``jpw``: ``n_estimators=1`` (the registry default is 10). Every Private-RDT tree
+  sees every record and spends ε/τ, so one tree puts the whole leaf budget (0.95ε after
+  the 5% noisy record count of the ``jpw`` depth rule, which this schema's depth does
+  not depend on) on one released count. Reads x's leaf's noisy count of class ``yes``.
+- ``friedman_schuster``: ``max_depth=1``; ``dpea``: ``max_depth=2`` (with its default
+  d = 2). The budget is split evenly over ⌈D/d⌉ split steps and the leaves; the split
+  on the only feature is forced, so only the leaves' ε' = ε/2 is visible, the most any
+  depth allows. Reads x's leaf's noisy count of class ``yes``.
+- ``dpboost``: ``n_estimators=1, trees_per_ensemble=1`` (the defaults deal x to one of
+  50 trees at random, which dilutes what one leaf shows 50-fold). All splits are forced;
+  the leaf half of the tree's ε is visible. Reads x's leaf's released value (Laplace).
+
+Every run is a complete ``fit_encoded`` (the estimator's own fit, after the one-off
+encoding of the two small frames), never a shortcut such as ``relabel``.
+
+``claimed_pair_loss`` in the result is the exact privacy loss between D and D' of what
+the audit reads, under the claimed noise law: the most any audit of these readings
+could show (ε for ``fletcher_islam``, 0.95ε for ``jpw``, ε/2 for the greedy trees and
+DPBoost). Where it is below the ledger's ε, the rest of the budget goes on choices this
+pair cannot see, and a mutant must more than double the visible part to exceed the
+ledger.
+
+**Blind spots.** The split choices of the greedy trees and DPBoost and the noisy record
+count of the ``jpw`` depth rule are not exercised by this pair. Noise reused across
+releases (a fixed key) makes each release deterministic; it is caught with certainty
+where the read number moves by one step between D and D' (``jpw``, the greedy trees),
+but a released label separates D from D' only when the fixed noise lies in the band the
+extra count crosses (for ``permute_flip`` a share (1 − e^-ε)/2 of keys), and DPBoost's
+stream shifts by one draw when x is dealt to a tree, so its two fixed outputs are
+separated by these events for most keys, not all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import beta
+
+from dpviz.models.boosting import G_STAR, _leaf_index
+from dpviz.models.data import EncodedData, encode
+from dpviz.models.greedy import bin_codes
+from dpviz.models.registry import get_algorithm
+from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.noise import epsilon_fraction
+from dpviz.privacy.schema import Feature, Schema
+
+AUDIT_SCHEMA = Schema(
+    "label",
+    ("no", "yes"),
+    (Feature("colour", "discrete", values=("blue", "red")),),
+)
+# D: 20 red records, ten of each class. x: a blue "yes", alone in its leaf.
+BACKGROUND = pd.DataFrame({"colour": ["red"] * 20, "label": ["no", "yes"] * 10})
+EXTRA_RECORD = pd.DataFrame({"colour": ["blue"], "label": ["yes"]})
+
+# Parameters over the registry defaults that sharpen the audit (see the module docstring).
+AUDIT_PARAMS: dict[str, dict[str, Any]] = {
+    # The class prior is off so that all of ε is on the leaves this audit reads (the
+    # prior is a discrete-Laplace histogram, the sampler jpw's reading audits).
+    "fletcher_islam": {"prior_share": 0.0},
+    "jpw": {"n_estimators": 1, "prior_share": 0.0},
+    "friedman_schuster": {"max_depth": 1},
+    "dpea": {"max_depth": 2},
+    "dpboost": {"n_estimators": 1, "trees_per_ensemble": 1, "preset": "paper"},
+}
+# Fits per dataset for the default check: 2–6 s per algorithm on one core (a jpw fit
+# costs about 1.7 ms, a greedy tree 0.7 ms, the others 0.3–0.4 ms, each a whole fit).
+DEFAULT_RUNS: dict[str, int] = {
+    "fletcher_islam": 3000,
+    "jpw": 1500,
+    "friedman_schuster": 2500,
+    "dpea": 2500,
+    "dpboost": 3000,
+}
+_SIMULATED = 20_000
+_QUANTILES = (0.5, 0.8, 0.95)
+_TOLERANCE = 1e-9
+
+
+@dataclass
+class EventCount:
+    """One event's frequencies and its two Clopper–Pearson bounds on ε.
+
+    Attributes
+    ----------
+    event : str
+        The event, on Λ (the claimed log-likelihood ratio of what is read) or on the
+        step index of a single released number.
+    hits_d, hits_d_prime : int
+        How many of the fits on D and on D' released a model in the event.
+    bound_d_over_d_prime, bound_d_prime_over_d : float
+        ln(lower_CP(P[E|D]) / upper_CP(P[E|D'])) and the reverse (-inf when a lower
+        bound is 0).
+    """
+
+    event: str
+    hits_d: int
+    hits_d_prime: int
+    bound_d_over_d_prime: float
+    bound_d_prime_over_d: float
+
+
+@dataclass
+class ReleaseAuditResult:
+    """Outcome of :func:`audit_release`.
+
+    Attributes
+    ----------
+    algorithm : str
+        Registry id of the audited algorithm.
+    epsilon : float
+        The ε the algorithm was asked for.
+    params : dict
+        Parameters given over the registry defaults.
+    ledger_epsilon : float or None
+        ``ledger_.epsilon_total`` of a fitted model: the claim under test (None when the
+        ledger proves no ε; then there is no claim to refute).
+    lower_bound : float
+        Clopper–Pearson lower bound on the privacy loss between D and D', valid with
+        probability ≥ ``confidence`` (0 when no event separates them).
+    consistent : bool or None
+        ``lower_bound <= ledger_epsilon``; None without a ledger ε. True does NOT prove
+        privacy; False refutes the ledger (false alarm probability ≤ 1 − confidence).
+    event : str
+        The event and direction that gave ``lower_bound``.
+    hits_d, hits_d_prime : int
+        How often that event happened in the fits on D and on D'.
+    n_runs : int
+        Fits on each dataset.
+    confidence : float
+        Joint confidence of all Clopper–Pearson bounds (Bonferroni-corrected).
+    claimed_pair_loss : float
+        Exact privacy loss between D and D' of what the audit reads, under the noise
+        law the code claims: the most a perfect audit of these readings could show.
+    reads : str
+        What the audit reads from each released model.
+    events : list of EventCount
+        Every event tried.
+    seconds : float
+        Wall time of the audit.
+    """
+
+    algorithm: str
+    epsilon: float
+    params: dict
+    ledger_epsilon: float | None
+    lower_bound: float
+    consistent: bool | None
+    event: str
+    hits_d: int
+    hits_d_prime: int
+    n_runs: int
+    confidence: float
+    claimed_pair_loss: float
+    reads: str
+    events: list[EventCount] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary (infinite values become None)."""
+        out = asdict(self)
+        for item in out["events"]:
+            for key in ("bound_d_over_d_prime", "bound_d_prime_over_d"):
+                if not np.isfinite(item[key]):
+                    item[key] = None
+        if not np.isfinite(out["claimed_pair_loss"]):
+            out["claimed_pair_loss"] = None
+        return out
+
+
+# --- Clopper–Pearson -------------------------------------------------------------------
+
+
+def clopper_pearson(hits, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided exact Clopper–Pearson bounds on a binomial probability.
+
+    Parameters
+    ----------
+    hits : int or array of int
+        Successes out of ``n`` independent trials.
+    n : int
+        Trials.
+    alpha : float
+        Each bound fails with probability at most ``alpha`` (exactly: CP is
+        conservative, it holds for every true probability).
+
+    Returns
+    -------
+    lower, upper : ndarray
+        P[p ≥ lower] ≥ 1 − alpha and P[p ≤ upper] ≥ 1 − alpha.
+    """
+    hits = np.asarray(hits, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lower = np.where(hits > 0, beta.ppf(alpha, hits, n - hits + 1), 0.0)
+        upper = np.where(hits < n, beta.ppf(1.0 - alpha, hits + 1, n - hits), 1.0)
+    return lower, upper
+
+
+def _log_ratio(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(lower) - np.log(upper)
+
+
+# --- what the audit reads ----------------------------------------------------------------
+
+
+@dataclass
+class _Reading:
+    """What the audit reads from a released model and the law the code claims for it.
+
+    Either labels (one categorical draw per item, log-probabilities under D and D') or
+    numbers (one (discrete) Laplace draw per item around a centre under D and D')."""
+
+    reads: str
+    read: Callable[[Any], np.ndarray]
+    log_p: tuple[np.ndarray, np.ndarray] | None = None
+    centres: tuple[np.ndarray, np.ndarray] | None = None
+    scale: np.ndarray | None = None
+    discrete: bool = True
+
+    @property
+    def n_items(self) -> int:
+        return len(self.log_p[0]) if self.log_p is not None else len(self.centres[0])
+
+    def loss(self, values: np.ndarray) -> np.ndarray:
+        """Claimed log-likelihood ratio ln P(v | D') − ln P(v | D) per row of ``values``."""
+        if self.log_p is not None:
+            items = np.arange(self.n_items)
+            # A negative label (an abstention) indexes the law's last column, where a
+            # mechanism with an abstain option keeps it.
+            with np.errstate(invalid="ignore"):
+                terms = self.log_p[1][items, values] - self.log_p[0][items, values]
+            return np.nan_to_num(terms, nan=0.0).sum(axis=1)
+        c_d, c_d2 = self.centres
+        return ((np.abs(values - c_d) - np.abs(values - c_d2)) / self.scale).sum(axis=1)
+
+    def claimed_pair_loss(self) -> float:
+        """The largest |Λ| the claimed law allows: the exact loss of what is read."""
+        if self.log_p is not None:
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(self.log_p[1] - self.log_p[0])
+            return float(np.nan_to_num(diff, nan=0.0).max(axis=1).sum())
+        return float((np.abs(self.centres[1] - self.centres[0]) / self.scale).sum())
+
+    def simulate(self, rng: np.random.Generator, n: int, neighbour: bool) -> np.ndarray:
+        """``n`` draws of what is read, from the claimed law (a seeded generator)."""
+        which = int(neighbour)
+        if self.log_p is not None:
+            cumulative = np.cumsum(np.exp(self.log_p[which]), axis=1)
+            u = rng.random((n, self.n_items))
+            k = cumulative.shape[1]
+            return np.minimum((u[:, :, None] > cumulative[None]).sum(axis=2), k - 1)
+        centre = self.centres[which]
+        if self.discrete:
+            p = -np.expm1(-1.0 / self.scale)
+            z = rng.geometric(p, (n, self.n_items)) - rng.geometric(p, (n, self.n_items))
+        else:
+            z = rng.laplace(0.0, self.scale, (n, self.n_items))
+        return centre + z
+
+    def cells(self, values: np.ndarray) -> np.ndarray | None:
+        """For one released number: its step index (v − c_D) / (c_D' − c_D), rounded
+        down. Noise reused between D and D' moves it by exactly one step."""
+        if self.log_p is not None or self.n_items != 1:
+            return None
+        c_d, c_d2 = self.centres[0][0], self.centres[1][0]
+        return np.floor((values[:, 0] - c_d) / (c_d2 - c_d)).astype(np.int64)
+
+
+def _forest_reading(model_d, model_d2, x: EncodedData) -> _Reading:
+    """The released outputs of every leaf whose true counts differ between D and D'."""
+    keys = np.union1d(model_d.leaf_keys_, model_d2.leaf_keys_)
+    k = model_d.leaf_counts_.shape[1]
+
+    def counts_at(model) -> np.ndarray:
+        out = np.zeros((len(keys), k), dtype=np.int64)
+        out[np.searchsorted(keys, model.leaf_keys_)] = model.leaf_counts_
+        return out
+
+    c_d, c_d2 = counts_at(model_d), counts_at(model_d2)
+    changed = (c_d != c_d2).any(axis=1)
+    keys, c_d, c_d2 = keys[changed], c_d[changed], c_d2[changed]
+    mech = get_mechanism(model_d.mechanism)
+    eps = model_d.tree_epsilon_
+    where = f"{len(keys)} leaf{'' if len(keys) == 1 else 's'} whose true counts differ"
+    where += " between D and D'"
+    if mech.releases == "counts":
+        rows, cols = np.nonzero(c_d != c_d2)
+        s, t = epsilon_fraction(eps)
+        return _Reading(
+            reads=f"released noisy counts ({mech.id}) of the {where}",
+            read=lambda m: m.released_outputs(keys).noisy_counts[rows, cols].astype(float),
+            centres=(c_d[rows, cols].astype(float), c_d2[rows, cols].astype(float)),
+            scale=np.full(len(rows), t / s),
+            discrete=True,
+        )
+    return _Reading(
+        reads=f"released labels ({mech.id}) of the {where}",
+        read=lambda m: m.released_outputs(keys).labels,
+        log_p=(mech.log_probabilities(c_d, eps), mech.log_probabilities(c_d2, eps)),
+    )
+
+
+def _greedy_reading(model_d, model_d2, x: EncodedData) -> _Reading:
+    """x's leaf's released noisy counts (the classes whose true count differs)."""
+    if not np.array_equal(model_d.feature_, model_d2.feature_):
+        raise RuntimeError("the audit pair needs a forced tree structure, and it varied")
+
+    def leaf_row(model) -> int:
+        node = model._leaf_of(x)[0]
+        return int(np.searchsorted(model.leaf_nodes_, node))
+
+    c_d = model_d.leaf_counts_[leaf_row(model_d)]
+    c_d2 = model_d2.leaf_counts_[leaf_row(model_d2)]
+    cols = np.flatnonzero(c_d != c_d2)
+    s, t = epsilon_fraction(model_d.step_epsilon_)
+    return _Reading(
+        reads="released noisy counts (discrete Laplace) of x's leaf, the classes whose "
+        "true count differs",
+        read=lambda m: m.leaf_noisy_counts_[leaf_row(m), cols].astype(float),
+        centres=(c_d[cols].astype(float), c_d2[cols].astype(float)),
+        scale=np.full(len(cols), t / s),
+        discrete=True,
+    )
+
+
+def _boost_reading(model_d, model_d2, x: EncodedData) -> _Reading:
+    """x's leaf's released value in the first tree (Laplace around the clipped value)."""
+    if int(model_d.trees_per_ensemble) != 1:
+        raise ValueError(
+            "the dpboost release audit needs trees_per_ensemble=1: with more, x joins one "
+            "of the ensemble's trees at random and no single leaf's law is fixed"
+        )
+    codes, _ = bin_codes(x, model_d.schema_, model_d.n_bins)
+
+    def leaf(model) -> int:
+        return int(_leaf_index(model.models_[0][0], codes, model.n_values_)[0])
+
+    c_d = model_d.leaf_records_[0][1][leaf(model_d)]
+    c_d2 = model_d2.leaf_records_[0][1][leaf(model_d2)]
+    # The claimed law of the first tree's leaves (SPEC §4): Laplace with sensitivity
+    # min(g*/(1+λ), 2g*) at ε_leaf = ε_t / 2, ε_t = ε / N_e (two classes).
+    lam = float(model_d.reg_lambda)
+    sensitivity = min(G_STAR / (1 + lam), 2 * G_STAR)
+    eps_leaf = float(model_d.class_epsilon_) / model_d.n_ensembles_ / 2
+    return _Reading(
+        reads="released value (Laplace) of x's leaf in the first tree",
+        read=lambda m: np.array([m.models_[0][0]["value"][leaf(m)]], dtype=float),
+        centres=(np.array([c_d]), np.array([c_d2])),
+        scale=np.array([sensitivity / eps_leaf]),
+        discrete=False,
+    )
+
+
+_READINGS: dict[str, Callable[[Any, Any, EncodedData], _Reading]] = {
+    "fletcher_islam": _forest_reading,
+    "jpw": _forest_reading,
+    "friedman_schuster": _greedy_reading,
+    "dpea": _greedy_reading,
+    "dpboost": _boost_reading,
+}
+
+
+# --- events -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Event:
+    name: str
+    test: Callable[[np.ndarray, np.ndarray | None], np.ndarray]
+
+
+def _choose_events(reading: _Reading, rng: np.random.Generator) -> list[_Event]:
+    """The events, from the claimed law only (simulated with ``rng``), before any
+    release is read; duplicates (same outcome on every simulated draw) are dropped."""
+    sims = [reading.simulate(rng, _SIMULATED, neighbour) for neighbour in (False, True)]
+    loss_d, loss_d2 = (reading.loss(s) for s in sims)
+    events = [
+        _Event("Λ > 0", lambda lam, cell: lam > _TOLERANCE),
+        _Event("Λ < 0", lambda lam, cell: lam < -_TOLERANCE),
+    ]
+    for t in np.quantile(loss_d2, _QUANTILES, method="nearest"):
+        if np.isfinite(t):
+            events.append(_Event(f"Λ ≥ {t:.4g}", lambda lam, cell, t=t: lam >= t - _TOLERANCE))
+    for t in np.quantile(loss_d, [1 - q for q in _QUANTILES], method="nearest"):
+        if np.isfinite(t):
+            events.append(_Event(f"Λ ≤ {t:.4g}", lambda lam, cell, t=t: lam <= t + _TOLERANCE))
+    if reading.cells(sims[0]) is not None:
+        events.append(_Event("step index even", lambda lam, cell: cell % 2 == 0))
+    loss = np.concatenate([loss_d, loss_d2])
+    cells = [reading.cells(s) for s in sims]
+    cell = None if cells[0] is None else np.concatenate(cells)
+    kept, seen = [], set()
+    for event in events:
+        outcome = event.test(loss, cell)
+        pattern = np.packbits(outcome).tobytes()
+        # An event the claimed law never or always meets, or one that meets exactly the
+        # same simulated draws as an earlier one, only costs Bonferroni share.
+        if outcome.any() and not outcome.all() and pattern not in seen:
+            seen.add(pattern)
+            kept.append(event)
+    return kept
+
+
+# --- the audit ---------------------------------------------------------------------------
+
+
+def neighbouring_datasets() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The audit's pair of neighbouring datasets.
+
+    Returns
+    -------
+    d, d_prime, x : DataFrame
+        D (20 red records, ten of each class), D' = D ∪ {x} with x appended last, and
+        x (a blue ``yes``), as frames over :data:`AUDIT_SCHEMA` (label column included).
+    """
+    d = BACKGROUND.copy()
+    d_prime = pd.concat([BACKGROUND, EXTRA_RECORD], ignore_index=True)
+    return d, d_prime, EXTRA_RECORD.copy()
+
+
+def audit_release(
+    algorithm_id: str,
+    *,
+    epsilon: float = 1.0,
+    n_runs: int | None = None,
+    params: dict | None = None,
+    confidence: float = 0.95,
+    random_state: int = 0,
+) -> ReleaseAuditResult:
+    """Empirical lower bound on the privacy loss of an algorithm's whole release.
+
+    Fits ``algorithm_id`` ``n_runs`` times on D and ``n_runs`` times on D' = D ∪ {x}
+    (see the module docstring for the pair and what is read), each fit with fresh
+    secret noise through the algorithm's real ``fit_encoded``, counts a few events
+    chosen in advance from the claimed noise law, and returns
+
+        max over events E and both directions of ln(lower_CP(P[E|D1]) / upper_CP(P[E|D2]))
+
+    with every Clopper–Pearson bound at level (1 − confidence) / (2 · number of
+    (event, direction) pairs) (Bonferroni), clipped below at 0.
+
+    What it proves: with probability ≥ ``confidence`` the true privacy loss between D
+    and D' is at least ``lower_bound``, so a bound above the ledger's ε refutes the
+    ledger. What it cannot: a bound at or below the ledger's ε does not show the model
+    is private (one pair, a few events, finite runs); and the audit sees only the part
+    of the budget this pair exercises (``claimed_pair_loss``).
+
+    Parameters
+    ----------
+    algorithm_id : str
+        Registry id (``dpviz.models.registry.ALGORITHMS``).
+    epsilon : float, default=1.0
+        Budget the algorithm is asked for.
+    n_runs : int or None, default=None
+        Fits per dataset; None uses :data:`DEFAULT_RUNS` (a few seconds per algorithm).
+    params : dict or None, default=None
+        Parameters over :data:`AUDIT_PARAMS` (which are over the registry defaults).
+    confidence : float, default=0.95
+        Joint confidence of the bounds; 1 − confidence bounds the false-alarm rate.
+    random_state : int, default=0
+        Public randomness only: the tree structure, the record→tree hash and the
+        simulation that places the event thresholds. Never the noise.
+
+    Returns
+    -------
+    ReleaseAuditResult
+    """
+    start = time.perf_counter()
+    algorithm = get_algorithm(algorithm_id)
+    epsilon = _check_epsilon(epsilon)
+    if n_runs is None:
+        n_runs = DEFAULT_RUNS[algorithm.id]
+    if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:
+        raise ValueError(f"n_runs must be a whole number ≥ 1, got {n_runs!r}")
+    n_runs = int(n_runs)
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    used = {**AUDIT_PARAMS[algorithm.id], **(params or {})}
+    schema = AUDIT_SCHEMA
+    d, d_prime, x = neighbouring_datasets()
+    data = [encode(d, schema), encode(d_prime, schema)]
+    x_encoded = encode(x, schema)
+
+    def fit(which: int):
+        model = algorithm.make(epsilon, random_state=random_state, schema=schema, **used)
+        return model.fit_encoded(data[which], schema)
+
+    # Probe fits: their NOT-private diagnostics (true counts) fix what is read and its
+    # claimed law; their releases are not counted.
+    probe = [fit(0), fit(1)]
+    ledger_epsilon = probe[0].ledger_.epsilon_total
+    reading = _READINGS[algorithm.id](probe[0], probe[1], x_encoded)
+    if reading.n_items == 0:
+        raise RuntimeError("D and D' give the same claimed law for everything read")
+    events = _choose_events(reading, np.random.default_rng(random_state))
+
+    values = [[], []]
+    for _ in range(n_runs):
+        for which in (0, 1):
+            values[which].append(reading.read(fit(which)))
+    hits = []
+    for which in (0, 1):
+        observed = np.asarray(values[which])
+        loss, cell = reading.loss(observed), reading.cells(observed)
+        hits.append(np.array([int(e.test(loss, cell).sum()) for e in events]))
+
+    alpha = (1.0 - float(confidence)) / (2 * 2 * len(events))
+    (low_d, up_d), (low_d2, up_d2) = (clopper_pearson(h, n_runs, alpha) for h in hits)
+    d_over = _log_ratio(low_d, up_d2)  # ln P[E|D] / P[E|D']
+    d2_over = _log_ratio(low_d2, up_d)  # ln P[E|D'] / P[E|D]
+    table = [
+        EventCount(e.name, int(hits[0][i]), int(hits[1][i]), float(d_over[i]), float(d2_over[i]))
+        for i, e in enumerate(events)
+    ]
+    both = np.concatenate([d_over, d2_over])
+    best = int(np.argmax(both))
+    i = best % len(events)
+    direction = "P[E|D] / P[E|D']" if best < len(events) else "P[E|D'] / P[E|D]"
+    lower_bound = max(0.0, float(both[best]))
+    return ReleaseAuditResult(
+        algorithm=algorithm.id,
+        epsilon=epsilon,
+        params=used,
+        ledger_epsilon=ledger_epsilon,
+        lower_bound=lower_bound,
+        consistent=None if ledger_epsilon is None else bool(lower_bound <= ledger_epsilon),
+        event=f"{events[i].name}, {direction}" if lower_bound > 0 else "none",
+        hits_d=int(hits[0][i]),
+        hits_d_prime=int(hits[1][i]),
+        n_runs=n_runs,
+        confidence=float(confidence),
+        claimed_pair_loss=reading.claimed_pair_loss(),
+        reads=reading.reads,
+        events=table,
+        seconds=time.perf_counter() - start,
+    )

@@ -1,0 +1,577 @@
+"""Cross-validated sweeps over ε × trees × depth × mechanism × data split (SPEC §5).
+
+Tree structure and the routing of training and test records do not depend on ε or on
+the leaf mechanism, so each fold routes once per (trees, depth, split) and only redraws
+the leaf outputs for every (mechanism, ε): a 20-point ε curve costs about one fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import warnings
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.model_selection import RepeatedStratifiedKFold
+from threadpoolctl import threadpool_limits
+
+from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
+from dpviz.models.data import EncodedData
+from dpviz.models.depth import check_rule
+from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
+from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.registry import get_algorithm
+from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
+from dpviz.privacy.schema import Schema
+
+METRICS = ("accuracy", "auc", "f1", "macro_f1")
+# Each fold's trivial baseline (always the training majority, metrics.majority_score),
+# one column per metric on every row: ``majority_accuracy``, ``majority_f1``, ...
+BASELINE_COLUMNS = tuple(f"majority_{m}" for m in BASELINE_METRICS)
+DIAGNOSTICS = (
+    "empty_leaf_pct",
+    "flipped_leaf_pct",
+    "expected_flip_pct",
+    "mean_smooth_sensitivity",
+    "fit_seconds",
+)
+GRID_KEYS = (
+    "series",
+    "algorithm",
+    "mechanism",
+    "epsilon",
+    "n_estimators",
+    "depth_rule",
+    "data_split",
+)
+MIN_FOLDS, MAX_FOLDS = 2, 20
+FLETCHER_ISLAM = "fletcher_islam"
+SERIES_DP = "dp_forest"
+SERIES_NONPRIVATE = "nonprivate_forest"
+SERIES_SKLEARN = "sklearn_random_forest"
+SERIES_HGB = "sklearn_hist_gradient_boosting"
+# The non-private references a sweep can add, each computed once per fold (not per ε):
+# the ε = ∞ forest of each forest-family structure, scikit-learn's random forest, and
+# HistGradientBoosting (only when an algorithm whose registry reference it is runs).
+REFERENCE_SERIES = (SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
+
+Progress = Callable[[int, int, str], None]
+# scikit-learn's forest reference bootstraps at most this many records per tree: its
+# unlimited-depth trees cost ~O(n log n) each, 13× the whole DP curve at 30,000 rows
+# with all records; a 5,000-record bootstrap per tree keeps it within ~2× the curve for
+# any n and moves its accuracy by < 1 point on SynthF (bench/README.md). The rows say it
+# in ``data_split`` ("bootstrap of 5,000") and their ``fit_seconds`` give the cost.
+REFERENCE_MAX_SAMPLES = 5_000
+
+
+class SweepCancelled(Exception):
+    """The user stopped the sweep; no partial result is returned."""
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """The configurations a sweep evaluates, every combination of the lists."""
+
+    epsilons: Sequence[float]
+    n_estimators: Sequence[int] = (100,)
+    depths: Sequence[str | int] = ("theorem2",)
+    mechanisms: Sequence[str] = ("permute_flip",)
+    data_splits: Sequence[str] = ("disjoint",)
+    references: bool | Collection[str] = True
+    algorithms: Sequence[str] = ("fletcher_islam",)
+    presets: Mapping[str, Mapping] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """The structure lists apply to fletcher_islam; every other algorithm runs its
+        registry defaults, overridden by ``presets[algorithm]``. ``references`` is True
+        (every reference that applies), False (none) or a collection of
+        ``REFERENCE_SERIES``; it is stored as a frozenset."""
+        if len(self.algorithms) == 0:
+            raise ValueError("the sweep's algorithms list is empty")
+        object.__setattr__(self, "algorithms", tuple(dict.fromkeys(self.algorithms)))
+        object.__setattr__(self, "references", _reference_set(self.references))
+        for name in self.algorithms:
+            algorithm = get_algorithm(name)
+            preset = dict(self.presets.get(name, {}))
+            algorithm.make(1.0, **preset)
+        for name in ("epsilons", "n_estimators", "depths", "mechanisms", "data_splits"):
+            values = getattr(self, name)
+            if len(values) == 0:
+                raise ValueError(f"the sweep's {name.replace('_', ' ')} list is empty")
+            object.__setattr__(self, name, tuple(values))
+        for eps in self.epsilons:
+            _check_epsilon(eps)
+        for trees in self.n_estimators:
+            if isinstance(trees, bool) or not isinstance(trees, int | np.integer) or trees < 1:
+                raise ValueError(f"tree counts must be whole numbers ≥ 1, got {trees!r}")
+        for depth in self.depths:
+            check_rule(depth)
+        for mech in self.mechanisms:
+            get_mechanism(mech)
+        for split in self.data_splits:
+            if split not in DATA_SPLITS:
+                raise ValueError(f"data split must be 'disjoint' or 'shared', got {split!r}")
+
+    def wants(self, series: str) -> bool:
+        """Whether the sweep adds the reference ``series`` (one of REFERENCE_SERIES)."""
+        if series == SERIES_HGB:
+            return series in self.references and any(
+                get_algorithm(a).reference == SERIES_HGB for a in self.algorithms
+            )
+        return series in self.references
+
+    @property
+    def structures(self) -> list[tuple[int, str | int, str]]:
+        return list(itertools.product(self.n_estimators, self.depths, self.data_splits))
+
+    @property
+    def n_points(self) -> int:
+        others = len(self.algorithms) - (FLETCHER_ISLAM in self.algorithms)
+        per_eps = len(self.structures) * len(self.mechanisms) * (FLETCHER_ISLAM in self.algorithms)
+        return (per_eps + others) * len(self.epsilons)
+
+
+def _reference_set(references) -> frozenset[str]:
+    if isinstance(references, bool | np.bool_):
+        return frozenset(REFERENCE_SERIES) if references else frozenset()
+    if isinstance(references, str):
+        references = (references,)
+    chosen = frozenset(references)
+    unknown = chosen - set(REFERENCE_SERIES)
+    if unknown:
+        raise ValueError(
+            f"unknown reference {sorted(unknown)[0]!r}; choose from {', '.join(REFERENCE_SERIES)}"
+        )
+    return chosen
+
+
+@dataclass
+class SweepResult:
+    """One row per grid point × repeat × fold, and mean/std per grid point."""
+
+    results: pd.DataFrame
+    summary: pd.DataFrame = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = summarise(self.results)
+
+
+def summarise(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation of each metric per grid point; means of diagnostics.
+
+    With the trivial baseline's columns (``majority_<metric>``) their mean and std too
+    (``majority_<metric>_mean``, ``majority_<metric>_std``), and with the ``one_class``
+    flag the share of runs in which the model predicted a single class
+    (``one_class_share``). Columns a results frame lacks are left out.
+    """
+    keys = [k for k in GRID_KEYS if k in results.columns]
+    grouped = results.groupby(keys, dropna=False, sort=False)
+    scored = [c for c in (*METRICS, *BASELINE_COLUMNS) if c in results.columns]
+    summary = grouped[scored].agg(["mean", "std"])
+    summary.columns = [f"{m}_{stat}" for m, stat in summary.columns]
+    if "one_class" in results.columns:
+        # As floats: rows from an older results frame (concatenated) may lack the flag.
+        flags = results[keys].assign(one_class=results["one_class"].astype(float))
+        summary["one_class_share"] = flags.groupby(keys, dropna=False, sort=False)[
+            "one_class"
+        ].mean()
+    extra = grouped[[*DIAGNOSTICS, "depth"]].mean()
+    extra["private"] = grouped["private"].all()
+    extra["n_runs"] = grouped.size()
+    return summary.join(extra).reset_index()
+
+
+def fold_splits(y: np.ndarray, folds: int, repeats: int, seed: int):
+    if not MIN_FOLDS <= folds <= MAX_FOLDS:
+        raise ValueError(f"folds must be between {MIN_FOLDS} and {MAX_FOLDS}, got {folds}")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    present = np.bincount(y)
+    if np.count_nonzero(present) < 2:
+        raise ValueError("the data holds only one class; a classifier needs at least two")
+    if len(y) < 2 * folds:
+        raise ValueError(f"{len(y)} records are too few for {folds} folds; lower the folds")
+    splitter = RepeatedStratifiedKFold(n_splits=folds, n_repeats=repeats, random_state=seed)
+    # A class rarer than the fold count (Nursery's 2 'recommend' records) is spread over
+    # as many folds as it has records; scikit-learn warns and carries on, and so do we.
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="The least populated class", category=UserWarning
+        )
+        return list(splitter.split(np.zeros(len(y)), y))
+
+
+def subset(encoded: EncodedData, rows: np.ndarray) -> EncodedData:
+    return EncodedData(
+        encoded.continuous[rows],
+        encoded.discrete[rows],
+        encoded.y[rows],
+        encoded.report,
+    )
+
+
+def run_sweep(
+    encoded: EncodedData,
+    schema: Schema,
+    grid: SweepGrid,
+    *,
+    folds: int = 5,
+    repeats: int = 1,
+    seed: int = 0,
+    n_jobs: int = 1,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    client=None,
+    noise_seed: int | None = None,
+) -> SweepResult:
+    """Evaluate every grid point on the same repeated stratified folds.
+
+    Folds run in parallel with joblib (``n_jobs``), or as tasks on a Dask cluster when
+    a ``distributed.Client`` is given; ``progress(done, total, message)`` is called
+    after each fold and ``cancel()`` is checked between folds. Metrics and
+    diagnostics come from the raw data: NOT private (only the models are).
+
+    ``seed`` fixes the folds and the public structure of every model; each model's
+    noise is fresh and secret unless ``noise_seed`` makes it replayable (for tests and
+    exact reproduction: such models are NOT private).
+    """
+    splits = fold_splits(encoded.y, folds, repeats, seed)
+    total = len(splits)
+    if client is not None:
+        return _run_on_cluster(
+            client, encoded, schema, grid, splits, folds, (seed, noise_seed), progress, cancel
+        )
+    tasks = (
+        delayed(_fold_rows)(
+            subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, (seed, noise_seed)
+        )
+        for i, (tr, te) in enumerate(splits)
+    )
+    rows: list[dict] = []
+    if n_jobs == 1:
+        outputs = (task[0](*task[1], **task[2]) for task in tasks)
+    else:
+        outputs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+    try:
+        for done, fold_rows in enumerate(outputs, start=1):
+            rows.extend(fold_rows)
+            if progress is not None:
+                progress(done, total, f"fold {done} of {total} done")
+            if cancel is not None and cancel() and done < total:
+                raise SweepCancelled(f"sweep cancelled after {done} of {total} folds")
+    finally:
+        close = getattr(outputs, "close", None)
+        if close is not None:
+            close()
+    results = pd.DataFrame(rows).sort_values(["repeat", "fold"], kind="stable")
+    return SweepResult(results.reset_index(drop=True))
+
+
+def _cluster_fold(encoded, schema, grid, train, test, index, folds, seeds):
+    return _fold_rows(
+        subset(encoded, train), subset(encoded, test), schema, grid, index, folds, seeds
+    )
+
+
+def _run_on_cluster(client, encoded, schema, grid, splits, folds, seeds, progress, cancel):
+    """One Dask task per fold; a worker that dies has its fold re-run elsewhere (up to
+    twice), and a fold that cannot finish stops the sweep with no partial result."""
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker, as_completed
+
+    rows: list[dict] = []
+    futures = []
+    try:
+        shared = client.scatter(encoded, broadcast=True)
+        futures = [
+            client.submit(
+                _cluster_fold,
+                *(shared, schema, grid, train, test, i, folds, seeds),
+                pure=False,
+                retries=2,
+            )
+            for i, (train, test) in enumerate(splits)
+        ]
+        for done, future in enumerate(as_completed(futures), start=1):
+            rows.extend(future.result())
+            if progress is not None:
+                progress(done, len(futures), f"fold {done} of {len(futures)} done")
+            if cancel is not None and cancel() and done < len(futures):
+                raise SweepCancelled(f"sweep cancelled after {done} of {len(futures)} folds")
+    except (KilledWorker, CancelledError, OSError) as exc:
+        # OSError covers a connection closed by a dying worker (CommClosedError), e.g.
+        # while the data is being scattered; a lost future surfaces as CancelledError.
+        raise ValueError(
+            f"a Dask worker died repeatedly while running a fold ({type(exc).__name__}: "
+            f"{exc}); the sweep stopped and returns no partial result — check the workers' "
+            "memory and retry"
+        ) from None
+    finally:
+        client.cancel(futures)
+    results = pd.DataFrame(rows).sort_values(["repeat", "fold"], kind="stable")
+    return SweepResult(results.reset_index(drop=True))
+
+
+_FOREST_GRID_KEYS = ("n_estimators", "depth", "mechanism", "data_split")
+
+
+def _forest_preset(grid: SweepGrid) -> dict:
+    """The forest's preset less what the grid sets (trees, depth, mechanism, split)."""
+    preset = grid.presets.get(FLETCHER_ISLAM, {})
+    return {k: v for k, v in preset.items() if k not in _FOREST_GRID_KEYS}
+
+
+def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
+    """(algorithm id, unfitted model, mechanisms to release) per structure to route."""
+    for name in grid.algorithms:
+        if name == FLETCHER_ISLAM:
+            for trees, depth, split in grid.structures:
+                model = get_algorithm(name).make(
+                    grid.epsilons[0],
+                    random_state=random_state,
+                    noise_seed=noise_seed,
+                    n_estimators=trees,
+                    depth=depth,
+                    mechanism=grid.mechanisms[0],
+                    data_split=split,
+                    **_forest_preset(grid),
+                )
+                yield name, model, grid.mechanisms
+        elif get_algorithm(name).forest_family:
+            model = get_algorithm(name).make(
+                grid.epsilons[0],
+                random_state=random_state,
+                noise_seed=noise_seed,
+                **grid.presets.get(name, {}),
+            )
+            yield name, model, (model.mechanism,)
+
+
+def _fold_seed(seed: int | None, index: int) -> int | None:
+    return None if seed is None else seed * 1_000_003 + index
+
+
+def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, seeds: tuple):
+    """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
+    seed, noise_seed = seeds
+    noise = _fold_seed(noise_seed, index)
+    rows = []
+    base = {"repeat": index // folds, "fold": index % folds}
+    k = len(schema.classes)
+    for name in grid.algorithms:
+        if not get_algorithm(name).forest_family:
+            rows.extend(
+                _refit_rows(base, train, test, schema, grid, name, _fold_seed(seed, index), noise)
+            )
+    for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
+        trees, depth, split = model.n_estimators, model.depth, model.data_split
+        start = time.perf_counter()
+        model.fit_encoded(train, schema)
+        routed = model.route_records(test)
+        route_seconds = time.perf_counter() - start
+        empty_pct = model.diagnostics_["empty_leaf_pct"]
+        private = {}  # whether a release is proven does not depend on its ε
+        for mech, eps in itertools.product(mechanisms, grid.epsilons):
+            start = time.perf_counter()
+            model.release_instead(eps, mech)
+            votes = model.votes(routed)
+            if mech not in private:
+                private[mech] = bool(model.ledger_.private)
+            seconds = route_seconds + time.perf_counter() - start
+            rows.append(
+                {
+                    **base,
+                    "series": SERIES_DP,
+                    "algorithm": algorithm,
+                    "mechanism": mech,
+                    "epsilon": float(eps),
+                    "n_estimators": trees,
+                    "depth_rule": str(depth),
+                    "depth": model.depth_,
+                    "data_split": split,
+                    **score(test.y, _fractions(votes), train.y, k),
+                    "empty_leaf_pct": empty_pct,
+                    **_leaf_diagnostics(model),
+                    "fit_seconds": seconds,
+                    "private": private[mech],
+                }
+            )
+        if grid.wants(SERIES_NONPRIVATE) and (
+            algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
+        ):
+            rows.append(
+                _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
+            )
+    if grid.wants(SERIES_SKLEARN):
+        rows.append(_sklearn_row(base, train, test, k, index, seed))
+    if grid.wants(SERIES_HGB):
+        rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
+    # Every row of the fold carries the fold's trivial baseline (NOT private, as the
+    # metrics): what always answering the training majority scores on these test records.
+    baseline = majority_score(test.y, train.y, k)
+    for row in rows:
+        row.update({f"majority_{m}": value for m, value in baseline.items()})
+    return rows
+
+
+def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed):
+    """Algorithms whose structure reads the data are fitted again for every ε."""
+    rows = []
+    for eps in grid.epsilons:
+        model = get_algorithm(name).make(
+            eps, random_state=random_state, noise_seed=noise_seed, **grid.presets.get(name, {})
+        )
+        start = time.perf_counter()
+        model.fit_encoded(train, schema)
+        seconds = time.perf_counter() - start
+        diag = _refit_diagnostics(model)
+        rows.append(
+            {
+                **base,
+                "series": SERIES_DP,
+                "algorithm": name,
+                "mechanism": "laplace_counts",
+                "epsilon": float(eps),
+                "n_estimators": getattr(model, "n_estimators", 1),
+                "depth_rule": str(model.max_depth),
+                # "auto" (greedy trees) is resolved when fitting: the depth used.
+                "depth": getattr(model, "depth_", model.max_depth),
+                "data_split": "all",
+                **score(test.y, model._proba(test), train.y, len(schema.classes)),
+                **{key: diag[key] for key in DIAGNOSTICS if key in diag},
+                "fit_seconds": seconds,
+                "private": bool(model.ledger_.private),
+            }
+        )
+    return rows
+
+
+def _refit_diagnostics(model) -> dict:
+    """``model.diagnostics_``, faster for a greedy tree: it lists every leaf of the full
+    tree (32,768 at depth 5, nearly all empty) and its ``diagnostics_`` computes the exact
+    Laplace flip probability of each, ~5 s per fit, then averages over the non-empty
+    ones. An empty leaf cannot flip, so computing the non-empty leaves only gives the
+    same numbers (a test checks this) about 40 times faster; leaves with equal counts
+    share one computation."""
+    if not isinstance(model, DPDecisionTreeClassifier):
+        return model.diagnostics_
+    counts = model.leaf_counts_
+    nonempty = counts.sum(axis=1) > 0
+    out = {
+        "empty_leaf_pct": 100.0 * float(1 - nonempty.mean()),
+        "mean_smooth_sensitivity": float("nan"),
+    }
+    if not nonempty.any():
+        return {**out, "flipped_leaf_pct": 0.0, "expected_flip_pct": 0.0}
+    counts = counts[nonempty]
+    flipped = ~is_majority(counts)[np.arange(len(counts)), model.leaf_labels_[nonempty]]
+    # Each leaf at its own ε (a leaf closed early by the stopping rule has more than ε').
+    flip = model.flip_probability(counts, model.leaf_epsilon_[nonempty])
+    return {
+        **out,
+        "flipped_leaf_pct": 100.0 * float(flipped.mean()),
+        "expected_flip_pct": 100.0 * float(flip.mean()),
+    }
+
+
+def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
+    counts = model.leaf_counts_
+    if len(counts) == 0:
+        return {
+            "flipped_leaf_pct": 0.0,
+            "expected_flip_pct": 0.0,
+            "mean_smooth_sensitivity": math.nan,
+        }
+    eps = model.tree_epsilon_
+    flipped = flipped_labels(counts, model.leaf_labels_)
+    expected = get_mechanism(model.mechanism).flip_probability(counts, eps)
+    return {
+        "flipped_leaf_pct": 100.0 * float(flipped.mean()),
+        "expected_flip_pct": 100.0 * float(expected.mean()),
+        "mean_smooth_sensitivity": float(np.exp(-gap(counts) * eps).mean()),
+    }
+
+
+def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm):
+    """The paper's non-private forest: true majority labels, all data in every tree."""
+    model = DPRandomForestClassifier(
+        epsilon=1.0,
+        n_estimators=trees,
+        depth=depth,
+        mechanism="none",
+        data_split="shared",
+        random_state=seed * 1_000_003 + index,
+    )
+    start = time.perf_counter()
+    model.fit_encoded(train, schema)
+    votes = model._votes(test)
+    return {
+        **base,
+        "series": SERIES_NONPRIVATE,
+        "algorithm": algorithm,
+        "mechanism": "none",
+        "epsilon": math.inf,
+        "n_estimators": trees,
+        "depth_rule": str(depth),
+        "depth": model.depth_,
+        "data_split": "shared",
+        **score(test.y, _fractions(votes), train.y, len(schema.classes)),
+        "empty_leaf_pct": model.diagnostics_["empty_leaf_pct"],
+        "flipped_leaf_pct": 0.0,
+        "expected_flip_pct": 0.0,
+        "mean_smooth_sensitivity": math.nan,
+        "fit_seconds": time.perf_counter() - start,
+        "private": False,
+    }
+
+
+def _sklearn_row(base, train, test, k, index, seed, boosting=False):
+    """scikit-learn's random forest (or histogram gradient boosting, DPBoost's non-private
+    reference) on the same folds; discrete features as codes."""
+    if boosting:
+        model = HistGradientBoostingClassifier(random_state=seed * 1_000_003 + index)
+    else:
+        cap = REFERENCE_MAX_SAMPLES if train.n_records > REFERENCE_MAX_SAMPLES else None
+        model = RandomForestClassifier(
+            n_estimators=100, random_state=seed * 1_000_003 + index, n_jobs=1, max_samples=cap
+        )
+    start = time.perf_counter()
+    # One OpenMP thread: folds are the unit of parallelism, and HistGradientBoosting's
+    # threads spin-wait on a busy machine (15 s instead of 0.25 s for 1,600 rows on 2 cores).
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model.fit(np.hstack([train.continuous, train.discrete]), train.y)
+        found = model.predict_proba(np.hstack([test.continuous, test.discrete]))
+    proba = np.zeros((test.n_records, k))
+    proba[:, model.classes_] = found
+    return {
+        **base,
+        "series": SERIES_HGB if boosting else SERIES_SKLEARN,
+        "algorithm": "sklearn",
+        "mechanism": "none",
+        "epsilon": math.inf,
+        "n_estimators": model.n_iter_ if boosting else 100,
+        "depth_rule": "unlimited",
+        "depth": np.nan,
+        "data_split": "bootstrap"
+        if boosting or model.max_samples is None
+        else f"bootstrap of {model.max_samples:,}",
+        **score(test.y, proba, train.y, k),
+        "empty_leaf_pct": math.nan,
+        "flipped_leaf_pct": math.nan,
+        "expected_flip_pct": math.nan,
+        "mean_smooth_sensitivity": math.nan,
+        "fit_seconds": time.perf_counter() - start,
+        "private": False,
+    }
+
+
+def _fractions(votes: np.ndarray) -> np.ndarray:
+    total = votes.sum(axis=1, keepdims=True)
+    return np.divide(votes, total, out=np.full_like(votes, 1.0 / votes.shape[1]), where=total > 0)

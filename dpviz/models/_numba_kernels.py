@@ -1,0 +1,301 @@
+"""The numba versions of ``dpviz.models.kernels`` (imported only by it: importing numba costs
+~0.3-0.7 s). Compiled on first import with explicit signatures, cached on disk.
+
+The descent runs ``steps`` levels for a block of records at a time, each level a loop
+over the block whose iterations are independent: the processor overlaps their memory
+loads and the loop has no data-dependent exit. Leaves, unbuilt nodes and the abstain
+sentinel (the last node) loop to themselves: their split reads a column of zeros
+(the extra last column of ``disc``) and their first child is themselves. ``kind``
+tells them apart at the end (0 leaf, 1 unbuilt, 2 abstain, 3 internal).
+"""
+
+import numba as nb
+import numpy as np
+
+i32, f64, i64, i8 = nb.int32, nb.float64, nb.int64, nb.int8
+# feature, threshold, first_child, kind, continuous, discrete (+ zero column), s, steps
+_COMMON = (i32[::1], f64[::1], i32[::1], i8[::1], f64[:, :], i32[:, :], i64, i64)
+BLOCK = 256
+
+
+@nb.njit(inline="always")
+def _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m):
+    sentinel = len(feature) - 1
+    for _ in range(steps):
+        for j in range(m):
+            v = node[j]
+            f = feature[v]
+            i = rows[j]
+            if f < s:
+                v = first_child[v] + np.int32(cont[i, f] >= threshold[v])
+            else:
+                c = disc[i, f - s]
+                v = first_child[v] + c if c >= 0 else sentinel
+            node[j] = v
+
+
+@nb.njit(inline="always")
+def _result(kind, v):  # leaf id, -1 abstains, -(v + 2) stopped at unbuilt v
+    k = kind[v]
+    if k == 0:
+        return v
+    if k == 2:
+        return -1
+    return -(v + 2)
+
+
+@nb.njit((*_COMMON, i32[::1], i64, i64, i32[:, ::1]), nogil=True, cache=True)
+def descend_matrix(
+    feature, threshold, first_child, kind, cont, disc, s, steps, roots, t0, t1, out
+):
+    """Every record of ``cont``/``disc`` through trees ``t0``..``t1`` (rows of ``out``)."""
+    n = out.shape[1]
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = b0 + j
+        for t in range(t0, t1):
+            for j in range(m):
+                node[j] = roots[t]
+            _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+            for j in range(m):
+                out[t, b0 + j] = _result(kind, node[j])
+
+
+@nb.njit((*_COMMON, i64[::1], i32[::1], i64, i64, i32[::1]), nogil=True, cache=True)
+def descend_pairs(
+    feature, threshold, first_child, kind, cont, disc, s, steps, rec, start, p0, p1, out
+):
+    """Pairs ``p0``..``p1``: record ``rec[p]`` from node ``start[p]``."""
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(p0, p1, BLOCK):
+        m = min(p1, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = rec[b0 + j]
+            node[j] = start[b0 + j]
+        _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+        for j in range(m):
+            out[b0 + j] = _result(kind, node[j])
+
+
+@nb.njit((i32[::1], nb.boolean[::1]), nogil=True, cache=True)
+def mark(out, present):
+    for x in out:
+        if x >= 0:
+            present[x] = True
+
+
+@nb.njit((i32[::1], i32[::1]), nogil=True, cache=True)
+def remap(out, rank):
+    for p in range(out.shape[0]):
+        x = out[p]
+        if x >= 0:
+            out[p] = rank[x]
+
+
+@nb.njit((i32[:, ::1], nb.uint8[::1], i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def label_counts(matrix, labels, a, b, out):
+    """out[i, labels[matrix[t, i]]] += 1 over the trees, for records ``a``..``b``."""
+    k = out.shape[1]
+    acc = np.zeros((1024, k), np.int32)
+    for b0 in range(a, b, 1024):
+        m = min(b, b0 + 1024) - b0
+        acc[:m] = 0
+        for t in range(matrix.shape[0]):
+            row = matrix[t]
+            for j in range(m):
+                acc[j, labels[row[b0 + j]]] += 1
+        for j in range(m):
+            for c in range(k):
+                out[b0 + j, c] = acc[j, c]
+
+
+@nb.njit((i32[:, ::1], i64[::1], i64, i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def packed_counts(matrix, increment, bits, a, b, out):
+    """label_counts with each leaf's label as one bit field of ``increment``: one add
+    per (tree, record), no read-modify-write of a row (few classes, counts < 2^bits)."""
+    k = out.shape[1]
+    mask = (1 << bits) - 1
+    acc = np.zeros(2048, np.int64)
+    for b0 in range(a, b, 2048):
+        m = min(b, b0 + 2048) - b0
+        acc[:m] = 0
+        for t in range(matrix.shape[0]):
+            row = matrix[t]
+            for j in range(m):
+                acc[j] += increment[row[b0 + j]]
+        for j in range(m):
+            v = acc[j]
+            for c in range(k):
+                out[b0 + j, c] = (v >> (bits * c)) & mask
+
+
+@nb.njit((i32[:, ::1], f64[:, ::1], i64, i64, f64[:, ::1]), nogil=True, cache=True)
+def value_sums(matrix, values, a, b, out):
+    """out[i] += values[matrix[t, i]] over the trees (in tree order), records ``a``..``b``."""
+    k = values.shape[1]
+    for b0 in range(a, b, 4096):
+        b1 = min(b, b0 + 4096)
+        for t in range(matrix.shape[0]):
+            for i in range(b0, b1):
+                leaf = matrix[t, i]
+                for c in range(k):
+                    out[i, c] += values[leaf, c]
+
+
+@nb.njit(
+    [
+        (*_COMMON, i32[::1], i64, i64, t[::1], m)
+        for t, m in ((nb.uint8, nb.uint8[:, ::1]), (nb.uint16, nb.uint16[:, ::1]))
+    ],
+    nogil=True,
+    cache=True,
+)
+def descend_compact(
+    feature, threshold, first_child, kind, cont, disc, s, steps, roots, t0, t1, table, out
+):
+    """descend_matrix writing ``table[leaf]`` (a leaf's number within its tree; the
+    table's last entry for abstaining records) straight into a one- or two-byte matrix:
+    no records × trees array of node ids. Every node must be built."""
+    n = out.shape[1]
+    node = np.empty(BLOCK, np.int32)
+    rows = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for j in range(m):
+            rows[j] = b0 + j
+        for t in range(t0, t1):
+            for j in range(m):
+                node[j] = roots[t]
+            _walk(feature, threshold, first_child, cont, disc, s, steps, node, rows, m)
+            for j in range(m):
+                out[t, b0 + j] = table[node[j]]
+
+
+# The same sums over a compact matrix: per-tree leaf numbers (uint8 or uint16) that
+# ``offsets[t]`` turns into leaf indices. A quarter (or half) of the bytes per ε.
+_u8, _u16 = nb.uint8[:, ::1], nb.uint16[:, ::1]
+
+
+@nb.njit(
+    [(m, i64[::1], i64[::1], i64, i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def packed_counts_local(local, offsets, increment, bits, a, b, out):
+    k = out.shape[1]
+    mask = (1 << bits) - 1
+    acc = np.zeros(2048, np.int64)
+    for b0 in range(a, b, 2048):
+        m = min(b, b0 + 2048) - b0
+        acc[:m] = 0
+        for t in range(local.shape[0]):
+            row = local[t]
+            inc = increment[offsets[t] :]
+            for j in range(m):
+                acc[j] += inc[row[b0 + j]]
+        for j in range(m):
+            v = acc[j]
+            for c in range(k):
+                out[b0 + j, c] = (v >> (bits * c)) & mask
+
+
+@nb.njit(
+    [(m, i64[::1], nb.uint8[::1], i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def label_counts_local(local, offsets, labels, a, b, out):
+    k = out.shape[1]
+    acc = np.zeros((1024, k), np.int32)
+    for b0 in range(a, b, 1024):
+        m = min(b, b0 + 1024) - b0
+        acc[:m] = 0
+        for t in range(local.shape[0]):
+            row = local[t]
+            lab = labels[offsets[t] :]
+            for j in range(m):
+                acc[j, lab[row[b0 + j]]] += 1
+        for j in range(m):
+            for c in range(k):
+                out[b0 + j, c] = acc[j, c]
+
+
+@nb.njit(
+    [(m, i64[::1], f64[:, ::1], i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def value_sums_local(local, offsets, values, a, b, out):
+    k = values.shape[1]
+    for b0 in range(a, b, 4096):
+        b1 = min(b, b0 + 4096)
+        for t in range(local.shape[0]):
+            row = local[t]
+            base = offsets[t]
+            for i in range(b0, b1):
+                leaf = base + row[i]
+                for c in range(k):
+                    out[i, c] += values[leaf, c]
+
+
+@nb.njit(
+    [
+        (i32[:, ::1], f64[:, ::1], f64[:, :], i64, i64, i64, m)
+        for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])
+    ],
+    nogil=True,
+    cache=True,
+)
+def descend_heap(feature, threshold, cont, depth, t0, t1, out):
+    """Complete binary trees (continuous features only) in heap order, one row per
+    tree: node v's children are 2v + 1 and 2v + 2, every leaf is at ``depth``, and a
+    leaf's number is its position on the last level. Two loads per level, no branch."""
+    n = out.shape[1]
+    first_leaf = (1 << depth) - 1
+    node = np.empty(BLOCK, np.int64)
+    for b0 in range(0, n, BLOCK):
+        m = min(n, b0 + BLOCK) - b0
+        for t in range(t0, t1):
+            feat, thr = feature[t], threshold[t]
+            for j in range(m):
+                node[j] = 0
+            for _ in range(depth):
+                for j in range(m):
+                    v = node[j]
+                    node[j] = 2 * v + 1 + np.int64(cont[b0 + j, feat[v]] >= thr[v])
+            for j in range(m):
+                out[t, b0 + j] = node[j] - first_leaf
+
+
+@nb.njit(
+    [(m, i64[::1], i64, nb.boolean[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
+    nogil=True,
+    cache=True,
+)
+def reached(local, offsets, abstain, present):
+    """present[offsets[t] + local[t, i]] = True for every record that votes."""
+    for t in range(local.shape[0]):
+        base = offsets[t]
+        for i in range(local.shape[1]):
+            x = local[t, i]
+            if x != abstain:
+                present[base + x] = True
+
+
+@nb.njit(
+    [(m, i64[::1], i64, i64[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
+    nogil=True,
+    cache=True,
+)
+def renumber(local, offsets, abstain, number):
+    """local[t, i] = number[offsets[t] + local[t, i]] (the abstain value stays)."""
+    for t in range(local.shape[0]):
+        base = offsets[t]
+        for i in range(local.shape[1]):
+            x = local[t, i]
+            if x != abstain:
+                local[t, i] = number[base + x]

@@ -1,0 +1,300 @@
+"""Secret noise for everything that touches the data (SPEC §1, "Randomness").
+
+A :class:`NoiseSource` is AES-256 keyed by a fresh 256-bit secret from the operating
+system (``secrets.token_bytes``) for every release. It is used in two ways:
+
+- as a keyed pseudorandom function of (leaf key, class, counter): one AES block per
+  draw, evaluated for all leaves in one call, so a leaf's noise does not depend on
+  which other leaves exist or in what order they are visited (a distributed fit and
+  an in-memory fit release the same leaves the same way);
+- as a sequential stream (AES in counter mode, :meth:`NoiseSource.generator`) for
+  the greedy trees, DPBoost and the MCMC sampler.
+
+The key lives only as long as the release that uses it: it is never derived from a
+user seed, never stored in an estimator or a model file, and never printed.
+Knowing the public ``random_state`` (tree structure, record→tree hash) tells an
+attacker nothing about the noise.
+
+:meth:`NoiseSource.replayable` derives the key from a seed instead. That mode exists
+for tests, teaching and reproducing the papers' figures; its releases are NOT
+private (anyone with the seed replays the noise and subtracts it), and every model
+built with it says so.
+
+Integer outputs (noisy counts) use the exact discrete Laplace sampler of Canonne,
+Kamath & Steinke (2020), which draws only uniform integers and so has no
+floating-point side channel (Mironov 2012).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from collections.abc import Callable
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from dpviz.privacy.randomness import to_unit
+
+KEY_BYTES = 32
+NOT_PRIVATE_NOTE = "NOT private: the noise can be replayed from its seed"
+# ε is rounded down to a fraction with this denominator for the exact discrete Laplace
+# sampler: more noise than asked for, never less.
+_EPSILON_DENOMINATOR = 1 << 20
+_BLOCK = np.dtype([("key", "<u8"), ("cls", "<u4"), ("counter", "<u4")])
+
+
+class NoiseSource:
+    """A secret-keyed source of randomness for one release.
+
+    Use :meth:`fresh` (a new OS secret, the default everywhere) or
+    :meth:`replayable` (derived from a seed: NOT private). ``private`` says which.
+    """
+
+    __slots__ = ("_key", "private", "_stream_blocks", "_stream")
+
+    def __init__(self, key: bytes, private: bool):
+        if len(key) != KEY_BYTES:
+            raise ValueError(f"a noise key has {KEY_BYTES} bytes, got {len(key)}")
+        self._key = key
+        self.private = private
+        self._stream = None
+        self._stream_blocks = 0
+
+    @classmethod
+    def fresh(cls) -> NoiseSource:
+        """A source keyed by 256 fresh bits from the operating system."""
+        return cls(secrets.token_bytes(KEY_BYTES), private=True)
+
+    @classmethod
+    def replayable(cls, seed: int) -> NoiseSource:
+        """A source whose key is derived from ``seed``: NOT private (replayable)."""
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"a noise seed must be a whole number ≥ 0, got {seed!r}")
+        digest = hashlib.sha256(b"dpviz replayable noise\0" + str(int(seed)).encode()).digest()
+        return cls(digest, private=False)
+
+    @classmethod
+    def for_release(cls, noise_seed: int | None) -> NoiseSource:
+        """Fresh secret noise, or replayable noise when a ``noise_seed`` is given."""
+        return cls.fresh() if noise_seed is None else cls.replayable(noise_seed)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"NoiseSource(private={self.private})"
+
+    def __reduce__(self):
+        raise TypeError("a NoiseSource holds a secret key and cannot be pickled")
+
+    def child(self, label: int) -> NoiseSource:
+        """An independent source for a labelled sub-release (a batch, a class, an ε)."""
+        blocks = np.zeros(2, dtype=_BLOCK)
+        blocks["key"] = [0xFFFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFE]
+        blocks["cls"] = 0xFFFF_FFFF
+        blocks["counter"] = int(label) & 0xFFFF_FFFF
+        blocks["cls"][1] = (int(label) >> 32) & 0xFFFF_FFFF
+        return NoiseSource(self._encrypt(blocks.tobytes()), self.private)
+
+    # --- keyed pseudorandom function ------------------------------------------------
+
+    def _encrypt(self, data: bytes) -> bytes:
+        encryptor = Cipher(algorithms.AES(self._key), modes.ECB()).encryptor()
+        return encryptor.update(data) + encryptor.finalize()
+
+    def words(self, keys: np.ndarray, classes, counter) -> np.ndarray:
+        """One pseudorandom 64-bit word per (key, class, counter) (AES of the block)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        blocks = np.empty(keys.shape, dtype=_BLOCK)
+        blocks["key"] = keys
+        blocks["cls"] = classes
+        blocks["counter"] = counter
+        out = np.frombuffer(self._encrypt(blocks.tobytes()), dtype="<u8")
+        return out[0::2].reshape(keys.shape).copy()
+
+    def uniforms(self, keys: np.ndarray, n_classes: int) -> np.ndarray:
+        """Uniforms in (0, 1) of shape (len(keys), n_classes): one per leaf and class."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        grid_keys = np.repeat(keys[:, None], n_classes, axis=1)
+        classes = np.broadcast_to(np.arange(n_classes, dtype=np.uint32), grid_keys.shape)
+        return to_unit(self.words(grid_keys, classes, 0))
+
+    def discrete_laplace(self, keys: np.ndarray, n_classes: int, epsilon: float) -> np.ndarray:
+        """Exact discrete Laplace noise, P(z) ∝ exp(−ε|z|), per leaf and class (int64)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        grid_keys = np.repeat(keys[:, None], n_classes, axis=1).reshape(-1)
+        classes = np.tile(np.arange(n_classes, dtype=np.uint32), len(keys))
+        # Each (leaf, class) reads its own word sequence at counters 1, 2, …: its noise is
+        # a function of its key alone, whatever other leaves are drawn with it.
+        used = np.ones(len(grid_keys), dtype=np.uint32)
+
+        def draw(active: np.ndarray) -> np.ndarray:
+            words = self.words(grid_keys[active], classes[active], used[active])
+            used[active] += np.uint32(1)
+            return words
+
+        z = sample_discrete_laplace(draw, len(grid_keys), epsilon)
+        return z.reshape(len(keys), n_classes)
+
+    # --- sequential stream ----------------------------------------------------------
+
+    def generator(self) -> SecureGenerator:
+        """A sequential generator (AES-CTR keystream) on this source's key."""
+        return SecureGenerator(self)
+
+
+class SecureGenerator:
+    """The few ``numpy.random.Generator`` methods dpviz's algorithms use, drawn from an
+    AES-CTR keystream of a :class:`NoiseSource` (cryptographically secure)."""
+
+    def __init__(self, source: NoiseSource):
+        self.private = source.private
+        child = source.child(0xC7_4000_0000)
+        self._encryptor = Cipher(algorithms.AES(child._key), modes.CTR(b"\0" * 16)).encryptor()
+
+    def words(self, n: int) -> np.ndarray:
+        """``n`` independent uniform 64-bit words."""
+        return np.frombuffer(self._encryptor.update(bytes(8 * int(n))), dtype="<u8").copy()
+
+    def random(self, size=None) -> np.ndarray:
+        """Uniforms strictly inside (0, 1)."""
+        shape = () if size is None else size
+        n = int(np.prod(shape))
+        return to_unit(self.words(n)).reshape(shape)
+
+    def laplace(self, loc: float = 0.0, scale: float = 1.0, size=None) -> np.ndarray:
+        """Continuous Laplace(loc, scale) by inverting its distribution function."""
+        centred = self.random(size) - 0.5
+        return loc - scale * np.sign(centred) * np.log1p(-2.0 * np.abs(centred))
+
+    def integers(self, high: int, size: int) -> np.ndarray:
+        """Exactly uniform integers in [0, high) (rejection sampling)."""
+        return uniform_below(lambda active: self.words(len(active)), np.full(size, high))
+
+    def discrete_laplace(self, epsilon: float, size: int) -> np.ndarray:
+        """Exact discrete Laplace noise P(z) ∝ exp(−ε|z|) (int64)."""
+        return sample_discrete_laplace(lambda active: self.words(len(active)), size, epsilon)
+
+
+# --- exact samplers (Canonne, Kamath & Steinke 2020) ----------------------------------
+
+Draw = Callable[[np.ndarray], np.ndarray]
+
+
+def epsilon_fraction(epsilon: float) -> tuple[int, int]:
+    """ε rounded down to s / t with t = 2^20: the discrete Laplace sampler's exact rate."""
+    epsilon = float(epsilon)
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    s = math.floor(epsilon * _EPSILON_DENOMINATOR)
+    if s < 1:
+        raise ValueError(f"epsilon {epsilon!r} is below 2^-20, too small for exact noise")
+    g = math.gcd(s, _EPSILON_DENOMINATOR)
+    return s // g, _EPSILON_DENOMINATOR // g
+
+
+def uniform_below(draw: Draw, high: np.ndarray) -> np.ndarray:
+    """Exactly uniform integers in [0, high_i) for each i, by rejection on the top bits."""
+    high = np.asarray(high, dtype=np.uint64)
+    out = np.zeros(len(high), dtype=np.uint64)
+    distinct, which = np.unique(high, return_inverse=True)
+    # Draw ⌈log2 high⌉ bits, so at most half the draws are rejected; high = 1 needs none.
+    shifts = np.array([64 - (int(h) - 1).bit_length() for h in distinct], np.uint64)
+    shift = shifts[which.reshape(-1)]
+    active = np.flatnonzero(high > 1)
+    while len(active):
+        value = draw(active) >> shift[active]
+        ok = value < high[active]
+        out[active[ok]] = value[ok]
+        active = active[~ok]
+    return out
+
+
+def _bernoulli_exp(draw: Draw, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Exact Bernoulli(exp(−num/den)) for 0 ≤ num/den ≤ 1 (CKS Algorithm 1)."""
+    num = np.asarray(num, dtype=np.uint64)
+    den = np.asarray(den, dtype=np.uint64)
+    k = np.ones(len(num), dtype=np.uint64)
+    active = np.flatnonzero(num > 0)  # γ = 0: A = 0 at once, K = 1
+    while len(active):
+        # A ~ Bernoulli(γ / K): continue while A = 1.
+        a = uniform_below(draw_subset(draw, active), den[active] * k[active]) < num[active]
+        k[active[a]] += np.uint64(1)
+        active = active[a]
+    return (k % np.uint64(2)) == 1
+
+
+def draw_subset(draw: Draw, active: np.ndarray) -> Draw:
+    """``draw`` restricted to the items ``active`` (indices into the outer sample)."""
+    return lambda inner: draw(active[inner])
+
+
+def sample_discrete_laplace(draw: Draw, n: int, epsilon: float) -> np.ndarray:
+    """``n`` exact draws of P(z) ∝ exp(−ε'|z|), ε' = :func:`epsilon_fraction` ≤ ε.
+
+    ``draw(active)`` returns one fresh uniform 64-bit word for each index in ``active``
+    (every call fresh). CKS Algorithm 2 with scale t/s, vectorised by rejection rounds.
+    """
+    s, t = epsilon_fraction(epsilon)
+    out = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    while len(active):
+        sub = draw_subset(draw, active)
+        u = uniform_below(sub, np.full(len(active), t))
+        keep = _bernoulli_exp(sub, u, np.full(len(active), t))
+        # V ~ Geometric(1 − e^-1): count Bernoulli(e^-1) successes until the first failure.
+        v = np.zeros(len(active), dtype=np.uint64)
+        going = np.flatnonzero(keep)
+        while len(going):
+            more = _bernoulli_exp(
+                draw_subset(sub, going), np.ones(len(going)), np.ones(len(going))
+            )
+            v[going[more]] += np.uint64(1)
+            going = going[more]
+        y = (u + np.uint64(t) * v) // np.uint64(s)
+        negative = (sub(np.arange(len(active))) >> np.uint64(63)) == 1
+        keep &= ~(negative & (y == 0))
+        signed = np.where(negative, -y.astype(np.int64), y.astype(np.int64))
+        out[active[keep]] = signed[keep]
+        active = active[~keep]
+    return out
+
+
+# --- noise for a block of leaves, as the leaf mechanisms take it ---------------------
+
+
+class KeyedLeafNoise:
+    """The noise of the leaves ``keys`` under ``source``: a function of each leaf's key,
+    so a leaf gets the same draw whatever other leaves are released with it."""
+
+    def __init__(self, source: NoiseSource, keys: np.ndarray):
+        self.source = source
+        self.keys = np.asarray(keys, dtype=np.uint64)
+
+    def uniforms(self, n_classes: int) -> np.ndarray:
+        return self.source.uniforms(self.keys, n_classes)
+
+    def discrete_laplace(self, n_classes: int, epsilon: float) -> np.ndarray:
+        return self.source.discrete_laplace(self.keys, n_classes, epsilon)
+
+
+class StreamLeafNoise:
+    """The noise of ``n_leaves`` leaves drawn in order from a generator: a
+    :class:`SecureGenerator`, or a seeded ``numpy.random.Generator`` for teaching
+    demonstrations (replayable, NOT private)."""
+
+    def __init__(self, generator, n_leaves: int):
+        self.generator = generator
+        self.n_leaves = int(n_leaves)
+
+    def _words(self, n: int) -> np.ndarray:
+        if isinstance(self.generator, SecureGenerator):
+            return self.generator.words(n)
+        return self.generator.integers(0, 2**64, size=n, dtype=np.uint64, endpoint=False)
+
+    def uniforms(self, n_classes: int) -> np.ndarray:
+        return to_unit(self._words(self.n_leaves * n_classes)).reshape(self.n_leaves, n_classes)
+
+    def discrete_laplace(self, n_classes: int, epsilon: float) -> np.ndarray:
+        n = self.n_leaves * n_classes
+        z = sample_discrete_laplace(lambda active: self._words(len(active)), n, epsilon)
+        return z.reshape(self.n_leaves, n_classes)
