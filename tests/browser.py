@@ -102,3 +102,20 @@ def streamlit_app(app: Path, log_path: Path) -> Iterator[str]:
             process.kill()
             process.wait(timeout=10)
         log.close()
+
+
+def download_from(page, api, button, attempts: int = 3):
+    """Click a download button once the app is idle and return the download. A click on
+    the button of a run being replaced starts none (seen in CI on a busy machine), so
+    wait for the rerun to end and try again, a few times at most."""
+    running = page.locator('[data-testid="stStatusWidget"]')
+    for _ in range(attempts):
+        api.expect(running).to_have_count(0, timeout=60_000)
+        api.expect(button).to_be_enabled()
+        try:
+            with page.expect_download(timeout=20_000) as info:
+                button.click()
+            return info.value
+        except api.TimeoutError:
+            continue
+    raise AssertionError(f"{attempts} clicks on {button} started no download")

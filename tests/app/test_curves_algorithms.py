@@ -406,9 +406,7 @@ def test_curves_page_compares_two_algorithms_and_switches_the_metric():
     at.radio(key=key("curves.metric")).set_value("auc").run()
     at.selectbox(key=key("curves.highlight")).set_value("dpboost").run()
     assert not at.exception, at.exception
-    assert (
-        at.session_state["dpviz.sweep"] is sweep_run
-    )  # the view never reruns the sweep
+    assert at.session_state["dpviz.sweep"] is sweep_run  # the view never reruns the sweep
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["yaxis"]["title"]["text"].startswith("ROC AUC")
     widths = {

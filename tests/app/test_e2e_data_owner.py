@@ -11,7 +11,14 @@ import json
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    download_from,
+    playwright_or_skip,
+    streamlit_app,
+)
 
 TITANIC = ROOT / "tests" / "data_owner" / "titanic_eu.csv"
 
@@ -57,10 +64,13 @@ def test_own_csv_with_ids_decimal_commas_and_missing_values_trains(server, tmp_p
             page.get_by_role("button", name="Train", exact=True).click()
             accuracy = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy")
             expect(accuracy.first).to_be_visible(timeout=120_000)
-            with page.expect_download() as download:
-                page.get_by_role("button", name="Download the released model (JSON)").click()
+            download = download_from(
+                page,
+                sync_api,
+                page.get_by_role("button", name="Download the released model (JSON)"),
+            )
             path = tmp_path / "model.json"
-            download.value.save_as(path)
+            download.save_as(path)
             model = json.loads(path.read_text())
             names = [f["name"] for f in model["schema"]["features"]]
             assert names == ["Pclass", "Sex", "Age", "Fare", "Embarked"]

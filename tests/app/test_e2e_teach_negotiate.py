@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    download_from,
+    playwright_or_skip,
+    streamlit_app,
+)
 from tests.html_checks import network_urls
 
 APP = Path(os.environ.get("DPVIZ_APP_SCRIPT", ROOT / "app.py")).resolve()
@@ -92,12 +99,11 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             page.get_by_label("Approved by").fill("Ada (privacy officer)")
             page.get_by_label("Approved by").press("Enter")  # applies both fields
             page.wait_for_timeout(500)
-            expect(
-                page.get_by_role("button", name="Download the decision report (HTML)")
-            ).to_be_enabled()
-            with page.expect_download() as info:
-                page.get_by_role("button", name="Download the decision report (HTML)").click()
-            download = info.value
+            download = download_from(
+                page,
+                browser_api,
+                page.get_by_role("button", name="Download the decision report (HTML)"),
+            )
             assert re.fullmatch(r"dpviz_decision_epsilon_.+\.html", download.suggested_filename)
             report = tmp_path / "report.html"
             download.save_as(report)
