@@ -26,6 +26,7 @@ from dpviz.models.data import EncodedData
 from dpviz.models.depth import check_rule
 from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
 from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.kernels import cores
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.schema import Schema
@@ -247,9 +248,19 @@ def run_sweep(
         return _run_on_cluster(
             client, encoded, schema, grid, splits, folds, (seed, noise_seed), progress, cancel
         )
+    # Folds one after the other leave the other cores idle: scikit-learn's forest (the
+    # costliest reference) then grows its trees on all of them.
+    reference_jobs = cores() if n_jobs == 1 else 1
     tasks = (
         delayed(_fold_rows)(
-            subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, (seed, noise_seed)
+            subset(encoded, tr),
+            subset(encoded, te),
+            schema,
+            grid,
+            i,
+            folds,
+            (seed, noise_seed),
+            reference_jobs,
         )
         for i, (tr, te) in enumerate(splits)
     )
@@ -358,7 +369,16 @@ def _fold_seed(seed: int | None, index: int) -> int | None:
     return None if seed is None else seed * 1_000_003 + index
 
 
-def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, seeds: tuple):
+def _fold_rows(
+    train,
+    test,
+    schema,
+    grid: SweepGrid,
+    index: int,
+    folds: int,
+    seeds: tuple,
+    reference_jobs: int = 1,
+):
     """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
     seed, noise_seed = seeds
     noise = _fold_seed(noise_seed, index)
@@ -410,7 +430,7 @@ def _fold_rows(train, test, schema, grid: SweepGrid, index: int, folds: int, see
                 _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
             )
     if grid.wants(SERIES_SKLEARN):
-        rows.append(_sklearn_row(base, train, test, k, index, seed))
+        rows.append(_sklearn_row(base, train, test, k, index, seed, n_jobs=reference_jobs))
     if grid.wants(SERIES_HGB):
         rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
     # Every row of the fold carries the fold's trivial baseline (NOT private, as the
@@ -532,15 +552,19 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algori
     }
 
 
-def _sklearn_row(base, train, test, k, index, seed, boosting=False):
+def _sklearn_row(base, train, test, k, index, seed, boosting=False, n_jobs: int = 1):
     """scikit-learn's random forest (or histogram gradient boosting, DPBoost's non-private
-    reference) on the same folds; discrete features as codes."""
+    reference) on the same folds; discrete features as codes. ``n_jobs``: the forest's
+    threads (joblib's, not OpenMP's, so the spin-wait below does not apply)."""
     if boosting:
         model = HistGradientBoostingClassifier(random_state=seed * 1_000_003 + index)
     else:
         cap = REFERENCE_MAX_SAMPLES if train.n_records > REFERENCE_MAX_SAMPLES else None
         model = RandomForestClassifier(
-            n_estimators=100, random_state=seed * 1_000_003 + index, n_jobs=1, max_samples=cap
+            n_estimators=100,
+            random_state=seed * 1_000_003 + index,
+            n_jobs=n_jobs,
+            max_samples=cap,
         )
     start = time.perf_counter()
     # One OpenMP thread: folds are the unit of parallelism, and HistGradientBoosting's
