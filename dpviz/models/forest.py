@@ -1144,7 +1144,10 @@ def _tree_chunks(n_trees: int, n_records: int, data_split: str, pairs: int = PAI
 
 def _rows(encoded: EncodedData, rows: slice) -> EncodedData:
     return EncodedData(
-        encoded.continuous[rows], encoded.discrete[rows], encoded.y[rows], encoded.report
+        encoded.continuous[rows],
+        encoded.discrete[rows],
+        None if encoded.y is None else encoded.y[rows],
+        encoded.report,
     )
 
 

@@ -149,3 +149,19 @@ def test_a_node_store_over_its_byte_budget_hands_over_to_the_level_router(monkey
     assert per_pass == 1_000 or per_pass * routing.node_bytes(space) * (depth + 1) <= small
     monkeypatch.undo()
     assert routing.lazy_pair_chunk(space) * routing.node_bytes(space) * 41 <= routing.STORE_BYTES
+
+
+def test_prediction_in_several_passes_equals_one_pass(monkeypatch):
+    """Rows to predict carry no labels; in chunks (many rows through lazily built trees)
+    they must get the same votes as in one pass (a regression: chunking read ``y``)."""
+    frame, schema = forest_case()
+    X, y = frame.drop(columns="label"), frame["label"]
+    model = DPRandomForestClassifier(
+        n_estimators=20, depth=12, schema=schema, random_state=0, noise_seed=1
+    ).fit(X, y)
+    test = forest_case(500)[0].drop(columns="label")
+    whole = model.predict_proba(test)
+    model.__dict__.pop("_route_cache", None)  # lazily built trees: bounded passes
+    monkeypatch.setattr("dpviz.models.forest.lazy_pair_chunk", lambda space: 20 * 37)
+    assert model._pass_pairs() // model.n_estimators < len(test)
+    np.testing.assert_array_equal(model.predict_proba(test), whole)
