@@ -107,7 +107,7 @@ def _prior_share(what: str) -> Parameter:
     return Parameter(
         "prior_share",
         0.1,
-        "share of ε (at least 0.05, at most ε/2) for a noisy class prior that noise-only "
+        "share of ε (at least 0.08, at most 0.8·ε) for a noisy class prior that noise-only "
         f"votes fall back on; 0 = the paper's {what}",
         low=0.0,
         high=0.9,

@@ -137,7 +137,7 @@ def test_ledgers_of_both_presets_total_epsilon(synth, epsilon):
     X, y = X.iloc[:2000], y.iloc[:2000]
     default = DPBoostClassifier(epsilon=epsilon, schema=schema).fit(X, y)
     eps_p = prior_epsilon(epsilon, 0.1)
-    assert eps_p == pytest.approx(min(epsilon / 2, 0.1 * max(epsilon, 0.5)))
+    assert eps_p == pytest.approx(min(0.8 * epsilon, 0.1 * max(epsilon, 0.8)))
     ledger = default.ledger_
     assert ledger.private and ledger.epsilon_total == pytest.approx(epsilon)
     assert [len(g) for g in ledger.groups] == [1, 11]  # the prior; 10 trees + the check

@@ -350,13 +350,13 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     # Depth 10: ~30 records per tree over ~1,500 leaves, so nearly every vote is noise.
     model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
     model.fit(X, y)
-    # Half of ε (the floor 0.05 meets the cap ε/2) on the histogram, the rest on the
+    # 80% of ε (the floor 0.08 meets the cap 0.8·ε) on the histogram, the rest on the
     # leaves: total ε.
-    assert model.prior_epsilon_ == pytest.approx(0.05)
-    assert model.tree_epsilon_ == pytest.approx(0.05)
+    assert model.prior_epsilon_ == pytest.approx(0.08)
+    assert model.tree_epsilon_ == pytest.approx(0.02)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
-    # The histogram's noise has scale 20 against a lead of 2,100 records.
+    # The histogram's noise has scale 12.5 against a lead of 2,100 records.
     assert (model.predict(X) == "major").mean() > 0.99
     paper = DPRandomForestClassifier(
         epsilon=0.1, depth=10, schema=schema, random_state=0, prior_share=0
