@@ -23,6 +23,7 @@ from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, run_sweep
 from dpviz.models.columns import guess_label, suggest_drops
 from dpviz.models.data import encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
+    COUNTED_RULES,
     DEPTH_RULES,
     MAX_FEATURES,
     MAX_REPEATS,
@@ -550,7 +551,7 @@ def _note_depth(algorithm: str, rule, schema: Schema) -> None:
     if not algo.forest_family:
         return
     rule = algo.defaults().get("depth", "theorem2") if rule is None else rule
-    if rule != "jpw":
+    if rule not in COUNTED_RULES:
         note = depth_cap_note(rule, len(schema.continuous), len(schema.discrete))
         if note:
             print(f"note: {note}", file=sys.stderr)
@@ -560,7 +561,7 @@ def _rule_depth(model, schema: Schema) -> int | None:
     """The depth a forest's rule gives on ``schema`` (None for the data-read jpw rule);
     prints a note when the rule's depth is capped."""
     rule = getattr(model, "depth", None)
-    if rule is None or rule == "jpw" or not hasattr(model, "n_estimators"):
+    if rule is None or rule in COUNTED_RULES or not hasattr(model, "n_estimators"):
         return None
     s, r = len(schema.continuous), len(schema.discrete)
     note = depth_cap_note(rule, s, r)
@@ -663,8 +664,12 @@ def cmd_info(args) -> dict:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
     branching = [2] * s + [len(f.values) for f in schema.discrete]
+    # The records rule divides the records among the default forest's trees.
+    forest_trees = get_algorithm("fletcher_islam").defaults()["n_estimators"]
     depths = {
-        rule: resolve_depth(rule, s, r, n_records=len(frame), branching=branching)
+        rule: resolve_depth(
+            rule, s, r, n_records=len(frame), branching=branching, n_trees=forest_trees
+        )
         for rule in DEPTH_RULES
     }
     if args.schema_out:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models.data import EncodingReport, encode
+from dpviz.models.depth import COUNTED_RULES
 from dpviz.models.forest import DPRandomForestClassifier, LeafCounts
 from dpviz.privacy.schema import Schema
 
@@ -119,8 +120,8 @@ def fit_dask(
     model.classes_ = np.asarray(schema.classes, dtype=object)
     parts = ddf.to_delayed()
     n_records = 0
-    if model.depth == "jpw" and not model.declared_n:
-        # The jpw rule needs a (noisy) record count first: one more pass over the data.
+    if model.depth in COUNTED_RULES and not model.declared_n:
+        # The jpw and records rules need a (noisy) record count first: one more pass over the data.
         sizes = _compute([dask.delayed(_partition_size)(p, schema) for p in parts], data_path)
         n_records = int(sum(sizes))
     source = model._release_source(0)

@@ -49,7 +49,7 @@ from dpviz.figures.tree_layout import leaf_totals
 from dpviz.models import greedy as greedy
 from dpviz.models.boosting import DPBoostClassifier
 from dpviz.models.data import EncodedData, encode, parsed_numbers
-from dpviz.models.depth import DEPTH_RULES, resolve_depth
+from dpviz.models.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
 from dpviz.models.files import MAX_EXPORT_NODES, Released, check_public_schema, release
 from dpviz.models.forest import DPRandomForestClassifier
 from dpviz.models.greedy import DPDecisionTreeClassifier
@@ -366,7 +366,14 @@ def depth_preview(
     """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
     bad rule). The record count used here is the data owner's view, not released."""
     s, r = len(schema.continuous), len(schema.discrete)
-    depth = resolve_depth(rule, s, r, n_records=n_records, branching=branching(schema))
+    depth = resolve_depth(
+        rule,
+        s,
+        r,
+        n_records=n_records,
+        branching=branching(schema),
+        n_trees=n_estimators if data_split == "disjoint" else None,
+    )
     per_tree = n_records // max(1, n_estimators) if data_split == "disjoint" else n_records
     parts = [f"Depth {depth} ({rule}: {s} continuous, {r} discrete features)."]
     if r == 0:
@@ -378,9 +385,9 @@ def depth_preview(
     else:
         parts.append(f"Each tree sees about {per_tree:,} records.")
     note = None
-    if rule == "jpw":
+    if rule in COUNTED_RULES:
         note = (
-            "The jpw rule reads the number of records, which is itself private: the ledger "
+            f"The {rule} rule reads the number of records, which is itself private: the ledger "
             "notes that this depth is not covered by ε."
         )
     return DepthPreview(depth, " ".join(parts), note)
