@@ -1,9 +1,10 @@
 """The container every dpviz model file shares (behind :mod:`dpviz.models.files`).
 
 Its format names and version, the size limits of an export and of a file read back,
-bounded reading and compact writing, the checks every reader runs on the document (format,
-version, schema, classes, feature order) and the value checks the readers build on (whole
-numbers, finite numbers, rows of noisy counts, node lists that form a tree).
+bounded reading and compact writing (:class:`ReleasedFile`, the base of the three released
+models), the checks every reader runs on the document (format, version, schema, classes,
+feature order) and the value checks the readers build on (whole numbers, finite numbers,
+rows of noisy counts, node lists that form a tree).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import json
 import math
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from dpviz.models.depth import MAX_DEPTH
 from dpviz.models.forest import feature_order
+from dpviz.models.outputs import write_text
 from dpviz.models.trees import node_bytes
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.safe_json import parse_json
@@ -117,6 +119,46 @@ def document_json(fmt: str, schema: Schema, meta: dict, body: dict) -> str:
         **body,
     }
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+class ReleasedFile:
+    """What every released model shares: its file's text, saving, reading, ``predict``.
+
+    A subclass names its ``format`` and its ``body`` (the key, and the attribute, of what
+    the file lists besides its parameters), and defines ``from_document`` (the checks of a
+    parsed file) and ``predict_proba``.
+    """
+
+    format: ClassVar[str]
+    body: ClassVar[str]
+    meta: dict[str, Any]
+    schema: Schema
+    classes_: np.ndarray
+
+    def to_json(self) -> str:
+        return document_json(
+            self.format, self.schema, self.meta, {self.body: getattr(self, self.body)}
+        )
+
+    def save(self, path: str | Path) -> None:
+        write_text(path, self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Parse and validate a model file; any defect is a ValueError saying what is wrong."""
+        return cls.from_document(parse_document(text))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        return cls.from_json(read_bytes(path))
+
+    @classmethod
+    def meta_of(cls, doc: dict) -> dict[str, Any]:
+        """A checked document's parameters: all but the container's keys and the body."""
+        return {k: v for k, v in doc.items() if k not in ("format", "version", "schema", cls.body)}
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 # --- value checks -----------------------------------------------------------------------------

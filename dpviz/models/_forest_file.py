@@ -8,7 +8,6 @@ reads a file back with every claim checked, predicts and takes new batches of re
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,12 +23,10 @@ from dpviz.models._file_format import (
     FORMAT,
     KINDS,
     MAX_EXPORT_NODES,
+    ReleasedFile,
     check_document,
-    document_json,
     export_node_limit,
     noise_mode,
-    parse_document,
-    read_bytes,
 )
 from dpviz.models._forest_nodes import compile_nodes
 from dpviz.models._forest_update import update_forest
@@ -42,7 +39,6 @@ from dpviz.models.forest import (
     prior_shares,
 )
 from dpviz.models.forest import space_for as build_space
-from dpviz.models.outputs import write_text
 from dpviz.models.trees import build_full
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema
@@ -69,13 +65,16 @@ def check_forest_export(schema: Schema, depth: int, n_trees: int) -> None:
         )
 
 
-class ReleasedForest:
+class ReleasedForest(ReleasedFile):
     """What an outsider sees: the schema, the tree structure and the leaf outputs.
 
     Holds no training data and no diagnostics. ``predict`` and ``predict_proba`` give
     exactly what the fitted estimator gave. ``nodes`` holds the trees as checked flat
     arrays (:class:`~dpviz.models._forest_nodes.ForestNodes`).
     """
+
+    format = FORMAT
+    body = "trees"
 
     def __init__(self, meta: dict[str, Any], schema: Schema, trees: list[dict[str, list]]):
         self.meta = meta
@@ -104,19 +103,6 @@ class ReleasedForest:
         trees = _node_lists(full, _leaf_outputs(model, full, counts_mech), model.n_estimators)
         return cls(_export_meta(model, counts_mech), model.schema_, trees)
 
-    # --- JSON -------------------------------------------------------------------------
-
-    def to_json(self) -> str:
-        return document_json(FORMAT, self.schema, self.meta, {"trees": self.trees})
-
-    def save(self, path: str | Path) -> None:
-        write_text(path, self.to_json())
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ReleasedForest:
-        """Parse and validate a model file; any defect is a ValueError saying what is wrong."""
-        return cls.from_document(parse_document(text))
-
     @classmethod
     def from_document(cls, doc: Any) -> ReleasedForest:
         """Validate a parsed model file (``ValueError`` saying what is wrong)."""
@@ -125,15 +111,11 @@ class ReleasedForest:
             raise ValueError("the model's 'releases' must be 'label' or 'counts'")
         if not isinstance(doc["trees"], list) or not doc["trees"]:
             raise ValueError("the model has no trees")
-        meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "trees")}
+        meta = cls.meta_of(doc)
         check_forest_meta(meta, len(doc["trees"]))
         forest = cls(meta, schema, doc["trees"])
         forest.meta["privacy"] = verified_privacy(meta, forest_ledger(meta))
         return forest
-
-    @classmethod
-    def load(cls, path: str | Path) -> ReleasedForest:
-        return cls.from_json(read_bytes(path))
 
     # --- prediction and updates ---------------------------------------------------------
 
@@ -145,9 +127,6 @@ class ReleasedForest:
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return _normalise(self._votes(X))
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def updated(self, frame: pd.DataFrame, noise_seed: int | None = None) -> ReleasedForest:
         """Add a new, disjoint batch of labelled records (Jagannathan et al. 2012, §V-B).

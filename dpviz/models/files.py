@@ -34,10 +34,10 @@ from dpviz.models._file_format import (
     MAX_MODEL_BYTES,
     REPLAYABLE,
     TREE_FORMAT,
+    ReleasedFile,
     check_document,
     check_shape,
     counts_row,
-    document_json,
     dpviz_version,
     export_node_limit,
     finite,
@@ -53,7 +53,6 @@ from dpviz.models.data import EncodedData, encode
 from dpviz.models.depth import MAX_DEPTH
 from dpviz.models.forest import DPRandomForestClassifier, feature_order
 from dpviz.models.greedy import DPDecisionTreeClassifier, bin_codes
-from dpviz.models.outputs import write_text
 from dpviz.privacy.schema import Schema
 
 # Re-exported: the names callers import from here (the CLI, the app, the tests).
@@ -87,7 +86,7 @@ __all__ = [
 # --- greedy trees (friedman_schuster, dpea) and DPBoost ---------------------------------------
 
 
-class ReleasedTree:
+class ReleasedTree(ReleasedFile):
     """A released greedy DP tree (Friedman–Schuster, DPEA): every node and the noisy class
     counts of every leaf, empty or not. Holds no data and no diagnostics.
 
@@ -96,6 +95,9 @@ class ReleasedTree:
     at a split abstains (uniform class probabilities). ``predict`` and
     ``predict_proba`` equal the fitted estimator's on records without unknown values.
     """
+
+    format = TREE_FORMAT
+    body = "tree"
 
     def __init__(self, meta: dict[str, Any], schema: Schema, tree: dict[str, list]):
         self.meta = meta
@@ -138,29 +140,15 @@ class ReleasedTree:
         }
         return cls(meta, model.schema_, tree)
 
-    def to_json(self) -> str:
-        return document_json(TREE_FORMAT, self.schema, self.meta, {"tree": self.tree})
-
-    def save(self, path: str | Path) -> None:
-        write_text(path, self.to_json())
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ReleasedTree:
-        return cls.from_document(parse_document(text))
-
     @classmethod
     def from_document(cls, doc: Any) -> ReleasedTree:
         doc, schema = check_document(doc, TREE_FORMAT, ("n_bins", "tree"))
         if not isinstance(doc["tree"], dict):
             raise ValueError("the model's 'tree' must be an object with the node lists")
-        meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "tree")}
+        meta = cls.meta_of(doc)
         tree = cls(meta, schema, doc["tree"])
         tree.meta["privacy"] = verified_privacy(meta, estimator_ledger(meta, schema, "tree"))
         return tree
-
-    @classmethod
-    def load(cls, path: str | Path) -> ReleasedTree:
-        return cls.from_json(read_bytes(path))
 
     def _compile(self) -> None:
         n_bins = whole(self.meta.get("n_bins"), "n_bins", low=2, high=10_000)
@@ -228,14 +216,11 @@ class ReleasedTree:
         total = noisy.sum(axis=1, keepdims=True)
         return np.divide(noisy, total, out=np.full_like(noisy, 1.0 / k), where=total > 0)
 
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
 
 MAX_BOOST_DEPTH = 20
 
 
-class ReleasedBoost:
+class ReleasedBoost(ReleasedFile):
     """A released DPBoost model: for each one-vs-rest target (one for two classes) its
     trees, each the split (feature, bin threshold) of every node level by level and the
     noisy value of all 2^depth leaves. Holds no data and no diagnostics.
@@ -244,6 +229,9 @@ class ReleasedBoost:
     discrete value, code -1, goes left), exactly as the estimator routes it, so
     ``predict`` and ``predict_proba`` equal the fitted estimator's.
     """
+
+    format = BOOST_FORMAT
+    body = "models"
 
     def __init__(self, meta: dict[str, Any], schema: Schema, models: list[dict]):
         self.meta = meta
@@ -295,27 +283,13 @@ class ReleasedBoost:
         }
         return cls(meta, model.schema_, models)
 
-    def to_json(self) -> str:
-        return document_json(BOOST_FORMAT, self.schema, self.meta, {"models": self.models})
-
-    def save(self, path: str | Path) -> None:
-        write_text(path, self.to_json())
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ReleasedBoost:
-        return cls.from_document(parse_document(text))
-
     @classmethod
     def from_document(cls, doc: Any) -> ReleasedBoost:
         doc, schema = check_document(doc, BOOST_FORMAT, ("n_bins", "learning_rate", "models"))
-        meta = {k: v for k, v in doc.items() if k not in ("format", "version", "schema", "models")}
+        meta = cls.meta_of(doc)
         boost = cls(meta, schema, doc["models"])
         boost.meta["privacy"] = verified_privacy(meta, estimator_ledger(meta, schema, "boost"))
         return boost
-
-    @classmethod
-    def load(cls, path: str | Path) -> ReleasedBoost:
-        return cls.from_json(read_bytes(path))
 
     def _compile(self) -> None:
         self._n_bins = whole(self.meta.get("n_bins"), "n_bins", low=2, high=10_000)
@@ -409,9 +383,6 @@ class ReleasedBoost:
             return np.stack([1 - positive, positive], axis=1)
         shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 Released = ReleasedForest | ReleasedTree | ReleasedBoost

@@ -10,11 +10,17 @@ import pandas as pd
 import pytest
 
 from dpviz.models._file_claims import check_prior, forest_ledger, verified_privacy
-from dpviz.models._file_format import FORMAT, TREE_FORMAT, check_document, document_json
+from dpviz.models._file_format import (
+    FORMAT,
+    TREE_FORMAT,
+    ReleasedFile,
+    check_document,
+    document_json,
+)
 from dpviz.models._forest_nodes import compile_nodes, leaf_rows
 from dpviz.models._forest_update import update_forest
 from dpviz.models.data import encode
-from dpviz.models.files import ReleasedForest, model_from_json
+from dpviz.models.files import READERS, ReleasedForest, model_from_json
 from dpviz.models.forest import feature_order
 from tests.conftest import MIXED_SCHEMA
 
@@ -161,3 +167,14 @@ def test_check_document_names_the_kind_of_file_it_was_given():
         check_document(doc, TREE_FORMAT, ("tree",))
     with pytest.raises(ValueError, match="the model file lacks: releases_nothing"):
         check_document(doc, FORMAT, ("releases_nothing",))
+
+
+def test_each_released_model_writes_the_format_it_is_read_by():
+    for fmt, cls in READERS.items():
+        assert issubclass(cls, ReleasedFile) and cls.format == fmt
+    trees = counts_trees([[1, 0, 0], [0, 2, 0]], [[4, 0, 0], [0, 5, 0], [0, 0, 6]])
+    forest = ReleasedForest(forest_meta(), MIXED_SCHEMA, trees)
+    doc = json.loads(forest.to_json())
+    assert doc["format"] == FORMAT and doc["trees"] == trees
+    # the parameters, and the writer's version, without the container's keys or the trees
+    assert ReleasedForest.meta_of(doc) == {**forest_meta(), "dpviz_version": doc["dpviz_version"]}
