@@ -850,16 +850,74 @@ def _warn_algorithm(name: str, params: dict) -> None:
         print(f"warning: {algorithm.name} is {algorithm.privacy}", file=sys.stderr)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m dpviz", description="Differentially private random forests.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+# --- the parser: shared argument groups, then one function per subcommand --------------------
 
+
+def _data_args(p: argparse.ArgumentParser, label: bool = True) -> None:
+    """The CSV to read: file, label column, public schema, columns to leave out."""
+    p.add_argument("--data", required=True, help="CSV file")
+    p.add_argument("--label", required=label, help="label column")
+    p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
+    p.add_argument(
+        "--drop",
+        help="comma-separated columns to leave out (IDs, names, free text; `info` suggests them)",
+    )
+
+
+def _cluster_args(p: argparse.ArgumentParser) -> None:
+    """Where the work runs: a running Dask scheduler or a local cluster of N workers."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
+    group.add_argument(
+        "--local-cluster",
+        type=_workers,
+        metavar="N",
+        help="start N local Dask worker processes for this command",
+    )
+    p.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="serve the Dask dashboard of a --local-cluster on 127.0.0.1:8787 (off by "
+        "default: it shows the task names to anyone on this machine)",
+    )
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    """One algorithm of the registry and its parameters (evaluate, train)."""
+    p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
+    p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
+    p.add_argument("--epsilon", type=_epsilon, required=True)
+    p.add_argument("--trees", type=_positive_int, help="trees (default: the algorithm's)")
+    p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
+    p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
+    p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
+    p.add_argument(
+        "--steps",
+        type=_positive_int,
+        help="layers per EM step d (dpea; d > 2 samples by MCMC: approximate, not DP; "
+        "its chain length is --param mcmc_steps=N)",
+    )
+    p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="any other parameter of the algorithm (repeatable), e.g. learning_rate=0.1",
+    )
+    seed_args(p)
+    p.add_argument("--json", action="store_true")
+    _cluster_args(p)
+
+
+def _add_depth(sub) -> None:
     p = sub.add_parser("depth", help="tree depth under a depth rule")
     p.add_argument("--continuous", type=_n_features, required=True)
     p.add_argument("--discrete", type=_n_features, required=True)
     p.add_argument("--rule", default="theorem2", choices=["theorem2", "half", "full"])
     p.set_defaults(func=cmd_depth)
 
+
+def _add_mechanism(sub) -> None:
     p = sub.add_parser("mechanism", help="exact output probabilities of a leaf mechanism")
     p.add_argument("--name", required=True)
     p.add_argument("--counts", required=True)
@@ -867,6 +925,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_mechanism)
 
+
+def _add_audit(sub) -> None:
     p = sub.add_parser(
         "audit",
         help="exact worst-case privacy loss of a leaf mechanism (--mechanism), or an "
@@ -912,66 +972,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
 
-    def data_args(p, label=True):
-        p.add_argument("--data", required=True, help="CSV file")
-        p.add_argument("--label", required=label, help="label column")
-        p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
-        p.add_argument(
-            "--drop",
-            help="comma-separated columns to leave out (IDs, names, free text; "
-            "`info` suggests them)",
-        )
 
-    def cluster_args(p):
-        group = p.add_mutually_exclusive_group()
-        group.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
-        group.add_argument(
-            "--local-cluster",
-            type=_workers,
-            metavar="N",
-            help="start N local Dask worker processes for this command",
-        )
-        p.add_argument(
-            "--dashboard",
-            action="store_true",
-            help="serve the Dask dashboard of a --local-cluster on 127.0.0.1:8787 (off by "
-            "default: it shows the task names to anyone on this machine)",
-        )
-
-    def model_args(p):
-        p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
-        p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
-        p.add_argument("--epsilon", type=_epsilon, required=True)
-        p.add_argument("--trees", type=_positive_int, help="trees (default: the algorithm's)")
-        p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
-        p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
-        p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
-        p.add_argument(
-            "--steps",
-            type=_positive_int,
-            help="layers per EM step d (dpea; d > 2 samples by MCMC: approximate, not DP; "
-            "its chain length is --param mcmc_steps=N)",
-        )
-        p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
-        p.add_argument(
-            "--param",
-            action="append",
-            metavar="NAME=VALUE",
-            help="any other parameter of the algorithm (repeatable), e.g. learning_rate=0.1",
-        )
-        seed_args(p)
-        p.add_argument("--json", action="store_true")
-        cluster_args(p)
-
+def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="cross-validate a DP forest")
-    data_args(p)
-    model_args(p)
+    _data_args(p)
+    _model_args(p)
     p.add_argument("--folds", type=_positive_int, default=5)
     p.add_argument("--repeats", type=_repeats, default=1)
     p.set_defaults(func=cmd_evaluate)
 
+
+def _add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="cross-validated sweep over a grid of settings")
-    data_args(p)
+    _data_args(p)
     p.add_argument(
         "--algorithm",
         default="fletcher_islam",
@@ -998,9 +1011,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="results CSV (one row per point × fold)")
     p.add_argument("--summary", help="summary CSV (mean and std per point)")
     p.add_argument("--json", action="store_true")
-    cluster_args(p)
+    _cluster_args(p)
     p.set_defaults(func=cmd_sweep)
 
+
+def _add_reproduce(sub) -> None:
     p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
     p.add_argument("--figure", required=True, choices=FIGURES)
     p.add_argument("--folds", type=_positive_int, default=5)
@@ -1022,11 +1037,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 
+
+def _add_train(sub) -> None:
     p = sub.add_parser(
         "train", help="train any algorithm of the registry and write its released model JSON"
     )
-    data_args(p)
-    model_args(p)
+    _data_args(p)
+    _model_args(p)
     p.add_argument("--out", required=True)
     p.add_argument(
         "--values-public",
@@ -1036,6 +1053,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_train)
 
+
+def _add_predict(sub) -> None:
     p = sub.add_parser("predict", help="predict with a model JSON (any algorithm)")
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True)
@@ -1043,6 +1062,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
 
+
+def _add_update(sub) -> None:
     p = sub.add_parser("update", help="add a new batch of records to a count model (jpw)")
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True, help="new, labelled records (disjoint from before)")
@@ -1051,8 +1072,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_update)
 
+
+def _add_info(sub) -> None:
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    data_args(p, label=False)
+    _data_args(p, label=False)
     p.add_argument(
         "--schema-out",
         help='write the schema JSON here (an inferred one is marked "inferred": remove '
@@ -1060,6 +1083,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
+
+
+# The subcommands in the order --help lists them.
+SUBCOMMANDS = (
+    _add_depth,
+    _add_mechanism,
+    _add_audit,
+    _add_evaluate,
+    _add_sweep,
+    _add_reproduce,
+    _add_train,
+    _add_predict,
+    _add_update,
+    _add_info,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m dpviz`` parser: one subparser per subcommand, each naming its
+    ``cmd_*`` function as ``func``."""
+    parser = _Parser(prog="python -m dpviz", description="Differentially private random forests.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 

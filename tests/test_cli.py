@@ -1,10 +1,12 @@
 """The CLI contract of issue 3: names, JSON keys and exit statuses are relied on."""
 
+import argparse
 import json
 
 import numpy as np
 import pytest
 
+from dpviz import cli
 from dpviz.cli import main
 from dpviz.evaluation.synthetic import make_synth
 
@@ -277,3 +279,60 @@ def test_evaluate_text_output_names_nested_entries(capsys, synth_files):
     # The trivial baseline's metrics, each a mean ± std on its own line, never a raw dict.
     assert "majority.accuracy" in lines and "±" in lines["majority.accuracy"]
     assert "privacy.epsilon_total" in lines and "{" not in out
+
+
+# --- the parser, built one subcommand at a time --------------------------------------------
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def options(parser: argparse.ArgumentParser) -> dict[str, tuple]:
+    """Each option of ``parser`` with what it parses to: dest, default, required, choices."""
+    return {
+        a.option_strings[-1]: (a.dest, a.default, a.required, a.choices)
+        for a in parser._actions
+        if a.option_strings
+    }
+
+
+def test_each_subcommand_runs_its_own_handler_in_the_documented_order():
+    names = list(subparsers(cli.build_parser()))
+    assert names == [
+        "depth", "mechanism", "audit", "evaluate", "sweep", "reproduce", "train", "predict",
+        "update", "info",
+    ]  # fmt: skip
+    for name, sub in subparsers(cli.build_parser()).items():
+        assert sub.get_default("func") is getattr(cli, f"cmd_{name}")
+        assert sub.prog == f"python -m dpviz {name}"
+
+
+def test_the_shared_groups_give_evaluate_and_train_the_same_options():
+    shared = argparse.ArgumentParser()
+    cli._data_args(shared)
+    cli._model_args(shared)
+    subs = subparsers(cli.build_parser())
+    for name in ("evaluate", "train"):
+        assert options(shared).items() <= options(subs[name]).items(), name
+    # sweep takes data and a cluster but comma-separated grids, not one model's options
+    assert options(subs["sweep"])["--local-cluster"] == options(shared)["--local-cluster"]
+    assert "--param" not in options(subs["sweep"])
+    assert options(subs["sweep"])["--trees"][1] == "100"
+
+
+def test_info_needs_no_label_where_training_does(capsys):
+    subs = subparsers(cli.build_parser())
+    assert options(subs["info"])["--label"][2] is False
+    assert options(subs["train"])["--label"][2] is True
+    status, _, err = run(capsys, "train", "--data", "x.csv", "--epsilon", 1, "--out", "m.json")
+    assert status == 2 and "--label" in err
+
+
+def test_scheduler_and_local_cluster_exclude_each_other(capsys):
+    status, _, err = run(
+        capsys, "sweep", "--data", "x.csv", "--label", "y", "--epsilons", 1, "--out", "o.csv",
+        "--scheduler", "tcp://127.0.0.1:1", "--local-cluster", 2,
+    )  # fmt: skip
+    assert status == 2 and "not allowed with argument" in err

@@ -1,0 +1,155 @@
+"""What a model file may claim (behind :mod:`dpviz.models.files`).
+
+A file's parameters are checked for type, bounds and agreement with what it lists, and its
+privacy statement is never trusted: it is recomputed from the file's algorithm, mechanism,
+ε and structure (the ledger) and a file that declares anything else is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpviz.models._file_format import REPLAYABLE, number_in, whole
+from dpviz.models.boosting import DPBoostClassifier
+from dpviz.models.depth import MAX_DEPTH
+from dpviz.models.forest import build_ledger
+from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.privacy.ledger import PrivacyLedger
+from dpviz.privacy.mechanisms import get_mechanism
+from dpviz.privacy.schema import Schema
+
+
+def check_forest_meta(meta: dict, n_trees: int) -> None:
+    """The forest's parameters: types, bounds, and agreement with the trees listed."""
+    from dpviz.models.forest import DATA_SPLITS, MAX_TREES
+
+    if not isinstance(meta["mechanism"], str):
+        raise ValueError("the model's 'mechanism' must be a mechanism name")
+    mech = get_mechanism(meta["mechanism"])
+    if meta["releases"] != mech.releases:
+        raise ValueError(
+            f"the model says it releases {meta['releases']} but mechanism {mech.id} releases "
+            f"{mech.releases}"
+        )
+    eps = number_in(meta, "epsilon", 1e-300, 1e300)
+    meta.setdefault("n_estimators", n_trees)
+    whole(meta["n_estimators"], "n_estimators", low=1, high=MAX_TREES)
+    if meta["n_estimators"] != n_trees:
+        raise ValueError(f"the model claims {meta['n_estimators']:,} trees but lists {n_trees:,}")
+    whole(meta.get("depth"), "depth", low=1, high=MAX_DEPTH)
+    meta.setdefault("data_split", "disjoint")
+    if meta["data_split"] not in DATA_SPLITS:
+        raise ValueError(f"the model's 'data_split' must be one of {', '.join(DATA_SPLITS)}")
+    for name in ("schema_inferred",):
+        if name in meta and type(meta[name]) is not bool:
+            raise ValueError(f"the model's {name!r} must be true or false")
+    whole(meta.get("n_batches", 1), "n_batches", low=1, high=10**6)
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
+        raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
+    spent = number_in(meta, "depth_count_epsilon", 0, eps, 0.0) + number_in(
+        meta, "prior_epsilon", 0, eps, 0.0
+    )
+    if spent >= eps:
+        raise ValueError("the model's record-count and prior budgets leave nothing for the trees")
+    if "tree_epsilon" in meta:
+        expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
+        if not math.isclose(number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):
+            raise ValueError(
+                f"the model's per-tree ε {meta['tree_epsilon']!r} does not follow from its ε, "
+                f"trees and data split (that gives {expected:g})"
+            )
+
+
+def check_prior(meta: dict[str, Any], k: int) -> float:
+    """The weight of a forest's class prior (0 without one), its counts checked."""
+    prior = meta.get("prior_counts")
+    if prior is None:
+        return 0.0
+    if not isinstance(prior, list) or len(prior) != k or not all(type(v) is int for v in prior):
+        raise ValueError(f"the model's 'prior_counts' must be {k} whole numbers")
+    weight = meta.get("prior_weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight < 1e9:
+        raise ValueError("the model's 'prior_weight' must be a number ≥ 0")
+    return float(weight)
+
+
+def forest_ledger(meta: dict) -> PrivacyLedger:
+    """The ledger a forest file's own parameters give (never the file's claim)."""
+    return build_ledger(
+        meta["mechanism"],
+        float(meta["epsilon"]),
+        int(meta["n_estimators"]),
+        meta.get("data_split", "disjoint"),
+        schema_inferred=bool(meta.get("schema_inferred", False)),
+        depth_rule=meta.get("depth_rule", "theorem2"),
+        n_batches=int(meta.get("n_batches", 1)),
+        replayable=meta.get("noise") != "secret",
+        depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
+        prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
+    )
+
+
+def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
+    """The ledger a greedy-tree or DPBoost file's parameters give, by the estimator's own
+    rule (an unfitted estimator with those parameters, the fitted depth set)."""
+    params = meta.get("params")
+    if not isinstance(params, dict):
+        raise ValueError("the model file lacks its 'params' (the algorithm's parameters)")
+    estimator = DPDecisionTreeClassifier() if kind == "tree" else DPBoostClassifier()
+    known = estimator.get_params()
+    given = {k: v for k, v in params.items() if k in known and k not in ("schema",)}
+    eps = number_in(meta, "epsilon", 1e-300, 1e300)
+    if given.get("epsilon", eps) != eps:
+        raise ValueError("the model's 'epsilon' and its parameters' disagree")
+    replayable = meta.get("noise") != "secret"
+    # A file that does not say its noise was secret is booked as replayable (NOT private).
+    if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
+        raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
+    try:
+        estimator.set_params(**{**given, "epsilon": eps, "noise_seed": 0 if replayable else None})
+        estimator._validate_params()
+        estimator.schema_ = schema
+        if kind == "tree":
+            estimator.depth_ = whole(meta.get("max_depth"), "max_depth", low=0, high=MAX_DEPTH)
+        inferred = meta.get("schema_inferred", False)
+        if type(inferred) is not bool:
+            raise ValueError("the model's 'schema_inferred' must be true or false")
+        return estimator.privacy_ledger(inferred)
+    except (TypeError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as exc:
+        raise ValueError(f"the model's parameters are not valid ({exc})") from None
+
+
+def privacy_statement(ledger: PrivacyLedger) -> dict:
+    """What a file states about its privacy: the ledger's ε, whether private, its summary."""
+    return {
+        "epsilon_total": ledger.epsilon_total,
+        "private": ledger.private,
+        "summary": ledger.describe(),
+    }
+
+
+def verified_privacy(meta: dict, ledger: PrivacyLedger) -> dict:
+    """The privacy statement recomputed from the file's algorithm, mechanism, ε and
+    structure; a file that declares anything else is refused."""
+    declared = meta.get("privacy")
+    if not isinstance(declared, dict) or not {"epsilon_total", "private"} <= declared.keys():
+        raise ValueError("the model file lacks its privacy statement ('privacy')")
+    claimed_eps, claimed_private = declared["epsilon_total"], declared["private"]
+    total = ledger.epsilon_total
+    same_eps = (claimed_eps is None and total is None) or (
+        total is not None
+        and not isinstance(claimed_eps, bool)
+        and isinstance(claimed_eps, int | float)
+        and math.isclose(claimed_eps, total, rel_tol=1e-9, abs_tol=1e-12)
+    )
+    if type(claimed_private) is not bool or claimed_private != ledger.private or not same_eps:
+        said = f"ε = {claimed_eps!r}" if claimed_private is True else "no guarantee"
+        truth = f"ε = {total:g}" if total is not None else "NO privacy guarantee"
+        raise ValueError(
+            f"the model file claims {said}, but its algorithm, mechanism, ε and structure "
+            f"give {truth}: the file was edited; dpviz refuses a model whose privacy claim "
+            "is not its own"
+        )
+    return privacy_statement(ledger)

@@ -1,0 +1,233 @@
+"""The container every dpviz model file shares (behind :mod:`dpviz.models.files`).
+
+Its format names and version, the size limits of an export and of a file read back,
+bounded reading and compact writing (:class:`ReleasedFile`, the base of the three released
+models), the checks every reader runs on the document (format, version, schema, classes,
+feature order) and the value checks the readers build on (whole numbers, finite numbers,
+rows of noisy counts, node lists that form a tree).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from dpviz.models.depth import MAX_DEPTH
+from dpviz.models.forest import feature_order
+from dpviz.models.outputs import write_text
+from dpviz.models.trees import node_bytes
+from dpviz.privacy.noise import NOT_PRIVATE_NOTE
+from dpviz.privacy.safe_json import parse_json
+from dpviz.privacy.schema import Schema
+
+FORMAT = "dpviz-forest"
+TREE_FORMAT = "dpviz-tree"
+BOOST_FORMAT = "dpviz-boost"
+KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted trees"}
+FORMAT_VERSION = 1
+REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
+MAX_EXPORT_NODES = 2_000_000
+# The largest model file dpviz reads: an export of MAX_EXPORT_NODES nodes is ~100 MB.
+MAX_MODEL_BYTES = 256 * 2**20
+# Listing the nodes holds each level's frontier (a sub-domain per node): on wide data
+# that bounds an export before the node count does.
+EXPORT_FRONTIER_BYTES = 512 * 2**20
+
+
+def export_node_limit(space) -> int:
+    """Most nodes an export of trees over ``space`` may list (memory-aware)."""
+    return int(min(MAX_EXPORT_NODES, EXPORT_FRONTIER_BYTES // node_bytes(space)))
+
+
+def dpviz_version() -> str:
+    try:
+        return version("dpviz")
+    except PackageNotFoundError:
+        return "0.1.0"
+
+
+def noise_mode(model) -> str:
+    """ "secret" (fresh OS secret, never stored) or the NOT-private replayable label."""
+    return "secret" if model.noise_seed is None else REPLAYABLE
+
+
+# --- reading and writing ----------------------------------------------------------------------
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """A model file's bytes (``ValueError`` if missing, a folder or over the size limit)."""
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise ValueError(
+                f"model file {str(path)!r} is {size:,} bytes; the limit is "
+                f"{MAX_MODEL_BYTES:,} bytes — is it the right file?"
+            )
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"model file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{str(path)!r} is a folder, not a model file") from None
+
+
+def parse_document(text: str | bytes) -> Any:
+    """The parsed model file: bounded in size and nesting, UTF-8 (a BOM is fine)."""
+    return parse_json(text, "the model file", max_bytes=MAX_MODEL_BYTES)
+
+
+def check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[dict, Schema]:
+    """The checks every model file passes: format, version, schema, classes, features."""
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt != expected:
+        if isinstance(fmt, str) and fmt in KINDS:
+            raise ValueError(
+                f"this is a dpviz {KINDS[fmt]} model ('format': '{fmt}'), not a "
+                f"{KINDS[expected]}; read it with dpviz.models.files.load_model"
+            )
+        raise ValueError(f"this is not a dpviz model file (no 'format': '{expected}')")
+    if type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
+        raise ValueError(
+            f"model format version {doc.get('version')!r} is not supported "
+            f"(this dpviz reads version {FORMAT_VERSION})"
+        )
+    missing = [k for k in ("schema", "classes", "feature_order", *required) if k not in doc]
+    if missing:
+        raise ValueError("the model file lacks: " + ", ".join(missing))
+    schema = Schema.from_dict(doc["schema"])
+    if not isinstance(doc["classes"], list):
+        raise ValueError("the model's 'classes' must be a list of class names")
+    if [str(c) for c in doc["classes"]] != list(schema.classes):
+        raise ValueError("the model's class list does not match its schema")
+    if doc["feature_order"] != feature_order(schema):
+        raise ValueError("the model's feature order does not match its schema")
+    return doc, schema
+
+
+def document_json(fmt: str, schema: Schema, meta: dict, body: dict) -> str:
+    """The file's text: format, version, writer, schema, then ``meta`` and ``body``."""
+    document = {
+        "format": fmt,
+        "version": FORMAT_VERSION,
+        "dpviz_version": dpviz_version(),
+        "schema": schema.to_dict(),
+        **meta,
+        **body,
+    }
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+class ReleasedFile:
+    """What every released model shares: its file's text, saving, reading, ``predict``.
+
+    A subclass names its ``format`` and its ``body`` (the key, and the attribute, of what
+    the file lists besides its parameters), and defines ``from_document`` (the checks of a
+    parsed file) and ``predict_proba``.
+    """
+
+    format: ClassVar[str]
+    body: ClassVar[str]
+    meta: dict[str, Any]
+    schema: Schema
+    classes_: np.ndarray
+
+    def to_json(self) -> str:
+        return document_json(
+            self.format, self.schema, self.meta, {self.body: getattr(self, self.body)}
+        )
+
+    def save(self, path: str | Path) -> None:
+        write_text(path, self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Parse and validate a model file; any defect is a ValueError saying what is wrong."""
+        return cls.from_document(parse_document(text))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        return cls.from_json(read_bytes(path))
+
+    @classmethod
+    def meta_of(cls, doc: dict) -> dict[str, Any]:
+        """A checked document's parameters: all but the container's keys and the body."""
+        return {k: v for k, v in doc.items() if k not in ("format", "version", "schema", cls.body)}
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+# --- value checks -----------------------------------------------------------------------------
+
+
+def finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def int_array(values) -> np.ndarray:
+    """A tree's node list of whole numbers as int64 (TypeError for anything else)."""
+    if not isinstance(values, list) or not all(type(v) is int for v in values):
+        raise TypeError("expected a list of whole numbers")
+    return np.asarray(values, dtype=np.int64)
+
+
+def number(value: Any) -> int | float:
+    """A released count as read back: whole numbers stay integers."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def whole(value: Any, name: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"the model's {name!r} must be a whole number from {low} to {high}")
+    return value
+
+
+def number_in(meta: dict, name: str, low: float, high: float, default: Any = None) -> float:
+    value = meta.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not finite(value):
+        raise ValueError(f"the model's {name!r} must be a number")
+    if not low <= value <= high:
+        raise ValueError(f"the model's {name!r} must be from {low:g} to {high:g}, got {value!r}")
+    return float(value)
+
+
+def counts_row(value: Any, k: int, where: str) -> np.ndarray:
+    try:
+        row = np.asarray(value, dtype=np.float64) if isinstance(value, list) else None
+    except (TypeError, ValueError, OverflowError):
+        row = None
+    if row is None or row.shape != (k,) or not np.all(np.isfinite(row)):
+        raise ValueError(f"{where}: a leaf's noisy counts are not {k} numbers")
+    return row
+
+
+def check_shape(first_child: np.ndarray, n_children: np.ndarray, depth: Any, where: str) -> None:
+    """A tree: every node but the root has exactly one parent, and no path is longer than
+    ``depth`` (the file's own claim, itself at most :data:`MAX_DEPTH`)."""
+    n = len(first_child)
+    if type(depth) is not int or not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"the model's 'depth' must be a whole number from 1 to {MAX_DEPTH}")
+    parents = np.flatnonzero(n_children > 0)
+    width = n_children[parents]
+    children = np.repeat(first_child[parents], width) + (
+        np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
+    )
+    if len(children) != n - 1 or not np.array_equal(np.sort(children), np.arange(1, n)):
+        raise ValueError(f"{where}: its nodes do not form a tree (a node has two parents or none)")
+    level = np.asarray([0])
+    for _ in range(depth + 1):
+        inner = level[n_children[level] > 0]
+        if len(inner) == 0:
+            return
+        width = n_children[inner]
+        level = np.repeat(first_child[inner], width) + (
+            np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
+        )
+    raise ValueError(f"{where}: a path is deeper than the model's depth {depth}")
