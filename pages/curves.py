@@ -10,21 +10,19 @@ import streamlit as st
 from dpviz.app import curves as app_curves
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.app.sweep import sklearn_default
-from dpviz.app.train import epsilon_grid, parameter_widget, privacy_status
+from dpviz.app.train import epsilon_grid
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
 from dpviz.figures.common import mechanism_label
-from dpviz.figures.curves import EPS_DP, X_AXES, curve_figure
+from dpviz.figures.curves import curve_figure
 from dpviz.models.depth import DEPTH_RULES
-from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy.mechanisms import MECHANISMS
+from pages.ui import curves as curves_ui
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("depths",)})
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("splits", "folds", "seed", "sklearn")})
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("metric", "x", "shown", "refs", "discuss")})
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("algorithms", "highlight")})
-NO_HIGHLIGHT = "(none)"
 DEPTH_OPTIONS = (*DEPTH_RULES, 4, 6, 8, 10, 12, 15)
 LABEL_MECHANISMS = [m for m in MECHANISMS if m != "none"]  # none is the reference
 
@@ -40,84 +38,8 @@ def param_key(algorithm: str, name: str) -> str:
 
 
 def defaults(data) -> None:
-    values = {
-        "algorithms": list(app_curves.DEFAULT_ALGORITHMS),
-        "low": 0.01,
-        "high": 10.0,
-        "per_decade": 6,
-        "mechs": list(app_curves.DEFAULT_MECHANISMS),
-        "trees": [100],
-        "depths": ["theorem2"],
-        "splits": ["disjoint"],
-        "folds": 5,
-        "seed": 0,
-        "sklearn": sklearn_default(len(data.frame)),
-        "metric": "accuracy",
-        "x": "epsilon",
-    }
-    for key, value in values.items():
+    for key, value in app_curves.form_defaults(len(data.frame)).items():
         st.session_state.setdefault(K[key], value)
-
-
-def parameter_input(algorithm: str, parameter):
-    """One registry parameter as a widget (the Train page's widgets); returns its value."""
-    w = parameter_widget(parameter)
-    key = param_key(algorithm, w.name)
-    st.session_state.setdefault(key, w.initial)
-    if w.kind == "choice":
-        chosen = st.selectbox(w.label, w.options, format_func=w.option_text, key=key, help=w.help)
-        number = None
-        if w.number_option is not None and chosen == w.number_option:
-            number = st.number_input(
-                f"{w.label}: value", 1, 50, w.number_default, key=key + ".number"
-            )
-        return w.value(chosen, number)
-    if w.kind == "bool":
-        return st.checkbox(w.label, key=key, help=w.help)
-    if w.kind in ("int", "float"):
-        return st.number_input(
-            w.label, w.low, w.high, step=w.step, format=w.format, key=key, help=w.help
-        )
-    return st.text_input(w.label, key=key, help=w.help)
-
-
-def algorithm_picker() -> tuple[list[str], dict]:
-    """The algorithms to compare (from the registry) and the settings of those other
-    than the forest, with the privacy status each has with them."""
-    options = app_curves.algorithm_options()
-    kept = [a for a in st.session_state[K["algorithms"]] if a in options]
-    if kept != st.session_state[K["algorithms"]]:
-        st.session_state[K["algorithms"]] = kept
-    chosen = st.multiselect(
-        "Algorithms to compare — every one runs on the same folds",
-        list(options),
-        format_func=options.get,
-        key=K["algorithms"],
-        help="The forest sweeps ε in about one fit per fold; the greedy trees and DPBoost "
-        "read the data to grow, so they are fitted again for every ε and fold (slower).",
-    )
-    presets = {}
-    lines = []
-    for algorithm in chosen:
-        entry = ALGORITHMS[algorithm]
-        if algorithm == FLETCHER_ISLAM:
-            mechanisms = st.session_state[K["mechs"]] or ["permute_flip"]
-            lines.append(
-                f"- `{algorithm}` · **{app_curves.forest_privacy(mechanisms)}** · "
-                "its mechanisms, trees and depth rules are swept below"
-            )
-            continue
-        with st.expander(f"{algorithm}: settings ({entry.name})"):
-            st.caption(entry.description)
-            presets[algorithm] = {p.name: parameter_input(algorithm, p) for p in entry.parameters}
-        try:
-            status = privacy_status(algorithm, presets[algorithm]).text
-        except ValueError as exc:
-            status = f"settings not valid: {exc}"
-        lines.append(f"- `{algorithm}` · {status}")
-    if lines:
-        st.markdown("\n".join(lines))
-    return chosen, presets
 
 
 def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSettings | None:
@@ -231,118 +153,21 @@ def show(sweep: app_curves.SweepRun) -> None:
     if sweep.multi:
         with st.expander("What ran: each algorithm, its settings and its privacy"):
             st.dataframe(sweep.algorithm_table(), hide_index=True, width="stretch")
-    metric_names = sweep.metric_options()
-    if st.session_state.get(K["metric"]) not in metric_names:
-        st.session_state[K["metric"]] = "accuracy"
-    note = sweep.rare_class_note()
-    if note:
-        st.caption(note)
-    controls = st.columns([2, 2, 3, 2] if sweep.multi else [2, 2, 3])
-    metric = controls[0].radio(
-        "Metric",
-        list(metric_names),
-        format_func=metric_names.get,
-        key=K["metric"],
-        horizontal=True,
-    )
-    axes = sweep.axes()
-    if st.session_state[K["x"]] not in axes:
-        st.session_state[K["x"]] = "epsilon"
-    x = controls[1].radio(
-        "Against",
-        axes,
-        format_func=lambda a: X_AXES[a].split(" (")[0],
-        key=K["x"],
-        horizontal=True,
-    )
-    labels = sweep.series()
-    if not set(st.session_state.get(K["shown"], [])) <= set(labels):
-        st.session_state.pop(K["shown"], None)
-    st.session_state.setdefault(K["shown"], list(labels))
-    shown = controls[2].multiselect("Series", list(labels), format_func=labels.get, key=K["shown"])
-    highlight = None
-    if sweep.multi:
-        choices = [NO_HIGHLIGHT, *sweep.settings.algorithms]
-        if st.session_state.get(K["highlight"]) not in choices:
-            st.session_state[K["highlight"]] = NO_HIGHLIGHT
-        picked = controls[3].selectbox(
-            "Highlight", choices, key=K["highlight"], help="Draw one algorithm bold, fade the rest"
-        )
-        highlight = None if picked == NO_HIGHLIGHT else picked
-
-    epsilons = sweep.values("epsilon")
-    if st.session_state.get(K["discuss"]) not in epsilons:
-        st.session_state[K["discuss"]] = min(epsilons, key=lambda v: abs(v - 1.0))
-    pins = {}
-    pin_cols = st.columns([2, 1, 1, 1])
-    discuss = pin_cols[0].select_slider(
-        "ε under discussion", epsilons, format_func=lambda v: f"{v:g}", key=K["discuss"]
-    )
-    if sweep.settings.forest:
-        for col, key in zip(pin_cols[1:], ("n_estimators", "depth_rule", "data_split")):
-            values = sweep.values(key)
-            pins[key] = values[0]
-            if key != x and len(values) > 1:
-                pins[key] = col.selectbox(
-                    f"Fix {key.replace('_', ' ')} (fletcher_islam)",
-                    values,
-                    key=f"curves.pin.{key}",
-                )
-    pins["epsilon"] = discuss
-
+    view = curves_ui.controls(sweep, K)
     fig = curve_figure(
         sweep.summary,
-        metric=metric,
-        x=x,
-        fixed=pins,
-        series=shown,
-        highlight_epsilon=discuss,
+        metric=view.metric,
+        x=view.x,
+        fixed=view.pins,
+        series=view.shown,
+        highlight_epsilon=view.discuss,
         folds=sweep.settings.folds,
         statuses=sweep.statuses,
-        highlight=highlight,
+        highlight=view.highlight,
     )
     st.plotly_chart(fig, key="curves.figure", theme=None)
-
-    st.subheader(f"ε = {discuss:g}: what it costs and what it protects")
-    private_any = (
-        any(sweep.series_status(s) == EPS_DP for s in shown) and not sweep.schema_inferred
-    )
-    if private_any:
-        st.markdown("\n".join(f"- {line}" for line in app_curves.risk_lines(discuss)))
-    else:
-        st.warning(
-            "No series shown carries a guarantee (NOT DP or approximate, or an inferred "
-            "schema), so no risk bound applies."
-        )
-    warning = sweep.one_class_warning(discuss, pins, series=shown)
-    if warning:
-        st.warning(warning, icon=":material/warning:")
-    st.dataframe(
-        sweep.candidate(discuss, metric, pins, series=shown), hide_index=True, width="stretch"
-    )
-    forest = [s.partition("/")[2] for s in shown if s.startswith(FLETCHER_ISLAM + "/")]
-    first = next((m for m in forest if MECHANISMS[m].private), forest[0] if forest else None)
-    if first:
-        st.caption(
-            f"Ledger of a fletcher_islam {first} model released with these settings: "
-            + sweep.ledger_text(first, discuss, pins)
-        )
-
-    left, right = st.columns(2)
-    left.download_button(
-        "Download every fold (CSV)",
-        sweep.results_csv,
-        file_name="dpviz_sweep_folds.csv",
-        mime="text/csv",
-        key="curves.folds_download",
-    )
-    right.download_button(
-        "Download the summary (CSV)",
-        sweep.summary_csv,
-        file_name="dpviz_sweep_summary.csv",
-        mime="text/csv",
-        key="curves.summary_download",
-    )
+    curves_ui.discussion(sweep, view)
+    curves_ui.downloads(sweep)
 
 
 def main() -> None:
@@ -358,7 +183,7 @@ def main() -> None:
         st.warning(data.schema_note, icon="⚠️")
 
     defaults(data)
-    algorithms, presets = algorithm_picker()
+    algorithms, presets = curves_ui.algorithm_picker(K, param_key)
     settings = sweep_form(data, algorithms, presets)
     if settings is not None:
         run(state, data, settings)

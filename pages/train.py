@@ -8,10 +8,9 @@ import streamlit as st
 
 from dpviz.app import train as app_train
 from dpviz.app.session import KEEP_PREFIX, AppState
-from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.app.sweep import sklearn_default
-from dpviz.models.sizing import SIZE_NOTE, suggest_trees
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
+from pages.ui import parameters
+from pages.ui import train as results
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
@@ -47,93 +46,10 @@ def eps_from_box() -> None:
     st.session_state[K["eps_slider"]] = app_train.nearest_epsilon(st.session_state[K["eps"]])
 
 
-def suggest_tree_count(choice: app_train.AlgorithmChoice, n_rows: int):
-    """Preset a disjoint forest's tree count to the size the data suggests, unless the user
-    changed it; returns the suggestion (None for other algorithms)."""
-    if choice.defaults.get("data_split") != "disjoint":
-        return None
-    suggestion = suggest_trees(n_rows)
-    key = param_key(choice.id, "n_estimators")
-    marker = f"{key}.suggested"
-    if st.session_state.get(marker) != suggestion.n_estimators:
-        if st.session_state.get(key, st.session_state.get(marker)) == st.session_state.get(marker):
-            st.session_state[key] = suggestion.n_estimators
-        st.session_state[marker] = suggestion.n_estimators
-    return suggestion
-
-
-def parameter_inputs(choice: app_train.AlgorithmChoice, n_rows: int) -> dict:
-    """One widget per registry parameter of the algorithm; returns their values."""
-    values = {}
-    suggestion = suggest_tree_count(choice, n_rows)
-    for w in choice.widgets:
-        key = param_key(choice.id, w.name)
-        st.session_state.setdefault(key, w.initial)
-        if w.kind == "choice":
-            options = list(w.options)
-            if w.captions and len(options) <= 3:
-                chosen = st.radio(
-                    w.label,
-                    options,
-                    format_func=w.option_text,
-                    key=key,
-                    horizontal=True,
-                    captions=list(w.captions),
-                    help=w.help,
-                )
-            else:
-                chosen = st.selectbox(
-                    w.label, options, format_func=w.option_text, key=key, help=w.help
-                )
-            number = None
-            if w.number_option and chosen == w.number_option:
-                number_key = f"{key}.number"
-                st.session_state.setdefault(number_key, w.number_default)
-                number = st.number_input(
-                    f"{w.label}: the number", 1, app_train.FIXED_NUMBER_MAX, key=number_key
-                )
-            values[w.name] = w.value(chosen, number)
-        elif w.kind == "int":
-            values[w.name] = int(
-                st.number_input(
-                    w.label, min_value=w.low, max_value=w.high, step=1, key=key, help=w.help
-                )
-            )
-            if w.name == "n_estimators" and suggestion is not None:
-                shown = f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason})."
-                st.caption(f"{shown} {SIZE_NOTE}")
-        elif w.kind == "float":
-            values[w.name] = float(
-                st.number_input(
-                    w.label,
-                    min_value=w.low,
-                    max_value=w.high,
-                    step=w.step,
-                    format=w.format,
-                    key=key,
-                    help=w.help,
-                )
-            )
-        elif w.kind == "bool":
-            values[w.name] = st.checkbox(w.label, key=key, help=w.help)
-        else:
-            values[w.name] = st.text_input(w.label, key=key, help=w.help)
-    return values
-
-
 def settings_form(data) -> app_train.TrainSettings | None:
     """The options; returns the settings when Train is pressed (None otherwise)."""
     n_rows = len(data.frame)
-    for key, value in {
-        "algorithm": "fletcher_islam",
-        "eps_slider": 1.0,
-        "eps": 1.0,
-        "seed": 0,
-        "replay": False,
-        "noise_seed": 0,
-        "folds": 3,
-        "sklearn": sklearn_default(n_rows),
-    }.items():
+    for key, value in app_train.form_defaults(n_rows).items():
         st.session_state.setdefault(K[key], value)
 
     st.markdown(
@@ -205,7 +121,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
         )
     with right:
         st.markdown(f"**{choice.name}** — its settings")
-        params = parameter_inputs(choice, n_rows)
+        params = parameters.train_inputs(choice, n_rows, param_key)
         for name, value in choice.fixed.items():
             st.markdown(app_train.fixed_text(name, value))
         status = app_train.privacy_status(algorithm, params, data.schema_public)
@@ -256,79 +172,6 @@ def train(state: AppState, data, settings: app_train.TrainSettings) -> None:
             )
 
 
-def show_results(run: app_train.TrainRun) -> None:
-    st.header(f"Results · {run.dataset}")
-    st.caption(app_train.run_caption(run))
-    if run.sample_note:
-        st.info(run.sample_note, icon=":material/info:")
-    (st.success if run.private else st.error)(
-        "**Privacy of the released model.** " + run.privacy_summary
-    )
-    st.markdown(
-        f"**Scores on held-out folds** (mean ± 1 std) — {NOT_PRIVATE_DIAGNOSTICS}: publishing "
-        "them is not covered by ε."
-    )
-    warning = run.one_class_warning()
-    if warning:
-        st.warning(warning, icon=":material/warning:")
-    note = run.rare_class_note()
-    if note:
-        st.caption(note)
-    metrics = run.card_metrics()
-    for col, (metric, label) in zip(st.columns(len(metrics)), metrics):
-        card = run.metric_card(metric)
-        col.metric(
-            f"{label} · {run.model_label}",
-            card.value,
-            card.delta,
-            delta_color=card.color,
-            delta_description=card.description,
-            border=True,
-        )
-        for series in run.series[1:]:
-            col.metric(f"{label} · {run.series_name(series)}", run.metric_text(series, metric)[0])
-        baseline = run.majority_card(metric)
-        if baseline is None:
-            continue
-        col.metric(
-            f"{label} · {app_train.MAJORITY_NAME}",
-            baseline.value,
-            baseline.delta,
-            delta_color=baseline.color,
-            help="Always answering the training folds' majority class, scored on the same "
-            "held-out folds. A model must beat it to have learnt anything; the change is "
-            "how far the model is above it.",
-        )
-    st.plotly_chart(run.scores_figure(), key="train.scores", theme=None)
-
-    st.subheader("Downloads")
-    model_col, metrics_col = st.columns(2)
-    with model_col:
-        if run.export_problem:
-            st.warning(run.export_problem)
-        else:
-            st.download_button(
-                "Download the released model (JSON)",
-                data=lambda: run.model_json,
-                file_name=f"dpviz_{run.settings.algorithm}.json",
-                mime="application/json",
-                key="train.model_download",
-                help="The tree structure, the released (noisy) leaf outputs and the public "
-                "schema you declared (class names, feature ranges, discrete values): no "
-                "records, no true counts. `python -m dpviz predict --model` reads it.",
-            )
-    with metrics_col:
-        st.download_button(
-            "Download the metrics (CSV)",
-            run.metrics_csv(),
-            file_name="dpviz_metrics.csv",
-            mime="text/csv",
-            key="train.metrics_download",
-        )
-    for message in run.encoding_messages:
-        st.caption(f"Data preparation: {message}")
-
-
 def main() -> None:
     state = AppState(st.session_state)
     data = state.data
@@ -343,7 +186,7 @@ def main() -> None:
     if state.run is None:
         st.info("Set the options above and press **Train**.")
     else:
-        show_results(state.run)
+        results.show(state.run)
 
 
 main()

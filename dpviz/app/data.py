@@ -468,6 +468,30 @@ def declaration_prompt(schema: Schema, frame: pd.DataFrame, filled=(), lists=Tru
     )
 
 
+@dataclass(frozen=True)
+class MissingChoice:
+    """The missing-value rule the Data page offers: the continuous features with missing
+    cells in this frame (``offered``), those of them whose rule already is the lower
+    branch (``preset``, from a schema file), and features without missing cells here whose
+    schema rule is the lower branch (``kept``: that rule still holds)."""
+
+    offered: list[str]
+    preset: list[str]
+    kept: list[str]
+
+
+def missing_choice(frame: pd.DataFrame, schema: Schema) -> MissingChoice:
+    """What the Data page offers for missing values of continuous features (reads which
+    cells are missing: for the data owner only)."""
+    offered = [f.name for f in schema.continuous if frame[f.name].isna().any()]
+    low = [f.name for f in schema.continuous if f.missing == "low"]
+    return MissingChoice(
+        offered=offered,
+        preset=[name for name in low if name in offered],
+        kept=[name for name in low if name not in offered],
+    )
+
+
 def with_missing_rule(schema: Schema, lower_branch) -> Schema:
     """The schema with missing values of the continuous features in ``lower_branch``
     sent to the lower branch (rule ``"low"``) and those of the others dropping the row.

@@ -13,9 +13,10 @@ known to be in the data (a substitution, two neighbour steps) by up to e^(2ε).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,6 +64,20 @@ DEFAULT_SWEEP = SweepSettings(
 CURVE_KEYS = ("mechanism", "n_estimators", "depth_rule", "data_split")
 MAX_CANDIDATES = 3
 ALGORITHM = "fletcher_islam"
+# What each curve dimension is called where the page offers a choice of it.
+CURVE_LABELS = {
+    "mechanism": "Mechanism",
+    "n_estimators": "Trees",
+    "depth_rule": "Depth rule",
+    "data_split": "Data per tree",
+}
+# The attacker's prior beliefs (that a person is in the data) the page offers.
+PRIORS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+def sweep_settings(n_estimators: int, folds: int) -> SweepSettings:
+    """The page's own small sweep: ``DEFAULT_SWEEP`` at the tree count and folds chosen."""
+    return dataclasses.replace(DEFAULT_SWEEP, n_estimators=(int(n_estimators),), folds=int(folds))
 
 
 def forest_summary(sweep: SweepRun) -> pd.DataFrame:
@@ -84,6 +99,12 @@ def curve_choices(sweep: SweepRun) -> dict[str, list]:
     # A stable sort: proven mechanisms before those without a proof, else sweep order.
     choices["mechanism"].sort(key=lambda m: not MECHANISMS[m].private)
     return choices
+
+
+def offered_keys(choices: Mapping[str, Sequence]) -> list[str]:
+    """The curve dimensions to offer a choice of (``curve_choices``' keys): the mechanism
+    always, each other one only where the sweep has several values."""
+    return [k for k in CURVE_KEYS if k == "mechanism" or len(choices[k]) > 1]
 
 
 def _curve_rows(sweep: SweepRun, config: dict) -> pd.DataFrame:
@@ -178,6 +199,15 @@ def preselected(choice: EpsilonChoice) -> float | None:
     """The ε the decision starts at: the smallest swept ε that meets the target, or None
     (nothing pre-selected) when none does, never the largest ε by default."""
     return None if choice.epsilon is None else float(choice.epsilon)
+
+
+def follow_suggestion(
+    current: float | None, followed: float | None, options: Sequence, suggestion: float | None
+) -> bool:
+    """Whether the chosen ε (``current``) moves to dpviz's ``suggestion``: when it is not
+    one of the ``options``, or when the suggestion changed since the one it last
+    ``followed``. A choice the people deciding made stays until the suggestion moves."""
+    return current not in options or followed != suggestion
 
 
 def chosen_options(epsilons: Sequence[float]) -> list[float | None]:

@@ -1,0 +1,183 @@
+"""The Curves page's parts: the algorithms to compare with their settings, and the view of
+a finished sweep — its controls (metric, x axis, series, highlighted algorithm, the ε
+under discussion, the pinned grid values), what that ε costs and protects, and the
+downloads. The view reads the sweep, never reruns it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import streamlit as st
+
+from dpviz.app import curves as app_curves
+from dpviz.app.train import privacy_status
+from dpviz.evaluation.sweep import FLETCHER_ISLAM
+from dpviz.figures.curves import X_AXES
+from dpviz.models.registry import ALGORITHMS
+from pages.ui import parameters
+
+NO_HIGHLIGHT = "(none)"
+
+
+def algorithm_picker(K: dict, key_of: Callable) -> tuple[list[str], dict]:
+    """The algorithms to compare (from the registry) and the settings of those other
+    than the forest, with the privacy status each has with them (``K``: the page's
+    session keys; ``key_of(algorithm, parameter)``: a parameter's)."""
+    options = app_curves.algorithm_options()
+    kept = [a for a in st.session_state[K["algorithms"]] if a in options]
+    if kept != st.session_state[K["algorithms"]]:
+        st.session_state[K["algorithms"]] = kept
+    chosen = st.multiselect(
+        "Algorithms to compare — every one runs on the same folds",
+        list(options),
+        format_func=options.get,
+        key=K["algorithms"],
+        help="The forest sweeps ε in about one fit per fold; the greedy trees and DPBoost "
+        "read the data to grow, so they are fitted again for every ε and fold (slower).",
+    )
+    presets = {}
+    lines = []
+    for algorithm in chosen:
+        entry = ALGORITHMS[algorithm]
+        if algorithm == FLETCHER_ISLAM:
+            mechanisms = st.session_state[K["mechs"]] or ["permute_flip"]
+            lines.append(
+                f"- `{algorithm}` · **{app_curves.forest_privacy(mechanisms)}** · "
+                "its mechanisms, trees and depth rules are swept below"
+            )
+            continue
+        with st.expander(f"{algorithm}: settings ({entry.name})"):
+            st.caption(entry.description)
+            presets[algorithm] = {
+                p.name: parameters.sweep_input(p, key_of(algorithm, p.name))
+                for p in entry.parameters
+            }
+        try:
+            status = privacy_status(algorithm, presets[algorithm]).text
+        except ValueError as exc:
+            status = f"settings not valid: {exc}"
+        lines.append(f"- `{algorithm}` · {status}")
+    if lines:
+        st.markdown("\n".join(lines))
+    return chosen, presets
+
+
+class View(NamedTuple):
+    """What the controls picked: the figure's and the table's arguments."""
+
+    metric: str
+    x: str
+    shown: list[str]
+    highlight: str | None
+    discuss: float
+    pins: dict
+
+
+def controls(sweep: app_curves.SweepRun, K: dict) -> View:
+    """The view controls (``K``: the page's session keys); returns what they picked."""
+    metric_names = sweep.metric_options()
+    if st.session_state.get(K["metric"]) not in metric_names:
+        st.session_state[K["metric"]] = "accuracy"
+    note = sweep.rare_class_note()
+    if note:
+        st.caption(note)
+    controls = st.columns([2, 2, 3, 2] if sweep.multi else [2, 2, 3])
+    metric = controls[0].radio(
+        "Metric",
+        list(metric_names),
+        format_func=metric_names.get,
+        key=K["metric"],
+        horizontal=True,
+    )
+    axes = sweep.axes()
+    if st.session_state[K["x"]] not in axes:
+        st.session_state[K["x"]] = "epsilon"
+    x = controls[1].radio(
+        "Against",
+        axes,
+        format_func=lambda a: X_AXES[a].split(" (")[0],
+        key=K["x"],
+        horizontal=True,
+    )
+    labels = sweep.series()
+    if not set(st.session_state.get(K["shown"], [])) <= set(labels):
+        st.session_state.pop(K["shown"], None)
+    st.session_state.setdefault(K["shown"], list(labels))
+    shown = controls[2].multiselect("Series", list(labels), format_func=labels.get, key=K["shown"])
+    highlight = None
+    if sweep.multi:
+        choices = [NO_HIGHLIGHT, *sweep.settings.algorithms]
+        if st.session_state.get(K["highlight"]) not in choices:
+            st.session_state[K["highlight"]] = NO_HIGHLIGHT
+        picked = controls[3].selectbox(
+            "Highlight", choices, key=K["highlight"], help="Draw one algorithm bold, fade the rest"
+        )
+        highlight = None if picked == NO_HIGHLIGHT else picked
+
+    epsilons = sweep.values("epsilon")
+    if st.session_state.get(K["discuss"]) not in epsilons:
+        st.session_state[K["discuss"]] = min(epsilons, key=lambda v: abs(v - 1.0))
+    pins = {}
+    pin_cols = st.columns([2, 1, 1, 1])
+    discuss = pin_cols[0].select_slider(
+        "ε under discussion", epsilons, format_func=lambda v: f"{v:g}", key=K["discuss"]
+    )
+    if sweep.settings.forest:
+        for col, key in zip(pin_cols[1:], ("n_estimators", "depth_rule", "data_split")):
+            values = sweep.values(key)
+            pins[key] = values[0]
+            if key != x and len(values) > 1:
+                pins[key] = col.selectbox(
+                    f"Fix {key.replace('_', ' ')} (fletcher_islam)",
+                    values,
+                    key=f"curves.pin.{key}",
+                )
+    pins["epsilon"] = discuss
+
+    return View(metric, x, shown, highlight, discuss, pins)
+
+
+def discussion(sweep: app_curves.SweepRun, view: View) -> None:
+    """What the ε under discussion costs (the candidate table) and protects (the risk
+    sentences, the ledger), for the lines shown."""
+    metric, shown, discuss, pins = view.metric, view.shown, view.discuss, view.pins
+    st.subheader(f"ε = {discuss:g}: what it costs and what it protects")
+    if sweep.guarantee_shown(shown):
+        st.markdown("\n".join(f"- {line}" for line in app_curves.risk_lines(discuss)))
+    else:
+        st.warning(
+            "No series shown carries a guarantee (NOT DP or approximate, or an inferred "
+            "schema), so no risk bound applies."
+        )
+    warning = sweep.one_class_warning(discuss, pins, series=shown)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+    st.dataframe(
+        sweep.candidate(discuss, metric, pins, series=shown), hide_index=True, width="stretch"
+    )
+    first = app_curves.ledger_mechanism(shown)
+    if first:
+        st.caption(
+            f"Ledger of a fletcher_islam {first} model released with these settings: "
+            + sweep.ledger_text(first, discuss, pins)
+        )
+
+
+def downloads(sweep: app_curves.SweepRun) -> None:
+    """Every fold and the summary, as CSV files."""
+    left, right = st.columns(2)
+    left.download_button(
+        "Download every fold (CSV)",
+        sweep.results_csv,
+        file_name="dpviz_sweep_folds.csv",
+        mime="text/csv",
+        key="curves.folds_download",
+    )
+    right.download_button(
+        "Download the summary (CSV)",
+        sweep.summary_csv,
+        file_name="dpviz_sweep_summary.csv",
+        mime="text/csv",
+        key="curves.summary_download",
+    )
