@@ -274,7 +274,7 @@ ARG_CASES = [
     pytest.param(_evaluate_with("--trees", "x"), "not a whole number", id="trees-text"),
     pytest.param(
         _evaluate_with("--depth", "nosuchrule"),
-        "unknown depth rule 'nosuchrule'; use one of theorem2",
+        "unknown depth rule 'nosuchrule'; use one of records, theorem2",
         id="depth-unknown-rule",
     ),
     pytest.param(_evaluate_with("--depth", "0"), "must be a positive integer", id="depth-zero"),

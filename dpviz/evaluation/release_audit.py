@@ -115,7 +115,11 @@ EXTRA_RECORD = pd.DataFrame({"colour": ["blue"], "label": ["yes"]})
 AUDIT_PARAMS: dict[str, dict[str, Any]] = {
     # The class prior is off so that all of ε is on the leaves this audit reads (the
     # prior is a discrete-Laplace histogram, the sampler jpw's reading audits).
-    "fletcher_islam": {"prior_share": 0.0},
+    # The forest is audited with the paper's label mechanism, whose release is subtler
+    # than counts; its default count release is jpw's discrete Laplace reading, audited
+    # there. A declared n keeps the records depth rule from spending ε on a noisy count,
+    # so that D and D' grow the same trees.
+    "fletcher_islam": {"prior_share": 0.0, "declared_n": 20, "mechanism": "permute_flip"},
     "jpw": {"n_estimators": 1, "prior_share": 0.0},
     "friedman_schuster": {"max_depth": 1},
     "dpea": {"max_depth": 2},

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
 from dpviz.models.data import EncodedData
-from dpviz.models.depth import check_rule
+from dpviz.models.depth import COUNTED_RULES, check_rule
 from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
 from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.models.kernels import cores
@@ -71,6 +71,10 @@ Progress = Callable[[int, int, str], None]
 REFERENCE_MAX_SAMPLES = 5_000
 
 
+# A grid's structure and mechanism lists default to the registry's forest.
+_FOREST_DEFAULTS = get_algorithm("fletcher_islam").defaults()
+
+
 class SweepCancelled(Exception):
     """The user stopped the sweep; no partial result is returned."""
 
@@ -80,9 +84,9 @@ class SweepGrid:
     """The configurations a sweep evaluates, every combination of the lists."""
 
     epsilons: Sequence[float]
-    n_estimators: Sequence[int] = (100,)
-    depths: Sequence[str | int] = ("theorem2",)
-    mechanisms: Sequence[str] = ("permute_flip",)
+    n_estimators: Sequence[int] = (_FOREST_DEFAULTS["n_estimators"],)
+    depths: Sequence[str | int] = (_FOREST_DEFAULTS["depth"],)
+    mechanisms: Sequence[str] = (_FOREST_DEFAULTS["mechanism"],)
     data_splits: Sequence[str] = ("disjoint",)
     references: bool | Collection[str] = True
     algorithms: Sequence[str] = ("fletcher_islam",)
@@ -365,6 +369,18 @@ def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
             yield name, model, (model.mechanism,)
 
 
+def declare_fold_size(model, n_records: int) -> None:
+    """Declare a training fold's record count public for a forest whose depth rule reads
+    it (``jpw``, ``records``), unless a count was declared already.
+
+    A sweep grows a fold's trees once for every ε; a noisy count would be drawn at one
+    ε and reused at the others, so the structure would depend on ε. An evaluated
+    point's ledger therefore omits that count (5% of ε); a release without a declared
+    count pays it."""
+    if getattr(model, "depth", None) in COUNTED_RULES and not model.declared_n:
+        model.set_params(declared_n=int(n_records))
+
+
 def _fold_seed(seed: int | None, index: int) -> int | None:
     return None if seed is None else seed * 1_000_003 + index
 
@@ -393,6 +409,7 @@ def _fold_rows(
     for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
         trees, depth, split = model.n_estimators, model.depth, model.data_split
         start = time.perf_counter()
+        declare_fold_size(model, train.n_records)
         model.fit_encoded(train, schema)
         routed = model.route_records(test)
         route_seconds = time.perf_counter() - start
@@ -530,6 +547,7 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algori
         random_state=seed * 1_000_003 + index,
     )
     start = time.perf_counter()
+    declare_fold_size(model, train.n_records)
     model.fit_encoded(train, schema)
     votes = model._votes(test)
     return {

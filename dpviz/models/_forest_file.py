@@ -35,6 +35,9 @@ from dpviz.models.forest import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
     _normalise,
+    count_prior,
+    count_values,
+    count_votes,
     feature_order,
     prior_shares,
 )
@@ -120,7 +123,15 @@ class ReleasedForest(ReleasedFile):
     # --- prediction and updates ---------------------------------------------------------
 
     def _votes(self, frame: pd.DataFrame) -> np.ndarray:
-        votes = self.nodes.votes(encode(frame, self.schema, training=False))
+        encoded = encode(frame, self.schema, training=False)
+        if self.meta["releases"] == "counts":
+            # As the estimator: shrunk log shares of the released counts (leaf rows only
+            # are read; inner nodes hold zeros).
+            prior = count_prior(self.meta.get("prior_counts"), len(self.classes_))
+            eps = float(self.meta["tree_epsilon"])
+            values = count_values(self.nodes.leaf_output, prior, eps)
+            return count_votes(self.nodes.sums(encoded, values), prior, eps)
+        votes = self.nodes.votes(encoded)
         if self.meta.get("prior_counts") is not None:
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes

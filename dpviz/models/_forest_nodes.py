@@ -56,11 +56,16 @@ class ForestNodes:
 
     def votes(self, encoded: EncodedData) -> np.ndarray:
         """Each record's summed votes (a leaf's negative noisy counts count as zero)."""
-        votes = np.zeros((encoded.n_records, self.leaf_output.shape[1]))
+        return self.sums(encoded, np.clip(self.leaf_output, 0, None))
+
+    def sums(self, encoded: EncodedData, values: np.ndarray) -> np.ndarray:
+        """Per record, the sum over the trees of ``values`` (one row per node) at the
+        leaves it reaches."""
+        out = np.zeros((encoded.n_records, values.shape[1]))
         for root in self.roots:
             records, leaves = self.leaves(encoded, root)
-            np.add.at(votes, records, np.clip(self.leaf_output[leaves], 0, None))
-        return votes
+            np.add.at(out, records, values[leaves])
+        return out
 
 
 def compile_nodes(trees: list, schema: Schema, meta: dict, k: int) -> ForestNodes:

@@ -156,28 +156,38 @@ ALGORITHMS: dict[str, Algorithm] = {
             id="fletcher_islam",
             name="DP random decision forest (Fletcher & Islam 2017, 2021 fix)",
             description=(
-                "Random trees drawn without the data; each leaf releases one noisy majority "
-                "label. Disjoint data per tree: every tree spends the full ε."
+                "Random trees drawn without the data; each leaf releases its class counts "
+                "with discrete Laplace noise (or, with a label mechanism as in the paper, one "
+                "noisy majority label). Disjoint data per tree: every tree spends the full ε."
             ),
             privacy="ε-DP",
             parameters=(
                 Parameter("n_estimators", 100, "number of trees", low=1, high=10_000),
                 Parameter(
                     "depth",
-                    "theorem2",
-                    "depth rule or a fixed depth",
+                    "records",
+                    "depth rule or a fixed depth (records: about one leaf per record of a "
+                    "tree, from a declared or noisy count; theorem2: the paper's)",
                     choices=DEPTH_RULES,
                     validate=check_rule,
                 ),
                 Parameter(
                     "mechanism",
-                    "permute_flip",
+                    "laplace_counts",
                     "leaf mechanism",
                     choices=tuple(MECHANISMS),
                     validate=get_mechanism,
                 ),
                 Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
                 _prior_share("forest"),
+                Parameter(
+                    "declared_n",
+                    0,
+                    "public record count for the records depth rule (0: not declared, 5% "
+                    "of ε buys a noisy count)",
+                    low=0,
+                    high=10**12,
+                ),
             ),
             build=DPRandomForestClassifier,
             reference="nonprivate_forest",

@@ -228,7 +228,7 @@ def test_reused_noise_in_the_forest_is_caught_when_the_labels_differ(monkeypatch
         reused_noise(monkeypatch, seed)
         fits = [
             ALGORITHMS["fletcher_islam"]
-            .make(1.0, random_state=0, schema=AUDIT_SCHEMA, prior_share=0.0)
+            .make(1.0, random_state=0, schema=AUDIT_SCHEMA, **AUDIT_PARAMS["fletcher_islam"])
             .fit(frame.drop(columns="label"), frame["label"])
             for frame in (d, d_prime)
         ]
@@ -296,7 +296,7 @@ def test_no_proven_epsilon_means_no_claim_to_check():
         "fletcher_islam", n_runs=50, params={"mechanism": "smooth_em"}, confidence=0.9
     )
     assert result.ledger_epsilon is None and result.consistent is None
-    assert result.params == {"prior_share": 0.0, "mechanism": "smooth_em"}
+    assert result.params == {**AUDIT_PARAMS["fletcher_islam"], "mechanism": "smooth_em"}
 
 
 def test_result_fields_and_json():

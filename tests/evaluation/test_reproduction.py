@@ -56,6 +56,7 @@ def test_permute_flip_reaches_fig11_minus_2(name):
         schema,
         epsilon=1.0,
         n_estimators=100,
+        depth="theorem2",  # the paper's depth rule
         mechanism="permute_flip",
         folds=5,
         seed=0,

@@ -27,7 +27,7 @@ def demo():
 
 @pytest.fixture(scope="module")
 def shallow(demo):
-    return fit(*demo)  # depth 5: 32 leaves per tree
+    return fit(*demo, mechanism="permute_flip")  # depth 5: 32 leaves per tree, labels
 
 
 @pytest.fixture(scope="module")

@@ -202,7 +202,7 @@ def test_routing_in_tree_chunks_gives_the_same_votes(monkeypatch, mechanism, unk
     frame, schema = mixed_frame(400)
     X, y = frame.drop(columns="label"), frame["label"]
     model = DPRandomForestClassifier(
-        n_estimators=30, mechanism=mechanism, schema=schema, random_state=0
+        n_estimators=30, depth=6, mechanism=mechanism, schema=schema, random_state=0
     ).fit(X, y)
     test = mixed_frame(300, seed=1)[0].drop(columns="label")
     if unknown:
@@ -228,7 +228,7 @@ def test_mushroom_scale_trees_are_lazy():
     frame = pd.DataFrame({f.name: rng.integers(0, len(f.values), n).astype(str) for f in features})
     frame["label"] = np.where(frame["f0"] == "0", "e", "p")
     schema = Schema("label", ("e", "p"), features)
-    model = DPRandomForestClassifier(schema=schema, random_state=0)
+    model = DPRandomForestClassifier(depth="theorem2", schema=schema, random_state=0)
     model.fit(frame.drop(columns="label"), frame["label"])
     assert model.depth_ == 10
     assert len(model.leaf_keys_) <= n
@@ -301,9 +301,12 @@ def test_adding_one_record_changes_one_leaf_of_one_tree_at_every_n(synth):
     equal parts would move ~18 other records for most n)."""
     X, y, schema = synth
     x, x_label = X.iloc[[-1]], y.iloc[[-1]]
+    # A declared count keeps the records depth rule's noisy count (its own ε-DP query)
+    # from growing different trees for D and D ∪ {x}.
+    params = {"schema": schema, "random_state": 0, "declared_n": 400}
     for n in [*range(1, 60), *range(60, 400, 17)]:
-        base = DPRandomForestClassifier(schema=schema, random_state=0).fit(X[:n], y[:n])
-        plus = DPRandomForestClassifier(schema=schema, random_state=0).fit(
+        base = DPRandomForestClassifier(**params).fit(X[:n], y[:n])
+        plus = DPRandomForestClassifier(**params).fit(
             pd.concat([X[:n], x]), pd.concat([y[:n], x_label])
         )
         keys = np.union1d(base.leaf_keys_, plus.leaf_keys_)

@@ -188,6 +188,8 @@ def test_cli_update_refuses_label_models(tmp_path, capsys, synth):
             "1",
             "--trees",
             "5",
+            "--mechanism",
+            "permute_flip",
             "--out",
             str(tmp_path / "m.json"),
         ]
