@@ -136,7 +136,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
         if preview is not None:
             st.caption(preview.text)
             if preview.private_note:
-                st.warning(preview.private_note)
+                st.info(preview.private_note)
 
     if not st.button("Train", type="primary", key="train.button"):
         return None

@@ -303,7 +303,7 @@ def test_train_cross_validates_beside_the_non_private_forest(run):
     assert run.metric_text(SERIES_NONPRIVATE, "f1")[1] is None
     assert run.metric_text("sklearn_random_forest", "auc") == ("—", None)
     assert run.n_records == 2000 and run.seconds > 0
-    assert "permute_flip (ε-DP) · ε = 0.5 · 20 trees · depth 5" in run.describe()
+    assert "laplace_counts (ε-DP) · ε = 0.5 · 20 trees · depth 5" in run.describe()
 
 
 def test_the_released_model_and_its_ledger(run):

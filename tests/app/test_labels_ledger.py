@@ -68,7 +68,7 @@ def test_a_proven_mechanism_without_a_ledger_guarantee_is_not_labelled_dp():
 def test_sidebar_line_and_scores_of_an_inferred_schema_model_say_not_dp(inferred_run):
     assert not inferred_run.private
     line = inferred_run.describe()
-    assert "permute_flip (NOT DP — see ledger)" in line and EPS_DP_BADGE not in line
+    assert "laplace_counts (NOT DP — see ledger)" in line and EPS_DP_BADGE not in line
     caption = app_train.run_caption(inferred_run)  # the line under the results header
     assert "NOT DP — see ledger" in caption and EPS_DP_BADGE not in caption
     bars = [t.name for t in inferred_run.scores_figure().data]
@@ -128,7 +128,7 @@ def test_sidebar_and_train_page_with_an_inferred_schema(inferred, inferred_run):
     at.session_state[RUN_KEY] = inferred_run
     run(at)
     sidebar = texts(at.sidebar.caption)
-    assert "permute_flip (NOT DP — see ledger)" in sidebar, sidebar
+    assert "laplace_counts (NOT DP — see ledger)" in sidebar, sidebar
     assert EPS_DP_BADGE not in sidebar
     at.switch_page("pages/train.py")
     run(at)

@@ -215,10 +215,11 @@ def test_train_page_lists_mechanisms_with_badges_and_previews_the_depth():
     # Every algorithm of the registry, each with its privacy status.
     algorithms = at.selectbox(key=key("train.algorithm")).options
     assert algorithms == [f"{a.name}  [{a.privacy}]" for a in ALGORITHMS.values()]
-    assert "Depth 5 (theorem2" in texts(at.caption) and "32 leaves" in texts(at.caption)
+    assert "Depth 5 (records" in texts(at.caption) and "32 leaves" in texts(at.caption)
+    assert "spends 5% of ε on a noisy count" in texts(at.info)
     assert at.checkbox(key=key("train.sklearn")).value  # 2,000 rows: on by default
     at.selectbox(key=key("train.fletcher_islam.depth")).set_value("jpw").run()
-    assert "reads the number of records" in texts(at.warning)
+    assert "The jpw rule reads the number of records" in texts(at.info)
     at.selectbox(key=key("train.fletcher_islam.depth")).set_value("fixed").run()
     at.number_input(key=key("train.fletcher_islam.depth.number")).set_value(3).run()
     assert "Depth 3 (3:" in texts(at.caption)
@@ -252,7 +253,7 @@ def test_train_shows_cards_references_ledger_chart_and_downloads():
     assert len(charts(at)) == 1
     names = [trace["name"] for trace in chart_spec(at)["data"]]
     assert names == [
-        "DP forest, permute_flip (ε-DP), ε = 0.5",
+        "DP forest, laplace_counts (ε-DP), ε = 0.5",
         "non-private forest (NOT DP)",
     ]
     shapes = chart_spec(at)["layout"]["shapes"]
