@@ -32,3 +32,16 @@ def test_jpw_rule_uses_branching_and_records():
 def test_bad_rules_are_value_errors(rule):
     with pytest.raises(ValueError, match="depth"):
         resolve_depth(rule, 3, 2)
+
+
+def test_records_rule_gives_about_one_leaf_per_record_of_a_tree():
+    # 2,000 records over 100 disjoint trees: 20 per tree; binary splits → ⌊log2 20⌋ = 4.
+    assert resolve_depth("records", 6, 0, n_records=2000, branching=[2] * 6, n_trees=100) == 4
+    # Shared trees read all records: ⌊log2 2000⌋ = 10, capped by theorem2 (6 features: 5).
+    assert resolve_depth("records", 6, 0, n_records=2000, branching=[2] * 6) == 5
+    # Mean branching 3 (ternary features), 766 records over 10 trees: ⌊log3 76⌋ = 3.
+    assert resolve_depth("records", 0, 9, n_records=766, branching=[3] * 9, n_trees=10) == 3
+    # Fewer records than trees still gives a tree of depth 1.
+    assert resolve_depth("records", 2, 0, n_records=5, branching=[2, 2], n_trees=100) == 1
+    with pytest.raises(ValueError, match="record count"):
+        resolve_depth("records", 2, 0, branching=[2, 2])
