@@ -6,13 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.models._boost_check import (
-    CHECK_THRESHOLD,
-    check_weights,
-    classify,
-    held_out_check,
-    noisy_prior,
-)
+from dpviz.models import _boost_check as check
 from dpviz.models._boost_predict import scores_to_proba
 from dpviz.models._boost_presets import PRESETS, apply_preset
 from dpviz.models._boost_tree import grow_tree, route, tree_scores
@@ -27,7 +21,7 @@ def replayable(seed: int):
 def test_check_weights_for_two_classes():
     """τ = c/2: w_trust = τ²/(τ² + σ²); w_floor = c·|p̂|/(10·√(2σ²)) below it."""
     c, noise = 0.5, 0.01
-    trust, floor = check_weights(c, noise, np.array([0.4]))
+    trust, floor = check.check_weights(c, noise, np.array([0.4]))
     assert trust == pytest.approx(0.0625 / 0.0725)
     assert floor == pytest.approx(0.5 * 0.4 / (10 * math.sqrt(0.02)))
     assert floor < trust
@@ -35,10 +29,10 @@ def test_check_weights_for_two_classes():
 
 def test_check_weights_for_more_classes_use_the_lead_of_the_top_two():
     c, noise = 0.8, 0.05
-    trust, floor = check_weights(c, noise, np.array([-0.8, 0.2, -0.4]))
+    trust, floor = check.check_weights(c, noise, np.array([-0.8, 0.2, -0.4]))
     assert floor == pytest.approx(0.8 * 0.6 / (10 * math.sqrt(0.1)))
     # a prior whose lead is large caps the floor at w_trust
-    assert check_weights(c, 1e-6, np.array([-0.9, 0.9]))[1] == trust_of(c, 1e-6)
+    assert check.check_weights(c, 1e-6, np.array([-0.9, 0.9]))[1] == trust_of(c, 1e-6)
 
 
 def trust_of(c, noise):
@@ -46,7 +40,7 @@ def trust_of(c, noise):
 
 
 def test_check_weights_without_noise_trust_the_trees_fully():
-    assert check_weights(0.65, 0.0, np.array([0.2])) == (1.0, 1.0)
+    assert check.check_weights(0.65, 0.0, np.array([0.2])) == (1.0, 1.0)
 
 
 def test_held_out_check_releases_the_gain_of_trusting_the_trees():
@@ -55,26 +49,26 @@ def test_held_out_check_releases_the_gain_of_trusting_the_trees():
     y = np.repeat([0, 1], [30, 10])
     raw = np.where(y == 1, 1.0, -1.0)[:, None]
     prior = np.array([0.2])
-    gain, passed = held_out_check(raw, prior, y, (0.9, 0.0), 60.0, replayable(0))
+    gain, passed = check.held_out_check(raw, prior, y, (0.9, 0.0), 60.0, replayable(0))
     assert gain == 30 and passed
     # no gain: fails whatever the (small) noise at ε = 1
-    gain, passed = held_out_check(raw, prior, y, (0.0, 0.0), 1.0, replayable(0))
-    assert gain < CHECK_THRESHOLD and not passed
+    gain, passed = check.held_out_check(raw, prior, y, (0.0, 0.0), 1.0, replayable(0))
+    assert gain < check.CHECK_THRESHOLD and not passed
 
 
 def test_classify_reads_one_score_column_as_the_positive_class():
-    np.testing.assert_array_equal(classify(np.array([[0.3], [-0.1], [0.0]])), [1, 0, 0])
-    np.testing.assert_array_equal(classify(np.array([[0.1, 0.5, -1.0]])), [1])
+    np.testing.assert_array_equal(check.classify(np.array([[0.3], [-0.1], [0.0]])), [1, 0, 0])
+    np.testing.assert_array_equal(check.classify(np.array([[0.1, 0.5, -1.0]])), [1])
 
 
 def test_noisy_prior_is_none_without_budget_and_the_shares_score_otherwise():
     y = np.repeat([0, 1, 2], [50, 30, 20])
-    counts, score = noisy_prior(y, 3, [0, 1, 2], 0.0, rng=None)
+    counts, score = check.noisy_prior(y, 3, [0, 1, 2], 0.0, rng=None)
     assert counts is None and (score == 0).all()
-    counts, score = noisy_prior(y, 3, [0, 1, 2], 60.0, replayable(1))
+    counts, score = check.noisy_prior(y, 3, [0, 1, 2], 60.0, replayable(1))
     np.testing.assert_array_equal(counts, [50, 30, 20])
     np.testing.assert_allclose(score, [0.0, -0.4, -0.6])
-    counts, _ = noisy_prior(y, 3, [0, 1, 2], 0.1, replayable(1))
+    counts, _ = check.noisy_prior(y, 3, [0, 1, 2], 0.1, replayable(1))
     assert counts.dtype.kind == "i" and not np.array_equal(counts, [50, 30, 20])
 
 
