@@ -14,6 +14,7 @@ from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
+from dpviz.models import _boost_ensemble
 from dpviz.models import boosting as boosting
 from dpviz.models.boosting import (
     PRESETS,
@@ -557,7 +558,7 @@ def test_each_ensemble_deals_its_records_by_independent_draws(synth, monkeypatch
         tree_sizes.append(len(codes))
         return grow(self, codes, gradient, iteration, eps_tree, rng)
 
-    monkeypatch.setattr(boosting, "assign_trees", spy)
+    monkeypatch.setattr(_boost_ensemble, "assign_trees", spy)
     monkeypatch.setattr(DPBoostClassifier, "_tree", spy_tree)
     # Replayable noise: with the paper's filter a later tree keeps a noise-dependent
     # share of its records, and this test needs some kept in each.

@@ -20,6 +20,7 @@ from dpviz.models.greedy import (
     DPDecisionTreeClassifier,
     _Frontier,
     auto_depth,
+    choose_subtrees,
     enumerate_subtrees,
     mcmc_subtrees,
     stopping_rule,
@@ -107,10 +108,8 @@ def test_factorised_sampler_is_the_exhaustive_exponential_mechanism(layers):
     codes, y = tiny_data(12, seed=1)
     eps = 1.5
     candidates, scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers)
-    tree = DPDecisionTreeClassifier(epsilon=eps, max_depth=2, steps=layers)
-    tree.candidates_ = 0
     state = replicas(codes, y, 30_000)
-    feat = tree._choose(state, N_VALUES, 2, layers, eps, np.random.default_rng(0))
+    feat = choose_subtrees(state, N_VALUES, 2, layers, eps, 1000, np.random.default_rng(0))[0]
     log_p = log_softmax(eps / 2 * scores)
     assert_matches_law(feat, candidates, scores, log_p, N_VALUES, layers)
 
@@ -163,10 +162,9 @@ def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtre
 
 def test_mcmc_candidate_count_is_the_size_of_the_subtree_space():
     codes, y = tiny_data(12, seed=1)
-    tree = DPDecisionTreeClassifier(epsilon=1.0, max_depth=3, steps=3, mcmc_steps=5)
-    tree.candidates_, tree._mcmc_counts = 0, [0, 0]
-    tree._choose(replicas(codes, y, 2), N_VALUES, 2, 3, 1.0, np.random.default_rng(0))
-    assert tree.candidates_ == 2 * len(enumerate_subtrees(codes, y, N_VALUES, 2, 3)[0])
+    state = replicas(codes, y, 2)
+    _, candidates, _, _ = choose_subtrees(state, N_VALUES, 2, 3, 1.0, 5, np.random.default_rng(0))
+    assert candidates == 2 * len(enumerate_subtrees(codes, y, N_VALUES, 2, 3)[0])
 
 
 @pytest.mark.parametrize("layers", [1, 2])

@@ -1,0 +1,76 @@
+"""DPBoost's ensemble of ensembles: dealing records to trees, and boosting them.
+
+Privacy role: each ensemble deals every record to one cell by the record's own
+independent draw (:func:`assign_trees`), so the trees of an ensemble read disjoint
+records whose split does not depend on the data (parallel composition: each tree spends
+the ensemble's whole ε_t); ⌈T/T_e⌉ ensembles read the same records (sequential). A
+tree's gradients read the records and the released earlier trees only (adaptive
+composition), bounded to [−g*, g*] by clipping (default) or filtering (paper). The
+deal's randomness reads no data but comes from the fit's secret generator all the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.models._boost_budget import G_STAR
+from dpviz.models._boost_tree import route
+from dpviz.models.greedy import Rng
+
+
+def assign_trees(n: int, shares: np.ndarray, rng: Rng) -> np.ndarray:
+    """Each of ``n`` records' tree in one ensemble, drawn independently per record.
+
+    Record i gets position t with probability ``shares[t]`` by inverting the
+    cumulative shares at its own uniform ``rng.random(n)[i]``; a position
+    ≥ ``len(shares)`` means no tree (the leftover probability when the shares sum to
+    less than 1). A record's tree depends on its own draw alone, so adding or removing a
+    record never moves another one: the trees read disjoint records whose split is
+    independent of the data (parallel composition).
+    """
+    return np.searchsorted(np.cumsum(shares), rng.random(n)).astype(np.int64)
+
+
+def boost_ensembles(
+    model, codes: np.ndarray, signed: list[np.ndarray], rng: Rng
+) -> tuple[list[list[dict]], list[tuple], np.ndarray]:
+    """Grow every one-vs-rest model's trees, each boosted from the score F = 0.
+
+    ``model`` is the :class:`~dpviz.models.boosting.DPBoostClassifier` being fitted (its
+    parameters, budget and ``_tree``), ``signed`` the ±1 targets of each part. Returns
+    the trees per part, their leaf records (ordered by part, then tree) and the last
+    ensemble's deal.
+
+    Each ensemble deals every record to a cell by one independent draw per record
+    (:func:`assign_trees`), shared by the one-vs-rest models: tree position
+    0..size−1, or ``size`` for the held-out cell of the last ensemble when the model
+    ``checks_trees_``, which no tree reads."""
+    eta = float(model.learning_rate)
+    eps_tree = model.tree_epsilon_
+    clip = model.preset_.gradients == "clip"
+    n = len(signed[0])
+    predictions = [np.zeros(n) for _ in signed]
+    models: list[list[dict]] = [[] for _ in signed]
+    records, grown = [], []  # per tree in the order grown: leaf record, (part, iteration)
+    deal = np.zeros(n, dtype=np.int64)
+    for ensemble in range(model.n_ensembles_):
+        size = model._ensemble_size(ensemble)
+        holdout = model.checks_trees_ and ensemble == model.n_ensembles_ - 1
+        deal = assign_trees(n, model.ensemble_shares(size, holdout), rng)
+        cells = [np.flatnonzero(deal == position) for position in range(size)]
+        for part, (target, prediction) in enumerate(zip(signed, predictions)):
+            for position, rows in enumerate(cells):
+                iteration = ensemble * model.trees_per_ensemble + position + 1
+                gradient = prediction[rows] - target[rows]
+                if clip:  # every record used, its gradient clipped to [−g*, g*]
+                    gradient = np.clip(gradient, -G_STAR, G_STAR)
+                else:  # gradient-based data filtering (Li et al.)
+                    keep = np.abs(gradient) <= G_STAR
+                    rows, gradient = rows[keep], gradient[keep]
+                tree, record = model._tree(codes[rows], gradient, iteration, eps_tree, rng)
+                models[part].append(tree)
+                records.append(record)
+                grown.append((part, iteration))
+                prediction += eta * tree["value"][route(tree, codes)]
+    order = sorted(range(len(grown)), key=grown.__getitem__)
+    return models, [records[i] for i in order], deal

@@ -1,0 +1,142 @@
+"""One DP regression tree of DPBoost, and how records find their leaf.
+
+Privacy role: a tree reads only the records dealt to it (disjoint from its ensemble's
+other trees) and spends its ε_t in two parts. Each level's splits are drawn by the
+exponential mechanism over public candidates (:func:`split_candidates`: from the schema
+alone) on the gain G = Σ_sides (Σg)²/(n + λ), whose sensitivity is 3g*² for |g| ≤ g*
+(Li et al.'s Lemma 1; the nodes of a level hold disjoint records). The leaf values
+−Σg/(n + λ), clipped to g*(1−η)^(t−1), are released with Laplace noise of sensitivity
+min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and the clip). :func:`route` and
+:func:`tree_scores` only read released trees (post-processing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.models._boost_budget import G_STAR
+from dpviz.models.greedy import Rng
+from dpviz.privacy.schema import Schema
+
+
+def split_candidates(schema: Schema, n_values: np.ndarray, kind: str) -> tuple[np.ndarray, ...]:
+    """The public split candidates (feature, value, equal) of a schema.
+
+    ``equal`` False: a record goes right when its code is > value (a threshold between
+    public bins, or between discrete codes for ``kind="bins"``). ``equal`` True (discrete
+    features with ``kind="one_hot"`` and at least three values): right when its code is
+    == value, "feature == v" against the rest. A two-valued feature has one candidate,
+    the threshold at 0, which is the same partition as either one-hot test. The list
+    depends on the schema only, never on the data.
+    """
+    n_continuous = len(schema.continuous)
+    features, values, equal = [], [], []
+    for f, width in enumerate(int(w) for w in n_values):
+        if kind == "one_hot" and f >= n_continuous and width > 2:
+            features += [f] * width
+            values += list(range(width))
+            equal += [True] * width
+        else:
+            features += [f] * (width - 1)
+            values += list(range(width - 1))
+            equal += [False] * (width - 1)
+    if not features:  # every feature single-valued: one split that sends all left
+        features, values, equal = [0], [int(n_values[0]) - 1], [False]
+    return (
+        np.asarray(features, dtype=np.int64),
+        np.asarray(values, dtype=np.int64),
+        np.asarray(equal, dtype=bool),
+    )
+
+
+def grow_tree(
+    codes: np.ndarray,
+    gradient: np.ndarray,
+    candidates: tuple[np.ndarray, ...],
+    width: int,
+    depth: int,
+    lam: float,
+    eps_level: float,
+    eps_leaf: float,
+    bound: float,
+    sensitivity: float,
+    rng: Rng,
+) -> tuple[dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """One DP regression tree: exponential-mechanism splits, clipped noisy leaves.
+
+    ``codes`` and ``gradient`` are the tree's records (``width`` the most values of a
+    feature), ``candidates`` the public (feature, value, equal) splits, ``depth`` its
+    levels, ``lam`` λ; each level's splits spend ``eps_level``, the leaves ``eps_leaf``
+    (Laplace of scale ``sensitivity``/``eps_leaf``) after clipping to ±``bound``.
+    Returns the tree (``feature``, ``threshold``, ``equal`` per level, the released
+    ``value`` per leaf; see :func:`route`) and its leaf record (true counts, clipped
+    values, released values: NOT private)."""
+    delta_gain = 3 * G_STAR**2
+    cand_f, cand_v, cand_eq = candidates
+    m = codes.shape[1]
+    flat = codes + np.arange(m, dtype=np.int64) * width  # (record, feature) cells
+    weights = np.repeat(gradient, m)
+    n_nodes_level = 1
+    node = np.zeros(len(gradient), dtype=np.int64)
+    features, thresholds, equal = [], [], []
+    rows = np.arange(len(node))
+    for _ in range(depth):
+        cells = n_nodes_level * m * width
+        index = (node[:, None] * (m * width) + flat).ravel()
+        g_hist = np.bincount(index, weights=weights, minlength=cells)
+        n_hist = np.bincount(index, minlength=cells).astype(np.float64)
+        g_hist = g_hist.reshape(n_nodes_level, m, width)
+        n_hist = n_hist.reshape(n_nodes_level, m, width)
+        g_cum, n_cum = np.cumsum(g_hist, axis=2), np.cumsum(n_hist, axis=2)
+        g_total, n_total = g_cum[:, cand_f, -1], n_cum[:, cand_f, -1]
+        # Right side of candidate c: code == v (one-hot) or code > v (threshold).
+        g_right = np.where(cand_eq, g_hist[:, cand_f, cand_v], g_total - g_cum[:, cand_f, cand_v])
+        n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
+        g_left, n_left = g_total - g_right, n_total - n_right
+        gain = g_left**2 / (n_left + lam) + g_right**2 / (n_right + lam)
+        logits = eps_level * gain / (2 * delta_gain)
+        gumbel = -np.log(-np.log(rng.random(logits.shape)))
+        choice = np.argmax(logits + gumbel, axis=1)
+        f_chosen, v_chosen, eq_chosen = cand_f[choice], cand_v[choice], cand_eq[choice]
+        features.append(f_chosen)
+        thresholds.append(v_chosen)
+        equal.append(eq_chosen)
+        code = codes[rows, f_chosen[node]]
+        v, eq = v_chosen[node], eq_chosen[node]
+        node = 2 * node + np.where(eq, code == v, code > v)
+        n_nodes_level *= 2
+    sums = np.bincount(node, weights=gradient, minlength=n_nodes_level)
+    counts = np.bincount(node, minlength=n_nodes_level).astype(np.float64)
+    value = -sums / (counts + lam)
+    clipped = np.clip(value, -bound, bound)  # geometric leaf clipping
+    released = clipped + rng.laplace(0.0, sensitivity / eps_leaf, size=n_nodes_level)
+    tree = {"feature": features, "threshold": thresholds, "equal": equal, "value": released}
+    return tree, (counts, clipped, released)
+
+
+def tree_scores(models: list[list[dict]], codes: np.ndarray, eta: float) -> np.ndarray:
+    """The trees' score η·Σ_t value_t[leaf_t(x)] of every record, one column per
+    one-vs-rest part (post-processing of the released trees)."""
+    return np.stack(
+        [sum(eta * t["value"][route(t, codes)] for t in trees) for trees in models], axis=1
+    )
+
+
+def route(tree: dict, codes: np.ndarray) -> np.ndarray:
+    """The leaf (0..2^depth−1) of every record: at each level a record goes right when
+    its code is > the node's threshold, or == it where the node's ``equal`` flag is set
+    (a one-hot split; a tree without ``equal`` has threshold splits only). An unknown
+    discrete value (code −1) goes left either way."""
+    node = np.zeros(len(codes), dtype=np.int64)
+    rows = np.arange(len(codes))
+    equal = tree.get("equal") or [None] * len(tree["feature"])
+    for f, t, eq in zip(tree["feature"], tree["threshold"], equal):
+        code, cut = codes[rows, f[node]], t[node]
+        right = code > cut if eq is None else np.where(eq[node], code == cut, code > cut)
+        node = 2 * node + right
+    return node
+
+
+def _leaf_index(tree: dict, codes: np.ndarray, n_values: np.ndarray | None = None) -> np.ndarray:
+    """:func:`route` (``n_values`` is not needed; kept for callers that pass it)."""
+    return route(tree, codes)

@@ -1,0 +1,112 @@
+"""DPBoost's separated parts, one job each: presets, the check's weights and its noisy
+count, the class prior, one DP regression tree, and the scores of released trees."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpviz.models import _boost_check as check
+from dpviz.models._boost_predict import scores_to_proba
+from dpviz.models._boost_presets import PRESETS, apply_preset
+from dpviz.models._boost_tree import grow_tree, route, tree_scores
+from dpviz.models.boosting import DPBoostClassifier
+from dpviz.privacy.noise import NoiseSource
+
+
+def replayable(seed: int):
+    return NoiseSource.replayable(seed).generator()
+
+
+def test_check_weights_for_two_classes():
+    """τ = c/2: w_trust = τ²/(τ² + σ²); w_floor = c·|p̂|/(10·√(2σ²)) below it."""
+    c, noise = 0.5, 0.01
+    trust, floor = check.check_weights(c, noise, np.array([0.4]))
+    assert trust == pytest.approx(0.0625 / 0.0725)
+    assert floor == pytest.approx(0.5 * 0.4 / (10 * math.sqrt(0.02)))
+    assert floor < trust
+
+
+def test_check_weights_for_more_classes_use_the_lead_of_the_top_two():
+    c, noise = 0.8, 0.05
+    trust, floor = check.check_weights(c, noise, np.array([-0.8, 0.2, -0.4]))
+    assert floor == pytest.approx(0.8 * 0.6 / (10 * math.sqrt(0.1)))
+    # a prior whose lead is large caps the floor at w_trust
+    assert check.check_weights(c, 1e-6, np.array([-0.9, 0.9]))[1] == trust_of(c, 1e-6)
+
+
+def trust_of(c, noise):
+    return (c / 2) ** 2 / ((c / 2) ** 2 + noise)
+
+
+def test_check_weights_without_noise_trust_the_trees_fully():
+    assert check.check_weights(0.65, 0.0, np.array([0.2])) == (1.0, 1.0)
+
+
+def test_held_out_check_releases_the_gain_of_trusting_the_trees():
+    """The prior says class 1 for all; trusting the trees gets 30 more of 40 right. At
+    ε = 60 the count's noise is 0 but with probability ~2e-26."""
+    y = np.repeat([0, 1], [30, 10])
+    raw = np.where(y == 1, 1.0, -1.0)[:, None]
+    prior = np.array([0.2])
+    gain, passed = check.held_out_check(raw, prior, y, (0.9, 0.0), 60.0, replayable(0))
+    assert gain == 30 and passed
+    # no gain: fails whatever the (small) noise at ε = 1
+    gain, passed = check.held_out_check(raw, prior, y, (0.0, 0.0), 1.0, replayable(0))
+    assert gain < check.CHECK_THRESHOLD and not passed
+
+
+def test_classify_reads_one_score_column_as_the_positive_class():
+    np.testing.assert_array_equal(check.classify(np.array([[0.3], [-0.1], [0.0]])), [1, 0, 0])
+    np.testing.assert_array_equal(check.classify(np.array([[0.1, 0.5, -1.0]])), [1])
+
+
+def test_noisy_prior_is_none_without_budget_and_the_shares_score_otherwise():
+    y = np.repeat([0, 1, 2], [50, 30, 20])
+    counts, score = check.noisy_prior(y, 3, [0, 1, 2], 0.0, rng=None)
+    assert counts is None and (score == 0).all()
+    counts, score = check.noisy_prior(y, 3, [0, 1, 2], 60.0, replayable(1))
+    np.testing.assert_array_equal(counts, [50, 30, 20])
+    np.testing.assert_allclose(score, [0.0, -0.4, -0.6])
+    counts, _ = check.noisy_prior(y, 3, [0, 1, 2], 0.1, replayable(1))
+    assert counts.dtype.kind == "i" and not np.array_equal(counts, [50, 30, 20])
+
+
+def test_apply_preset_fills_only_what_was_left_at_the_default():
+    model = DPBoostClassifier()
+    model.preset = "paper"
+    apply_preset(model, given={"max_depth"})
+    paper = PRESETS["paper"]
+    assert model.n_estimators == paper.n_estimators and model.reg_lambda == paper.reg_lambda
+    assert model.max_depth == PRESETS["default"].max_depth  # named: kept
+
+
+def test_grow_tree_splits_on_the_signal_and_clips_its_leaves():
+    """At a huge split ε the mechanism takes the best candidate (feature 0 at 0); at a
+    huge leaf ε the released values are the clipped ones; the leaf record is true."""
+    rng = np.random.default_rng(0)
+    codes = np.stack([rng.integers(0, 2, 400), rng.integers(0, 4, 400)], axis=1)
+    gradient = np.where(codes[:, 0] == 1, -1.0, 1.0)
+    candidates = (np.array([0, 1, 1, 1]), np.array([0, 0, 1, 2]), np.zeros(4, dtype=bool))
+    tree, (counts, clipped, released) = grow_tree(
+        codes, gradient, candidates, 4, 1, 1.0, 1e6, 1e9, 0.5, 0.1, replayable(2)
+    )
+    assert tree["feature"][0].tolist() == [0] and tree["threshold"][0].tolist() == [0]
+    assert counts.sum() == 400 and (np.abs(clipped) <= 0.5).all()
+    np.testing.assert_allclose(clipped, [-0.5, 0.5])  # −Σg/(n + λ) ≈ ∓1, clipped
+    np.testing.assert_allclose(released, clipped, atol=1e-6)
+    np.testing.assert_array_equal(route(tree, codes), codes[:, 0])
+
+
+def test_tree_scores_and_probabilities_of_released_trees():
+    tree = {
+        "feature": [np.array([0])],
+        "threshold": [np.array([0])],
+        "value": np.array([-1.0, 2.0]),
+    }
+    codes = np.array([[0], [1]])
+    scores = tree_scores([[tree, tree]], codes, 0.5)
+    np.testing.assert_allclose(scores, [[-1.0], [2.0]])
+    np.testing.assert_allclose(scores_to_proba(scores), [[1.0, 0.0], [0.0, 1.0]])
+    many = scores_to_proba(np.array([[0.0, math.log(3.0)]]))
+    np.testing.assert_allclose(many, [[0.25, 0.75]])

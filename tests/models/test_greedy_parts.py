@@ -1,0 +1,164 @@
+"""The greedy tree's separated parts, one job each: the split of ε, the "auto" depth from
+the root histogram, the growth loop, the leaf release and fallback, and routing."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpviz.models._greedy_budget import COUNT_SHARE, ROOT_COUNT_SHARE, make_budget
+from dpviz.models._greedy_grow import GrownTree, grow_tree
+from dpviz.models._greedy_leaves import (
+    noisy_leaf_counts,
+    own_shares,
+    release_leaves,
+    smooth_shares,
+)
+from dpviz.models._greedy_predict import leaf_of, leaf_proba
+from dpviz.models._greedy_stopping import auto_depth, choose_depth
+from dpviz.privacy.noise import NoiseSource
+from dpviz.privacy.schema import Feature, Schema
+
+
+def replayable(seed: int):
+    return NoiseSource.replayable(seed).generator()
+
+
+@pytest.mark.parametrize("root_count", [False, True])
+@pytest.mark.parametrize(("depth", "steps"), [(1, 1), (3, 1), (5, 2), (4, 3)])
+def test_every_record_spends_exactly_epsilon_wherever_its_leaf_closes(depth, steps, root_count):
+    """A record whose leaf closes at step level L spent the root count, L full levels
+    (split and node count), maybe this level's node count, and its leaf's ε: ε in all."""
+    epsilon = 1.3
+    budget = make_budget(epsilon, depth, steps, root_count, node_counts=True)
+    n_levels = math.ceil(depth / steps)
+    assert budget.root == pytest.approx(ROOT_COUNT_SHARE * epsilon if root_count else 0.0)
+    assert budget.count == pytest.approx(COUNT_SHARE * budget.level if n_levels > 1 else 0.0)
+    assert budget.root + (n_levels + 1) * budget.level == pytest.approx(epsilon)
+    for level in range(n_levels + 1):
+        before = sum(budget.split(j) + (budget.count if j else 0.0) for j in range(level))
+        closed = budget.root + before + budget.leaf(level, counted=False)
+        assert closed == pytest.approx(epsilon)
+        if 0 < level < n_levels:  # closed by the stopping rule after its node count
+            counted = budget.root + before + budget.count + budget.leaf(level, counted=True)
+            assert counted == pytest.approx(epsilon)
+
+
+def test_without_the_stopping_rule_no_epsilon_goes_to_node_counts():
+    budget = make_budget(1.0, 4, 1, root_count=False, node_counts=False)
+    assert budget.count == 0.0 and budget.level == pytest.approx(1.0 / 5)
+
+
+def schema_of(kinds):
+    features = [
+        Feature(f"f{i}", "continuous", low=0.0, high=1.0)
+        if kind == "c"
+        else Feature(f"f{i}", "discrete", values=("a", "b"))
+        for i, kind in enumerate(kinds)
+    ]
+    return Schema(label="y", classes=("0", "1"), features=tuple(features))
+
+
+def test_choose_depth_from_a_declared_count_draws_nothing():
+    schema = schema_of("cc")
+    n_values = np.array([4, 4])
+    y = np.zeros(10, dtype=np.int64)
+    depth, n_hat, root = choose_depth(y, n_values, schema, 2.0, 1, 5000, rng=None)
+    assert root is None and n_hat == 5000.0
+    assert depth == auto_depth(5000, n_values, 2, 2.0, 1, 5) > 0
+
+
+def test_choose_depth_reads_the_root_histogram_and_caps_discrete_features():
+    schema = schema_of("dd")
+    n_values = np.array([2, 2])
+    y = np.repeat([0, 1], [3000, 1000])
+    depth, n_hat, root = choose_depth(y, n_values, schema, 1.0, 1, 0, replayable(1))
+    assert root.shape == (2,) and n_hat == float(root.sum())
+    assert abs(root - [3000, 1000]).max() < 200  # discrete Laplace at ε_root = 0.1
+    # ε_root is gone from the depth rule's budget; two discrete features cap D at 2
+    assert depth == auto_depth(n_hat, n_values, 2, 0.9, 1, 2) == 2
+    replay = choose_depth(y, n_values, schema, 1.0, 1, 0, replayable(1))
+    np.testing.assert_array_equal(replay[2], root)
+
+
+def test_grow_tree_without_stopping_grows_the_full_tree():
+    """Depth 2 on binary features: 7 nodes, 4 leaves at full depth, each with ε' and its
+    records' true counts; two one-layer steps choose among 2 + 2·1 candidates."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 2, size=(200, 2))
+    y = codes[:, 0] ^ (rng.random(200) < 0.1)
+    budget = make_budget(1.0, 2, 1, root_count=False, node_counts=False)
+    tree = grow_tree(codes, y, np.array([2, 2]), 2, replayable(3), budget, None, False, 10)
+    assert len(tree.feature) == 7 and len(tree.leaf_nodes) == 4
+    assert (tree.node_depth[tree.leaf_nodes] == 2).all()
+    np.testing.assert_allclose(tree.leaf_epsilon, budget.level)
+    assert tree.leaf_counts.sum() == 200
+    assert tree.candidates == 2 + 2 * 1 and math.isnan(tree.mcmc_acceptance)
+    assert len(tree.counted_nodes) == 0
+
+
+def small_tree(leaf_counts, leaf_eps) -> GrownTree:
+    """A root with two leaves (nodes 1 and 2)."""
+    return GrownTree(
+        feature=np.array([0, -1, -1]),
+        first_child=np.array([1, -1, -1]),
+        node_depth=np.array([0, 1, 1]),
+        parent=np.array([-1, 0, 0]),
+        leaf_nodes=np.array([1, 2]),
+        leaf_counts=np.asarray(leaf_counts),
+        leaf_epsilon=np.asarray(leaf_eps, dtype=np.float64),
+        counted_nodes=np.zeros(0, dtype=np.int64),
+        counted_noisy_counts=np.zeros((0, 2), dtype=np.int64),
+        counted_epsilon=np.zeros(0),
+        candidates=1,
+        mcmc_acceptance=float("nan"),
+    )
+
+
+def test_noisy_leaf_counts_are_integers_and_replay():
+    counts = np.array([[5, 1], [0, 7], [3, 3]])
+    eps = np.array([0.5, 0.5, 2.0])
+    noisy = noisy_leaf_counts(counts, eps, replayable(7))
+    assert noisy.dtype.kind == "i" and not np.array_equal(noisy, counts)
+    np.testing.assert_array_equal(noisy, noisy_leaf_counts(counts, eps, replayable(7)))
+    # at ε = 60 the discrete Laplace noise is 0 but with probability ~2e-26
+    np.testing.assert_array_equal(
+        noisy_leaf_counts(counts, np.full(3, 60.0), replayable(7)), counts
+    )
+
+
+def test_own_shares_clip_and_normalise():
+    shares = own_shares(np.array([[3, -1], [-2, -5], [1, 1]]))
+    np.testing.assert_allclose(shares, [[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]])
+
+
+def test_smooth_shares_keep_a_clear_signal_and_drop_pure_noise():
+    counts = np.array([[900, 100], [100, 900]])
+    clear = smooth_shares(small_tree(counts, [50.0, 50.0]), counts, 2)
+    np.testing.assert_allclose(clear, [[0.9, 0.1], [0.1, 0.9]], atol=1e-9)
+    # At ε = 1e-3 (noise sd ≈ 1400 per count) the leaves' gap does not stand out of the
+    # noise: both predict the root's shares, the normalised sum of their counts.
+    noisy = np.array([[900, 100], [300, 700]])
+    drowned = smooth_shares(small_tree(noisy, [1e-3, 1e-3]), noisy, 2)
+    np.testing.assert_allclose(drowned, [[0.6, 0.4], [0.6, 0.4]])
+
+
+@pytest.mark.parametrize("hierarchical", [True, False])
+def test_release_leaves_labels_a_class_of_largest_share(hierarchical):
+    tree = small_tree(np.array([[40, 2], [1, 30]]), [5.0, 5.0])
+    noisy, proba, labels = release_leaves(tree, hierarchical, replayable(2))
+    assert noisy.dtype.kind == "i" and proba.shape == (2, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(labels, [0, 1])
+
+
+def test_leaf_of_routes_records_and_stops_unknown_values():
+    # root splits on feature 0; its child 2 splits on feature 1 into nodes 3 and 4
+    feature = np.array([0, -1, 1, -1, -1])
+    first_child = np.array([1, -1, 3, -1, -1])
+    codes = np.array([[0, 1], [1, 0], [1, 1], [-1, 0], [1, -1]])
+    node = leaf_of(codes, feature, first_child, depth=2)
+    np.testing.assert_array_equal(node, [1, 3, 4, -1, -1])
+    shares = np.array([[1.0, 0.0], [0.25, 0.75], [0.0, 1.0]])
+    proba = leaf_proba(node, np.array([1, 3, 4]), shares)
+    np.testing.assert_allclose(proba, [[1, 0], [0.25, 0.75], [0, 1], [0.5, 0.5], [0.5, 0.5]])
