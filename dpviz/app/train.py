@@ -388,10 +388,8 @@ def structure_preview(
             # A preview for the data owner only: the fitted tree reads a noisy (or the
             # declared) count instead of n_records.
             n = int(model.declared_n) or n_records
-            share = 0.0 if model.declared_n else greedy.ROOT_COUNT_SHARE
-            depth = max(
-                1, greedy.auto_depth(n, bins, len(schema.classes), (1 - share) * epsilon, d)
-            )
+            root = 0.0 if model.declared_n else greedy.root_count_epsilon(epsilon)
+            depth = max(1, greedy.auto_depth(n, bins, len(schema.classes), epsilon - root, d))
         else:
             depth = int(model.max_depth)
         n_steps = math.ceil(depth / d)

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from dpviz.models._greedy_budget import MAX_AUTO_DEPTH, ROOT_COUNT_SHARE
+from dpviz.models._greedy_budget import MAX_AUTO_DEPTH, root_count_epsilon
 from dpviz.models._greedy_mcmc import Rng
 from dpviz.privacy.schema import Schema
 
@@ -107,7 +107,7 @@ def choose_depth(
     """The depth of ``max_depth="auto"``: (D, the record count n̂ it used, the root's noisy
     class histogram or None).
 
-    n̂ is ``declared_n`` when given (public: no ε); else ``ROOT_COUNT_SHARE``·ε buys
+    n̂ is ``declared_n`` when given (public: no ε); else :func:`root_count_epsilon` buys
     the root's noisy class histogram (discrete Laplace; the depth rule's record count,
     the root's stopping test and the class prior of the fallback) and n̂ is its sum.
     :func:`auto_depth` then gets the rest of ε, capped at the number of features when
@@ -117,7 +117,7 @@ def choose_depth(
     if declared_n:
         n_hat = float(declared_n)
     else:
-        root_eps = ROOT_COUNT_SHARE * float(epsilon)
+        root_eps = root_count_epsilon(epsilon)
         root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
         n_hat = float(root_counts.sum())
     rest = float(epsilon) - (0.0 if root_counts is None else root_eps)

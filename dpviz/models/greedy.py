@@ -92,6 +92,7 @@ from dpviz.models._greedy_budget import (
     greedy_ledger,
     make_budget,
     privacy_status,
+    root_count_epsilon,
 )
 from dpviz.models._greedy_grow import MAX_NODES, _Frontier, _NodeTable, grow_tree
 from dpviz.models._greedy_leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
@@ -120,6 +121,7 @@ __all__ = [
     "MAX_MCMC_CELLS",
     "MAX_NODES",
     "ROOT_COUNT_SHARE",
+    "root_count_epsilon",
     "SHRINK_MARGIN",
     "STOPPING_RULES",
     "Budget",
@@ -173,7 +175,8 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         layers (the paper's ``stepLimit``; it gives no number, so 1000). Unused for
         d ≤ 2.
     declared_n : int, default=0
-        A public record count for ``max_depth="auto"`` (0: none; then 10% of ε buys a
+        A public record count for ``max_depth="auto"`` (0: none; then
+        :func:`root_count_epsilon` — 10% of ε, at least 0.08, at most 0.8·ε — buys a
         noisy count of the root's classes). Unused with an explicit depth.
     stopping : {"noisy_count", "none"}, default="noisy_count"
         Friedman & Schuster's noise-aware stopping rule, or none (grow to depth D).

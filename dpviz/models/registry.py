@@ -129,7 +129,8 @@ _GREEDY_TAIL = (
     Parameter(
         "declared_n",
         0,
-        "public record count for the auto depth (0: not declared, 10% of ε buys a noisy count)",
+        "public record count for the auto depth (0: not declared; 10% of ε, at least 0.08 "
+        "and at most 0.8·ε, buys a noisy count)",
         low=0,
         high=10**12,
     ),
