@@ -60,7 +60,8 @@ def _compile():
     return {
         name: getattr(compiled, name)
         for name in (
-            "descend_matrix",
+            "descend_table",
+            "result_table",
             "descend_pairs",
             "mark",
             "remap",
@@ -70,7 +71,6 @@ def _compile():
             "packed_counts_local",
             "label_counts_local",
             "value_sums_local",
-            "descend_compact",
             "descend_heap",
             "reached",
             "renumber",
