@@ -7,6 +7,7 @@ the leaf outputs for every (mechanism, ε): a 20-point ε curve costs about one 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -22,12 +23,21 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
+from dpviz.models import kernels
+from dpviz.models import trees as routing
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import check_rule
-from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
+from dpviz.models.forest import (
+    DATA_SPLITS,
+    DPRandomForestClassifier,
+    LeafCounts,
+    RoutedRecords,
+    flipped_labels,
+)
 from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.models.kernels import cores
 from dpviz.models.registry import get_algorithm
+from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.schema import Schema
 
@@ -398,13 +408,11 @@ def _fold_rows(
         route_seconds = time.perf_counter() - start
         empty_pct = model.diagnostics_["empty_leaf_pct"]
         private = {}  # whether a release is proven does not depend on its ε
-        for mech, eps in itertools.product(mechanisms, grid.epsilons):
-            start = time.perf_counter()
-            model.release_instead(eps, mech)
-            votes = model.votes(routed)
-            if mech not in private:
-                private[mech] = bool(model.ledger_.private)
-            seconds = route_seconds + time.perf_counter() - start
+        points = list(itertools.product(mechanisms, grid.epsilons))
+        for (mech, eps), votes, point_seconds, diagnostics in release_votes(
+            model, routed, points, functools.partial(_point_facts, private=private)
+        ):
+            seconds = route_seconds + point_seconds
             rows.append(
                 {
                     **base,
@@ -418,7 +426,7 @@ def _fold_rows(
                     "data_split": split,
                     **score(test.y, _fractions(votes), train.y, k),
                     "empty_leaf_pct": empty_pct,
-                    **_leaf_diagnostics(model),
+                    **diagnostics,
                     "fit_seconds": seconds,
                     "private": private[mech],
                 }
@@ -427,7 +435,9 @@ def _fold_rows(
             algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
         ):
             rows.append(
-                _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
+                _nonprivate_row(
+                    base, train, test, schema, trees, depth, index, seed, algorithm, model, routed
+                )
             )
     if grid.wants(SERIES_SKLEARN):
         rows.append(_sklearn_row(base, train, test, k, index, seed, n_jobs=reference_jobs))
@@ -439,6 +449,95 @@ def _fold_rows(
     for row in rows:
         row.update({f"majority_{m}": value for m, value in baseline.items()})
     return rows
+
+
+def release_votes(
+    model: DPRandomForestClassifier,
+    routed: RoutedRecords,
+    points: Sequence[tuple[str, float]],
+    describe: Callable[[DPRandomForestClassifier], dict] | None = None,
+):
+    """Release ``model``'s leaves at each (mechanism, ε) of ``points`` in turn and yield
+    ``((mechanism, ε), votes, seconds, describe(model))`` per point, in order.
+
+    Each release replaces the previous one unpublished (:meth:`release_instead`: the
+    ledger books only the last, and no noise serves two points); ``describe`` reads the
+    model while it holds that point's release. A point's votes on ``routed`` are its
+    leaf outputs counted over the routing plus a term that does not depend on the
+    record (the class prior: the votes of a record no tree reaches). So the outputs of
+    every point are kept (bytes per leaf) and, when the routing is a compact matrix and
+    the compiled kernels are loaded, counted together: label releases in one pass over
+    the matrix (:func:`dpviz.models.trees.packed_label_votes`), noisy counts a few
+    points a pass; otherwise each point's votes are counted at its release.
+    ``seconds``: the point's release plus its share of the counting passes."""
+    k = len(model.classes_)
+    local = routed.local
+    batched = (
+        local is not None
+        and local.flags.c_contiguous
+        and kernels.get(wait=local.size >= routing.COMPILED_FROM_VISITS) is not None
+    )
+    kept = []  # (point, votes or None, labels, noisy counts, record-free term, seconds, info)
+    for mech, eps in points:
+        start = time.perf_counter()
+        model.release_instead(eps, mech)
+        info = describe(model) if describe is not None else None
+        if batched:
+            outputs = model._outputs_of(routed)
+            base = model.votes(_reached_by_no_tree(routed))
+            item = (None, outputs.labels, outputs.noisy_counts, base)
+        else:
+            item = (model.votes(routed), None, None, None)
+        kept.append(((mech, eps), *item, time.perf_counter() - start, info))
+    if not batched:
+        for point, votes, _, _, _, seconds, info in kept:
+            yield point, votes, seconds, info
+        return
+    start = time.perf_counter()
+    counted: dict[int, Callable[[], np.ndarray]] = {}
+    labelled = [i for i, item in enumerate(kept) if item[3] is None]
+    votes_of = packed_label_votes(local, routed.offsets, [kept[i][2] for i in labelled], k)
+    for r, i in enumerate(labelled):
+        if votes_of is not None:
+            counted[i] = lambda r=r: votes_of(r)
+        else:  # more classes than a word's fields hold: the model's own count per point
+            counted[i] = lambda i=i: DPRandomForestClassifier._label_votes(routed, kept[i][2], k)
+    noisy = [i for i, item in enumerate(kept) if item[3] is not None]
+    # Noisy counts: clipped, summed in tree order as model.votes does, a few points per
+    # pass so that the output stays within a few (records, k) arrays.
+    group = max(1, 4 // max(1, k // 2))
+    for g in range(0, len(noisy), group):
+        part = noisy[g : g + group]
+        values = np.concatenate([np.clip(kept[i][3], 0.0, None) for i in part], axis=1)
+        sums = matrix_value_sums(local, values, routed.offsets)
+        for j, i in enumerate(part):
+            counted[i] = lambda sums=sums, j=j: sums[:, j * k : (j + 1) * k]
+    share = (time.perf_counter() - start) / len(kept)
+    for i, (point, _, _, _, base, seconds, info) in enumerate(kept):
+        begin = time.perf_counter()
+        votes = counted[i]() + base
+        yield point, votes, seconds + share + time.perf_counter() - begin, info
+
+
+def _point_facts(model: DPRandomForestClassifier, private: dict) -> dict:
+    """A sweep point's leaf diagnostics; notes in ``private`` whether its mechanism's
+    release is proven (read from the ledger once per mechanism)."""
+    if model.mechanism not in private:
+        private[model.mechanism] = bool(model.ledger_.private)
+    return _leaf_diagnostics(model)
+
+
+def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:
+    """One record that no tree reaches: its votes are the record-free term."""
+    return RoutedRecords(
+        1,
+        None,
+        None,
+        np.empty(0, dtype=np.uint64),
+        np.empty(0, dtype=np.int64),
+        local=np.zeros((0, 1), dtype=routed.local.dtype),
+        offsets=np.zeros(0, dtype=np.int64),
+    )
 
 
 def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed):
@@ -519,19 +618,92 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
     }
 
 
-def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm):
-    """The paper's non-private forest: true majority labels, all data in every tree."""
-    model = DPRandomForestClassifier(
+def _nonprivate_twin(trees, depth, random_state) -> DPRandomForestClassifier:
+    return DPRandomForestClassifier(
         epsilon=1.0,
         n_estimators=trees,
         depth=depth,
         mechanism="none",
         data_split="shared",
-        random_state=seed * 1_000_003 + index,
+        random_state=random_state,
     )
+
+
+def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
+    """Fit the ε = ∞ twin ``model`` (unfitted) on ``train`` from the trees the DP forest
+    ``dp`` built and its routing ``routed`` of the test records, when they have the same
+    structure; None otherwise (then the twin is fitted and routes on its own).
+
+    The twin counts every training record in every tree (``shared``): the training
+    records go through ``dp``'s built trees once (a compact matrix), its leaves are
+    released as a fit releases them (true majority, public tie-breaks), and its votes
+    are those of the same test routing. The same model and votes as ``fit_encoded`` +
+    ``_votes`` (a test checks it) at about the cost of one more sweep point."""
+    if dp is None or routed is None or routed.local is None:
+        return None
+    forest = dp._compact_forest(np.arange(dp.n_estimators), train.n_records)
+    if forest is None:
+        return None
+    # fit_encoded's steps, with the leaves counted through dp's trees.
+    model._validate_params()
+    model.schema_, model.n_features_in_ = schema, len(schema.features)
+    model.classes_ = np.asarray(schema.classes, dtype=object)
     start = time.perf_counter()
-    model.fit_encoded(train, schema)
-    votes = model._votes(test)
+    model.encoding_report_ = train.report
+    source = model._release_source(0)
+    model._prepare(train.n_records, source)
+    if model.depth_ != dp.depth_ or not np.array_equal(model.root_keys_, dp.root_keys_):
+        return None
+    compact = route_compact(
+        dp.space_, dp.root_keys_, forest.trees, train.continuous, train.discrete, forest=forest
+    )
+    if compact.abstain is not None and (compact.local == compact.abstain).any():
+        return None  # training records never abstain (unknown values are dropped)
+    k = len(schema.classes)
+    n_leaves = len(compact.leaf_keys)
+    code = (compact.offsets[:, None] + compact.local) * k + train.y
+    counts = np.bincount(code.reshape(-1), minlength=n_leaves * k).reshape(n_leaves, k)
+    reached = counts.sum(axis=1) > 0  # as a fit's routing: leaves some record reached
+    model._add_counts(
+        [
+            LeafCounts(
+                compact.leaf_keys[reached],
+                compact.leaf_tree[reached],
+                compact.leaf_depth[reached],
+                counts[reached],
+                [],
+            )
+        ],
+        train.n_records,
+    )
+    model._release_leaves(source)
+    model.fit_seconds_ = time.perf_counter() - start
+    same = RoutedRecords(
+        routed.n_records,
+        None,
+        None,
+        routed.leaf_keys,
+        model._trained(routed.leaf_keys),
+        local=routed.local,
+        offsets=routed.offsets,
+    )
+    return model.votes(same)
+
+
+def _nonprivate_row(
+    base, train, test, schema, trees, depth, index, seed, algorithm, dp=None, routed=None
+):
+    """The paper's non-private forest: true majority labels, all data in every tree.
+    ``dp`` and ``routed``: the DP forest of the same structure and its routing of
+    ``test``, reused when they fit (:func:`_twin_votes`)."""
+    random_state = seed * 1_000_003 + index
+    start = time.perf_counter()
+    model = _nonprivate_twin(trees, depth, random_state)
+    votes = _twin_votes(model, dp, train, schema, routed)
+    if votes is None:
+        model = _nonprivate_twin(trees, depth, random_state)
+        model.fit_encoded(train, schema)
+        votes = model._votes(test)
     return {
         **base,
         "series": SERIES_NONPRIVATE,

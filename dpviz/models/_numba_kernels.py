@@ -189,6 +189,32 @@ def packed_counts_local(local, offsets, increment, bits, a, b, out):
 
 
 @nb.njit(
+    [(m, i64[::1], i64[:, ::1], i64, i64, i64[:, ::1]) for m in (_u8, _u16)],
+    nogil=True,
+    cache=True,
+)
+def word_sums_local(local, offsets, increment, a, b, out):
+    """out[i, w] = the sum over the trees of increment[offsets[t] + local[t, i], w], for
+    records ``a``..``b``: each word packs counts as bit fields (one per label of one
+    release), so one pass over the matrix counts the votes of many releases."""
+    words = increment.shape[1]
+    acc = np.zeros((1024, words), np.int64)
+    for b0 in range(a, b, 1024):
+        m = min(b, b0 + 1024) - b0
+        acc[:m] = 0
+        for t in range(local.shape[0]):
+            row = local[t]
+            inc = increment[offsets[t] :]
+            for j in range(m):
+                leaf = row[b0 + j]
+                for w in range(words):
+                    acc[j, w] += inc[leaf, w]
+        for j in range(m):
+            for w in range(words):
+                out[b0 + j, w] = acc[j, w]
+
+
+@nb.njit(
     [(m, i64[::1], nb.uint8[::1], i64, i64, f64[:, ::1]) for m in (_u8, _u16)],
     nogil=True,
     cache=True,

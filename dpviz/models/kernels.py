@@ -71,6 +71,7 @@ def _compile():
             "packed_counts_local",
             "label_counts_local",
             "value_sums_local",
+            "word_sums_local",
             "descend_heap",
             "reached",
             "renumber",

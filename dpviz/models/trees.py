@@ -844,6 +844,51 @@ def matrix_value_sums(
     return out
 
 
+def packed_label_votes(
+    local: np.ndarray, offsets: np.ndarray, labels: list[np.ndarray], k: int
+) -> Callable[[int], np.ndarray] | None:
+    """The votes of several label releases over one compact matrix, in one pass.
+
+    ``labels[r]`` gives release r's label of every leaf (-1 abstains); ``local`` and
+    ``offsets`` are a compact matrix (:class:`CompactRouted`) in which every record
+    reaches a leaf of every tree. Each leaf adds one integer per word, whose bit fields
+    count the labels of several releases (``bits`` bits a count), so a 20-ε sweep reads
+    the matrix once instead of 20 times. Returns ``votes(r)``, release r's (records, k)
+    float counts (equal to :func:`matrix_label_counts`'s), or None when the compiled
+    kernels are not loaded or the fields do not fit."""
+    compiled = kernels.get(wait=local.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not local.flags.c_contiguous or local.dtype.itemsize > 2:
+        return None
+    bits = max(1, int(local.shape[0]).bit_length())
+    per_word = 63 // (bits * k)  # releases a word counts (its sign bit stays clear)
+    if per_word == 0 or not labels:
+        return None
+    n_leaves = len(labels[0])
+    words = -(-len(labels) // per_word)
+    increment = np.zeros((n_leaves, words), dtype=np.int64)
+    for r, label in enumerate(labels):
+        word, slot = divmod(r, per_word)
+        label = np.asarray(label, dtype=np.int64)
+        voted = label >= 0
+        increment[voted, word] += np.left_shift(1, bits * (slot * k + label[voted]))
+    sums = np.zeros((local.shape[1], words), dtype=np.int64)
+    offsets = np.asarray(offsets, np.int64)
+    jobs = _matrix_jobs(compiled["word_sums_local"], local, (offsets, increment), sums)
+    if jobs:
+        _run(jobs)
+    mask = (1 << bits) - 1
+
+    def votes(r: int) -> np.ndarray:
+        word, slot = divmod(r, per_word)
+        shift = bits * slot * k
+        column = sums[:, word]
+        return np.stack([(column >> (shift + bits * c)) & mask for c in range(k)], axis=1).astype(
+            np.float64
+        )
+
+    return votes
+
+
 @dataclass
 class CompactRouted:
     """Every record through every tree of a fully built forest, compactly: ``local``
