@@ -231,20 +231,22 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``) with public methods: fit once,
-    encode and route the test records once, then for each ε redraw the leaf outputs
-    (``relabel``) and count the votes of the routed records."""
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode and
+    route the test records once, then release the leaves at every ε (each release
+    replacing the last, unpublished) and count every ε's votes of the routed records
+    in one pass (``release_votes``)."""
     import pandas as pd
 
+    from dpviz.evaluation.sweep import release_votes
     from dpviz.models.data import encode
 
     est.fit(X_train, y_train)
     frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
     routed = est.route_records(encode(frame, est.schema_, training=False))
+    points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
     accuracy = []
-    for eps in SWEEP_EPSILONS:
-        est.relabel(eps)
-        pred = est.classes_[np.argmax(est.votes(routed), axis=1)]
+    for _, votes, _, _ in release_votes(est, routed, points):
+        pred = est.classes_[np.argmax(votes, axis=1)]
         accuracy.append(float(np.mean(pred.astype(np.int64) == y_test)))
     return accuracy
 

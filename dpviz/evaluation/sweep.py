@@ -483,8 +483,10 @@ def release_votes(
         model.release_instead(eps, mech)
         info = describe(model) if describe is not None else None
         if batched:
-            outputs = model._outputs_of(routed)
+            # The record-free term first: before the routed leaves' untrained outputs
+            # are drawn, it reads no leaf at all.
             base = model.votes(_reached_by_no_tree(routed))
+            outputs = model._outputs_of(routed)
             item = (None, outputs.labels, outputs.noisy_counts, base)
         else:
             item = (model.votes(routed), None, None, None)
@@ -494,14 +496,17 @@ def release_votes(
             yield point, votes, seconds, info
         return
     start = time.perf_counter()
-    counted: dict[int, Callable[[], np.ndarray]] = {}
+    # counted[i](base): point i's votes plus the record-free term ``base``.
+    counted: dict[int, Callable[[np.ndarray], np.ndarray]] = {}
     labelled = [i for i, item in enumerate(kept) if item[3] is None]
     votes_of = packed_label_votes(local, routed.offsets, [kept[i][2] for i in labelled], k)
     for r, i in enumerate(labelled):
         if votes_of is not None:
-            counted[i] = lambda r=r: votes_of(r)
+            counted[i] = lambda base, r=r: votes_of(r, base)
         else:  # more classes than a word's fields hold: the model's own count per point
-            counted[i] = lambda i=i: DPRandomForestClassifier._label_votes(routed, kept[i][2], k)
+            counted[i] = lambda base, i=i: (
+                DPRandomForestClassifier._label_votes(routed, kept[i][2], k) + base
+            )
     noisy = [i for i, item in enumerate(kept) if item[3] is not None]
     # Noisy counts: clipped, summed in tree order as model.votes does, a few points per
     # pass so that the output stays within a few (records, k) arrays.
@@ -511,11 +516,11 @@ def release_votes(
         values = np.concatenate([np.clip(kept[i][3], 0.0, None) for i in part], axis=1)
         sums = matrix_value_sums(local, values, routed.offsets)
         for j, i in enumerate(part):
-            counted[i] = lambda sums=sums, j=j: sums[:, j * k : (j + 1) * k]
+            counted[i] = lambda base, sums=sums, j=j: sums[:, j * k : (j + 1) * k] + base
     share = (time.perf_counter() - start) / len(kept)
     for i, (point, _, _, _, base, seconds, info) in enumerate(kept):
         begin = time.perf_counter()
-        votes = counted[i]() + base
+        votes = counted[i](base)
         yield point, votes, seconds + share + time.perf_counter() - begin, info
 
 

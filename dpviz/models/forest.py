@@ -183,6 +183,8 @@ def assign_pairs(encoded: EncodedData, n_trees: int, data_split: str, split_seed
     if data_split == "shared":
         return np.tile(np.arange(n_records), len(trees)), np.repeat(trees, n_records)
     tree_of = hash_trees(encoded, n_trees, split_seed)
+    if len(trees) == n_trees and np.array_equal(trees, np.arange(n_trees)):
+        return np.arange(n_records), tree_of  # every tree: every record (no isin pass)
     keep = np.isin(tree_of, trees)
     return np.flatnonzero(keep), tree_of[keep]
 

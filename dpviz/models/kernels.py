@@ -72,6 +72,7 @@ def _compile():
             "label_counts_local",
             "value_sums_local",
             "word_sums_local",
+            "unpack_votes",
             "descend_heap",
             "reached",
             "renumber",

@@ -851,40 +851,50 @@ def packed_label_votes(
 
     ``labels[r]`` gives release r's label of every leaf (-1 abstains); ``local`` and
     ``offsets`` are a compact matrix (:class:`CompactRouted`) in which every record
-    reaches a leaf of every tree. Each leaf adds one integer per word, whose bit fields
-    count the labels of several releases (``bits`` bits a count), so a 20-ε sweep reads
-    the matrix once instead of 20 times. Returns ``votes(r)``, release r's (records, k)
-    float counts (equal to :func:`matrix_label_counts`'s), or None when the compiled
-    kernels are not loaded or the fields do not fit."""
+    reaches a leaf of every tree. Each leaf adds a few integers whose bit fields count
+    the labels of several releases (``bits`` bits a count), so a 20-ε sweep reads the
+    matrix once instead of 20 times. A release with no abstaining leaf needs no field
+    for class 0 (the trees less the other classes' votes). Returns ``votes(r)``,
+    release r's (records, k) float counts (equal to :func:`matrix_label_counts`'s), or
+    None when the compiled kernels are not loaded or a release's fields do not fit."""
     compiled = kernels.get(wait=local.size >= COMPILED_FROM_VISITS)
     if compiled is None or not local.flags.c_contiguous or local.dtype.itemsize > 2:
         return None
-    bits = max(1, int(local.shape[0]).bit_length())
-    per_word = 63 // (bits * k)  # releases a word counts (its sign bit stays clear)
-    if per_word == 0 or not labels:
+    n_trees = int(local.shape[0])
+    bits = max(1, n_trees.bit_length())
+    if not labels or bits * k > 63:  # a word's sign bit stays clear
         return None
-    n_leaves = len(labels[0])
-    words = -(-len(labels) // per_word)
-    increment = np.zeros((n_leaves, words), dtype=np.int64)
-    for r, label in enumerate(labels):
-        word, slot = divmod(r, per_word)
+    layout = []  # per release: (word, shift, first class with a field)
+    word, used = 0, 0
+    for label in labels:
+        first = 0 if (np.asarray(label) < 0).any() else 1
+        width = bits * (k - first)
+        if used + width > 63:
+            word, used = word + 1, 0
+        layout.append((word, used, first))
+        used += width
+    increment = np.zeros((word + 1, len(labels[0])), dtype=np.int64)
+    for label, (w, shift, first) in zip(labels, layout, strict=True):
         label = np.asarray(label, dtype=np.int64)
-        voted = label >= 0
-        increment[voted, word] += np.left_shift(1, bits * (slot * k + label[voted]))
-    sums = np.zeros((local.shape[1], words), dtype=np.int64)
+        voted = label >= first
+        field = label[voted] - first
+        increment[w, voted] += np.left_shift(1, shift + bits * field)
+    sums = np.zeros((word + 1, local.shape[1]), dtype=np.int64)
     offsets = np.asarray(offsets, np.int64)
-    jobs = _matrix_jobs(compiled["word_sums_local"], local, (offsets, increment), sums)
+    n = local.shape[1]
+    jobs = [
+        (compiled["word_sums_local"], (local, offsets, increment, a, b, sums))
+        for a, b in _ranges(n, _threads(local.size))
+    ]
     if jobs:
         _run(jobs)
-    mask = (1 << bits) - 1
 
-    def votes(r: int) -> np.ndarray:
-        word, slot = divmod(r, per_word)
-        shift = bits * slot * k
-        column = sums[:, word]
-        return np.stack([(column >> (shift + bits * c)) & mask for c in range(k)], axis=1).astype(
-            np.float64
-        )
+    def votes(r: int, base: np.ndarray | None = None) -> np.ndarray:
+        w, shift, first = layout[r]
+        out = np.empty((n, k))
+        add = np.zeros(k) if base is None else np.asarray(base, np.float64).reshape(k)
+        compiled["unpack_votes"](sums[w], shift, bits, first, n_trees, add, out)
+        return out
 
     return votes
 

@@ -13,6 +13,7 @@ import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.models import forest as forest_module
+from dpviz.models import kernels
 from dpviz.models import trees as routing
 from dpviz.models.data import EncodingReport, _column_ranges, _integer_labels, _labels, encode
 from dpviz.privacy.randomness import hash_columns
@@ -110,3 +111,25 @@ def test_keeping_every_leaf_changes_no_vote(monkeypatch):
     monkeypatch.setattr(routing, "KEEP_ALL_LEAVES_FROM", 1)
     kept = model.predict_proba(test)
     np.testing.assert_array_equal(kept, pruned)
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+@pytest.mark.parametrize("k", [2, 3, 5])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_packed_votes_of_many_releases_equal_one_count_each(k, dtype):
+    """Releases with and without abstaining leaves (the latter get no class-0 field),
+    bit fields spilling over several words: each equals matrix_label_counts."""
+    rng = np.random.default_rng(k)
+    n_trees, n, per_tree = 37, 1500, 40
+    local = np.ascontiguousarray(rng.integers(0, per_tree, (n_trees, n)).astype(dtype))
+    offsets = np.arange(n_trees, dtype=np.int64) * per_tree
+    labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(11)]
+    for r in (2, 5):
+        labels[r][rng.random(len(labels[r])) < 0.2] = -1  # abstaining leaves
+    votes = routing.packed_label_votes(local, offsets, labels, k)
+    base = rng.random(k)
+    for r, label in enumerate(labels):
+        small = np.where(label < 0, k, label).astype(np.uint8)
+        expected = routing.matrix_label_counts(local, small, k, offsets)
+        np.testing.assert_array_equal(votes(r), expected)
+        np.testing.assert_array_equal(votes(r, base), expected + base)
