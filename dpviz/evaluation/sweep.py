@@ -35,7 +35,6 @@ from dpviz.models.forest import (
     flipped_labels,
 )
 from dpviz.models.greedy import DPDecisionTreeClassifier
-from dpviz.models.kernels import cores
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
@@ -73,12 +72,16 @@ SERIES_HGB = "sklearn_hist_gradient_boosting"
 REFERENCE_SERIES = (SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
 
 Progress = Callable[[int, int, str], None]
-# scikit-learn's forest reference bootstraps at most this many records per tree: its
-# unlimited-depth trees cost ~O(n log n) each, 13× the whole DP curve at 30,000 rows
-# with all records; a 5,000-record bootstrap per tree keeps it within ~2× the curve for
-# any n and moves its accuracy by < 1 point on SynthF (bench/README.md). The rows say it
-# in ``data_split`` ("bootstrap of 5,000") and their ``fit_seconds`` give the cost.
-REFERENCE_MAX_SAMPLES = 5_000
+# scikit-learn's forest reference: REFERENCE_TREES unlimited-depth trees, each on a
+# bootstrap of at most REFERENCE_MAX_SAMPLES records. 100 trees on bootstraps of 5,000
+# cost 20x the whole 20-ε DP curve at 30,000 rows (1.2 CPU-s a fold against 0.07);
+# 10 trees on 2,500 cost 0.07 CPU-s a fold, about the curve's own cost, for 1.5 points
+# of accuracy (SynthF 30,000 rows, 3 splits: 0.934 against 0.949; AUC 0.977 against
+# 0.986), still 11 points above the ε = ∞ twin (bench/README.md, issue 15). The rows
+# say it (``n_estimators``, ``data_split`` "bootstrap of 2,500"); ``fit_seconds`` is
+# its cost.
+REFERENCE_TREES = 10
+REFERENCE_MAX_SAMPLES = 2_500
 
 
 class SweepCancelled(Exception):
@@ -173,6 +176,20 @@ class SweepResult:
         self.summary = summarise(self.results)
 
 
+def reference_costs(results: pd.DataFrame) -> dict[str, str]:
+    """What each non-private reference of a sweep's rows was and what it cost, one line
+    per series: e.g. ``"10 trees, bootstrap of 2,500, 0.38 s over 5 folds"``."""
+    out = {}
+    for series, rows in results[results["series"].isin(REFERENCE_SERIES)].groupby("series"):
+        trees = sorted({int(t) for t in rows["n_estimators"]})
+        splits = ", ".join(sorted({str(s) for s in rows["data_split"]}))
+        out[str(series)] = (
+            f"{'/'.join(map(str, trees))} trees, {splits}, "
+            f"{rows['fit_seconds'].sum():.2f} s over {len(rows)} fits"
+        )
+    return out
+
+
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation of each metric per grid point; means of diagnostics.
 
@@ -258,19 +275,9 @@ def run_sweep(
         return _run_on_cluster(
             client, encoded, schema, grid, splits, folds, (seed, noise_seed), progress, cancel
         )
-    # Folds one after the other leave the other cores idle: scikit-learn's forest (the
-    # costliest reference) then grows its trees on all of them.
-    reference_jobs = cores() if n_jobs == 1 else 1
     tasks = (
         delayed(_fold_rows)(
-            subset(encoded, tr),
-            subset(encoded, te),
-            schema,
-            grid,
-            i,
-            folds,
-            (seed, noise_seed),
-            reference_jobs,
+            subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, (seed, noise_seed)
         )
         for i, (tr, te) in enumerate(splits)
     )
@@ -387,7 +394,6 @@ def _fold_rows(
     index: int,
     folds: int,
     seeds: tuple,
-    reference_jobs: int = 1,
 ):
     """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
     seed, noise_seed = seeds
@@ -440,7 +446,7 @@ def _fold_rows(
                 )
             )
     if grid.wants(SERIES_SKLEARN):
-        rows.append(_sklearn_row(base, train, test, k, index, seed, n_jobs=reference_jobs))
+        rows.append(_sklearn_row(base, train, test, k, index, seed))
     if grid.wants(SERIES_HGB):
         rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
     # Every row of the fold carries the fold's trivial baseline (NOT private, as the
@@ -729,18 +735,18 @@ def _nonprivate_row(
     }
 
 
-def _sklearn_row(base, train, test, k, index, seed, boosting=False, n_jobs: int = 1):
+def _sklearn_row(base, train, test, k, index, seed, boosting=False):
     """scikit-learn's random forest (or histogram gradient boosting, DPBoost's non-private
-    reference) on the same folds; discrete features as codes. ``n_jobs``: the forest's
-    threads (joblib's, not OpenMP's, so the spin-wait below does not apply)."""
+    reference) on the same folds; discrete features as codes. One thread: folds are the
+    unit of parallelism (10 trees gain nothing from more: measured, issue 15)."""
     if boosting:
         model = HistGradientBoostingClassifier(random_state=seed * 1_000_003 + index)
     else:
         cap = REFERENCE_MAX_SAMPLES if train.n_records > REFERENCE_MAX_SAMPLES else None
         model = RandomForestClassifier(
-            n_estimators=100,
+            n_estimators=REFERENCE_TREES,
             random_state=seed * 1_000_003 + index,
-            n_jobs=n_jobs,
+            n_jobs=1,
             max_samples=cap,
         )
     start = time.perf_counter()
@@ -757,7 +763,7 @@ def _sklearn_row(base, train, test, k, index, seed, boosting=False, n_jobs: int 
         "algorithm": "sklearn",
         "mechanism": "none",
         "epsilon": math.inf,
-        "n_estimators": model.n_iter_ if boosting else 100,
+        "n_estimators": model.n_iter_ if boosting else REFERENCE_TREES,
         "depth_rule": "unlimited",
         "depth": np.nan,
         "data_split": "bootstrap"

@@ -151,3 +151,20 @@ def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):
     monkeypatch.setattr(kernels, "_kernels", None)
     monkeypatch.setattr(kernels, "_failed", True)
     pd.testing.assert_frame_equal(batched, rows())
+
+
+def test_the_references_say_what_they_were_and_their_cost():
+    frame, schema = case(3400, 2)  # 2,720 training records a fold: over the bootstrap cap
+    result = sweep.run_sweep(
+        encode(frame, schema), schema, sweep.SweepGrid(epsilons=[1.0]), folds=5, seed=1
+    )
+    rows = result.results
+    forest = rows[rows.series == sweep.SERIES_SKLEARN]
+    assert set(forest.n_estimators) == {sweep.REFERENCE_TREES}
+    assert set(forest.data_split) == {f"bootstrap of {sweep.REFERENCE_MAX_SAMPLES:,}"}
+    costs = sweep.reference_costs(rows)
+    assert set(costs) == {sweep.SERIES_NONPRIVATE, sweep.SERIES_SKLEARN}
+    seconds = forest.fit_seconds.sum()
+    assert costs[sweep.SERIES_SKLEARN] == (
+        f"{sweep.REFERENCE_TREES} trees, bootstrap of 2,500, {seconds:.2f} s over 5 fits"
+    )
