@@ -178,7 +178,7 @@ class SweepResult:
 
 def reference_costs(results: pd.DataFrame) -> dict[str, str]:
     """What each non-private reference of a sweep's rows was and what it cost, one line
-    per series: e.g. ``"10 trees, bootstrap of 2,500, 0.38 s over 5 folds"``."""
+    per series: e.g. ``"10 trees, bootstrap of 2,500, 0.38 s over 5 fits"``."""
     out = {}
     for series, rows in results[results["series"].isin(REFERENCE_SERIES)].groupby("series"):
         trees = sorted({int(t) for t in rows["n_estimators"]})
