@@ -326,6 +326,47 @@ def descend_heap(feature, threshold, cont, depth, t0, t1, out):
 
 
 @nb.njit(
+    [
+        (i32[:, ::1], f64[:, ::1], c, i64, i64[::1], i64[::1], i64[::1], i32[::1])
+        for c in (f64[:, ::1], f64[::1, :], f64[:, :])
+    ],
+    nogil=True,
+    cache=True,
+)
+def descend_heap_pairs(feature, threshold, cont, depth, rec, tree, leaf_at, out):
+    """descend_heap for (record, tree) pairs (a disjoint fit: one tree per record):
+    out[p] = leaf_at[tree[p]] + the leaf's position on the last level, four pairs at a
+    time (their trees differ: each chain reads its own)."""
+    first_leaf = (1 << depth) - 1
+    n = len(rec)
+    p = 0
+    while p + 4 <= n:
+        t0, t1, t2, t3 = tree[p], tree[p + 1], tree[p + 2], tree[p + 3]
+        f0, f1, f2, f3 = feature[t0], feature[t1], feature[t2], feature[t3]
+        h0, h1, h2, h3 = threshold[t0], threshold[t1], threshold[t2], threshold[t3]
+        r0, r1, r2, r3 = cont[rec[p]], cont[rec[p + 1]], cont[rec[p + 2]], cont[rec[p + 3]]
+        a0 = a1 = a2 = a3 = 0
+        for _ in range(depth):
+            a0 = 2 * a0 + 1 + (r0[f0[a0]] >= h0[a0])
+            a1 = 2 * a1 + 1 + (r1[f1[a1]] >= h1[a1])
+            a2 = 2 * a2 + 1 + (r2[f2[a2]] >= h2[a2])
+            a3 = 2 * a3 + 1 + (r3[f3[a3]] >= h3[a3])
+        out[p] = leaf_at[t0] + a0 - first_leaf
+        out[p + 1] = leaf_at[t1] + a1 - first_leaf
+        out[p + 2] = leaf_at[t2] + a2 - first_leaf
+        out[p + 3] = leaf_at[t3] + a3 - first_leaf
+        p += 4
+    while p < n:
+        t = tree[p]
+        f, h, r = feature[t], threshold[t], cont[rec[p]]
+        a = 0
+        for _ in range(depth):
+            a = 2 * a + 1 + (r[f[a]] >= h[a])
+        out[p] = leaf_at[t] + a - first_leaf
+        p += 1
+
+
+@nb.njit(
     [(m, i64[::1], i64, nb.boolean[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
     nogil=True,
     cache=True,

@@ -74,6 +74,7 @@ def _compile():
             "word_sums_local",
             "unpack_votes",
             "descend_heap",
+            "descend_heap_pairs",
             "reached",
             "renumber",
         )

@@ -719,6 +719,24 @@ def route(
     n_pairs = len(pair_record)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
     budget = _budget(n_pairs, space)
+    heap = getattr(store, "heap_pairs", None)
+    if compiled is not None and heap is not None:
+        # Trees built whole in heap order (compact_forest's): each pair's leaf directly.
+        feature, threshold, leaf_nodes, offsets = heap
+        position = (np.cumsum(present) - 1)[pair_tree]
+        out = np.empty(n_pairs, dtype=np.int32)
+        fn = compiled["descend_heap_pairs"]
+        args = (feature, threshold, cont, space.max_depth)
+        jobs = [
+            (fn, (*args, pair_record[a:b], position[a:b], offsets, out[a:b]))
+            for a, b in _ranges(n_pairs, _threads(n_pairs))
+        ]
+        if jobs:
+            _run(jobs)
+        out = leaf_nodes[out]
+        routed = _leaves(compiled, store, out, keep_nodes)
+        routed.pair_leaf = routed.pair_leaf.astype(np.int64)
+        return routed
     try:
         store.build(store.roots, budget)
         node = store.roots[(np.cumsum(present) - 1)[pair_tree]]
@@ -971,6 +989,8 @@ def compact_forest(
             store.feature[order].reshape(len(trees), size).clip(0),
             store.threshold[order].reshape(len(trees), size),
         )
+        # For route() through this store (a disjoint fit): leaf node ids by tree.
+        store.heap_pairs = (*forest.heap, leaf_nodes.astype(np.int32), offsets)
     return forest
 
 
