@@ -366,6 +366,49 @@ def descend_heap_pairs(feature, threshold, cont, depth, rec, tree, leaf_at, out)
         p += 1
 
 
+_u64 = nb.uint64
+
+
+@nb.njit(
+    [
+        (c, d, i32[::1], _u64, _u64[::1], _u64, i64, i64, i64, i64[::1])
+        for c in (_u64[:, ::1], _u64[::1, :], _u64[:, :])
+        for d in (i32[:, ::1], i32[::1, :], i32[:, :])
+    ],
+    nogil=True,
+    cache=True,
+)
+def record_trees(cont, disc, y, start, mult, golden, n_trees, a, b, out):
+    """``dpviz.privacy.randomness.hash_columns`` of each record's columns (continuous
+    values' bits, discrete codes, label; ``mult[j]``: column j's odd multiplier) modulo
+    ``n_trees``, for records ``a``..``b``: one pass over the rows instead of five
+    array passes per column. The same 64-bit arithmetic, so the same trees."""
+    s, r = cont.shape[1], disc.shape[1]
+    s29, s30, s27, s31 = _u64(29), _u64(30), _u64(27), _u64(31)
+    m1, m2 = _u64(0xBF58476D1CE4E5B9), _u64(0x94D049BB133111EB)
+    trees = _u64(n_trees)
+    for i in range(a, b):
+        h = start
+        for j in range(s):
+            h ^= cont[i, j]
+            h *= mult[j]
+            h ^= h >> s29
+        for j in range(r):
+            h ^= _u64(np.int64(disc[i, j]))
+            h *= mult[s + j]
+            h ^= h >> s29
+        h ^= _u64(np.int64(y[i]))
+        h *= mult[s + r]
+        h ^= h >> s29
+        h += golden
+        h ^= h >> s30
+        h *= m1
+        h ^= h >> s27
+        h *= m2
+        h ^= h >> s31
+        out[i] = np.int64(h % trees)
+
+
 @nb.njit(
     [(m, i64[::1], i64, nb.boolean[::1]) for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])],
     nogil=True,

@@ -26,6 +26,7 @@ from dpviz.models.trees import (
     lazy_pair_chunk,
     matrix_label_counts,
     matrix_value_sums,
+    record_trees,
     route,
     route_compact,
     route_matrix,
@@ -158,6 +159,9 @@ def hash_trees(encoded: EncodedData, n_trees: int, split_seed: int) -> np.ndarra
     not depend on any other record, so each record still reaches exactly one tree
     (parallel composition); identical records share a tree.
     """
+    tree = record_trees(encoded.continuous, encoded.discrete, encoded.y, n_trees, split_seed)
+    if tree is not None:  # the compiled kernel: one pass over the rows
+        return tree
     tree = np.empty(encoded.n_records, dtype=np.int64)
     # 32,768 records at a time: the hash's passes stay in cache (5x faster at 2.4M rows).
     for a in range(0, encoded.n_records, 32_768):

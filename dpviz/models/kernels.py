@@ -75,6 +75,7 @@ def _compile():
             "unpack_votes",
             "descend_heap",
             "descend_heap_pairs",
+            "record_trees",
             "reached",
             "renumber",
         )

@@ -24,7 +24,17 @@ import numpy as np
 
 from dpviz.models import kernels as kernels
 from dpviz.models.kernels import LEAF, UNBUILT
-from dpviz.privacy.randomness import SALT_FEATURE, SALT_THRESHOLD, child_keys, uniform
+from dpviz.privacy.randomness import (
+    _GOLDEN as GOLDEN,
+)
+from dpviz.privacy.randomness import (
+    SALT_CHILD,
+    SALT_FEATURE,
+    SALT_THRESHOLD,
+    child_keys,
+    splitmix64,
+    uniform,
+)
 
 # (record, tree) pairs routed in one pass: bounds a pass's node store and temporaries;
 # the output (int32 per pair) is the only allocation proportional to the pairs.
@@ -536,6 +546,32 @@ def _layout(continuous: np.ndarray, discrete: np.ndarray) -> tuple[np.ndarray, n
         return np.array(a, order="F" if a.flags.f_contiguous else "C")
 
     return fix(continuous, np.float64), fix(discrete, np.int32)
+
+
+def record_trees(
+    continuous: np.ndarray, discrete: np.ndarray, y: np.ndarray, n_trees: int, seed: int
+) -> np.ndarray | None:
+    """Each record's tree, ``hash_columns(its columns, seed) % n_trees`` (see
+    ``dpviz.models.forest.hash_trees``), by the compiled kernel in one pass over the rows;
+    None while the kernels are not loaded (their loading starts)."""
+    compiled = kernels.get(wait=False)
+    if compiled is None:
+        return None
+    cont = np.asarray(continuous, dtype=np.float64)
+    if not (cont.flags.c_contiguous or cont.flags.f_contiguous):
+        cont = np.ascontiguousarray(cont)
+    disc = np.asarray(discrete, dtype=np.int32)
+    y = np.ascontiguousarray(y, dtype=np.int32)
+    width = cont.shape[1] + disc.shape[1] + 1
+    mult = splitmix64(np.arange(1, width + 1, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
+    start = splitmix64(np.uint64(seed))
+    out = np.empty(len(y), dtype=np.int64)
+    fn = compiled["record_trees"]
+    args = (cont.view(np.uint64), disc, y, np.uint64(start), mult, GOLDEN, int(n_trees))
+    jobs = [(fn, (*args, a, b, out)) for a, b in _ranges(len(y), _threads(len(y)))]
+    if jobs:
+        _run(jobs)
+    return out
 
 
 def _descend_numpy(store: NodeStore, cont, disc, rec, node) -> np.ndarray:

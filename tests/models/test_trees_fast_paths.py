@@ -72,7 +72,15 @@ def test_fit_rejects_a_regression_target_as_before():
         DPRandomForestClassifier(n_estimators=2, random_state=0).fit(X, X[:, 0])
 
 
-def test_chunked_record_hash_equals_one_pass(monkeypatch):
+@pytest.mark.parametrize("path", ["compiled", "numpy"])
+def test_record_hash_in_one_pass_or_chunks_equals_the_column_hash(monkeypatch, path):
+    """hash_trees: the compiled kernel (rows, one pass) and numpy (chunks of 32,768
+    records) give hash_columns' trees exactly, unknown (-1) discrete codes included."""
+    if path == "compiled" and kernels.get(wait=True) is None:
+        pytest.skip("numba is not installed")
+    if path == "numpy":
+        monkeypatch.setattr(kernels, "_kernels", None)
+        monkeypatch.setattr(kernels, "_failed", True)
     rng = np.random.default_rng(0)
     n = 70_000  # three chunks
     features = (
@@ -84,6 +92,7 @@ def test_chunked_record_hash_equals_one_pass(monkeypatch):
         {"a": rng.random(n), "c": rng.choice(["x", "y"], n), "label": rng.choice(["p", "q"], n)}
     )
     encoded = encode(frame, schema)
+    encoded.discrete[::5, 0] = -1
     columns = [encoded.continuous[:, 0].view(np.uint64)]
     columns += [encoded.discrete[:, 0].astype(np.uint64), encoded.y.astype(np.uint64)]
     expected = (hash_columns(columns, 11) % np.uint64(7)).astype(np.int64)
