@@ -366,6 +366,31 @@ def descend_heap_pairs(feature, threshold, cont, depth, rec, tree, leaf_at, out)
         p += 1
 
 
+@nb.njit(
+    [(c, f64[::1], f64[::1]) for c in (f64[:, ::1], f64[::1, :], f64[:, :])],
+    nogil=True,
+    cache=True,
+)
+def column_ranges(X, low, high):
+    """Each column's min and max over the rows of ``X``, into ``low``/``high`` (which
+    start at +inf/-inf); NaN in both where a column holds a NaN (as numpy's min/max)."""
+    n, f = X.shape
+    nan = np.zeros(f, np.bool_)
+    for i in range(n):
+        for j in range(f):
+            v = X[i, j]
+            if v < low[j]:
+                low[j] = v
+            if v > high[j]:
+                high[j] = v
+            if v != v:
+                nan[j] = True
+    for j in range(f):
+        if nan[j]:
+            low[j] = np.nan
+            high[j] = np.nan
+
+
 _u64 = nb.uint64
 
 

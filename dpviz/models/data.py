@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from dpviz.models import kernels
 from dpviz.privacy.schema import MISSING, Schema, as_text, missing_label
 
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
@@ -651,6 +652,12 @@ def _column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reduction over axis 0 then runs along 256 × columns values instead of a handful
     (4x faster on 2.4M × 10; min and max are exact in any order)."""
     n, f = X.shape
+    compiled = kernels.get(wait=False) if n * f >= 1 << 20 else None
+    if compiled is not None and X.dtype == np.float64:
+        # One pass over the rows, the routing kernels' (when loaded): 3x faster again.
+        low, high = np.full(f, np.inf), np.full(f, -np.inf)
+        compiled["column_ranges"](X, low, high)
+        return low, high
     fold = 256 if X.flags.c_contiguous and f else 1
     cut = n - n % fold
     low = np.full(f, np.inf)

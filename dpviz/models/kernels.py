@@ -76,6 +76,7 @@ def _compile():
             "descend_heap",
             "descend_heap_pairs",
             "record_trees",
+            "column_ranges",
             "reached",
             "renumber",
         )

@@ -20,9 +20,10 @@ from dpviz.privacy.randomness import hash_columns
 from dpviz.privacy.schema import Feature, Schema
 
 
-@pytest.mark.parametrize("n", [0, 1, 255, 256, 1000, 4097])
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 1000, 4097, 400_001])  # the last: compiled
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_column_ranges_equal_numpy(n, order):
+    kernels.get(wait=True)  # loaded: large arrays take the compiled pass
     rng = np.random.default_rng(n)
     X = np.array(rng.normal(size=(n, 3)), order=order)
     if n > 300:
