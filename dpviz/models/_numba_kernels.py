@@ -396,9 +396,9 @@ _u64 = nb.uint64
 
 @nb.njit(
     [
-        (c, d, i32[::1], _u64, _u64[::1], _u64, i64, i64, i64, i64[::1])
+        # Discrete codes in any layout (few columns, usually none): 3 signatures, not 9.
+        (c, i32[:, :], i32[::1], _u64, _u64[::1], _u64, i64, i64, i64, i64[::1])
         for c in (_u64[:, ::1], _u64[::1, :], _u64[:, :])
-        for d in (i32[:, ::1], i32[::1, :], i32[:, :])
     ],
     nogil=True,
     cache=True,
