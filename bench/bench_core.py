@@ -468,11 +468,13 @@ def launch_worker(spec: dict, timeout: float) -> dict:
 
 
 def dpviz_source_hash() -> str:
-    """sha256 of dpviz/*.py: each worker records it, so that a dpviz edited while the
-    benchmark runs (the working tree may be shared) shows up in the results."""
+    """sha256 of dpviz/**/*.py: each worker records it, so that a dpviz edited while the
+    benchmark runs (the working tree may be shared) shows up in the results. (Until issue
+    15 it read dpviz/*.py only, which since issue 16's move holds none of the models.)"""
     src = hashlib.sha256()
-    for path in sorted((ROOT / "dpviz").glob("*.py")):
-        src.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted((ROOT / "dpviz").rglob("*.py")):
+        name = path.relative_to(ROOT / "dpviz").as_posix()
+        src.update(name.encode() + b"\0" + path.read_bytes())
     return src.hexdigest()
 
 

@@ -690,7 +690,7 @@ def _integer_labels(y, schema: Schema, report: EncodingReport, keep: np.ndarray)
         # The class named by this integer's text (as_text: "3" but not "03" or "3.0").
         if str(value) == name and low <= value <= high:
             table[value - low] = index
-    codes = table[y - low]
+    codes = table[np.subtract(y, low, dtype=np.int64)]  # no overflow of small types
     report.missing_label = 0  # integers are never empty, blank or "NaN"
     report.unknown_label = int((codes < 0).sum())
     keep &= codes >= 0

@@ -43,6 +43,7 @@ def test_column_ranges_equal_numpy(n, order):
         (("1", "3", "7"), np.array([7, 3, 3, 1, 9, -2], dtype=np.int16)),  # 9, -2 unknown
         (("03", "3.0", "3"), np.array([3, 3, 4], dtype=np.uint8)),  # only "3" is 3's text
         (("a", "2"), np.array([2, 2, 5])),
+        (("-100", "100"), np.array([-100, 100, 0], dtype=np.int8)),  # range over int8's
     ],
 )
 def test_integer_labels_equal_the_general_path(classes, y):
