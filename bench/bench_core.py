@@ -231,20 +231,22 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``) with public methods: fit once,
-    encode and route the test records once, then for each ε redraw the leaf outputs
-    (``relabel``) and count the votes of the routed records."""
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode and
+    route the test records once, then release the leaves at every ε (each release
+    replacing the last, unpublished) and count every ε's votes of the routed records
+    in one pass (``release_votes``)."""
     import pandas as pd
 
+    from dpviz.evaluation.sweep import release_votes
     from dpviz.models.data import encode
 
     est.fit(X_train, y_train)
     frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
     routed = est.route_records(encode(frame, est.schema_, training=False))
+    points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
     accuracy = []
-    for eps in SWEEP_EPSILONS:
-        est.relabel(eps)
-        pred = est.classes_[np.argmax(est.votes(routed), axis=1)]
+    for _, votes, _, _ in release_votes(est, routed, points):
+        pred = est.classes_[np.argmax(votes, axis=1)]
         accuracy.append(float(np.mean(pred.astype(np.int64) == y_test)))
     return accuracy
 
@@ -466,11 +468,13 @@ def launch_worker(spec: dict, timeout: float) -> dict:
 
 
 def dpviz_source_hash() -> str:
-    """sha256 of dpviz/*.py: each worker records it, so that a dpviz edited while the
-    benchmark runs (the working tree may be shared) shows up in the results."""
+    """sha256 of dpviz/**/*.py: each worker records it, so that a dpviz edited while the
+    benchmark runs (the working tree may be shared) shows up in the results. (Until issue
+    15 it read dpviz/*.py only, which since issue 16's move holds none of the models.)"""
     src = hashlib.sha256()
-    for path in sorted((ROOT / "dpviz").glob("*.py")):
-        src.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted((ROOT / "dpviz").rglob("*.py")):
+        name = path.relative_to(ROOT / "dpviz").as_posix()
+        src.update(name.encode() + b"\0" + path.read_bytes())
     return src.hexdigest()
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
-from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, run_sweep
+from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
 from dpviz.models.columns import guess_label, suggest_drops
 from dpviz.models.data import encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
@@ -779,6 +779,7 @@ def cmd_sweep(args) -> dict:
         "summary": args.summary,
         "rows": len(result.results),
         "grid_points": grid.n_points,
+        "references": reference_costs(result.results),  # what each was, and its cost
     }
 
 

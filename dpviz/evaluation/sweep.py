@@ -7,6 +7,7 @@ the leaf outputs for every (mechanism, ε): a 20-point ε curve costs about one 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -22,12 +23,23 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
+from dpviz.models import kernels
+from dpviz.models import trees as routing
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, check_rule
-from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, flipped_labels
+from dpviz.models.forest import (
+    DATA_SPLITS,
+    DPRandomForestClassifier,
+    LeafCounts,
+    RoutedRecords,
+    count_prior,
+    count_values,
+    count_votes,
+    flipped_labels,
+)
 from dpviz.models.greedy import DPDecisionTreeClassifier
-from dpviz.models.kernels import cores
 from dpviz.models.registry import get_algorithm
+from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.schema import Schema
 
@@ -63,12 +75,16 @@ SERIES_HGB = "sklearn_hist_gradient_boosting"
 REFERENCE_SERIES = (SERIES_NONPRIVATE, SERIES_SKLEARN, SERIES_HGB)
 
 Progress = Callable[[int, int, str], None]
-# scikit-learn's forest reference bootstraps at most this many records per tree: its
-# unlimited-depth trees cost ~O(n log n) each, 13× the whole DP curve at 30,000 rows
-# with all records; a 5,000-record bootstrap per tree keeps it within ~2× the curve for
-# any n and moves its accuracy by < 1 point on SynthF (bench/README.md). The rows say it
-# in ``data_split`` ("bootstrap of 5,000") and their ``fit_seconds`` give the cost.
-REFERENCE_MAX_SAMPLES = 5_000
+# scikit-learn's forest reference: REFERENCE_TREES unlimited-depth trees, each on a
+# bootstrap of at most REFERENCE_MAX_SAMPLES records. 100 trees on bootstraps of 5,000
+# cost 20x the whole 20-ε DP curve at 30,000 rows (1.2 CPU-s a fold against 0.07);
+# 10 trees on 2,500 cost 0.07 CPU-s a fold, about the curve's own cost, for 1.5 points
+# of accuracy (SynthF 30,000 rows, 3 splits: 0.934 against 0.949; AUC 0.977 against
+# 0.986), still 11 points above the ε = ∞ twin (bench/README.md, issue 15). The rows
+# say it (``n_estimators``, ``data_split`` "bootstrap of 2,500"); ``fit_seconds`` is
+# its cost.
+REFERENCE_TREES = 10
+REFERENCE_MAX_SAMPLES = 2_500
 
 
 # A grid's structure and mechanism lists default to the registry's forest.
@@ -167,6 +183,20 @@ class SweepResult:
         self.summary = summarise(self.results)
 
 
+def reference_costs(results: pd.DataFrame) -> dict[str, str]:
+    """What each non-private reference of a sweep's rows was and what it cost, one line
+    per series: e.g. ``"10 trees, bootstrap of 2,500, 0.38 s over 5 fits"``."""
+    out = {}
+    for series, rows in results[results["series"].isin(REFERENCE_SERIES)].groupby("series"):
+        trees = sorted({int(t) for t in rows["n_estimators"]})
+        splits = ", ".join(sorted({str(s) for s in rows["data_split"]}))
+        out[str(series)] = (
+            f"{'/'.join(map(str, trees))} trees, {splits}, "
+            f"{rows['fit_seconds'].sum():.2f} s over {len(rows)} fits"
+        )
+    return out
+
+
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation of each metric per grid point; means of diagnostics.
 
@@ -252,19 +282,9 @@ def run_sweep(
         return _run_on_cluster(
             client, encoded, schema, grid, splits, folds, (seed, noise_seed), progress, cancel
         )
-    # Folds one after the other leave the other cores idle: scikit-learn's forest (the
-    # costliest reference) then grows its trees on all of them.
-    reference_jobs = cores() if n_jobs == 1 else 1
     tasks = (
         delayed(_fold_rows)(
-            subset(encoded, tr),
-            subset(encoded, te),
-            schema,
-            grid,
-            i,
-            folds,
-            (seed, noise_seed),
-            reference_jobs,
+            subset(encoded, tr), subset(encoded, te), schema, grid, i, folds, (seed, noise_seed)
         )
         for i, (tr, te) in enumerate(splits)
     )
@@ -393,7 +413,6 @@ def _fold_rows(
     index: int,
     folds: int,
     seeds: tuple,
-    reference_jobs: int = 1,
 ):
     """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
     seed, noise_seed = seeds
@@ -415,13 +434,11 @@ def _fold_rows(
         route_seconds = time.perf_counter() - start
         empty_pct = model.diagnostics_["empty_leaf_pct"]
         private = {}  # whether a release is proven does not depend on its ε
-        for mech, eps in itertools.product(mechanisms, grid.epsilons):
-            start = time.perf_counter()
-            model.release_instead(eps, mech)
-            votes = model.votes(routed)
-            if mech not in private:
-                private[mech] = bool(model.ledger_.private)
-            seconds = route_seconds + time.perf_counter() - start
+        points = list(itertools.product(mechanisms, grid.epsilons))
+        for (mech, eps), votes, point_seconds, diagnostics in release_votes(
+            model, routed, points, functools.partial(_point_facts, private=private)
+        ):
+            seconds = route_seconds + point_seconds
             rows.append(
                 {
                     **base,
@@ -435,7 +452,7 @@ def _fold_rows(
                     "data_split": split,
                     **score(test.y, _fractions(votes), train.y, k),
                     "empty_leaf_pct": empty_pct,
-                    **_leaf_diagnostics(model),
+                    **diagnostics,
                     "fit_seconds": seconds,
                     "private": private[mech],
                 }
@@ -444,10 +461,12 @@ def _fold_rows(
             algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
         ):
             rows.append(
-                _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm)
+                _nonprivate_row(
+                    base, train, test, schema, trees, depth, index, seed, algorithm, model, routed
+                )
             )
     if grid.wants(SERIES_SKLEARN):
-        rows.append(_sklearn_row(base, train, test, k, index, seed, n_jobs=reference_jobs))
+        rows.append(_sklearn_row(base, train, test, k, index, seed))
     if grid.wants(SERIES_HGB):
         rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
     # Every row of the fold carries the fold's trivial baseline (NOT private, as the
@@ -456,6 +475,112 @@ def _fold_rows(
     for row in rows:
         row.update({f"majority_{m}": value for m, value in baseline.items()})
     return rows
+
+
+def release_votes(
+    model: DPRandomForestClassifier,
+    routed: RoutedRecords,
+    points: Sequence[tuple[str, float]],
+    describe: Callable[[DPRandomForestClassifier], dict] | None = None,
+):
+    """Release ``model``'s leaves at each (mechanism, ε) of ``points`` in turn and yield
+    ``((mechanism, ε), votes, seconds, describe(model))`` per point, in order.
+
+    Each release replaces the previous one unpublished (:meth:`release_instead`: the
+    ledger books only the last, and no noise serves two points); ``describe`` reads the
+    model while it holds that point's release. A label point's votes on ``routed`` are
+    its leaf outputs counted over the routing plus a term that does not depend on the
+    record (the class prior: the votes of a record no tree reaches); a count point's
+    are a per-record function of its leaves' evidence summed over the routing
+    (:func:`dpviz.models.forest.count_votes`). So the outputs of
+    every point are kept (bytes per leaf) and, when the routing is a compact matrix and
+    the compiled kernels are loaded, counted together: label releases in one pass over
+    the matrix (:func:`dpviz.models.trees.packed_label_votes`), noisy counts a few
+    points a pass; otherwise each point's votes are counted at its release.
+    ``seconds``: the point's release plus its share of the counting passes."""
+    k = len(model.classes_)
+    local = routed.local
+    batched = (
+        local is not None
+        and local.flags.c_contiguous
+        and kernels.get(wait=local.size >= routing.COMPILED_FROM_VISITS) is not None
+    )
+    kept = []  # (point, votes or None, labels, noisy counts, record-free term, seconds, info)
+    for mech, eps in points:
+        start = time.perf_counter()
+        model.release_instead(eps, mech)
+        info = describe(model) if describe is not None else None
+        if batched:
+            # The record-free term first: before the routed leaves' untrained outputs
+            # are drawn, it reads no leaf at all.
+            base = model.votes(_reached_by_no_tree(routed))
+            outputs = model._outputs_of(routed)
+            noisy = None
+            if outputs.noisy_counts is not None:
+                # A count forest sums its leaves' evidence (count_values) and scores
+                # the sums (count_votes); ``base`` then holds how to score them.
+                prior = count_prior(model.prior_counts_, k)
+                eps_tree = model.tree_epsilon_
+                noisy = count_values(outputs.noisy_counts, prior, eps_tree)
+                base = functools.partial(count_votes, prior=prior, epsilon=eps_tree)
+            item = (None, outputs.labels, noisy, base)
+        else:
+            item = (model.votes(routed), None, None, None)
+        kept.append(((mech, eps), *item, time.perf_counter() - start, info))
+    if not batched:
+        for point, votes, _, _, _, seconds, info in kept:
+            yield point, votes, seconds, info
+        return
+    start = time.perf_counter()
+    # counted[i](base): point i's votes plus the record-free term ``base``.
+    counted: dict[int, Callable[[np.ndarray], np.ndarray]] = {}
+    labelled = [i for i, item in enumerate(kept) if item[3] is None]
+    votes_of = packed_label_votes(local, routed.offsets, [kept[i][2] for i in labelled], k)
+    for r, i in enumerate(labelled):
+        if votes_of is not None:
+            counted[i] = lambda base, r=r: votes_of(r, base)
+        else:  # more classes than a word's fields hold: the model's own count per point
+            counted[i] = lambda base, i=i: (
+                DPRandomForestClassifier._label_votes(routed, kept[i][2], k) + base
+            )
+    noisy = [i for i, item in enumerate(kept) if item[3] is not None]
+    # Noisy counts: each leaf's evidence (k columns and a tree count), summed in tree
+    # order as model.votes does, a few points per pass so that the output stays within
+    # a few (records, k + 1) arrays; then scored per point (``base``: count_votes).
+    width = k + 1
+    group = max(1, 4 // max(1, width // 2))
+    for g in range(0, len(noisy), group):
+        part = noisy[g : g + group]
+        values = np.concatenate([kept[i][3] for i in part], axis=1)
+        sums = matrix_value_sums(local, values, routed.offsets)
+        for j, i in enumerate(part):
+            counted[i] = lambda score, sums=sums, j=j: score(sums[:, j * width : (j + 1) * width])
+    share = (time.perf_counter() - start) / len(kept)
+    for i, (point, _, _, _, base, seconds, info) in enumerate(kept):
+        begin = time.perf_counter()
+        votes = counted[i](base)
+        yield point, votes, seconds + share + time.perf_counter() - begin, info
+
+
+def _point_facts(model: DPRandomForestClassifier, private: dict) -> dict:
+    """A sweep point's leaf diagnostics; notes in ``private`` whether its mechanism's
+    release is proven (read from the ledger once per mechanism)."""
+    if model.mechanism not in private:
+        private[model.mechanism] = bool(model.ledger_.private)
+    return _leaf_diagnostics(model)
+
+
+def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:
+    """One record that no tree reaches: its votes are the record-free term."""
+    return RoutedRecords(
+        1,
+        None,
+        None,
+        np.empty(0, dtype=np.uint64),
+        np.empty(0, dtype=np.int64),
+        local=np.zeros((0, 1), dtype=routed.local.dtype),
+        offsets=np.zeros(0, dtype=np.int64),
+    )
 
 
 def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed):
@@ -536,20 +661,99 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
     }
 
 
-def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algorithm):
-    """The paper's non-private forest: true majority labels, all data in every tree."""
-    model = DPRandomForestClassifier(
+def _nonprivate_twin(trees, depth, random_state) -> DPRandomForestClassifier:
+    return DPRandomForestClassifier(
         epsilon=1.0,
         n_estimators=trees,
         depth=depth,
         mechanism="none",
         data_split="shared",
-        random_state=seed * 1_000_003 + index,
+        random_state=random_state,
     )
+
+
+def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
+    """Fit the ε = ∞ twin ``model`` (unfitted) on ``train`` from the trees the DP forest
+    ``dp`` built and its routing ``routed`` of the test records, when they have the same
+    structure; None otherwise (then the twin is fitted and routes on its own).
+
+    The twin counts every training record in every tree (``shared``): the training
+    records go through ``dp``'s built trees once (a compact matrix), its leaves are
+    released as a fit releases them (true majority, public tie-breaks), and its votes
+    are those of the same test routing. The same model and votes as ``fit_encoded`` +
+    ``_votes`` (a test checks it) at about the cost of one more sweep point."""
+    if dp is None or routed is None or routed.local is None:
+        return None
+    forest = dp._compact_forest(np.arange(dp.n_estimators), train.n_records)
+    if forest is None:
+        return None
+    # fit_encoded's steps, with the leaves counted through dp's trees.
+    model._validate_params()
+    model.schema_, model.n_features_in_ = schema, len(schema.features)
+    model.classes_ = np.asarray(schema.classes, dtype=object)
     start = time.perf_counter()
+    model.encoding_report_ = train.report
+    source = model._release_source(0)
+    model._prepare(train.n_records, source)
+    if model.depth_ != dp.depth_ or not np.array_equal(model.root_keys_, dp.root_keys_):
+        return None
+    compact = route_compact(
+        dp.space_, dp.root_keys_, forest.trees, train.continuous, train.discrete, forest=forest
+    )
+    if compact.abstain is not None and (compact.local == compact.abstain).any():
+        return None  # training records never abstain (unknown values are dropped)
+    k = len(schema.classes)
+    n_leaves = len(compact.leaf_keys)
+    code = (compact.offsets[:, None] + compact.local) * k + train.y
+    counts = np.bincount(code.reshape(-1), minlength=n_leaves * k).reshape(n_leaves, k)
+    reached = counts.sum(axis=1) > 0  # as a fit's routing: leaves some record reached
+    model._add_counts(
+        [
+            LeafCounts(
+                compact.leaf_keys[reached],
+                compact.leaf_tree[reached],
+                compact.leaf_depth[reached],
+                counts[reached],
+                [],
+            )
+        ],
+        train.n_records,
+    )
+    model._release_leaves(source)
+    model.fit_seconds_ = time.perf_counter() - start
+    same = RoutedRecords(
+        routed.n_records,
+        None,
+        None,
+        routed.leaf_keys,
+        model._trained(routed.leaf_keys),
+        local=routed.local,
+        offsets=routed.offsets,
+    )
+    return model.votes(same)
+
+
+def _nonprivate_row(
+    base, train, test, schema, trees, depth, index, seed, algorithm, dp=None, routed=None
+):
+    """The paper's non-private forest: true majority labels, all data in every tree.
+    ``dp`` and ``routed``: the DP forest of the same structure and its routing of
+    ``test``, reused when they fit (:func:`_twin_votes`)."""
+    random_state = seed * 1_000_003 + index
+    rule = depth
+    # A rule that reads the record count grows the DP forest's trees to the depth its
+    # count gave: the twin takes that depth, so that it has the same trees.
+    if dp is not None and depth in COUNTED_RULES:
+        depth = dp.depth_
+    start = time.perf_counter()
+    model = _nonprivate_twin(trees, depth, random_state)
     declare_fold_size(model, train.n_records)
-    model.fit_encoded(train, schema)
-    votes = model._votes(test)
+    votes = _twin_votes(model, dp, train, schema, routed)
+    if votes is None:
+        model = _nonprivate_twin(trees, depth, random_state)
+        declare_fold_size(model, train.n_records)
+        model.fit_encoded(train, schema)
+        votes = model._votes(test)
     return {
         **base,
         "series": SERIES_NONPRIVATE,
@@ -557,7 +761,7 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algori
         "mechanism": "none",
         "epsilon": math.inf,
         "n_estimators": trees,
-        "depth_rule": str(depth),
+        "depth_rule": str(rule),
         "depth": model.depth_,
         "data_split": "shared",
         **score(test.y, _fractions(votes), train.y, len(schema.classes)),
@@ -570,18 +774,18 @@ def _nonprivate_row(base, train, test, schema, trees, depth, index, seed, algori
     }
 
 
-def _sklearn_row(base, train, test, k, index, seed, boosting=False, n_jobs: int = 1):
+def _sklearn_row(base, train, test, k, index, seed, boosting=False):
     """scikit-learn's random forest (or histogram gradient boosting, DPBoost's non-private
-    reference) on the same folds; discrete features as codes. ``n_jobs``: the forest's
-    threads (joblib's, not OpenMP's, so the spin-wait below does not apply)."""
+    reference) on the same folds; discrete features as codes. One thread: folds are the
+    unit of parallelism (10 trees gain nothing from more: measured, issue 15)."""
     if boosting:
         model = HistGradientBoostingClassifier(random_state=seed * 1_000_003 + index)
     else:
         cap = REFERENCE_MAX_SAMPLES if train.n_records > REFERENCE_MAX_SAMPLES else None
         model = RandomForestClassifier(
-            n_estimators=100,
+            n_estimators=REFERENCE_TREES,
             random_state=seed * 1_000_003 + index,
-            n_jobs=n_jobs,
+            n_jobs=1,
             max_samples=cap,
         )
     start = time.perf_counter()
@@ -598,7 +802,7 @@ def _sklearn_row(base, train, test, k, index, seed, boosting=False, n_jobs: int 
         "algorithm": "sklearn",
         "mechanism": "none",
         "epsilon": math.inf,
-        "n_estimators": model.n_iter_ if boosting else 100,
+        "n_estimators": model.n_iter_ if boosting else REFERENCE_TREES,
         "depth_rule": "unlimited",
         "depth": np.nan,
         "data_split": "bootstrap"

@@ -65,8 +65,10 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
         array, y = validate_data(estimator, X, y, dtype="numeric")
         y = np.asarray(y)
         frame = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
-    if y.dtype != object:
-        # Text labels are classes by construction; numbers may be a regression target.
+    if y.dtype != object and y.dtype.kind not in "iu":
+        # Text labels are classes by construction, and so are integers (scikit-learn's
+        # check finds them all "binary" or "multiclass", after sorting every label);
+        # other numbers may be a regression target.
         check_classification_targets(y)
     schema = resolve_schema(estimator.schema, frame, y)
     if not isinstance(X, pd.DataFrame):

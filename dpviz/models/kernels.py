@@ -60,7 +60,8 @@ def _compile():
     return {
         name: getattr(compiled, name)
         for name in (
-            "descend_matrix",
+            "descend_table",
+            "result_table",
             "descend_pairs",
             "mark",
             "remap",
@@ -70,8 +71,12 @@ def _compile():
             "packed_counts_local",
             "label_counts_local",
             "value_sums_local",
-            "descend_compact",
+            "word_sums_local",
+            "unpack_votes",
             "descend_heap",
+            "descend_heap_pairs",
+            "record_trees",
+            "column_ranges",
             "reached",
             "renumber",
         )

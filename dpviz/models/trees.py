@@ -24,7 +24,17 @@ import numpy as np
 
 from dpviz.models import kernels as kernels
 from dpviz.models.kernels import LEAF, UNBUILT
-from dpviz.privacy.randomness import SALT_FEATURE, SALT_THRESHOLD, child_keys, uniform
+from dpviz.privacy.randomness import (
+    _GOLDEN as GOLDEN,
+)
+from dpviz.privacy.randomness import (
+    SALT_CHILD,
+    SALT_FEATURE,
+    SALT_THRESHOLD,
+    child_keys,
+    splitmix64,
+    uniform,
+)
 
 # (record, tree) pairs routed in one pass: bounds a pass's node store and temporaries;
 # the output (int32 per pair) is the only allocation proportional to the pairs.
@@ -35,6 +45,9 @@ PAIR_CHUNK = 64_000_000
 COMPILED_FROM_VISITS = 200_000_000
 # Node ids routed at a time by route_compact before they become one-byte leaf numbers.
 COMPACT_CHUNK_CELLS = 8_000_000
+# (tree, record) cells per leaf from which route_compact keeps every leaf of the trees
+# instead of finding and renumbering the reached ones (nearly all are reached then).
+KEEP_ALL_LEAVES_FROM = 64
 # Pairs from which a routing pass is split across threads (the kernels release the GIL).
 THREADS_FROM_PAIRS = 2_000_000
 # Every frontier node of the level-by-level router and of the leaf estimate carries its
@@ -535,6 +548,32 @@ def _layout(continuous: np.ndarray, discrete: np.ndarray) -> tuple[np.ndarray, n
     return fix(continuous, np.float64), fix(discrete, np.int32)
 
 
+def record_trees(
+    continuous: np.ndarray, discrete: np.ndarray, y: np.ndarray, n_trees: int, seed: int
+) -> np.ndarray | None:
+    """Each record's tree, ``hash_columns(its columns, seed) % n_trees`` (see
+    ``dpviz.models.forest.hash_trees``), by the compiled kernel in one pass over the rows;
+    None while the kernels are not loaded (their loading starts)."""
+    compiled = kernels.get(wait=False)
+    if compiled is None:
+        return None
+    cont = np.asarray(continuous, dtype=np.float64)
+    if not (cont.flags.c_contiguous or cont.flags.f_contiguous):
+        cont = np.ascontiguousarray(cont)
+    disc = np.asarray(discrete, dtype=np.int32)
+    y = np.ascontiguousarray(y, dtype=np.int32)
+    width = cont.shape[1] + disc.shape[1] + 1
+    mult = splitmix64(np.arange(1, width + 1, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
+    start = splitmix64(np.uint64(seed))
+    out = np.empty(len(y), dtype=np.int64)
+    fn = compiled["record_trees"]
+    args = (cont.view(np.uint64), disc, y, np.uint64(start), mult, GOLDEN, int(n_trees))
+    jobs = [(fn, (*args, a, b, out)) for a, b in _ranges(len(y), _threads(len(y)))]
+    if jobs:
+        _run(jobs)
+    return out
+
+
 def _descend_numpy(store: NodeStore, cont, disc, rec, node) -> np.ndarray:
     """The kernels' descent (``dpviz.models.kernels``) in numpy, all pairs one level a step."""
     s, r = store.space.n_continuous, store.space.n_discrete
@@ -716,6 +755,24 @@ def route(
     n_pairs = len(pair_record)
     compiled = kernels.get(wait=n_pairs * (space.max_depth + 1) >= COMPILED_FROM_VISITS)
     budget = _budget(n_pairs, space)
+    heap = getattr(store, "heap_pairs", None)
+    if compiled is not None and heap is not None:
+        # Trees built whole in heap order (compact_forest's): each pair's leaf directly.
+        feature, threshold, leaf_nodes, offsets = heap
+        position = (np.cumsum(present) - 1)[pair_tree]
+        out = np.empty(n_pairs, dtype=np.int32)
+        fn = compiled["descend_heap_pairs"]
+        args = (feature, threshold, cont, space.max_depth)
+        jobs = [
+            (fn, (*args, pair_record[a:b], position[a:b], offsets, out[a:b]))
+            for a, b in _ranges(n_pairs, _threads(n_pairs))
+        ]
+        if jobs:
+            _run(jobs)
+        out = leaf_nodes[out]
+        routed = _leaves(compiled, store, out, keep_nodes)
+        routed.pair_leaf = routed.pair_leaf.astype(np.int64)
+        return routed
     try:
         store.build(store.roots, budget)
         node = store.roots[(np.cumsum(present) - 1)[pair_tree]]
@@ -758,11 +815,15 @@ def route_matrix(
                 store, cont, disc, np.tile(np.arange(n), len(trees)), np.repeat(roots, n)
             )
         else:
-            fn = compiled["descend_matrix"]
-            arrays = (*store.compiled_arrays(), cont, _with_zeros(disc))
+            # The compact router's kernel, writing each stop's node result (int32).
+            fn = compiled["descend_table"]
+            arrays = store.compiled_arrays()
+            results = np.empty(len(arrays[3]), dtype=np.int32)
+            compiled["result_table"](arrays[3], results)
+            arrays = (*arrays, cont, _with_zeros(disc))
             s, steps = space.n_continuous, space.max_depth
             jobs = [
-                (fn, (*arrays, s, steps, roots, a, b, out))
+                (fn, (*arrays, s, steps, roots, a, b, results, out))
                 for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
             ]
             if jobs:
@@ -837,6 +898,61 @@ def matrix_value_sums(
     return out
 
 
+def packed_label_votes(
+    local: np.ndarray, offsets: np.ndarray, labels: list[np.ndarray], k: int
+) -> Callable[[int], np.ndarray] | None:
+    """The votes of several label releases over one compact matrix, in one pass.
+
+    ``labels[r]`` gives release r's label of every leaf (-1 abstains); ``local`` and
+    ``offsets`` are a compact matrix (:class:`CompactRouted`) in which every record
+    reaches a leaf of every tree. Each leaf adds a few integers whose bit fields count
+    the labels of several releases (``bits`` bits a count), so a 20-ε sweep reads the
+    matrix once instead of 20 times. A release with no abstaining leaf needs no field
+    for class 0 (the trees less the other classes' votes). Returns ``votes(r)``,
+    release r's (records, k) float counts (equal to :func:`matrix_label_counts`'s), or
+    None when the compiled kernels are not loaded or a release's fields do not fit."""
+    compiled = kernels.get(wait=local.size >= COMPILED_FROM_VISITS)
+    if compiled is None or not local.flags.c_contiguous or local.dtype.itemsize > 2:
+        return None
+    n_trees = int(local.shape[0])
+    bits = max(1, n_trees.bit_length())
+    if not labels or bits * k > 63:  # a word's sign bit stays clear
+        return None
+    layout = []  # per release: (word, shift, first class with a field)
+    word, used = 0, 0
+    for label in labels:
+        first = 0 if (np.asarray(label) < 0).any() else 1
+        width = bits * (k - first)
+        if used + width > 63:
+            word, used = word + 1, 0
+        layout.append((word, used, first))
+        used += width
+    increment = np.zeros((word + 1, len(labels[0])), dtype=np.int64)
+    for label, (w, shift, first) in zip(labels, layout, strict=True):
+        label = np.asarray(label, dtype=np.int64)
+        voted = label >= first
+        field = label[voted] - first
+        increment[w, voted] += np.left_shift(1, shift + bits * field)
+    sums = np.zeros((word + 1, local.shape[1]), dtype=np.int64)
+    offsets = np.asarray(offsets, np.int64)
+    n = local.shape[1]
+    jobs = [
+        (compiled["word_sums_local"], (local, offsets, increment, a, b, sums))
+        for a, b in _ranges(n, _threads(local.size))
+    ]
+    if jobs:
+        _run(jobs)
+
+    def votes(r: int, base: np.ndarray | None = None) -> np.ndarray:
+        w, shift, first = layout[r]
+        out = np.empty((n, k))
+        add = np.zeros(k) if base is None else np.asarray(base, np.float64).reshape(k)
+        compiled["unpack_votes"](sums[w], shift, bits, first, n_trees, add, out)
+        return out
+
+    return votes
+
+
 @dataclass
 class CompactRouted:
     """Every record through every tree of a fully built forest, compactly: ``local``
@@ -909,6 +1025,8 @@ def compact_forest(
             store.feature[order].reshape(len(trees), size).clip(0),
             store.threshold[order].reshape(len(trees), size),
         )
+        # For route() through this store (a disjoint fit): leaf node ids by tree.
+        store.heap_pairs = (*forest.heap, leaf_nodes.astype(np.int32), offsets)
     return forest
 
 
@@ -949,7 +1067,7 @@ def route_compact(
             forest.arrays = store.compiled_arrays()
         arrays = (*forest.arrays, cont, _with_zeros(disc))
         s, steps = space.n_continuous, space.max_depth
-        fn = compiled["descend_compact"]
+        fn = compiled["descend_table"]
         jobs = [
             (fn, (*arrays, s, steps, roots, a, b, table, local))
             for a, b in _ranges(len(trees), min(len(trees), _threads(n_pairs)))
@@ -965,9 +1083,21 @@ def route_compact(
             ).reshape(t1 - t0, n)
             np.take(table, nodes, out=local[t0:t1], mode="wrap")  # -1: the last entry
     # Keep the leaves records reached only (as the other routers do: a leaf nobody
-    # reached needs no output), numbered again tree by tree, in place.
+    # reached needs no output), numbered again tree by tree, in place. With many
+    # records a leaf nearly every leaf is reached: two passes over the matrix (~12% of
+    # predicting 600,000 records) would drop almost none, so every leaf is kept.
     offsets = forest.offsets
     abstain = -1 if forest.abstain is None else forest.abstain
+    if local.size >= KEEP_ALL_LEAVES_FROM * len(forest.leaf_nodes):
+        leaf_nodes = forest.leaf_nodes
+        return CompactRouted(
+            store.key[leaf_nodes],
+            store.tree[leaf_nodes],
+            store.depth[leaf_nodes],
+            local,
+            offsets,
+            forest.abstain,
+        )
     present = np.zeros(len(forest.leaf_nodes), dtype=bool)
     if compiled is not None:
         compiled["reached"](local, offsets, abstain, present)

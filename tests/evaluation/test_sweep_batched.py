@@ -1,0 +1,170 @@
+"""A sweep's shortcuts give exactly the per-point results (issue 15).
+
+``release_votes`` counts the votes of every (mechanism, ε) point in one pass over the
+compact leaf matrix; the ε = ∞ twin reuses the DP forest's built trees and test
+routing. With replayable noise (``noise_seed``) both must equal, value for value, what
+a release per point followed by ``model.votes`` (and a plain fit of the twin) give.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz import DPRandomForestClassifier
+from dpviz.evaluation import sweep
+from dpviz.models import kernels
+from dpviz.models import trees as routing
+from dpviz.models.data import encode
+from dpviz.privacy.schema import Feature, Schema
+
+COMPILED = kernels.get(wait=True) is not None
+
+
+def case(n: int, k: int, seed: int = 0, discrete: bool = False):
+    rng = np.random.default_rng(seed)
+    classes = tuple("abcdefghijkl"[:k])
+    features = [Feature(f"x{i}", "continuous", low=0.0, high=1.0) for i in range(3)]
+    frame = pd.DataFrame({f"x{i}": rng.random(n) for i in range(3)})
+    if discrete:
+        features.append(Feature("c", "discrete", values=("u", "v", "w")))
+        frame["c"] = rng.choice(["u", "v", "w"], n)
+    score = frame["x0"] + 0.5 * frame["x1"] + 0.3 * rng.random(n)
+    frame["label"] = np.asarray(classes)[np.minimum((score * k / 1.8).astype(int), k - 1)]
+    return frame, Schema("label", classes, tuple(features))
+
+
+def fitted(schema, train, **params):
+    model = DPRandomForestClassifier(
+        n_estimators=params.pop("n_estimators", 30),
+        depth=params.pop("depth", 6),
+        schema=schema,
+        random_state=4,
+        noise_seed=9,
+        **params,
+    )
+    return model.fit_encoded(train, schema)
+
+
+POINTS = [
+    [("permute_flip", e) for e in (0.05, 0.3, 1.0, 4.0, 10.0)],
+    [("laplace_counts", e) for e in (0.1, 1.0, 3.0)],
+    [("permute_flip", 0.5), ("laplace_counts", 0.5), ("permute_flip", 2.0)],
+]
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def path(request, monkeypatch):
+    if request.param == "compiled":
+        if not COMPILED:
+            pytest.skip("numba is not installed")
+        monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+    else:
+        monkeypatch.setattr(kernels, "_kernels", None)
+        monkeypatch.setattr(kernels, "_failed", True)
+    return request.param
+
+
+@pytest.mark.parametrize("points", POINTS)
+@pytest.mark.parametrize("k", [2, 3])
+def test_one_pass_votes_equal_a_release_per_point(path, points, k):
+    frame, schema = case(1500, k)
+    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+    batched = fitted(schema, train)
+    routed = batched.route_records(test)
+    assert routed.local is not None  # the compact matrix the one pass reads
+    got = list(sweep.release_votes(batched, routed, points, lambda m: m.leaf_labels_.copy()))
+    alone = fitted(schema, train)
+    for (point, votes, seconds, labels), (mech, eps) in zip(got, points, strict=True):
+        assert point == (mech, eps) and seconds >= 0
+        alone.release_instead(eps, mech)
+        np.testing.assert_array_equal(labels, alone.leaf_labels_)  # read at its release
+        np.testing.assert_array_equal(votes, alone.votes(alone.route_records(test)))
+    # The ledger books the last release only, as a loop of release_instead does.
+    assert batched.ledger_.to_dict() == alone.ledger_.to_dict()
+
+
+@pytest.mark.skipif(not COMPILED, reason="numba is not installed")
+def test_more_classes_than_a_word_holds_fall_back_to_a_count_per_point(monkeypatch):
+    monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+    frame, schema = case(1200, 12)
+    train, test = encode(frame.iloc[:900], schema), encode(frame.iloc[900:], schema)
+    points = [("permute_flip", 0.5), ("permute_flip", 5.0)]
+    model = fitted(schema, train, n_estimators=40)  # 6 bits × 12 classes > 63
+    routed = model.route_records(test)
+    got = [votes for _, votes, _, _ in sweep.release_votes(model, routed, points)]
+    alone = fitted(schema, train, n_estimators=40)
+    for votes, (mech, eps) in zip(got, points, strict=True):
+        alone.release_instead(eps, mech)
+        np.testing.assert_array_equal(votes, alone.votes(alone.route_records(test)))
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+def test_the_twin_from_the_sweeps_routing_equals_a_fitted_twin(path, discrete):
+    frame, schema = case(2000, 3, seed=1, discrete=discrete)
+    train, test = encode(frame.iloc[:1500], schema), encode(frame.iloc[1500:], schema)
+    seed, index = 3, 2
+    dp = DPRandomForestClassifier(
+        n_estimators=25, depth="theorem2", schema=schema, random_state=seed * 1_000_003 + index
+    ).fit_encoded(train, schema)
+    routed = dp.route_records(test)
+    reused = sweep._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
+    votes = sweep._twin_votes(reused, dp, train, schema, routed)
+    assert votes is not None  # the shortcut ran
+    plain = sweep._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
+    plain.fit_encoded(train, schema)
+    np.testing.assert_array_equal(votes, plain._votes(test))
+    for name in ("leaf_keys_", "leaf_tree_", "leaf_depth_", "leaf_counts_", "leaf_labels_"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(plain, name))
+    assert reused.diagnostics_["empty_leaf_pct"] == plain.diagnostics_["empty_leaf_pct"]
+    base = {"repeat": 0, "fold": index}
+    args = (base, train, test, schema, 25, "theorem2", index, seed, "fletcher_islam")
+    row_reused = sweep._nonprivate_row(*args, dp, routed)
+    row_plain = sweep._nonprivate_row(*args)
+    row_reused.pop("fit_seconds"), row_plain.pop("fit_seconds")
+    assert row_reused == row_plain
+
+
+def test_a_twin_of_another_structure_is_fitted_on_its_own():
+    frame, schema = case(800, 2)
+    train, test = encode(frame.iloc[:600], schema), encode(frame.iloc[600:], schema)
+    dp = DPRandomForestClassifier(n_estimators=10, depth=5, schema=schema, random_state=1)
+    dp.fit_encoded(train, schema)
+    other = sweep._nonprivate_twin(10, 5, 2)  # other public seed: other trees
+    assert sweep._twin_votes(other, dp, train, schema, dp.route_records(test)) is None
+
+
+def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):
+    frame, schema = case(900, 2)
+    encoded = encode(frame, schema)
+    grid = sweep.SweepGrid(epsilons=[0.1, 1.0, 5.0], mechanisms=["permute_flip", "laplace_counts"])
+
+    def rows():
+        result = sweep.run_sweep(encoded, schema, grid, folds=2, seed=5, noise_seed=2)
+        return result.results.drop(columns="fit_seconds")
+
+    if COMPILED:
+        monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+    batched = rows()
+    monkeypatch.setattr(sweep, "_twin_votes", lambda *args: None)
+    monkeypatch.setattr(kernels, "_kernels", None)
+    monkeypatch.setattr(kernels, "_failed", True)
+    pd.testing.assert_frame_equal(batched, rows())
+
+
+def test_the_references_say_what_they_were_and_their_cost():
+    frame, schema = case(3400, 2)  # 2,720 training records a fold: over the bootstrap cap
+    result = sweep.run_sweep(
+        encode(frame, schema), schema, sweep.SweepGrid(epsilons=[1.0]), folds=5, seed=1
+    )
+    rows = result.results
+    forest = rows[rows.series == sweep.SERIES_SKLEARN]
+    assert set(forest.n_estimators) == {sweep.REFERENCE_TREES}
+    assert set(forest.data_split) == {f"bootstrap of {sweep.REFERENCE_MAX_SAMPLES:,}"}
+    costs = sweep.reference_costs(rows)
+    assert set(costs) == {sweep.SERIES_NONPRIVATE, sweep.SERIES_SKLEARN}
+    seconds = forest.fit_seconds.sum()
+    assert costs[sweep.SERIES_SKLEARN] == (
+        f"{sweep.REFERENCE_TREES} trees, bootstrap of 2,500, {seconds:.2f} s over 5 fits"
+    )
