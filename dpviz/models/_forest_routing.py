@@ -8,9 +8,11 @@ mechanism, which is what makes a sweep cheap.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models._forest_records import RoutedRecords
 from dpviz.models.data import EncodedData
+from dpviz.models.inputs import prediction_data
 from dpviz.models.trees import (
     PAIR_CHUNK,
     CompactForest,
@@ -23,6 +25,13 @@ from dpviz.models.trees import (
 
 class RoutingMixin:
     """Routing of :class:`~dpviz.models.forest.DPRandomForestClassifier`."""
+
+    def _check_fitted(self) -> None:
+        check_is_fitted(self, "leaf_keys_")
+
+    def _encode_predict(self, X) -> EncodedData:
+        self._check_fitted()
+        return prediction_data(self, X)
 
     def route_records(
         self, encoded: EncodedData, trees: np.ndarray | None = None

@@ -26,7 +26,6 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models._forest_counting import CountingMixin
 from dpviz.models._forest_diagnostics import DiagnosticsMixin
@@ -63,7 +62,7 @@ from dpviz.models._forest_scoring import (
 from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
-from dpviz.models.inputs import batch_data, check_whole_numbers, prediction_data, training_data
+from dpviz.models.inputs import batch_data, check_whole_numbers, training_data
 from dpviz.models.trees import TreeSpace
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, largest_count
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
@@ -374,15 +373,6 @@ class DPRandomForestClassifier(
         self.node_tables_ = []
         self.n_train_records_ = 0
         self.__dict__.pop("_leaf_totals", None)
-
-    # --- prediction -------------------------------------------------------------------
-
-    def _check_fitted(self) -> None:
-        check_is_fitted(self, "leaf_keys_")
-
-    def _encode_predict(self, X) -> EncodedData:
-        self._check_fitted()
-        return prediction_data(self, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
