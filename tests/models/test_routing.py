@@ -162,6 +162,6 @@ def test_prediction_in_several_passes_equals_one_pass(monkeypatch):
     test = forest_case(500)[0].drop(columns="label")
     whole = model.predict_proba(test)
     model.__dict__.pop("_route_cache", None)  # lazily built trees: bounded passes
-    monkeypatch.setattr("dpviz.models.forest.lazy_pair_chunk", lambda space: 20 * 37)
+    monkeypatch.setattr("dpviz.models._forest_routing.lazy_pair_chunk", lambda space: 20 * 37)
     assert model._pass_pairs() // model.n_estimators < len(test)
     np.testing.assert_array_equal(model.predict_proba(test), whole)

@@ -1,0 +1,94 @@
+"""Counting a forest's leaves: the one step that reads the training data.
+
+Privacy role: :class:`CountingMixin` routes training records through the public trees and
+counts classes per reached leaf: TRUE counts, kept on the model for the release
+(:mod:`~dpviz.models._forest_release`) and the data owner's diagnostics, never released
+as such. With disjoint parts each record trains the one tree the public keyed hash
+(:func:`dpviz.models.forest.assign_pairs`) deals it to, which is what parallel
+composition needs; with shared data every tree counts every record.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.models._forest_records import LeafCounts, _tree_chunks
+from dpviz.models.data import EncodedData
+from dpviz.models.trees import route, route_matrix
+
+
+class CountingMixin:
+    """Class counts per leaf of :class:`~dpviz.models.forest.DPRandomForestClassifier`."""
+
+    def leaf_counts_of(
+        self, encoded: EncodedData, split_seed: int, *, keep_nodes: bool = True
+    ) -> LeafCounts:
+        """Route a batch of records and count classes per reached leaf. Reads only the
+        structure, so data partitions can run it independently and add the results.
+        ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
+        # The record→tree hash stays in forest.py (imported here at call time: forest.py
+        # imports this module).
+        from dpviz.models.forest import assign_pairs
+
+        parts = []
+        k = len(self.schema_.classes)
+        y = encoded.y
+        if self.data_split != "shared":
+            self._compact_forest(np.arange(self.n_estimators), encoded.n_records, keep=True)
+        pairs = self._pass_pairs()
+        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split, pairs):
+            if self.data_split == "shared":
+                routed = route_matrix(
+                    self.space_,
+                    self.root_keys_,
+                    chunk,
+                    encoded.continuous,
+                    encoded.discrete,
+                    keep_nodes=keep_nodes,
+                )
+                code = routed.pair_leaf.astype(np.int64) * k + y
+            else:
+                rec, tree = assign_pairs(
+                    encoded, self.n_estimators, self.data_split, split_seed, chunk
+                )
+                # The trees built whole once, kept for predict and sweeps (routing only
+                # reads the structure; prediction then changes nothing on the model).
+                whole = self._compact_forest(
+                    np.arange(self.n_estimators), encoded.n_records, keep=True
+                )
+                routed = route(
+                    self.space_,
+                    self.root_keys_,
+                    encoded.continuous,
+                    encoded.discrete,
+                    rec,
+                    tree,
+                    keep_nodes=keep_nodes,
+                    store=None if whole is None else whole.store,
+                )
+                code = routed.pair_leaf * k + y[rec]
+            n_leaves = len(routed.leaf_keys)
+            counts = np.bincount(code.reshape(-1), minlength=n_leaves * k)
+            parts.append(
+                LeafCounts(
+                    routed.leaf_keys,
+                    routed.leaf_tree,
+                    routed.leaf_depth,
+                    counts.reshape(n_leaves, k),
+                    [(routed.leaf_keys, routed.leaf_node, routed.nodes)] if keep_nodes else [],
+                )
+            )
+        return LeafCounts.combine(parts, k)
+
+    def _add_counts(self, parts: list[LeafCounts], n_records: int) -> None:
+        """Add counted batches (or partitions) to the leaves."""
+        k = len(self.schema_.classes)
+        current = LeafCounts(
+            self.leaf_keys_, self.leaf_tree_, self.leaf_depth_, self.leaf_counts_, []
+        )
+        merged = LeafCounts.combine([current, *parts], k)
+        self.leaf_keys_, self.leaf_tree_ = merged.keys, merged.tree
+        self.leaf_depth_, self.leaf_counts_ = merged.depth, merged.counts
+        self.node_tables_.extend(merged.nodes)
+        self.n_train_records_ += n_records
+        self.n_batches_ += 1

@@ -1,0 +1,190 @@
+"""Releasing a forest's leaves: the noisy outputs, the class prior, and their ledger.
+
+Privacy role: this is the release. :class:`ReleaseMixin` passes each counted leaf's TRUE
+counts through the leaf mechanism at the tree's ε (ε − the noisy record count − the
+prior, divided by τ when every tree sees every record), with fresh noise from the
+release's :class:`~dpviz.privacy.noise.NoiseSource`; a leaf no record reached releases
+the mechanism's output on zero counts, drawn on first use (the same random model). The
+class prior is the noisy class histogram (discrete Laplace) at :attr:`prior_epsilon_`.
+Every release, earlier ones included, is booked in :attr:`ledger_`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.models._forest_ledger import build_ledger
+from dpviz.models._forest_records import LeafOutputs
+from dpviz.models._forest_scoring import prior_epsilon
+from dpviz.privacy.ledger import PrivacyLedger
+from dpviz.privacy.mechanisms import get_mechanism, largest_count
+from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
+
+_PRIOR_STREAM = 0xC1A55_0000  # the noise stream of the class prior within a release
+
+
+class ReleaseMixin:
+    """Leaf release, empty leaves and ledger of
+    :class:`~dpviz.models.forest.DPRandomForestClassifier`."""
+
+    @property
+    def prior_epsilon_(self) -> float:
+        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``."""
+        if not get_mechanism(self.mechanism).private:
+            return 0.0
+        return prior_epsilon(float(self.epsilon), float(getattr(self, "prior_share", 0.0)))
+
+    @property
+    def leaf_epsilon_(self) -> float:
+        """ε of the leaf outputs: ε less a noisy record count and a noisy class prior."""
+        spent = getattr(self, "depth_count_epsilon_", 0.0) + self.prior_epsilon_
+        return float(self.epsilon) - spent
+
+    def _release_leaves(self, source: NoiseSource) -> None:
+        """Release every trained leaf under the current ε and mechanism with fresh noise
+        from ``source`` (used here and then dropped), and book it in the ledger."""
+        mech = get_mechanism(self.mechanism)
+        leaf_eps = self.leaf_epsilon_
+        if leaf_eps <= 0:
+            raise ValueError(
+                f"ε = {float(self.epsilon):g} leaves nothing for the leaves after the noisy "
+                f"record count (ε = {self.depth_count_epsilon_:g}, spent when the trees were "
+                f"grown) and the class prior (ε = {self.prior_epsilon_:g}); choose a larger "
+                "ε, or declare the record count (declared_n) before fitting"
+            )
+        self.tree_epsilon_ = (
+            leaf_eps / self.n_estimators if self.data_split == "shared" else leaf_eps
+        )
+        released = self._release(self.leaf_counts_, KeyedLeafNoise(source, self.leaf_keys_))
+        self.leaf_labels_ = released.labels
+        self.leaf_noisy_counts_ = released.noisy_counts
+        self.prior_counts_ = None
+        if self.prior_epsilon_ > 0:
+            self.prior_counts_ = self._noisy_class_totals(
+                self.leaf_tree_, self.leaf_counts_, source
+            )
+        self._releases.append((mech.id, leaf_eps + self.prior_epsilon_))
+        self._release_private = source.private
+        self._reset_empty_outputs()
+        self._ledger = None  # built when first read: a sweep releases many times
+        self.__dict__.pop("_diagnostics", None)
+
+    def _noisy_class_totals(self, leaf_tree, leaf_counts, source: NoiseSource) -> np.ndarray:
+        """Class totals of counted leaves, each record once (its own tree when disjoint,
+        tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
+        rows = leaf_tree == 0 if self.data_split == "shared" else slice(None)
+        totals = leaf_counts[rows].sum(axis=0)
+        noise = source.child(_PRIOR_STREAM).generator()
+        return totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
+
+    def relabel(self, epsilon: float | None = None, mechanism: str | None = None):
+        """Release the leaves again under another ε or mechanism, keeping the trees and
+        the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
+
+        The new release draws fresh noise. The earlier releases were published too, so
+        the ledger adds their ε (sequential composition).
+        """
+        self._check_fitted()
+        if epsilon is not None:
+            self.epsilon = epsilon
+        if mechanism is not None:
+            self.mechanism = mechanism
+        self._validate_params()
+        self._release_leaves(self._release_source(0))
+        return self
+
+    def release_instead(self, epsilon: float, mechanism: str | None = None):
+        """Discard the current release, unpublished, and draw another at ``epsilon``.
+
+        For evaluation sweeps, where each (mechanism, ε) is an alternative model of the
+        same trees, never two published releases: the ledger books only the new one.
+        Use :meth:`relabel` for a model whose release was already shown or exported.
+        """
+        self._check_fitted()
+        self._releases = self._releases[:-1]
+        return self.relabel(epsilon, mechanism)
+
+    def _release(self, counts: np.ndarray, noise) -> LeafOutputs:
+        """Release leaves from their counts and their noise."""
+        mech = get_mechanism(self.mechanism)
+        labels, noisy = mech.release(counts, self.tree_epsilon_, noise)
+        return LeafOutputs(np.asarray(labels, dtype=np.int64), noisy)
+
+    # --- leaves no training record reached ---------------------------------------------
+
+    def _reset_empty_outputs(self) -> None:
+        k = len(self.classes_)
+        self._empty_keys = np.empty(0, dtype=np.uint64)
+        self._empty_sorted = True
+        self._empty_labels = np.empty(0, dtype=np.int64)
+        self._empty_noisy = np.zeros((0, k), dtype=np.int64)
+
+    def _empty_outputs(self, keys: np.ndarray, *, distinct: bool = False) -> LeafOutputs:
+        """Released outputs of untrained leaves, drawn when first asked for.
+
+        An untrained leaf releases the mechanism's output on all-zero counts. Drawing it
+        on first use from fresh noise and keeping it is the same random model as drawing
+        every leaf at fit time (lazy sampling), without keeping any key. ``distinct``
+        says the keys hold no repeats: then a first draw needs no sorting (a sweep)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        if distinct and not len(self._empty_keys) and len(keys):
+            labels, noisy = self._draw_empty(keys)
+            self._empty_keys, self._empty_labels, self._empty_noisy = keys, labels, noisy
+            self._empty_sorted = False
+            return LeafOutputs(labels, noisy if self.leaf_noisy_counts_ is not None else None)
+        if not getattr(self, "_empty_sorted", True):
+            order = np.argsort(self._empty_keys)
+            self._empty_keys = self._empty_keys[order]
+            self._empty_labels = self._empty_labels[order]
+            self._empty_noisy = self._empty_noisy[order]
+            self._empty_sorted = True
+        known = np.isin(keys, self._empty_keys)
+        new = np.unique(keys[~known])
+        if len(new):
+            labels, noisy = self._draw_empty(new)
+            order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
+            self._empty_keys = np.concatenate([self._empty_keys, new])[order]
+            self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
+            self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
+        pos = np.searchsorted(self._empty_keys, keys)
+        noisy = self._empty_noisy[pos] if self.leaf_noisy_counts_ is not None else None
+        return LeafOutputs(self._empty_labels[pos], noisy)
+
+    def _draw_empty(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and noisy counts (zeros for label mechanisms) of untrained ``keys``."""
+        k = len(self.classes_)
+        zeros = np.zeros((len(keys), k), dtype=np.int64)
+        block = self._release(zeros, KeyedLeafNoise(self._release_source(0), keys))
+        labels, noisy = block.labels, block.noisy_counts
+        for batch in range(1, self.n_batches_):
+            # An untrained leaf also received one batch of fresh noise per update.
+            source = self._release_source(batch)
+            noisy = noisy + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
+            labels = largest_count(noisy, KeyedLeafNoise(source, keys))
+        return labels, zeros if noisy is None else noisy
+
+    # --- the ledger -------------------------------------------------------------------
+
+    def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
+        """The ledger this configuration produces (it does not depend on the data)."""
+        return build_ledger(
+            self.mechanism,
+            float(self.epsilon),
+            self.n_estimators,
+            self.data_split,
+            schema_inferred=schema_inferred,
+            depth_rule=self.depth,
+            n_batches=max(1, getattr(self, "n_batches_", 1)),
+            depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
+            prior_epsilon=self.prior_epsilon_,
+            earlier_releases=getattr(self, "_releases", [])[:-1],
+            replayable=self.noise_seed is not None,
+        )
+
+    @property
+    def ledger_(self) -> PrivacyLedger:
+        """The privacy ledger of the current release (and of every earlier one)."""
+        self._check_fitted()
+        if self._ledger is None:
+            self._ledger = self.privacy_ledger(self.schema_.inferred)
+        return self._ledger

@@ -1,0 +1,152 @@
+"""A forest's votes and predictions.
+
+Privacy role: post-processing of released values only (the leaves' released labels or
+noisy counts, the noisy class prior, public ε and τ) and of the records being predicted;
+no ε. Leaves no training record reached answer with their released outputs too
+(:meth:`~dpviz.models._forest_release.ReleaseMixin._empty_outputs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.models._forest_records import LeafOutputs, RoutedRecords, _normalise, _rows
+from dpviz.models._forest_scoring import (
+    count_prior,
+    count_values,
+    count_votes,
+    prior_shares,
+    prior_weight,
+)
+from dpviz.models.data import EncodedData
+from dpviz.models.trees import matrix_label_counts, matrix_value_sums
+from dpviz.privacy.mechanisms import ABSTAIN
+
+
+class VotingMixin:
+    """Votes and predictions of :class:`~dpviz.models.forest.DPRandomForestClassifier`."""
+
+    def votes(self, routed: RoutedRecords) -> np.ndarray:
+        """Votes (n_records, n_classes) of routed records under the current release.
+
+        Label mechanisms: each tree's label counts once, and the prior adds
+        :attr:`prior_weight_` votes. Count mechanisms: exp of the log prior plus
+        γ·(mean over the trees of the leaves' shrunk log shares − what a noise-only
+        leaf gives) (:func:`shrunk_log_shares`, :func:`null_log_shares`,
+        :func:`evidence_gain`): a leaf counts by its evidence, a noise-only forest
+        answers the prior. Post-processing of released values only."""
+        k = len(self.classes_)
+        outputs = self._outputs_of(routed)
+        if outputs.noisy_counts is not None:
+            return self._count_votes(routed, outputs.noisy_counts)
+        votes = self._label_votes(routed, outputs.labels, k)
+        if self.prior_counts_ is not None:
+            # The prior decides where the trees abstain, tie or cast only stray votes.
+            votes += self.prior_weight_ * prior_shares(self.prior_counts_)
+        return votes
+
+    def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:
+        k = len(self.classes_)
+        prior = count_prior(self.prior_counts_, k)
+        values = count_values(noisy_counts, prior, self.tree_epsilon_)
+        sums = None
+        if routed.has_matrix:
+            # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
+            matrix, offsets = routed.matrix_args()
+            sums = matrix_value_sums(matrix, values, offsets)
+        if sums is None:
+            picked = values[routed.pair_leaf]
+            sums = np.stack(
+                [
+                    np.bincount(
+                        routed.pair_record, weights=picked[:, c], minlength=routed.n_records
+                    )
+                    for c in range(k + 1)
+                ],
+                axis=1,
+            )
+        return count_votes(sums, prior, self.tree_epsilon_)
+
+    @property
+    def prior_weight_(self) -> float:
+        """The prior's weight in votes (see :func:`prior_weight`), from public values."""
+        return prior_weight(
+            self.mechanism,
+            len(self.classes_),
+            self.tree_epsilon_,
+            self.n_estimators,
+            self.prior_counts_,
+        )
+
+    @staticmethod
+    def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
+        """Each record's count of trees voting for each class (abstentions: no vote)."""
+        # One-byte labels (abstain → k): the gather below touches every pair per ε.
+        if routed.has_matrix and k <= 8:
+            small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
+            matrix, offsets = routed.matrix_args()
+            counts = matrix_label_counts(matrix, small, k, offsets)
+            if counts is not None:  # routing's compiled kernel, when loaded
+                return counts
+            if k == 2 and not (labels == ABSTAIN).any():
+                ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
+                return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
+            label = small[routed.leaf_matrix]
+            return np.stack([(label == c).sum(axis=0) for c in range(k)], axis=1).astype(
+                np.float64
+            )
+        label = labels[routed.pair_leaf]
+        voted = label != ABSTAIN
+        flat = routed.pair_record[voted] * k + label[voted]
+        counts = np.bincount(flat, minlength=routed.n_records * k)
+        return counts.reshape(routed.n_records, k).astype(np.float64)
+
+    def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
+        trained = routed.trained >= 0
+        k = len(self.classes_)
+        # Routing reaches each leaf once: its keys are distinct.
+        empty = self._empty_outputs(routed.leaf_keys[~trained], distinct=distinct)
+        labels = np.empty(len(routed.trained), dtype=np.int64)
+        labels[trained] = self.leaf_labels_[routed.trained[trained]]
+        labels[~trained] = empty.labels
+        noisy = None
+        if self.leaf_noisy_counts_ is not None:
+            noisy = np.empty((len(routed.trained), k), dtype=np.int64)
+            noisy[trained] = self.leaf_noisy_counts_[routed.trained[trained]]
+            noisy[~trained] = empty.noisy_counts
+        return LeafOutputs(labels, noisy)
+
+    def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
+        sees. Leaves no training record reached get the mechanism's output on all-zero
+        counts, drawn on first use and kept."""
+        self._check_fitted()
+        keys = np.asarray(keys, dtype=np.uint64)
+        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
+        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
+        return self._outputs_of(
+            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained), distinct=False
+        )
+
+    def _votes(self, encoded: EncodedData) -> np.ndarray:
+        # Chunks of records (every tree each): a record's votes, the prior included,
+        # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
+        n = encoded.n_records
+        size = max(1, self._pass_pairs() // self.n_estimators)
+        if n <= size:
+            return self.votes(self.route_records(encoded))
+        return np.concatenate(
+            [
+                self.votes(self.route_records(_rows(encoded, slice(i, i + size))))
+                for i in range(0, n, size)
+            ]
+        )
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
+        return _normalise(self._votes(self._encode_predict(X)))
+
+    def predict(self, X) -> np.ndarray:
+        """Majority vote of the trees; vote ties go to the lowest class index."""
+        self._check_fitted()
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
