@@ -26,6 +26,7 @@ NEGOTIATE_SWEEP = SweepSettings(
     per_decade=3,
     mechanisms=("smooth_em", "permute_flip"),
     n_estimators=(10,),
+    depths=("theorem2",),  # the paper's forest: a proven and a withdrawn label mechanism
     folds=2,
 )
 MIXED_SCHEMA = Schema(

@@ -43,10 +43,12 @@ from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import risk_sentences
 
-DEFAULT_MECHANISMS = ("permute_flip", "count_em", "smooth_em")
+# The default forest's mechanism, the paper's (permute_flip) and the withdrawn one.
+DEFAULT_MECHANISMS = ("laplace_counts", "permute_flip", "smooth_em")
 # The forest alone by default: it sweeps a 19-point ε curve in about one fit. The greedy
 # trees and DPBoost read the data to grow, so they are refitted for every ε and fold.
 DEFAULT_ALGORITHMS = (FLETCHER_ISLAM,)
+_FOREST_DEPTH = get_algorithm(FLETCHER_ISLAM).defaults()["depth"]
 TREE_CHOICES = (1, 5, 10, 25, 50, 100, 200, 500)
 PER_DECADE = tuple(LADDERS)
 
@@ -62,7 +64,7 @@ def form_defaults(n_rows: int) -> dict[str, Any]:
         "per_decade": 6,
         "mechs": list(DEFAULT_MECHANISMS),
         "trees": [100],
-        "depths": ["theorem2"],
+        "depths": [_FOREST_DEPTH],
         "splits": ["disjoint"],
         "folds": 5,
         "seed": 0,
@@ -81,7 +83,7 @@ class SweepSettings:
     per_decade: int = 6
     mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
     n_estimators: tuple[int, ...] = (100,)
-    depths: tuple[str | int, ...] = ("theorem2",)
+    depths: tuple[str | int, ...] = (_FOREST_DEPTH,)
     data_splits: tuple[str, ...] = ("disjoint",)
     folds: int = 5
     seed: int = 0

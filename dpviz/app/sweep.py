@@ -15,9 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import pandas as pd
-
-from dpviz.evaluation.sweep import SERIES_NONPRIVATE, SweepGrid, SweepResult, run_sweep
+from dpviz.evaluation.sweep import (
+    SERIES_NONPRIVATE,
+    SERIES_SKLEARN,
+    SweepGrid,
+    SweepResult,
+    run_sweep,
+)
 from dpviz.models import kernels as kernels
 from dpviz.models.data import EncodedData
 from dpviz.privacy.schema import Schema
@@ -104,17 +108,19 @@ def run_with_references(
     for unusable settings or data (one class, too few records for the folds).
     """
     say = progress or (lambda _f, _m: None)
-    parts = 1 if sklearn else 2
     say(0.0, f"DP forest: fold 1 of {folds} running")  # the bar moves from the start
+    # The engine's own twin (true majority labels, or exact counts for a count forest)
+    # on the same folds; scikit-learn's forest too when asked.
+    references = {SERIES_NONPRIVATE} | ({SERIES_SKLEARN} if sklearn else set())
     grid = SweepGrid(
         epsilons=list(epsilons),
         n_estimators=list(n_estimators),
         depths=list(depths),
         mechanisms=list(mechanisms),
         data_splits=list(data_splits),
-        references=sklearn,
+        references=references,
     )
-    main = run_sweep(
+    return run_sweep(
         encoded,
         schema,
         grid,
@@ -123,33 +129,6 @@ def run_with_references(
         noise_seed=noise_seed,
         n_jobs=n_jobs,
         progress=lambda done, total, _m: say(
-            done / (total * parts), f"DP forest: fold {done} of {total} done"
+            done / total, f"DP forest: fold {done} of {total} done"
         ),
     )
-    if sklearn:
-        return main
-    reference = run_sweep(
-        encoded,
-        schema,
-        SweepGrid(
-            epsilons=[1.0],  # ignored by the none mechanism
-            n_estimators=list(n_estimators),
-            depths=list(depths),
-            mechanisms=["none"],
-            data_splits=["shared"],
-            references=False,
-        ),
-        folds=folds,
-        seed=seed,
-        n_jobs=n_jobs,
-        progress=lambda done, total, _m: say(
-            (total + done) / (2 * total), f"non-private forest: fold {done} of {total} done"
-        ),
-    )
-    rows = reference.results.assign(
-        series=SERIES_NONPRIVATE,
-        epsilon=math.inf,
-        private=False,
-        mean_smooth_sensitivity=math.nan,
-    )
-    return SweepResult(pd.concat([main.results, rows], ignore_index=True))

@@ -84,6 +84,9 @@ Progress = Callable[[int, int, str], None]
 # say it (``n_estimators``, ``data_split`` "bootstrap of 2,500"); ``fit_seconds`` is
 # its cost.
 REFERENCE_TREES = 10
+# The ε of a count forest's non-private twin: noise of scale 10⁻⁴ per tree of 100, which
+# rounds to 0 (DPBoost's twin in bench/bench_utility.py uses the same ε).
+TWIN_EPSILON = 1e6
 REFERENCE_MAX_SAMPLES = 2_500
 
 
@@ -460,9 +463,23 @@ def _fold_rows(
         if grid.wants(SERIES_NONPRIVATE) and (
             algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
         ):
+            # The twin releases what the first mechanism swept releases: exact counts
+            # for a count forest (the default), true majority labels otherwise.
+            counts = get_mechanism(mechanisms[0]).releases == "counts"
             rows.append(
                 _nonprivate_row(
-                    base, train, test, schema, trees, depth, index, seed, algorithm, model, routed
+                    base,
+                    train,
+                    test,
+                    schema,
+                    trees,
+                    depth,
+                    index,
+                    seed,
+                    algorithm,
+                    model,
+                    routed,
+                    counts=counts,
                 )
             )
     if grid.wants(SERIES_SKLEARN):
@@ -661,12 +678,16 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
     }
 
 
-def _nonprivate_twin(trees, depth, random_state) -> DPRandomForestClassifier:
+def _nonprivate_twin(trees, depth, random_state, counts: bool = False) -> DPRandomForestClassifier:
+    """The ε = ∞ reference of a forest: every record in every tree (``shared``) and the
+    same structure rule, releasing true majority labels (the paper's non-private forest)
+    or, for a forest whose leaves release counts, its counts with noise of scale 10⁻⁴
+    (ε = 10⁶ over the trees: none is ever drawn), scored as the DP forest scores its own."""
     return DPRandomForestClassifier(
-        epsilon=1.0,
+        epsilon=TWIN_EPSILON if counts else 1.0,
         n_estimators=trees,
         depth=depth,
-        mechanism="none",
+        mechanism="laplace_counts" if counts else "none",
         data_split="shared",
         random_state=random_state,
     )
@@ -734,9 +755,21 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
 
 
 def _nonprivate_row(
-    base, train, test, schema, trees, depth, index, seed, algorithm, dp=None, routed=None
+    base,
+    train,
+    test,
+    schema,
+    trees,
+    depth,
+    index,
+    seed,
+    algorithm,
+    dp=None,
+    routed=None,
+    counts: bool = False,
 ):
-    """The paper's non-private forest: true majority labels, all data in every tree.
+    """The forest's non-private twin (:func:`_nonprivate_twin`): all data in every tree,
+    true majority labels, or exact counts when ``counts`` (the DP forest releases counts).
     ``dp`` and ``routed``: the DP forest of the same structure and its routing of
     ``test``, reused when they fit (:func:`_twin_votes`)."""
     random_state = seed * 1_000_003 + index
@@ -746,11 +779,11 @@ def _nonprivate_row(
     if dp is not None and depth in COUNTED_RULES:
         depth = dp.depth_
     start = time.perf_counter()
-    model = _nonprivate_twin(trees, depth, random_state)
+    model = _nonprivate_twin(trees, depth, random_state, counts)
     declare_fold_size(model, train.n_records)
     votes = _twin_votes(model, dp, train, schema, routed)
     if votes is None:
-        model = _nonprivate_twin(trees, depth, random_state)
+        model = _nonprivate_twin(trees, depth, random_state, counts)
         declare_fold_size(model, train.n_records)
         model.fit_encoded(train, schema)
         votes = model._votes(test)

@@ -41,7 +41,7 @@ def algorithm_picker(K: dict, key_of: Callable) -> tuple[list[str], dict]:
     for algorithm in chosen:
         entry = ALGORITHMS[algorithm]
         if algorithm == FLETCHER_ISLAM:
-            mechanisms = st.session_state[K["mechs"]] or ["permute_flip"]
+            mechanisms = st.session_state[K["mechs"]] or [entry.defaults()["mechanism"]]
             lines.append(
                 f"- `{algorithm}` · **{app_curves.forest_privacy(mechanisms)}** · "
                 "its mechanisms, trees and depth rules are swept below"

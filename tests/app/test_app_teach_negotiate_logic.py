@@ -18,6 +18,7 @@ from dpviz.app.report import WITHHELD
 from dpviz.evaluation.demos import DEFAULT_DEMO
 from dpviz.evaluation.sweep import SweepResult
 from dpviz.evaluation.teach import compare_with_printed
+from dpviz.models.registry import get_algorithm
 from dpviz.privacy.risk import RISK_COLUMNS, candidate_table, risk_sentences, smallest_epsilon
 from dpviz.privacy.schema import Feature, Schema
 from tests.conftest import NEGOTIATE_SWEEP, reference_path
@@ -134,7 +135,9 @@ def sweep(data):
 
 def test_default_sweep_is_small_and_private():
     s = app_negotiate.DEFAULT_SWEEP
-    assert s.mechanisms == ("permute_flip",) and not s.sklearn_reference
+    forest = get_algorithm("fletcher_islam").defaults()  # the default forest
+    assert s.mechanisms == (forest["mechanism"],) and s.depths == (forest["depth"],)
+    assert not s.sklearn_reference
     assert s.n_configurations <= 20 and s.epsilons[0] == 0.05 and s.epsilons[-1] == 10.0
     assert s.n_estimators == (10,)
 

@@ -54,6 +54,7 @@ def rare_sweep() -> app_curves.SweepRun:
         eps_high=1.0,
         per_decade=3,
         mechanisms=("permute_flip",),
+        depths=("theorem2",),
         n_estimators=(10,),
         folds=3,
         noise_seed=0,

@@ -186,6 +186,7 @@ def multi() -> app_curves.SweepRun:
         eps_high=1.0,
         per_decade=3,
         mechanisms=("permute_flip", "smooth_em"),
+        depths=("theorem2",),
         n_estimators=(10, 20),
         folds=2,
         algorithms=(FI, "jpw", "friedman_schuster", "dpboost"),
@@ -372,7 +373,9 @@ def test_curves_page_compares_two_algorithms_and_switches_the_metric():
     picker.set_value([FI, "dpboost"]).run()
     assert not at.exception, at.exception
     status = "\n".join(str(m.value) for m in at.markdown)
-    assert "`fletcher_islam` · **ε-DP (permute_flip, count_em) / NOT DP (smooth_em)**" in status
+    assert (
+        "`fletcher_islam` · **ε-DP (laplace_counts, permute_flip) / NOT DP (smooth_em)**" in status
+    )
     assert "`dpboost` · **ε-DP**" in status
     at.number_input(key=key("curves.dpboost.n_estimators")).set_value(10)
     for name, value in {

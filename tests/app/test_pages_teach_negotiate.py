@@ -270,7 +270,7 @@ def test_negotiate_without_a_sweep_runs_one_here():
     run(at)
     sweep = at.session_state[SWEEP_KEY]
     assert sweep.settings.n_estimators == (25,) and sweep.settings.folds == 2
-    assert sweep.settings.mechanisms == ("permute_flip",)
+    assert sweep.settings.mechanisms == ("laplace_counts",)  # the default forest's
     assert "done in" in at.get("progress")[0].proto.text
     assert titles(at) == [
         "How much accuracy does each ε cost?",
