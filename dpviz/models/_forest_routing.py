@@ -1,4 +1,5 @@
-"""Routing records through a forest's trees.
+"""Routing records through a forest's trees (with the fitted check and the encoding of
+the records to predict, the first steps of every route).
 
 Privacy role: reads only the public structure (tree space, root keys) and the records
 being routed; it releases nothing and costs no ε. The result serves every ε and
