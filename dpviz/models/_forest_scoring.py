@@ -148,9 +148,12 @@ def count_votes(sums: np.ndarray, prior, epsilon: float) -> np.ndarray:
     prior alone for a record no tree reached. Post-processing of released values."""
     k = sums.shape[1] - 1
     log_prior = np.log(np.asarray(prior, dtype=np.float64) + _TINY)
-    mean = sums[:, :k] / np.maximum(sums[:, k:], 1)
-    score = log_prior + evidence_gain(epsilon) * mean
-    return np.exp(score - score.max(axis=1, keepdims=True))
+    # In place on one (records, k) array: predict scores millions of records.
+    scale = evidence_gain(epsilon) / np.maximum(sums[:, k:], 1.0)
+    score = np.multiply(sums[:, :k], scale)
+    score += log_prior
+    score -= score.max(axis=1, keepdims=True)
+    return np.exp(score, out=score)
 
 
 def evidence_gain(epsilon: float) -> float:
