@@ -32,9 +32,6 @@ from dpviz.models.forest import (
     DPRandomForestClassifier,
     LeafCounts,
     RoutedRecords,
-    count_prior,
-    count_values,
-    count_votes,
     flipped_labels,
 )
 from dpviz.models.greedy import DPDecisionTreeClassifier
@@ -534,12 +531,9 @@ def release_votes(
             outputs = model._outputs_of(routed)
             noisy = None
             if outputs.noisy_counts is not None:
-                # A count forest sums its leaves' evidence (count_values) and scores
-                # the sums (count_votes); ``base`` then holds how to score them.
-                prior = count_prior(model.prior_counts_, k)
-                eps_tree = model.tree_epsilon_
-                noisy = count_values(outputs.noisy_counts, prior, eps_tree)
-                base = functools.partial(count_votes, prior=prior, epsilon=eps_tree)
+                # A count forest sums its leaves' evidence and scores the sums; ``base``
+                # then holds how to score them.
+                noisy, base = model.count_scoring(outputs.noisy_counts)
             item = (None, outputs.labels, noisy, base)
         else:
             item = (model.votes(routed), None, None, None)

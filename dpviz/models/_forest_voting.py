@@ -8,6 +8,8 @@ no ε. Leaves no training record reached answer with their released outputs too
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dpviz.models._forest_records import LeafOutputs, RoutedRecords, _normalise, _rows
@@ -45,10 +47,17 @@ class VotingMixin:
             votes += self.prior_weight_ * prior_shares(self.prior_counts_)
         return votes
 
+    def count_scoring(self, noisy_counts: np.ndarray):
+        """(per-leaf values to sum over the trees, the function that scores the sums) of
+        this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
+        prior = count_prior(self.prior_counts_, len(self.classes_))
+        eps = self.tree_epsilon_
+        values = count_values(noisy_counts, prior, eps)
+        return values, functools.partial(count_votes, prior=prior, epsilon=eps)
+
     def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:
         k = len(self.classes_)
-        prior = count_prior(self.prior_counts_, k)
-        values = count_values(noisy_counts, prior, self.tree_epsilon_)
+        values, score = self.count_scoring(noisy_counts)
         sums = None
         if routed.has_matrix:
             # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
@@ -65,7 +74,7 @@ class VotingMixin:
                 ],
                 axis=1,
             )
-        return count_votes(sums, prior, self.tree_epsilon_)
+        return score(sums)
 
     @property
     def prior_weight_(self) -> float:

@@ -114,6 +114,17 @@ def _prior_share(what: str) -> Parameter:
     )
 
 
+def _declared_n(rule: str) -> Parameter:
+    return Parameter(
+        "declared_n",
+        0,
+        f"public record count for the {rule} depth rule (0: not declared, 5% of ε buys a "
+        "noisy count)",
+        low=0,
+        high=10**12,
+    )
+
+
 # The greedy trees' shared parameters (Friedman–Schuster and DPEA).
 _GREEDY_DEPTH = Parameter(
     "max_depth",
@@ -181,14 +192,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 ),
                 Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
                 _prior_share("forest"),
-                Parameter(
-                    "declared_n",
-                    0,
-                    "public record count for the records depth rule (0: not declared, 5% "
-                    "of ε buys a noisy count)",
-                    low=0,
-                    high=10**12,
-                ),
+                _declared_n("records"),
             ),
             build=DPRandomForestClassifier,
             reference="nonprivate_forest",
@@ -212,14 +216,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     validate=check_rule,
                 ),
                 _prior_share("Private-RDT"),
-                Parameter(
-                    "declared_n",
-                    0,
-                    "public record count for the jpw depth rule (0: not declared, 5% of ε "
-                    "buys a noisy count)",
-                    low=0,
-                    high=10**12,
-                ),
+                _declared_n("jpw"),
             ),
             build=PrivateRDTClassifier,
             reference="nonprivate_forest",
