@@ -85,8 +85,9 @@ def _datasets(name: str, datasets_dir: Path | None, generator_seeds: int):
     yield encode(frame, schema), schema
 
 
-# The paper's forest: no class prior (dpviz's default spends a share of ε on one).
-PAPER_FOREST = {"prior_share": 0.0}
+# The paper's forest: no class prior and uniform split points (dpviz's defaults spend a
+# share of ε on each).
+PAPER_FOREST = {"prior_share": 0.0, "split_points": "uniform"}
 
 
 def reproduce(

@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
 from dpviz.models import kernels
 from dpviz.models import trees as routing
+from dpviz.models._forest_splits import split_epsilon
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, check_rule
 from dpviz.models.forest import (
@@ -401,6 +402,21 @@ def declare_fold_size(model, n_records: int) -> None:
         model.set_params(declared_n=int(n_records))
 
 
+def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
+    """``epsilons`` grouped by the ε their forest spends on split histograms
+    (:func:`~dpviz.models._forest_splits.split_epsilon`), in order of first appearance.
+
+    The structure of a forest with ``quantile`` split points depends on that release,
+    so a sweep grows one structure per rung and releases the leaves of every ε of the
+    rung from it: each point is then distributed as a plain fit at its ε. Without
+    continuous features, or with ``uniform`` split points, there is one rung."""
+    rule = getattr(model, "split_points", "uniform")
+    rungs: dict[float, list[float]] = {}
+    for eps in epsilons:
+        rungs.setdefault(split_epsilon(eps, len(schema.continuous), rule), []).append(eps)
+    return list(rungs.values())
+
+
 def _fold_seed(seed: int | None, index: int) -> int | None:
     return None if seed is None else seed * 1_000_003 + index
 
@@ -427,58 +443,62 @@ def _fold_rows(
             )
     for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
         trees, depth, split = model.n_estimators, model.depth, model.data_split
-        start = time.perf_counter()
-        declare_fold_size(model, train.n_records)
-        model.fit_encoded(train, schema)
-        routed = model.route_records(test)
-        route_seconds = time.perf_counter() - start
-        empty_pct = model.diagnostics_["empty_leaf_pct"]
-        private = {}  # whether a release is proven does not depend on its ε
-        points = list(itertools.product(mechanisms, grid.epsilons))
-        for (mech, eps), votes, point_seconds, diagnostics in release_votes(
-            model, routed, points, functools.partial(_point_facts, private=private)
-        ):
-            seconds = route_seconds + point_seconds
-            rows.append(
-                {
-                    **base,
-                    "series": SERIES_DP,
-                    "algorithm": algorithm,
-                    "mechanism": mech,
-                    "epsilon": float(eps),
-                    "n_estimators": trees,
-                    "depth_rule": str(depth),
-                    "depth": model.depth_,
-                    "data_split": split,
-                    **score(test.y, _fractions(votes), train.y, k),
-                    "empty_leaf_pct": empty_pct,
-                    **diagnostics,
-                    "fit_seconds": seconds,
-                    "private": private[mech],
-                }
-            )
-        if grid.wants(SERIES_NONPRIVATE) and (
-            algorithm != FLETCHER_ISLAM or split == grid.data_splits[0]
-        ):
-            # The twin releases what the first mechanism swept releases: exact counts
-            # for a count forest (the default), true majority labels otherwise.
-            counts = get_mechanism(mechanisms[0]).releases == "counts"
-            rows.append(
-                _nonprivate_row(
-                    base,
-                    train,
-                    test,
-                    schema,
-                    trees,
-                    depth,
-                    index,
-                    seed,
-                    algorithm,
-                    model,
-                    routed,
-                    counts=counts,
+        for group, epsilons in enumerate(split_rungs(model, schema, grid.epsilons)):
+            model.set_params(epsilon=epsilons[0])
+            start = time.perf_counter()
+            declare_fold_size(model, train.n_records)
+            model.fit_encoded(train, schema)
+            routed = model.route_records(test)
+            route_seconds = time.perf_counter() - start
+            empty_pct = model.diagnostics_["empty_leaf_pct"]
+            private = {}  # whether a release is proven does not depend on its ε
+            points = list(itertools.product(mechanisms, epsilons))
+            for (mech, eps), votes, point_seconds, diagnostics in release_votes(
+                model, routed, points, functools.partial(_point_facts, private=private)
+            ):
+                seconds = route_seconds + point_seconds
+                rows.append(
+                    {
+                        **base,
+                        "series": SERIES_DP,
+                        "algorithm": algorithm,
+                        "mechanism": mech,
+                        "epsilon": float(eps),
+                        "n_estimators": trees,
+                        "depth_rule": str(depth),
+                        "depth": model.depth_,
+                        "data_split": split,
+                        **score(test.y, _fractions(votes), train.y, k),
+                        "empty_leaf_pct": empty_pct,
+                        **diagnostics,
+                        "fit_seconds": seconds,
+                        "private": private[mech],
+                    }
                 )
-            )
+            if (
+                group == 0
+                and grid.wants(SERIES_NONPRIVATE)
+                and (algorithm != FLETCHER_ISLAM or split == grid.data_splits[0])
+            ):
+                # The twin releases what the first mechanism swept releases: exact counts
+                # for a count forest (the default), true majority labels otherwise.
+                counts = get_mechanism(mechanisms[0]).releases == "counts"
+                rows.append(
+                    _nonprivate_row(
+                        base,
+                        train,
+                        test,
+                        schema,
+                        trees,
+                        depth,
+                        index,
+                        seed,
+                        algorithm,
+                        model,
+                        routed,
+                        counts=counts,
+                    )
+                )
     if grid.wants(SERIES_SKLEARN):
         rows.append(_sklearn_row(base, train, test, k, index, seed))
     if grid.wants(SERIES_HGB):
@@ -672,7 +692,9 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
     }
 
 
-def _nonprivate_twin(trees, depth, random_state, counts: bool = False) -> DPRandomForestClassifier:
+def _nonprivate_twin(
+    trees, depth, random_state, counts: bool = False, split_points: str = "uniform"
+) -> DPRandomForestClassifier:
     """The ε = ∞ reference of a forest: every record in every tree (``shared``) and the
     same structure rule, releasing true majority labels (the paper's non-private forest)
     or, for a forest whose leaves release counts, its counts with noise of scale 10⁻⁴
@@ -684,6 +706,7 @@ def _nonprivate_twin(trees, depth, random_state, counts: bool = False) -> DPRand
         mechanism="laplace_counts" if counts else "none",
         data_split="shared",
         random_state=random_state,
+        split_points=split_points,
     )
 
 
@@ -709,8 +732,14 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
     start = time.perf_counter()
     model.encoding_report_ = train.report
     source = model._release_source(0)
-    model._prepare(train.n_records, source)
-    if model.depth_ != dp.depth_ or not np.array_equal(model.root_keys_, dp.root_keys_):
+    # The DP forest's released split points, so that the twin has the same trees.
+    model._prepare(train.n_records, source, split_cdf=dp.split_cdf_)
+    same_splits = (model.split_cdf_ is None) == (dp.split_cdf_ is None)
+    if (
+        model.depth_ != dp.depth_
+        or not np.array_equal(model.root_keys_, dp.root_keys_)
+        or not same_splits
+    ):
         return None
     compact = route_compact(
         dp.space_, dp.root_keys_, forest.trees, train.continuous, train.discrete, forest=forest
@@ -773,13 +802,14 @@ def _nonprivate_row(
     if dp is not None and depth in COUNTED_RULES:
         depth = dp.depth_
     start = time.perf_counter()
-    model = _nonprivate_twin(trees, depth, random_state, counts)
+    splits = getattr(dp, "split_points", "uniform")
+    model = _nonprivate_twin(trees, depth, random_state, counts, splits)
     declare_fold_size(model, train.n_records)
     votes = _twin_votes(model, dp, train, schema, routed)
     if votes is None:
-        model = _nonprivate_twin(trees, depth, random_state, counts)
+        model = _nonprivate_twin(trees, depth, random_state, counts, splits)
         declare_fold_size(model, train.n_records)
-        model.fit_encoded(train, schema)
+        model.fit_encoded(train, schema, getattr(dp, "split_cdf_", None))
         votes = model._votes(test)
     return {
         **base,

@@ -48,11 +48,16 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
     # A file that does not say its noise was secret is booked as replayable (NOT private).
     if meta.get("noise", REPLAYABLE) not in ("secret", REPLAYABLE):
         raise ValueError("the model's 'noise' must say 'secret' or that it is replayable")
-    spent = number_in(meta, "depth_count_epsilon", 0, eps, 0.0) + number_in(
-        meta, "prior_epsilon", 0, eps, 0.0
+    spent = (
+        number_in(meta, "depth_count_epsilon", 0, eps, 0.0)
+        + number_in(meta, "split_epsilon", 0, eps, 0.0)
+        + number_in(meta, "prior_epsilon", 0, eps, 0.0)
     )
     if spent >= eps:
-        raise ValueError("the model's record-count and prior budgets leave nothing for the trees")
+        raise ValueError(
+            "the model's record-count, split-histogram and prior budgets leave nothing for "
+            "the trees"
+        )
     if "tree_epsilon" in meta:
         expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
         if not math.isclose(number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):
@@ -87,6 +92,7 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         n_batches=int(meta.get("n_batches", 1)),
         replayable=meta.get("noise") != "secret",
         depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
+        split_epsilon=float(meta.get("split_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
     )
 

@@ -210,6 +210,8 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "tree_epsilon": float(model.tree_epsilon_),
         "prior_epsilon": float(model.prior_epsilon_),
         "depth_count_epsilon": float(model.depth_count_epsilon_),
+        "split_points": model.split_points,
+        "split_epsilon": float(model.split_epsilon_),
         "noise": noise_mode(model),
         "record_hash_seed": int(model._split_seed),
         "privacy": {

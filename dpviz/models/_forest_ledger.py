@@ -32,14 +32,16 @@ def build_ledger(
     earlier_releases: list[tuple[str, float]] = (),
     replayable: bool = False,
     prior_epsilon: float = 0.0,
+    split_epsilon: float = 0.0,
 ) -> PrivacyLedger:
     """The privacy ledger of a forest: one query per tree (and per batch of records
     added by ``partial_fit``) on its part of the data, a noisy record count when the
-    ``jpw`` or ``records`` depth rule needs one, and every earlier release of the same leaves."""
+    ``jpw`` or ``records`` depth rule needs one, the split histograms of ``quantile`` split
+    points, and every earlier release of the same leaves."""
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
-    leaf_epsilon = epsilon - depth_count_epsilon - prior_epsilon
+    leaf_epsilon = epsilon - depth_count_epsilon - split_epsilon - prior_epsilon
     eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
@@ -62,6 +64,15 @@ def build_ledger(
                 "(discrete Laplace)",
                 "all records",
                 depth_count_epsilon,
+            )
+        )
+    if split_epsilon > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy histograms of the continuous features, where the trees split "
+                "(discrete Laplace)",
+                "all records",
+                split_epsilon,
             )
         )
     if prior_epsilon > 0:

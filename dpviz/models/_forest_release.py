@@ -2,9 +2,10 @@
 
 Privacy role: this is the release. :class:`ReleaseMixin` passes each counted leaf's TRUE
 counts through the leaf mechanism at the tree's ε (ε − the noisy record count − the
-prior, divided by τ when every tree sees every record), with fresh noise from the
-release's :class:`~dpviz.privacy.noise.NoiseSource`; a leaf no record reached releases
-the mechanism's output on zero counts, drawn on first use (the same random model). The
+split histograms − the prior, divided by τ when every tree sees every record), with
+fresh noise from the release's :class:`~dpviz.privacy.noise.NoiseSource`; a leaf no
+record reached releases the mechanism's output on zero counts, drawn on first use (the
+same random model). The
 class prior is the noisy class histogram (discrete Laplace) at :attr:`prior_epsilon_`.
 Every release, earlier ones included, is booked in :attr:`ledger_`.
 """
@@ -36,8 +37,13 @@ class ReleaseMixin:
 
     @property
     def leaf_epsilon_(self) -> float:
-        """ε of the leaf outputs: ε less a noisy record count and a noisy class prior."""
-        spent = getattr(self, "depth_count_epsilon_", 0.0) + self.prior_epsilon_
+        """ε of the leaf outputs: ε less a noisy record count, the split histograms and a
+        noisy class prior."""
+        spent = (
+            getattr(self, "depth_count_epsilon_", 0.0)
+            + getattr(self, "split_epsilon_", 0.0)
+            + self.prior_epsilon_
+        )
         return float(self.epsilon) - spent
 
     def _release_leaves(self, source: NoiseSource) -> None:
@@ -48,9 +54,10 @@ class ReleaseMixin:
         if leaf_eps <= 0:
             raise ValueError(
                 f"ε = {float(self.epsilon):g} leaves nothing for the leaves after the noisy "
-                f"record count (ε = {self.depth_count_epsilon_:g}, spent when the trees were "
-                f"grown) and the class prior (ε = {self.prior_epsilon_:g}); choose a larger "
-                "ε, or declare the record count (declared_n) before fitting"
+                f"record count (ε = {self.depth_count_epsilon_:g}) and split histograms "
+                f"(ε = {self.split_epsilon_:g}), both spent when the trees were grown, and "
+                f"the class prior (ε = {self.prior_epsilon_:g}); choose a larger ε, or "
+                "declare the record count (declared_n) before fitting"
             )
         self.tree_epsilon_ = (
             leaf_eps / self.n_estimators if self.data_split == "shared" else leaf_eps
@@ -176,6 +183,7 @@ class ReleaseMixin:
             depth_rule=self.depth,
             n_batches=max(1, getattr(self, "n_batches_", 1)),
             depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
+            split_epsilon=getattr(self, "split_epsilon_", 0.0),
             prior_epsilon=self.prior_epsilon_,
             earlier_releases=getattr(self, "_releases", [])[:-1],
             replayable=self.noise_seed is not None,

@@ -59,6 +59,11 @@ from dpviz.models._forest_scoring import (
     prior_weight,
     shrunk_log_shares,
 )
+from dpviz.models._forest_splits import (
+    feature_histogram,
+    release_split_cdf,
+    split_epsilon,
+)
 from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
@@ -135,12 +140,13 @@ def _seeds(random_state) -> tuple[int, int]:
     return tuple(int(v) for v in state)
 
 
-def space_for(schema: Schema, depth: int) -> TreeSpace:
+def space_for(schema: Schema, depth: int, split_cdf: np.ndarray | None = None) -> TreeSpace:
     return TreeSpace(
         lows=np.array([f.low for f in schema.continuous], dtype=np.float64),
         highs=np.array([f.high for f in schema.continuous], dtype=np.float64),
         n_values=np.array([len(f.values) for f in schema.discrete], dtype=np.int64),
         max_depth=depth,
+        split_cdf=split_cdf,
     )
 
 
@@ -249,6 +255,12 @@ class DPRandomForestClassifier(
         class shares join the votes with a weight that noise-only votes rarely
         overcome, so where the leaves carry no evidence the forest answers the
         majority class instead of a coin flip. 0 gives the paper's forest.
+    split_points : {"quantile", "uniform"}, default="quantile"
+        Where continuous features split. ``uniform``: uniformly in the node's public
+        sub-domain (the paper's). ``quantile``: uniformly in each feature's distribution
+        function, released as a noisy histogram for at most 10% of ε (a power of ten,
+        ≤ 0.1; :mod:`dpviz.models._forest_splits`); without continuous features it
+        spends nothing.
     """
 
     def __init__(
@@ -263,6 +275,7 @@ class DPRandomForestClassifier(
         noise_seed: int | None = None,
         declared_n: int | None = None,
         prior_share: float = 0.1,
+        split_points: str = "quantile",
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -274,6 +287,7 @@ class DPRandomForestClassifier(
         self.noise_seed = noise_seed
         self.declared_n = declared_n
         self.prior_share = prior_share
+        self.split_points = split_points
 
     # --- validation -------------------------------------------------------------------
 
@@ -294,6 +308,7 @@ class DPRandomForestClassifier(
         share = getattr(self, "prior_share", 0.0)
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
             raise ValueError(f"prior_share must be a number in [0, 1), got {share!r}")
+        split_epsilon(1.0, 0, self.split_points)
 
     # --- fitting ----------------------------------------------------------------------
 
@@ -305,20 +320,27 @@ class DPRandomForestClassifier(
         self.n_features_in_ = len(schema.features)
         return self._fit_encoded(encoded)
 
-    def fit_encoded(self, encoded: EncodedData, schema: Schema):
+    def fit_encoded(
+        self, encoded: EncodedData, schema: Schema, split_cdf: np.ndarray | None = None
+    ):
         """Fit on records already encoded against ``schema`` (used by the evaluation
-        engine so that a dataset is parsed once for all folds)."""
+        engine so that a dataset is parsed once for all folds). ``split_cdf``: released
+        split points to reuse (a reference forest with a DP forest's trees)."""
         self._validate_params()
         self.schema_ = schema
         self.n_features_in_ = len(schema.features)
         self.classes_ = np.asarray(schema.classes, dtype=object)
-        return self._fit_encoded(encoded)
+        return self._fit_encoded(encoded, split_cdf)
 
-    def _fit_encoded(self, encoded: EncodedData):
+    def _fit_encoded(self, encoded: EncodedData, split_cdf: np.ndarray | None = None):
         start = time.perf_counter()
         self.encoding_report_ = encoded.report
         source = self._release_source(0)
-        self._prepare(encoded.n_records, source)
+        histogram = None
+        if self._split_epsilon() > 0 and split_cdf is None:
+            space = space_for(self.schema_, 1)
+            histogram = feature_histogram(encoded.continuous, space.lows, space.highs)
+        self._prepare(encoded.n_records, source, histogram=histogram, split_cdf=split_cdf)
         self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
         self._release_leaves(source)
         self.fit_seconds_ = time.perf_counter() - start
@@ -328,6 +350,9 @@ class DPRandomForestClassifier(
         """The noise of one release (batch ``batch`` of it): a fresh secret; or, opt-in
         and NOT private, replayable noise named by the seed, mechanism, ε and batch, so
         that a sweep's point equals a plain fit at that ε."""
+        return self._noise_named(f"{self.mechanism}|{float(self.epsilon)!r}|{batch}")
+
+    def _noise_named(self, name: str) -> NoiseSource:
         seed = self.noise_seed
         if seed is None and self.mechanism == "none":
             # The true-majority reference has no noise to protect (it is NOT private
@@ -335,16 +360,38 @@ class DPRandomForestClassifier(
             seed = _seeds(self.random_state)[0] if self.random_state is not None else None
         if seed is None:
             return NoiseSource.fresh()
-        name = f"{self.mechanism}|{float(self.epsilon)!r}|{batch}".encode()
-        label = int.from_bytes(hashlib.sha256(name).digest()[:8], "little")
+        label = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
         return NoiseSource.replayable(seed).child(label)
 
-    def _prepare(self, n_records: int, source: NoiseSource) -> None:
-        """Depth, seeds and the (data-independent) structure; no leaf counted yet.
+    def _split_epsilon(self) -> float:
+        return split_epsilon(float(self.epsilon), len(self.schema_.continuous), self.split_points)
+
+    def _prepare(
+        self,
+        n_records: int,
+        source: NoiseSource,
+        *,
+        histogram: np.ndarray | None = None,
+        split_cdf: np.ndarray | None = None,
+    ) -> None:
+        """Depth, seeds and the structure; no leaf counted yet.
 
         Only the ``jpw`` and ``records`` rules read a record count: the declared one, or
-        ``n_records`` plus discrete Laplace noise whose ε the ledger books."""
+        ``n_records`` plus discrete Laplace noise whose ε the ledger books. ``quantile``
+        split points read the TRUE feature ``histogram`` through their own noise
+        (:func:`release_split_cdf`, booked too), or reuse a released ``split_cdf``."""
         schema = self.schema_
+        self.split_epsilon_ = self._split_epsilon()
+        self.split_cdf_ = None
+        if self.split_epsilon_ > 0:
+            if split_cdf is None:
+                if histogram is None:
+                    raise ValueError("quantile split points need the features' histogram")
+                # Replayable noise is named by the rung, not by ε: a sweep grows one
+                # structure per rung, as a plain fit at any ε of the rung does.
+                rung = self._noise_named(f"split|{self.split_epsilon_!r}")
+                split_cdf = release_split_cdf(histogram, self.split_epsilon_, rung)
+            self.split_cdf_ = split_cdf
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
         self.depth_count_epsilon_ = 0.0
         self.depth_n_ = None
@@ -368,7 +415,7 @@ class DPRandomForestClassifier(
             n_trees=self.n_estimators if self.data_split == "disjoint" else None,
         )
         structure_seed, split_seed = _seeds(self.random_state)
-        self.space_ = space_for(schema, self.depth_)
+        self.space_ = space_for(schema, self.depth_, self.split_cdf_)
         self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
         self._split_seed = split_seed
         self._releases = []
@@ -403,6 +450,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
 
     mechanism = "laplace_counts"
     data_split = "shared"
+    split_points = "uniform"
 
     def __init__(
         self,

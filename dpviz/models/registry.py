@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dpviz.models._forest_splits import SPLIT_POINTS
 from dpviz.models.boosting import DPBoostClassifier
 from dpviz.models.depth import DEPTH_RULES, check_rule
 from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, PrivateRDTClassifier
@@ -191,6 +192,13 @@ ALGORITHMS: dict[str, Algorithm] = {
                     validate=get_mechanism,
                 ),
                 Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
+                Parameter(
+                    "split_points",
+                    "quantile",
+                    "where continuous features split (quantile: uniform in a noisy histogram's "
+                    "distribution, ≤ 10% of ε; uniform: in the public domain, the paper's)",
+                    choices=SPLIT_POINTS,
+                ),
                 _prior_share("forest"),
                 _declared_n("records"),
             ),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz.models import kernels as kernels
+from dpviz.models._forest_splits import quantile_thresholds
 from dpviz.models.kernels import LEAF, UNBUILT
 from dpviz.privacy.randomness import (
     _GOLDEN as GOLDEN,
@@ -85,12 +86,16 @@ class TreeSpace:
     """The public inputs of the structure: domains, value counts and the depth.
 
     Features are numbered continuous first (0..s-1), then discrete (s..s+r-1).
+    ``split_cdf``: the released distribution function of each continuous feature
+    (:mod:`dpviz.models._forest_splits`) that thresholds are drawn uniformly in; None
+    draws them uniformly in the node's sub-domain (SPEC §2).
     """
 
     lows: np.ndarray
     highs: np.ndarray
     n_values: np.ndarray
     max_depth: int
+    split_cdf: np.ndarray | None = None
 
     @property
     def n_continuous(self) -> int:
@@ -183,7 +188,8 @@ def is_leaf(space: TreeSpace, frontier: Frontier, depth: int) -> np.ndarray:
 
 def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
     """Draw each node's split from its key: a uniformly chosen allowed feature, and for a
-    continuous one a threshold uniform in the node's current domain."""
+    continuous one a threshold uniform in the node's current domain (or in the space's
+    released distribution function over that domain)."""
     s, r = space.n_continuous, space.n_discrete
     unused = ~frontier.used
     n_allowed = s + unused.sum(axis=1)
@@ -202,7 +208,13 @@ def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
         rows = np.flatnonzero(cont)
         lo = frontier.lows[rows, feature[cont]]
         hi = frontier.highs[rows, feature[cont]]
-        threshold[cont] = lo + uniform(frontier.keys[cont], SALT_THRESHOLD) * (hi - lo)
+        u = uniform(frontier.keys[cont], SALT_THRESHOLD)
+        if space.split_cdf is None:
+            threshold[cont] = lo + u * (hi - lo)
+        else:
+            threshold[cont] = quantile_thresholds(
+                space.split_cdf, space.lows, space.highs, feature[cont], lo, hi, u
+            )
     n_children = np.full(len(frontier), 2, dtype=np.int64)
     if r:
         n_children[discrete] = space.n_values[feature[discrete] - s]

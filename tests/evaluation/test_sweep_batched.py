@@ -42,6 +42,8 @@ def fitted(schema, train, **params):
         schema=schema,
         random_state=4,
         noise_seed=9,
+        # Uniform split points: one structure serves every ε (quantile ones: a rung each).
+        split_points=params.pop("split_points", "uniform"),
         **params,
     )
     return model.fit_encoded(train, schema)
@@ -106,7 +108,11 @@ def test_the_twin_from_the_sweeps_routing_equals_a_fitted_twin(path, discrete):
     train, test = encode(frame.iloc[:1500], schema), encode(frame.iloc[1500:], schema)
     seed, index = 3, 2
     dp = DPRandomForestClassifier(
-        n_estimators=25, depth="theorem2", schema=schema, random_state=seed * 1_000_003 + index
+        n_estimators=25,
+        depth="theorem2",
+        schema=schema,
+        random_state=seed * 1_000_003 + index,
+        split_points="uniform",  # a fitted twin's structure is then the same
     ).fit_encoded(train, schema)
     routed = dp.route_records(test)
     reused = sweep._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)

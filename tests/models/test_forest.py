@@ -55,7 +55,8 @@ def test_same_noise_seed_same_model_byte_for_byte(synth):
 
 def test_public_seed_fixes_structure_and_secret_noise_differs(synth):
     X, y, schema = synth
-    kwargs = dict(n_estimators=20, depth=6, schema=schema, random_state=7)
+    # Uniform split points: a public structure (quantile ones follow a noisy histogram).
+    kwargs = dict(n_estimators=20, depth=6, schema=schema, random_state=7, split_points="uniform")
     a = DPRandomForestClassifier(**kwargs).fit(X, y)
     b = DPRandomForestClassifier(**kwargs).fit(X, y)
     assert np.array_equal(a.leaf_keys_, b.leaf_keys_)
@@ -71,7 +72,7 @@ def test_public_seed_fixes_structure_and_secret_noise_differs(synth):
 
 def test_structure_does_not_depend_on_data(synth):
     X, y, schema = synth
-    kwargs = dict(n_estimators=5, depth=5, schema=schema, random_state=3)
+    kwargs = dict(n_estimators=5, depth=5, schema=schema, random_state=3, split_points="uniform")
     a = DPRandomForestClassifier(**kwargs).fit(X.iloc[:1000], y.iloc[:1000])
     b = DPRandomForestClassifier(**kwargs).fit(X.iloc[2000:], y.iloc[2000:])
     fa, fb = build_full(a.space_, a.root_keys_, 10**6), build_full(b.space_, b.root_keys_, 10**6)
@@ -97,7 +98,9 @@ def test_export_round_trip_predicts_the_same(mechanism):
 
 def test_disjoint_and_shared_use_each_record_as_specified(synth):
     X, y, schema = synth
-    disjoint = DPRandomForestClassifier(n_estimators=10, depth=4, schema=schema, random_state=0)
+    disjoint = DPRandomForestClassifier(
+        n_estimators=10, depth=4, schema=schema, random_state=0, split_points="uniform"
+    )
     disjoint.fit(X, y)
     assert disjoint.leaf_counts_.sum() == len(X)
     tree_sizes = np.bincount(disjoint.leaf_tree_, weights=disjoint.leaf_counts_.sum(axis=1))
@@ -111,6 +114,7 @@ def test_disjoint_and_shared_use_each_record_as_specified(synth):
         schema=schema,
         random_state=0,
         prior_share=0.0,
+        split_points="uniform",
     ).fit(X, y)
     assert shared.leaf_counts_.sum() == 10 * len(X)
     assert shared.tree_epsilon_ == pytest.approx(0.1)
@@ -202,7 +206,12 @@ def test_routing_in_tree_chunks_gives_the_same_votes(monkeypatch, mechanism, unk
     frame, schema = mixed_frame(400)
     X, y = frame.drop(columns="label"), frame["label"]
     model = DPRandomForestClassifier(
-        n_estimators=30, depth=6, mechanism=mechanism, schema=schema, random_state=0
+        n_estimators=30,
+        depth=6,
+        mechanism=mechanism,
+        schema=schema,
+        random_state=0,
+        split_points="uniform",  # one structure for both ε below
     ).fit(X, y)
     test = mixed_frame(300, seed=1)[0].drop(columns="label")
     if unknown:
@@ -242,7 +251,12 @@ def test_mushroom_scale_trees_are_lazy():
 def test_diagnostics_and_leaf_table(synth):
     X, y, schema = synth
     model = DPRandomForestClassifier(
-        n_estimators=10, depth=5, schema=schema, random_state=0, prior_share=0.0
+        n_estimators=10,
+        depth=5,
+        schema=schema,
+        random_state=0,
+        prior_share=0.0,
+        split_points="uniform",
     )
     model.fit(X, y)
     table = model.leaf_table()
@@ -303,7 +317,9 @@ def test_adding_one_record_changes_one_leaf_of_one_tree_at_every_n(synth):
     x, x_label = X.iloc[[-1]], y.iloc[[-1]]
     # A declared count keeps the records depth rule's noisy count (its own ε-DP query)
     # from growing different trees for D and D ∪ {x}.
-    params = {"schema": schema, "random_state": 0, "declared_n": 400}
+    # Uniform split points: quantile ones are a separate ε-DP release that D and D ∪ {x}
+    # may answer differently; given the same structure the counts behave as here.
+    params = {"schema": schema, "random_state": 0, "declared_n": 400, "split_points": "uniform"}
     for n in [*range(1, 60), *range(60, 400, 17)]:
         base = DPRandomForestClassifier(**params).fit(X[:n], y[:n])
         plus = DPRandomForestClassifier(**params).fit(
@@ -320,7 +336,9 @@ def test_adding_one_record_changes_one_leaf_of_one_tree_at_every_n(synth):
 
 def test_relabel_draws_fresh_noise_and_books_every_release(synth):
     X, y, schema = synth
-    model = DPRandomForestClassifier(n_estimators=20, depth=6, schema=schema, random_state=0)
+    model = DPRandomForestClassifier(
+        n_estimators=20, depth=6, schema=schema, random_state=0, split_points="uniform"
+    )
     model.fit(X, y)
     first = model.leaf_labels_.copy()
     model.relabel(1.0)
@@ -353,16 +371,17 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     # Depth 10: ~30 records per tree over ~1,500 leaves, so nearly every vote is noise.
     model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
     model.fit(X, y)
-    # 80% of ε (the floor 0.08 meets the cap 0.8·ε) on the histogram, the rest on the
-    # leaves: total ε.
+    # 80% of ε (the floor 0.08 meets the cap 0.8·ε) on the histogram, 10% on the split
+    # points' histogram of "a", the rest on the leaves: total ε.
     assert model.prior_epsilon_ == pytest.approx(0.08)
-    assert model.tree_epsilon_ == pytest.approx(0.02)
+    assert model.split_epsilon_ == pytest.approx(0.01)
+    assert model.tree_epsilon_ == pytest.approx(0.01)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
     # The histogram's noise has scale 12.5 against a lead of 2,100 records.
     assert (model.predict(X) == "major").mean() > 0.99
     paper = DPRandomForestClassifier(
-        epsilon=0.1, depth=10, schema=schema, random_state=0, prior_share=0
+        epsilon=0.1, depth=10, schema=schema, random_state=0, prior_share=0, split_points="uniform"
     )
     paper.fit(X, y)
     assert paper.prior_counts_ is None and paper.tree_epsilon_ == pytest.approx(0.1)
