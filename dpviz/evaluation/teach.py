@@ -820,6 +820,7 @@ def tree_walkthrough(
         random_state=random_state,
         noise_seed=noise_seed,
         prior_share=0.0,  # one tree's vote, as the paper's forest casts it
+        split_points="uniform",  # the paper's thresholds: uniform in the public domain
     )
     model.fit_encoded(encode(train, schema), schema)
     nodes = _node_table(model, max_nodes)

@@ -68,11 +68,18 @@ def feature_histogram(continuous: np.ndarray, lows: np.ndarray, highs: np.ndarra
 
 def release_split_cdf(histogram: np.ndarray, epsilon: float, source: NoiseSource) -> np.ndarray:
     """The ``epsilon``-DP distribution functions (s, :data:`SPLIT_BINS` + 1) of the
-    features whose TRUE ``histogram`` is given: discrete Laplace noise at ``epsilon / s``
-    per count, then post-processing only (:func:`cdf_from_counts`)."""
+    features whose TRUE ``histogram`` is given: :func:`noisy_histogram`, then
+    post-processing only (:func:`cdf_from_counts`)."""
+    return cdf_from_counts(noisy_histogram(histogram, epsilon, source), epsilon)
+
+
+def noisy_histogram(histogram: np.ndarray, epsilon: float, source: NoiseSource) -> np.ndarray:
+    """``histogram`` (s features × bins) plus exact discrete Laplace noise at
+    ``epsilon / s`` per count: ``epsilon``-DP, since one record moves one count per
+    feature. The only step of the split points that reads the data."""
     s = histogram.shape[0]
     noise = source.child(_SPLIT_STREAM).generator().discrete_laplace(epsilon / s, histogram.size)
-    return cdf_from_counts(histogram + noise.reshape(histogram.shape), epsilon)
+    return histogram + noise.reshape(histogram.shape)
 
 
 def cdf_from_counts(noisy: np.ndarray, epsilon: float) -> np.ndarray:

@@ -62,6 +62,7 @@ def test_permute_flip_reaches_fig11_minus_2(name):
         seed=0,
         noise_seed=0,  # replayable (NOT private) noise: a reproduction, not a release
         prior_share=0.0,  # the paper's forest: no class prior
+        split_points="uniform",  # and uniform thresholds
     )
     target = paper_accuracy(FIG11_NAMES[name], "smooth_em") - 2.0
     assert 100 * result["accuracy"]["mean"] >= target
@@ -78,7 +79,13 @@ def test_synthetic_effects_of_fig4():
             encoded = encode(frame, schema)
             for mech in acc:
                 result = cross_validate(
-                    encoded, schema, epsilon=1.0, mechanism=mech, seed=seed, prior_share=0.0
+                    encoded,
+                    schema,
+                    epsilon=1.0,
+                    mechanism=mech,
+                    seed=seed,
+                    prior_share=0.0,
+                    split_points="uniform",
                 )
                 acc[mech].append(100 * result["accuracy"]["mean"])
         mean = {m: float(np.mean(v)) for m, v in acc.items()}

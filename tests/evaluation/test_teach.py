@@ -265,6 +265,7 @@ def test_walkthrough_leaves_match_the_forests_leaf_table(walk):
         random_state=0,
         noise_seed=0,
         prior_share=0.0,
+        split_points="uniform",
     ).fit_encoded(encode(frame.iloc[:-1], schema), schema)
     table = model.leaf_table()
     leaves = walk.steps[2].table
