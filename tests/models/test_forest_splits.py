@@ -72,6 +72,22 @@ def test_histogram_counts_each_record_once_per_feature_in_public_bins():
     assert h[1, -1] == 3 and h[1, int((-3 + 5) / 10 * SPLIT_BINS)] == 1
 
 
+def test_the_compiled_histogram_equals_numpys(monkeypatch):
+    from dpviz.models import kernels
+
+    compiled = kernels.get(wait=True)
+    if compiled is None:
+        pytest.skip("numba is not installed: the numpy histogram is the only one")
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400_000, 3)) * [1, 10, 100]
+    x[:5] = [[-1e9, 1e9, 0]] * 5  # beyond the domain: the end bins
+    lows, highs = np.array([-3.0, -30, -300]), np.array([3.0, 30, 300])
+    fast = feature_histogram(x, lows, highs)  # 1.2M values: the compiled pass
+    monkeypatch.setattr(kernels, "get", lambda wait: None)
+    for layout in (x, np.asfortranarray(x)):
+        assert np.array_equal(feature_histogram(layout, lows, highs), fast)
+
+
 def test_the_distribution_follows_large_counts_and_stays_uniform_on_noise():
     eps = 0.1
     big = np.zeros((1, SPLIT_BINS))
