@@ -39,9 +39,10 @@ from dpviz.models.files import (
     load_model,
     release,
 )
-from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier
+from dpviz.models.forest import AUTO_TREES, DATA_SPLITS, DPRandomForestClassifier
 from dpviz.models.outputs import check_outputs, csv_text, write_csv, write_text
 from dpviz.models.registry import ALGORITHMS, get_algorithm
+from dpviz.models.sizing import suggest_trees
 from dpviz.privacy.audit import audit
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
@@ -88,6 +89,17 @@ def _int_between(low: int, high: int, hint: str = ""):
 
 
 _positive_int = _int_at_least(1)
+
+
+def _tree_item(text: str) -> int | str:
+    return AUTO_TREES if text.strip() == AUTO_TREES else int(text)
+
+
+def _tree_count(text: str) -> int | str:
+    """An argparse type: "auto" or a whole number ≥ 1 (a forest's tree count)."""
+    return AUTO_TREES if text.strip() == AUTO_TREES else _positive_int(text)
+
+
 # Seeds feed numpy's SeedSequence and 64-bit hashes: any whole number below 2^63.
 _whole = _int_between(0, 2**63 - 1)
 _repeats = _int_between(1, MAX_REPEATS, "repeat fewer times")
@@ -536,13 +548,20 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
     seconds = forest_work_seconds(
         encoded.n_records,
         len(schema.continuous),
-        int(params.get("n_estimators", defaults.get("n_estimators", 100))),
+        _resolved_trees(
+            params.get("n_estimators", defaults.get("n_estimators")), encoded.n_records
+        ),
         _estimate_depth(rule, schema, encoded.n_records),
         data_split=params.get("data_split", defaults.get("data_split", "disjoint")),
         folds=args.folds,
         repeats=args.repeats,
     )
     check_work(seconds, "--repeats, --folds, --trees or --depth, or use fewer rows")
+
+
+def _resolved_trees(trees, n_records: int) -> int:
+    """A tree count, "auto" read as the count it gives ``n_records`` records."""
+    return suggest_trees(n_records).n_estimators if trees == AUTO_TREES else int(trees)
 
 
 def _note_depth(algorithm: str, rule, schema: Schema) -> None:
@@ -575,7 +594,7 @@ def _check_forest_work(model, schema: Schema) -> None:
     if isinstance(model, DPRandomForestClassifier):
         depth = _rule_depth(model, schema)
         if depth is not None:
-            check_forest_export(schema, depth, int(model.n_estimators))
+            check_forest_export(schema, depth, model.tree_count())
 
 
 def _train_on_cluster(args, algorithm, params):
@@ -665,7 +684,9 @@ def cmd_info(args) -> dict:
     s, r = len(schema.continuous), len(schema.discrete)
     branching = [2] * s + [len(f.values) for f in schema.discrete]
     # The records rule divides the records among the default forest's trees.
-    forest_trees = get_algorithm("fletcher_islam").defaults()["n_estimators"]
+    forest_trees = _resolved_trees(
+        get_algorithm("fletcher_islam").defaults()["n_estimators"], len(frame)
+    )
     depths = {
         rule: resolve_depth(
             rule, s, r, n_records=len(frame), branching=branching, n_trees=forest_trees
@@ -706,7 +727,7 @@ def _split_list(text: str, convert, what: str) -> list:
         raise ValueError(f"the {what} list is empty")
     try:
         return [convert(t) for t in items]
-    except ValueError:
+    except (ValueError, argparse.ArgumentTypeError):
         raise ValueError(f"could not read the {what} list {text!r}") from None
 
 
@@ -728,7 +749,8 @@ def cmd_sweep(args) -> dict:
     grid = SweepGrid(
         algorithms=algorithms,
         epsilons=_split_list(args.epsilons, float, "--epsilons"),
-        n_estimators=_split_list(args.trees, int, "--trees"),
+        # SweepGrid says what a tree count must be ("auto" or a whole number ≥ 1).
+        n_estimators=_split_list(args.trees, _tree_item, "--trees"),
         depths=_split_list(args.depth, _depth_rule, "--depth"),
         mechanisms=_split_list(args.mechanism, str, "--mechanism"),
         data_splits=_split_list(args.split, str, "--split"),
@@ -888,7 +910,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
     p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
     p.add_argument("--epsilon", type=_epsilon, required=True)
-    p.add_argument("--trees", type=_positive_int, help="trees (default: the algorithm's)")
+    p.add_argument("--trees", type=_tree_count, help="trees, or auto (default: the algorithm's)")
     p.add_argument("--depth", type=_depth_rule, help="depth rule or fixed depth")
     p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
     p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
@@ -994,8 +1016,12 @@ def _add_sweep(sub) -> None:
         "run their defaults)",
     )
     p.add_argument("--epsilons", required=True, help="comma-separated, e.g. 0.01,0.1,1,10")
-    p.add_argument("--trees", default="100", help="comma-separated tree counts")
     forest = get_algorithm("fletcher_islam").defaults()
+    p.add_argument(
+        "--trees",
+        default=str(forest["n_estimators"]),
+        help="comma-separated tree counts, or auto (150 records a tree)",
+    )
     p.add_argument("--depth", default=forest["depth"], help="comma-separated depth rules")
     p.add_argument("--mechanism", default=forest["mechanism"], help="comma-separated mechanisms")
     p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")

@@ -19,7 +19,6 @@ import pandas as pd
 
 from dpviz.models._forest_splits import feature_histogram
 from dpviz.models.data import EncodingReport, encode
-from dpviz.models.depth import COUNTED_RULES
 from dpviz.models.forest import DPRandomForestClassifier, LeafCounts, space_for
 from dpviz.privacy.schema import Schema
 
@@ -129,7 +128,7 @@ def fit_dask(
     model.classes_ = np.asarray(schema.classes, dtype=object)
     parts = ddf.to_delayed()
     n_records = 0
-    if model.depth in COUNTED_RULES and not model.declared_n:
+    if model.reads_record_count() and not model.declared_n:
         # The jpw and records rules need a (noisy) record count first: one more pass over the data.
         sizes = _compute([dask.delayed(_partition_size)(p, schema) for p in parts], data_path)
         n_records = int(sum(sizes))

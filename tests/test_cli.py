@@ -319,7 +319,7 @@ def test_the_shared_groups_give_evaluate_and_train_the_same_options():
     # sweep takes data and a cluster but comma-separated grids, not one model's options
     assert options(subs["sweep"])["--local-cluster"] == options(shared)["--local-cluster"]
     assert "--param" not in options(subs["sweep"])
-    assert options(subs["sweep"])["--trees"][1] == "100"
+    assert options(subs["sweep"])["--trees"][1] == "auto"  # the registry's default
 
 
 def test_info_needs_no_label_where_training_does(capsys):

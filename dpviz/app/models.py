@@ -258,7 +258,7 @@ def leaves_view(run, max_rows: int = 20_000) -> LeavesView:
         leaf_eps = float(model.tree_epsilon_)
         caption = (
             f"{run.dataset} · mechanism {model.mechanism} · ε = {leaf_eps:g} per leaf · "
-            f"{model.n_estimators} trees of depth {model.depth_} · one forest on all records."
+            f"{model.n_estimators_} trees of depth {model.depth_} · one forest on all records."
         )
         charts = [
             [
@@ -371,14 +371,14 @@ def tree_shape(model, tree: int = 1) -> TreeShape:
     """The Trees page's choices for a model (``tree``: the forest tree, 1-based)."""
     kind = model_kind(model)
     if kind == FOREST:
-        tree = min(max(1, int(tree)), model.n_estimators)
+        tree = min(max(1, int(tree)), model.n_estimators_)
         return TreeShape(
             FOREST,
             int(model.depth_),
             treeviz.is_shallow(model, tree - 1),
             int(model.depth_),
             int(model.depth_),
-            n_trees=int(model.n_estimators),
+            n_trees=int(model.n_estimators_),
         )
     if kind == GREEDY:
         depth = int(model.node_depth_.max(initial=0))
@@ -432,7 +432,7 @@ def summary_caption(run) -> str:
     eps = run.settings.epsilon
     if kind == FOREST:
         return (
-            f"The forest trained on {run.dataset}: {model.n_estimators} trees of depth "
+            f"The forest trained on {run.dataset}: {model.n_estimators_} trees of depth "
             f"{model.depth_}, mechanism {model.mechanism}, ε = {eps:g}."
         )
     if kind == GREEDY:

@@ -231,7 +231,6 @@ def ledger_for(sweep: SweepRun, config: dict, epsilon: float) -> PrivacyLedger:
         int(config["n_estimators"]),
         str(config["data_split"]),
         schema_inferred=sweep.schema_inferred,
-        depth_rule=config["depth_rule"],
     )
 
 

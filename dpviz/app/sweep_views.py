@@ -330,7 +330,6 @@ class SweepTables(SweepLines):
                 int(row["n_estimators"]),
                 row["data_split"],
                 schema_inferred=self.schema_inferred,
-                depth_rule=row["depth_rule"],
             )
             return f"{ledger.epsilon_total:g}-DP" if ledger.private else "NONE (not DP)"
         if status == EPS_DP and bool(row["private"]):
@@ -369,14 +368,12 @@ class SweepTables(SweepLines):
         """The guarantee, in words, of a forest released with these settings."""
         trees = int(fixed.get("n_estimators") or self.settings.n_estimators[0])
         split = str(fixed.get("data_split") or self.settings.data_splits[0])
-        depth = fixed.get("depth_rule") or self.settings.depths[0]
         return build_ledger(
             mechanism,
             float(epsilon),
             trees,
             split,
             schema_inferred=self.schema_inferred,
-            depth_rule=depth,
         ).describe()
 
 

@@ -45,9 +45,10 @@ from dpviz.models import greedy as greedy
 from dpviz.models.boosting import DPBoostClassifier
 from dpviz.models.data import EncodedData, encode, parsed_numbers
 from dpviz.models.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
+from dpviz.models.sizing import TREE_STEPS
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
@@ -138,6 +139,19 @@ def parameter_widget(parameter) -> ParameterWidget:
         f" · {', '.join(bounds)}" if bounds else ""
     )
     default = parameter.default
+    if parameter.name == "n_estimators" and default == AUTO_TREES:
+        # The app sizes the forest itself: a number the page presets to what the
+        # uploaded file's row count (read as a declared n) suggests; the user may change it.
+        return ParameterWidget(
+            parameter.name,
+            label,
+            help_text,
+            "int",
+            TREE_STEPS[-1],
+            low=1,
+            high=int(parameter.high),
+            step=1,
+        )
     if parameter.choices:
         number_option = None
         try:
@@ -380,7 +394,9 @@ def structure_preview(
     model = get_algorithm(algorithm_id).make(epsilon, **params)
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
-        return depth_preview(schema, model.depth, n_records, model.n_estimators, model.data_split)
+        return depth_preview(
+            schema, model.depth, n_records, model.tree_count(n_records), model.data_split
+        )
     if isinstance(model, DPDecisionTreeClassifier):
         bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
         d = int(model.steps)
@@ -405,7 +421,7 @@ def structure_preview(
         return DepthPreview(depth, text)
     if isinstance(model, DPBoostClassifier):
         t_e = int(model.trees_per_ensemble)
-        first = min(t_e, int(model.n_estimators))
+        first = min(t_e, int(model.n_estimators_))
         shares = model.ensemble_shares(
             first, holdout=model.checks_trees_ and model.n_ensembles_ == 1
         )
@@ -418,7 +434,7 @@ def structure_preview(
             f"{model.max_depth} ({2**model.max_depth:,} leaves each); each ensemble spends "
             f"ε / {n_ens}{per_class}. Inside an ensemble every tree reads its own disjoint "
             f"subset: about {sizes[0]:,} records for the first tree down to "
-            f"{sizes[min(t_e, model.n_estimators) - 1]:,} for the last."
+            f"{sizes[min(t_e, model.n_estimators_) - 1]:,} for the last."
         )
         return DepthPreview(int(model.max_depth), text)
     return None
@@ -568,7 +584,7 @@ class TrainRun(ScoreReport, ReleasedModel):
         if isinstance(model, DPRandomForestClassifier):
             return (
                 f"{mechanism_label(model.mechanism, self.private)} · ε = {s.epsilon:g} · "
-                f"{model.n_estimators} trees · depth {model.depth_} · accuracy {acc}"
+                f"{model.n_estimators_} trees · depth {model.depth_} · accuracy {acc}"
             )
         shown = ", ".join(f"{k} {v}" for k, v in s.values.items())
         # The ledger's verdict, never the algorithm's promise alone.
@@ -596,7 +612,7 @@ def run_caption(run: TrainRun) -> str:
     if isinstance(model, DPRandomForestClassifier):
         return (
             f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
-            f"{model.n_estimators} trees · depth {model.depth_} ({model.depth}) · "
+            f"{model.n_estimators_} trees · depth {model.depth_} ({model.depth}) · "
             f"{model.data_split} data · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())

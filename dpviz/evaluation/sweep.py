@@ -29,6 +29,7 @@ from dpviz.models._forest_splits import split_epsilon
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, check_rule
 from dpviz.models.forest import (
+    AUTO_TREES,
     DATA_SPLITS,
     DPRandomForestClassifier,
     LeafCounts,
@@ -130,8 +131,10 @@ class SweepGrid:
         for eps in self.epsilons:
             _check_epsilon(eps)
         for trees in self.n_estimators:
+            if trees == AUTO_TREES:
+                continue
             if isinstance(trees, bool) or not isinstance(trees, int | np.integer) or trees < 1:
-                raise ValueError(f"tree counts must be whole numbers ≥ 1, got {trees!r}")
+                raise ValueError(f"tree counts must be whole numbers ≥ 1 or 'auto', got {trees!r}")
         for depth in self.depths:
             check_rule(depth)
         for mech in self.mechanisms:
@@ -391,14 +394,16 @@ def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
 
 
 def declare_fold_size(model, n_records: int) -> None:
-    """Declare a training fold's record count public for a forest whose depth rule reads
-    it (``jpw``, ``records``), unless a count was declared already.
+    """Declare a training fold's record count public for a forest whose depth rule
+    (``jpw``, ``records``) or tree count (``"auto"``) reads it, unless a count was
+    declared already.
 
     A sweep grows a fold's trees once for every ε; a noisy count would be drawn at one
     ε and reused at the others, so the structure would depend on ε. An evaluated
     point's ledger therefore omits that count (5% of ε); a release without a declared
     count pays it."""
-    if getattr(model, "depth", None) in COUNTED_RULES and not model.declared_n:
+    reads = getattr(model, "reads_record_count", None)
+    if reads is not None and reads() and not model.declared_n:
         model.set_params(declared_n=int(n_records))
 
 
@@ -442,7 +447,7 @@ def _fold_rows(
                 _refit_rows(base, train, test, schema, grid, name, _fold_seed(seed, index), noise)
             )
     for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
-        trees, depth, split = model.n_estimators, model.depth, model.data_split
+        depth, split = model.depth, model.data_split
         for group, epsilons in enumerate(split_rungs(model, schema, grid.epsilons)):
             model.set_params(epsilon=epsilons[0])
             start = time.perf_counter()
@@ -450,6 +455,7 @@ def _fold_rows(
             model.fit_encoded(train, schema)
             routed = model.route_records(test)
             route_seconds = time.perf_counter() - start
+            trees = model.n_estimators_
             empty_pct = model.diagnostics_["empty_leaf_pct"]
             private = {}  # whether a release is proven does not depend on its ε
             points = list(itertools.product(mechanisms, epsilons))
@@ -722,7 +728,7 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
     ``_votes`` (a test checks it) at about the cost of one more sweep point."""
     if dp is None or routed is None or routed.local is None:
         return None
-    forest = dp._compact_forest(np.arange(dp.n_estimators), train.n_records)
+    forest = dp._compact_forest(np.arange(dp.n_estimators_), train.n_records)
     if forest is None:
         return None
     # fit_encoded's steps, with the leaves counted through dp's trees.

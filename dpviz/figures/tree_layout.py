@@ -71,8 +71,8 @@ def threshold_text(value: float) -> str:
 def _check_tree(model: DPRandomForestClassifier, tree: int) -> int:
     model._check_fitted()
     tree = int(tree)
-    if not 0 <= tree < model.n_estimators:
-        raise ValueError(f"tree must be between 1 and {model.n_estimators}, got {tree + 1}")
+    if not 0 <= tree < model.n_estimators_:
+        raise ValueError(f"tree must be between 1 and {model.n_estimators_}, got {tree + 1}")
     return tree
 
 
@@ -380,7 +380,7 @@ def forest_overview(
         expected=("flip_probability", "sum"),
         mean_gap=("gap_j", "mean"),
     )
-    trees = pd.RangeIndex(1, model.n_estimators + 1, name="tree")
+    trees = pd.RangeIndex(1, model.n_estimators_ + 1, name="tree")
     per_tree = per_tree.reindex(trees).fillna({"records": 0, "nonempty": 0, "flipped": 0})
     nonempty = per_tree["nonempty"].to_numpy(np.int64)
     out = pd.DataFrame(

@@ -88,7 +88,6 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         int(meta["n_estimators"]),
         meta.get("data_split", "disjoint"),
         schema_inferred=bool(meta.get("schema_inferred", False)),
-        depth_rule=meta.get("depth_rule", "theorem2"),
         n_batches=int(meta.get("n_batches", 1)),
         replayable=meta.get("noise") != "secret",
         depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),

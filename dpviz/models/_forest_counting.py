@@ -34,9 +34,9 @@ class CountingMixin:
         k = len(self.schema_.classes)
         y = encoded.y
         if self.data_split != "shared":
-            self._compact_forest(np.arange(self.n_estimators), encoded.n_records, keep=True)
+            self._compact_forest(np.arange(self.n_estimators_), encoded.n_records, keep=True)
         pairs = self._pass_pairs()
-        for chunk in _tree_chunks(self.n_estimators, encoded.n_records, self.data_split, pairs):
+        for chunk in _tree_chunks(self.n_estimators_, encoded.n_records, self.data_split, pairs):
             if self.data_split == "shared":
                 routed = route_matrix(
                     self.space_,
@@ -49,12 +49,12 @@ class CountingMixin:
                 code = routed.pair_leaf.astype(np.int64) * k + y
             else:
                 rec, tree = assign_pairs(
-                    encoded, self.n_estimators, self.data_split, split_seed, chunk
+                    encoded, self.n_estimators_, self.data_split, split_seed, chunk
                 )
                 # The trees built whole once, kept for predict and sweeps (routing only
                 # reads the structure; prediction then changes nothing on the model).
                 whole = self._compact_forest(
-                    np.arange(self.n_estimators), encoded.n_records, keep=True
+                    np.arange(self.n_estimators_), encoded.n_records, keep=True
                 )
                 routed = route(
                     self.space_,

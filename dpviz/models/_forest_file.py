@@ -103,7 +103,7 @@ class ReleasedForest(ReleasedFile):
                 "must list every leaf so that its shape does not depend on the data."
             ) from None
         counts_mech = get_mechanism(model.mechanism).releases == "counts"
-        trees = _node_lists(full, _leaf_outputs(model, full, counts_mech), model.n_estimators)
+        trees = _node_lists(full, _leaf_outputs(model, full, counts_mech), model.n_estimators_)
         return cls(_export_meta(model, counts_mech), model.schema_, trees)
 
     @classmethod
@@ -197,7 +197,7 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "mechanism": model.mechanism,
         "releases": "counts" if counts_mech else "label",
         "epsilon": float(model.epsilon),
-        "n_estimators": int(model.n_estimators),
+        "n_estimators": int(model.n_estimators_),
         "depth": int(model.depth_),
         "depth_rule": str(model.depth),
         "data_split": model.data_split,

@@ -9,14 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpviz.models.depth import COUNTED_RULES
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_noise_mode
 from dpviz.privacy.mechanisms import get_mechanism
-
-
-def _counted_rule(rule) -> str:
-    # Only a known rule's name reaches the ledger's text (a model file names its rule).
-    return rule if rule in COUNTED_RULES else "jpw"
 
 
 def build_ledger(
@@ -26,7 +20,6 @@ def build_ledger(
     data_split: str,
     *,
     schema_inferred: bool,
-    depth_rule: str | int = "theorem2",
     n_batches: int = 1,
     depth_count_epsilon: float = 0.0,
     earlier_releases: list[tuple[str, float]] = (),
@@ -60,8 +53,8 @@ def build_ledger(
     if depth_count_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
-                f"noisy record count for the {_counted_rule(depth_rule)} depth rule "
-                "(discrete Laplace)",
+                "noisy record count that sizes the trees (their depth rule or their "
+                "count; discrete Laplace)",
                 "all records",
                 depth_count_epsilon,
             )

@@ -60,7 +60,7 @@ class ReleaseMixin:
                 "declare the record count (declared_n) before fitting"
             )
         self.tree_epsilon_ = (
-            leaf_eps / self.n_estimators if self.data_split == "shared" else leaf_eps
+            leaf_eps / self.n_estimators_ if self.data_split == "shared" else leaf_eps
         )
         released = self._release(self.leaf_counts_, KeyedLeafNoise(source, self.leaf_keys_))
         self.leaf_labels_ = released.labels
@@ -92,12 +92,18 @@ class ReleaseMixin:
         the ledger adds their ε (sequential composition).
         """
         self._check_fitted()
+        before = self.epsilon, self.mechanism
         if epsilon is not None:
             self.epsilon = epsilon
         if mechanism is not None:
             self.mechanism = mechanism
-        self._validate_params()
-        self._release_leaves(self._release_source(0))
+        try:
+            self._validate_params()
+            self._release_leaves(self._release_source(0))
+        except ValueError:
+            # A refused release leaves the model and its ledger as they were.
+            self.epsilon, self.mechanism = before
+            raise
         return self
 
     def release_instead(self, epsilon: float, mechanism: str | None = None):
@@ -177,10 +183,9 @@ class ReleaseMixin:
         return build_ledger(
             self.mechanism,
             float(self.epsilon),
-            self.n_estimators,
+            getattr(self, "n_estimators_", None) or self.tree_count(),
             self.data_split,
             schema_inferred=schema_inferred,
-            depth_rule=self.depth,
             n_batches=max(1, getattr(self, "n_batches_", 1)),
             depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
             split_epsilon=getattr(self, "split_epsilon_", 0.0),

@@ -40,7 +40,7 @@ class RoutingMixin:
         """Route records through the trees (all, or ``trees``): structure only, so the
         result serves every ε and mechanism."""
         self._check_fitted()
-        trees = np.arange(self.n_estimators) if trees is None else np.asarray(trees)
+        trees = np.arange(self.n_estimators_) if trees is None else np.asarray(trees)
         # Chunks of trees bound the node stores; the leaf matrix is written once.
         size = max(1, self._pass_pairs() // max(1, encoded.n_records))
         parts = [
@@ -54,8 +54,8 @@ class RoutingMixin:
         """The built trees for routing every tree: the one a fit kept while the structure
         is the same (a new fit draws new root keys), else built now (and kept only when
         ``keep``, at fit time: predicting must not change the model)."""
-        whole = len(trees) == self.n_estimators and np.array_equal(
-            trees, np.arange(self.n_estimators)
+        whole = len(trees) == self.n_estimators_ and np.array_equal(
+            trees, np.arange(self.n_estimators_)
         )
         if not whole:
             return None

@@ -83,7 +83,7 @@ class VotingMixin:
             self.mechanism,
             len(self.classes_),
             self.tree_epsilon_,
-            self.n_estimators,
+            self.n_estimators_,
             self.prior_counts_,
         )
 
@@ -141,7 +141,7 @@ class VotingMixin:
         # Chunks of records (every tree each): a record's votes, the prior included,
         # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
         n = encoded.n_records
-        size = max(1, self._pass_pairs() // self.n_estimators)
+        size = max(1, self._pass_pairs() // self.n_estimators_)
         if n <= size:
             return self.votes(self.route_records(encoded))
         return np.concatenate(

@@ -68,6 +68,7 @@ from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
 from dpviz.models.inputs import batch_data, check_whole_numbers, training_data
+from dpviz.models.sizing import TREE_STEPS, suggest_trees
 from dpviz.models.trees import TreeSpace, record_trees
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, largest_count
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
@@ -76,6 +77,7 @@ from dpviz.privacy.schema import Schema
 
 # Every name other code imports from here, the parts' included.
 __all__ = [
+    "AUTO_TREES",
     "DATA_SPLITS",
     "DEPTH_COUNT_SHARE",
     "EVIDENCE_GAIN",
@@ -95,6 +97,7 @@ __all__ = [
     "_seeds",
     "_tree_chunks",
     "assign_pairs",
+    "check_tree_count",
     "build_ledger",
     "clipped_noise_mean",
     "count_prior",
@@ -114,10 +117,23 @@ __all__ = [
 ]
 
 DATA_SPLITS = ("disjoint", "shared")
+# The tree count chosen from the record count (declared, or noisy: see ``declared_n``).
+AUTO_TREES = "auto"
 MAX_TREES = 10_000
 # Share of ε spent on a noisy record count when a depth rule that reads it has no
 # declared n.
 DEPTH_COUNT_SHARE = 0.05
+
+
+def check_tree_count(value) -> None:
+    """``n_estimators`` must be "auto" or a whole number in [1, MAX_TREES]."""
+    if isinstance(value, str) and value == AUTO_TREES:
+        return
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 1 <= value <= MAX_TREES:
+        raise ValueError(
+            f'n_estimators must be "auto" or a whole number between 1 and {MAX_TREES:,}, '
+            f"got {value!r}"
+        )
 
 
 def _seeds(random_state) -> tuple[int, int]:
@@ -224,8 +240,10 @@ class DPRandomForestClassifier(
     ----------
     epsilon : float, default=1.0
         Total privacy budget.
-    n_estimators : int, default=100
-        Number of trees.
+    n_estimators : int or "auto", default="auto"
+        Number of trees. ``"auto"``: 10, 25, 50 or 100, the most that keep about 150
+        records per tree (:func:`~dpviz.models.sizing.suggest_trees`; with
+        ``data_split="shared"`` 100), from ``declared_n`` or the noisy record count.
     depth : {"records", "theorem2", "half", "full", "jpw"} or int, default="records"
         Depth rule (SPEC §2; ``theorem2`` is the paper's) or a fixed depth. ``records``
         and ``jpw`` read the record count: ``declared_n``, or a noisy count for 5% of ε.
@@ -266,7 +284,7 @@ class DPRandomForestClassifier(
     def __init__(
         self,
         epsilon: float = 1.0,
-        n_estimators: int = 100,
+        n_estimators: int | str = AUTO_TREES,
         depth: str | int = "records",
         mechanism: str = "laplace_counts",
         data_split: str = "disjoint",
@@ -293,11 +311,7 @@ class DPRandomForestClassifier(
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
-        check_whole_numbers(self, {"n_estimators": 1})
-        if self.n_estimators > MAX_TREES:
-            raise ValueError(
-                f"n_estimators must be between 1 and {MAX_TREES}, got {self.n_estimators}"
-            )
+        check_tree_count(self.n_estimators)
         get_mechanism(self.mechanism)
         if self.data_split not in DATA_SPLITS:
             raise ValueError(f"data_split must be 'disjoint' or 'shared', got {self.data_split!r}")
@@ -363,6 +377,23 @@ class DPRandomForestClassifier(
         label = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
         return NoiseSource.replayable(seed).child(label)
 
+    def reads_record_count(self) -> bool:
+        """Whether the depth rule (``jpw``, ``records``) or the tree count (``"auto"``)
+        reads the record count: ``declared_n``, or a noisy count for 5% of ε."""
+        return self.depth in COUNTED_RULES or self.n_estimators == AUTO_TREES
+
+    def tree_count(self, n_records: int | None = None) -> int:
+        """The trees this forest grows: ``n_estimators``, or for ``"auto"`` the size
+        :func:`~dpviz.models.sizing.suggest_trees` gives ``n_records`` (a declared or
+        noisy count; without one, :data:`~dpviz.models.sizing.TREE_STEPS`' largest)."""
+        if self.n_estimators != AUTO_TREES:
+            return int(self.n_estimators)
+        if n_records is None:
+            n_records = self.declared_n or None
+        if n_records is None:
+            return TREE_STEPS[-1]
+        return suggest_trees(n_records, self.data_split).n_estimators
+
     def _split_epsilon(self) -> float:
         return split_epsilon(float(self.epsilon), len(self.schema_.continuous), self.split_points)
 
@@ -395,7 +426,7 @@ class DPRandomForestClassifier(
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
         self.depth_count_epsilon_ = 0.0
         self.depth_n_ = None
-        if self.depth in COUNTED_RULES:
+        if self.reads_record_count():
             if self.declared_n:
                 self.depth_n_ = int(self.declared_n)
             else:
@@ -406,17 +437,18 @@ class DPRandomForestClassifier(
                     .discrete_laplace(self.depth_count_epsilon_, 1)
                 )
                 self.depth_n_ = max(1, int(n_records + noise[0]))
+        self.n_estimators_ = self.tree_count(self.depth_n_)
         self.depth_ = resolve_depth(
             self.depth,
             len(schema.continuous),
             len(schema.discrete),
             n_records=self.depth_n_,
             branching=branching,
-            n_trees=self.n_estimators if self.data_split == "disjoint" else None,
+            n_trees=self.n_estimators_ if self.data_split == "disjoint" else None,
         )
         structure_seed, split_seed = _seeds(self.random_state)
         self.space_ = space_for(schema, self.depth_, self.split_cdf_)
-        self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators)
+        self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators_)
         self._split_seed = split_seed
         self._releases = []
         self.n_batches_ = 0

@@ -12,7 +12,13 @@ from typing import Any
 from dpviz.models._forest_splits import SPLIT_POINTS
 from dpviz.models.boosting import DPBoostClassifier
 from dpviz.models.depth import DEPTH_RULES, check_rule
-from dpviz.models.forest import DATA_SPLITS, DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.models.forest import (
+    AUTO_TREES,
+    DATA_SPLITS,
+    DPRandomForestClassifier,
+    PrivateRDTClassifier,
+    check_tree_count,
+)
 from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.privacy.mechanisms import MECHANISMS, get_mechanism
 
@@ -175,7 +181,16 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter("n_estimators", 100, "number of trees", low=1, high=10_000),
+                Parameter(
+                    "n_estimators",
+                    AUTO_TREES,
+                    "number of trees, or auto: 10, 25, 50 or 100, keeping about 150 records "
+                    "per tree (from the declared or noisy record count)",
+                    low=1,
+                    high=10_000,
+                    choices=(AUTO_TREES,),
+                    validate=check_tree_count,
+                ),
                 Parameter(
                     "depth",
                     "records",

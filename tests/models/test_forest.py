@@ -372,16 +372,24 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
     model.fit(X, y)
     # 80% of ε (the floor 0.08 meets the cap 0.8·ε) on the histogram, 10% on the split
-    # points' histogram of "a", the rest on the leaves: total ε.
+    # points' histogram of "a", 5% on the record count that sizes the trees, the rest
+    # on the leaves: total ε.
     assert model.prior_epsilon_ == pytest.approx(0.08)
     assert model.split_epsilon_ == pytest.approx(0.01)
-    assert model.tree_epsilon_ == pytest.approx(0.01)
+    assert model.depth_count_epsilon_ == pytest.approx(0.005)
+    assert model.tree_epsilon_ == pytest.approx(0.005)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
     # The histogram's noise has scale 12.5 against a lead of 2,100 records.
     assert (model.predict(X) == "major").mean() > 0.99
     paper = DPRandomForestClassifier(
-        epsilon=0.1, depth=10, schema=schema, random_state=0, prior_share=0, split_points="uniform"
+        epsilon=0.1,
+        n_estimators=100,
+        depth=10,
+        schema=schema,
+        random_state=0,
+        prior_share=0,
+        split_points="uniform",
     )
     paper.fit(X, y)
     assert paper.prior_counts_ is None and paper.tree_epsilon_ == pytest.approx(0.1)

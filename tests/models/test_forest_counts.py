@@ -106,4 +106,6 @@ def test_relabel_refuses_an_epsilon_the_count_and_prior_leave_nothing_of():
     assert model.depth_count_epsilon_ == pytest.approx(0.05)  # records rule, no declared n
     with pytest.raises(ValueError, match="declare the record count"):
         model.relabel(0.1)  # 0.1 − 0.05 (count) − 0.08 (prior) < 0
-    assert "records depth rule" in model.ledger_.describe()
+    assert "record count that sizes the trees" in model.ledger_.describe()
+    # The refused release changed nothing: the model is still the ε = 1 one.
+    assert model.epsilon == 1.0 and model.ledger_.epsilon_total == pytest.approx(1.0)
