@@ -44,8 +44,27 @@ class _BoostBudget:
         return math.ceil(self.n_estimators / self.trees_per_ensemble)
 
     def _n_targets(self) -> int:
+        """How many one-vs-rest models split ε sequentially: 1 for two classes or
+        when the parts share their trees (``multiclass="shared"``), else k."""
+        return 1 if self.shares_trees_ else self.n_outputs_
+
+    @property
+    def n_outputs_(self) -> int:
+        """How many one-vs-rest parts the model has: 1 for two classes, else k."""
         k = len(self.schema_.classes) if hasattr(self, "schema_") else 2
         return 1 if k == 2 else k
+
+    @property
+    def shares_trees_(self) -> bool:
+        """Whether each tree serves every part (k > 2 and ``multiclass="shared"``)."""
+        return self.n_outputs_ > 1 and self.preset_.multiclass == "shared"
+
+    def leaf_scale(self, iteration: int) -> float:
+        """The Laplace scale of each released leaf value of tree ``iteration``: the
+        L1 sensitivity of a leaf's values (one part's :meth:`leaf_sensitivity`, times
+        the k parts when they share the tree) over ε_leaf."""
+        parts = self.n_outputs_ if self.shares_trees_ else 1
+        return parts * self.leaf_sensitivity(iteration) / self.leaf_epsilon_
 
     @property
     def prior_epsilon_(self) -> float:
@@ -110,9 +129,7 @@ class _BoostBudget:
         """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
         Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
         eta = float(self.learning_rate)
-        scales = [
-            self.leaf_sensitivity(t) / self.leaf_epsilon_ for t in range(1, self.n_estimators + 1)
-        ]
+        scales = [self.leaf_scale(t) for t in range(1, self.n_estimators + 1)]
         return eta**2 * sum(2 * b**2 for b in scales)
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
@@ -140,16 +157,18 @@ class _BoostBudget:
                     self.prior_epsilon_,
                 )
             )
-        models = (
-            ["the model"]
-            if k == 2
-            else [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
-        )
+        if k == 2:
+            models = ["the model"]
+        elif self.shares_trees_:
+            models = [f"the model (each tree serves all {k} one-vs-rest parts)"]
+        else:
+            models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
         split_text = (
             f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
             f"{self.max_depth} level{'s' * (self.max_depth > 1)} "
             f"(ε = {self.split_epsilon_:g} each), {_fraction(1 - share)} "
             f"(ε = {self.leaf_epsilon_:g}) for the leaves"
+            + (f" ({k} values each)" if self.shares_trees_ else "")
         )
         for index, model in enumerate(models):
             for e in range(n_ens):

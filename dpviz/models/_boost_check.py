@@ -39,26 +39,27 @@ def noisy_prior(
 
 
 def check_weights(
-    converged_share: float, noise_variance: float, prior_score: np.ndarray
+    converged_share: float, noise_variance: float, prior: np.ndarray
 ) -> tuple[float, float]:
     """(w_trust, w_floor): the trees' weight when the check passes, and when it fails.
 
     w_trust = τ²/(τ² + σ²): σ² = ``noise_variance`` the exact variance the leaf noise
     adds to a record's trees' score, τ = c/2 (c = ``converged_share``) a generous spread
-    of the signal c·E[y|x] (a Gaussian posterior mean between the prior and the trees).
-    w_floor = min(w_trust, m/(10·√2·σ)), m = c·(the prior's lead: |p̂| for two classes,
-    the gap between the two largest p̂ otherwise; ``prior_score`` holds p̂): the trees'
+    of the signal κ·E[y|x] (κ ≤ c) (a Gaussian posterior mean between the prior and the trees).
+    w_floor = min(w_trust, m/(10·√2·σ)), m = the lead of ``prior``, the prior's score
+    κ·p̂ on the trees' scale (|κ·p̂| for two classes, the gap between the two largest
+    otherwise): the trees'
     noise then moves the difference of two scores by a tenth of the prior's lead (one
     standard deviation), too little to overturn the prior's class, while the trees still
     rank the records (AUC). Both come from public constants and the released prior."""
     c = converged_share
     tau2 = (c / 2) ** 2
     trust = tau2 / (tau2 + noise_variance)
-    prior = np.sort(prior_score)
-    lead = abs(prior[0]) if len(prior) == 1 else prior[-1] - prior[-2]
+    ranked = np.sort(prior)
+    lead = abs(ranked[0]) if len(ranked) == 1 else ranked[-1] - ranked[-2]
     if noise_variance <= 0:
         return trust, trust
-    return trust, min(trust, c * lead / (10 * math.sqrt(2 * noise_variance)))
+    return trust, min(trust, lead / (10 * math.sqrt(2 * noise_variance)))
 
 
 def held_out_check(
@@ -72,11 +73,11 @@ def held_out_check(
     """The released gain of the held-out check and whether it passed.
 
     ``raw`` holds the held-out records' trees' scores (one column per part), ``prior``
-    the prior's score c·p̂ per part, ``y`` their classes and ``weights`` (w_trust,
-    w_floor). The gain, how many more records the mix with w_trust classifies correctly
-    than the one with w_floor, changes by at most 1 when a record is added or removed;
-    it is released with discrete Laplace noise at ``epsilon`` and passes when it exceeds
-    ``CHECK_THRESHOLD``/``epsilon``."""
+    the prior's score κ·p̂ per part, ``y`` their classes and ``weights`` (w_trust,
+    w_floor). The gain, how many more records the mix (1 − w)·prior + w·raw with
+    w_trust classifies correctly than the one with w_floor, changes by at most 1 when a
+    record is added or removed; it is released with discrete Laplace noise at
+    ``epsilon`` and passes when it exceeds ``CHECK_THRESHOLD``/``epsilon``."""
     trust, floor = weights
 
     def correct(w: float) -> np.ndarray:

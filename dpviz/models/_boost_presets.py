@@ -50,6 +50,9 @@ class Preset:
     candidates: str
     subsets: str
     prior_share: float
+    split_score: str
+    start: str
+    multiclass: str
 
 
 PRESETS: dict[str, Preset] = {
@@ -65,6 +68,9 @@ PRESETS: dict[str, Preset] = {
         candidates="one_hot",
         subsets="equal",
         prior_share=0.1,
+        split_score="abs",
+        start="centered",
+        multiclass="shared",
     ),
     "paper": Preset(
         n_estimators=50,
@@ -78,6 +84,9 @@ PRESETS: dict[str, Preset] = {
         candidates="bins",
         subsets="geometric",
         prior_share=0.0,
+        split_score="gain",
+        start="zero",
+        multiclass="one_vs_rest",
     ),
 }
 # The estimator parameters a preset sets (the rest of a Preset is the method's choices).

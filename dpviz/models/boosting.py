@@ -273,10 +273,37 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
+    @property
+    def reach_(self) -> float:
+        """κ, the share of E[y|x] that the trees' score η·Σ_t r_t reaches after all T
+        trees (see :meth:`_reach`)."""
+        return self._reach(self.n_estimators)
+
+    def _reach(self, trees: int) -> float:
+        """κ after ``trees`` trees: c = 1 − (1−η)^trees without a prior; with one,
+        c·s, s = n̂_leaf/(n̂_leaf + λ) how much λ shrinks a leaf of the expected size
+        n̂_leaf = n̂·(a tree's share)/2^depth, n̂ the released prior's total. A function
+        of public parameters and released counts only (post-processing)."""
+        c = 1 - (1 - float(self.learning_rate)) ** trees
+        if self.prior_counts_ is None:
+            return c
+        n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
+        share = float(self.ensemble_shares(self.trees_per_ensemble, self.checks_trees_)[0])
+        leaf = n_hat * share / 2**self.max_depth
+        return c * leaf / (leaf + float(self.reg_lambda))
+
+    @property
+    def _prior_in_score(self) -> np.ndarray:
+        """The prior's score per part on the trees' scale, κ·p̂ (κ = :attr:`reach_`):
+        the trees, boosted from 0, estimate about κ·E[y|x]."""
+        return self.reach_ * self.prior_score_
+
     def _weights(self) -> tuple[float, float]:
         """(w_trust, w_floor): the trees' weight when the check passes, and when it fails
         (see :func:`~dpviz.models._boost_check.check_weights`)."""
-        return check_weights(self.converged_share_, self.score_noise_variance_, self.prior_score_)
+        return check_weights(
+            self.converged_share_, self.score_noise_variance_, self._prior_in_score
+        )
 
     def _fallback(self, codes, y, last_deal, rng) -> None:
         """Set ``tree_weight_`` and ``init_score_`` (the score is init + weight·η·Σ trees).
@@ -298,7 +325,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         trust, floor = self._weights()
         held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
         raw = tree_scores(self.models_, codes[held], float(self.learning_rate))
-        prior = self.converged_share_ * self.prior_score_
+        prior = self._prior_in_score
         self.check_gain_, self.check_passed_ = held_out_check(
             raw, prior, y[held], (trust, floor), self.tree_epsilon_, rng
         )
@@ -306,10 +333,11 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.tree_weight_ = np.full(n_targets, w)
         self.init_score_ = (1 - w) * prior
 
-    def _tree(self, codes, gradient, iteration, eps_tree, rng) -> tuple[dict, tuple]:
+    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None):
         """One DP regression tree of iteration ``iteration`` (1-based) on these records,
         and its leaf record (NOT private); see :func:`~dpviz.models._boost_tree.grow_tree`."""
         share = self.preset_.split_share
+        parts = self.n_outputs_ if self.shares_trees_ else 1  # L1 over a leaf's values
         return grow_tree(
             codes,
             gradient,
@@ -320,6 +348,8 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
             share * eps_tree / self.max_depth,
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
-            self.leaf_sensitivity(iteration),
+            parts * self.leaf_sensitivity(iteration),
             rng,
+            self.preset_.split_score,
+            split_gradient,
         )

@@ -19,17 +19,18 @@ def replayable(seed: int):
 
 
 def test_check_weights_for_two_classes():
-    """τ = c/2: w_trust = τ²/(τ² + σ²); w_floor = c·|p̂|/(10·√(2σ²)) below it."""
+    """τ = c/2: w_trust = τ²/(τ² + σ²); w_floor = |κ·p̂|/(10·√(2σ²)) below it (the
+    prior is passed on the trees' scale, κ·p̂)."""
     c, noise = 0.5, 0.01
-    trust, floor = check.check_weights(c, noise, np.array([0.4]))
+    trust, floor = check.check_weights(c, noise, np.array([0.2]))
     assert trust == pytest.approx(0.0625 / 0.0725)
-    assert floor == pytest.approx(0.5 * 0.4 / (10 * math.sqrt(0.02)))
+    assert floor == pytest.approx(0.2 / (10 * math.sqrt(0.02)))
     assert floor < trust
 
 
 def test_check_weights_for_more_classes_use_the_lead_of_the_top_two():
     c, noise = 0.8, 0.05
-    trust, floor = check.check_weights(c, noise, np.array([-0.8, 0.2, -0.4]))
+    trust, floor = check.check_weights(c, noise, 0.8 * np.array([-0.8, 0.2, -0.4]))
     assert floor == pytest.approx(0.8 * 0.6 / (10 * math.sqrt(0.1)))
     # a prior whose lead is large caps the floor at w_trust
     assert check.check_weights(c, 1e-6, np.array([-0.9, 0.9]))[1] == trust_of(c, 1e-6)
