@@ -2,12 +2,15 @@
 
 Privacy role: bookkeeping from public numbers only (the parameters, the preset and the
 schema's class count; never the data). In sequence: the noisy class prior (ε_p, see
-:func:`~dpviz.models.forest.prior_epsilon`; none in the paper preset), then per
-one-vs-rest model ((ε − ε_p)/k each; k = 1 for two classes) its N_e = ⌈T/T_e⌉
-ensembles, ε_t = (ε − ε_p)/(k·N_e) each. The trees of an ensemble read disjoint records,
+:func:`~dpviz.models.forest.prior_epsilon`; none in the paper preset), then per model
+((ε − ε_p)/k each for k one-vs-rest models in the paper preset; one model of ε − ε_p
+for two classes or when the k parts share each tree) its N_e = ⌈T/T_e⌉ ensembles,
+ε_t = (ε − ε_p)/(k·N_e) each (k = 1 for one model). The trees of an ensemble read disjoint records,
 so each spends the ensemble's whole ε_t (parallel composition): ``split_share``·ε_t on
 its splits (equally over the depth's levels) and the rest on its leaves, whose Laplace
-noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) (:meth:`_BoostBudget.leaf_sensitivity`).
+noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) per part
+(:meth:`_BoostBudget.leaf_sensitivity`; k times that, the L1 sensitivity of a leaf's
+k values, when k parts share the tree: :meth:`_BoostBudget.leaf_scale`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
 """

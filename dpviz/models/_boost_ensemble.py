@@ -5,8 +5,12 @@ independent draw (:func:`assign_trees`), so the trees of an ensemble read disjoi
 records whose split does not depend on the data (parallel composition: each tree spends
 the ensemble's whole ε_t); ⌈T/T_e⌉ ensembles read the same records (sequential). A
 tree's gradients read the records and the released earlier trees only (adaptive
-composition), bounded to [−g*, g*] by clipping (default) or filtering (paper). The
-deal's randomness reads no data but comes from the fit's secret generator all the same.
+composition), bounded to [−g*, g*] by clipping (default) or filtering (paper); the
+default scores its splits on those gradients shifted by the released prior where the
+earlier trees have not reached yet, clipped the same way. By default the k one-vs-rest
+parts of a multiclass model share each tree (one ε_t for the k parts' splits and leaf
+values); in the paper each part grows its own. The deal's randomness reads no data but
+comes from the fit's secret generator all the same.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ def boost_ensembles(
     ensemble's deal.
 
     Each ensemble deals every record to a cell by one independent draw per record
-    (:func:`assign_trees`), shared by the one-vs-rest models: tree position
+    (:func:`assign_trees`), shared by the one-vs-rest parts (which grow one tree per
+    cell together when the model ``shares_trees_``, else one tree each): tree position
     0..size−1, or ``size`` for the held-out cell of the last ensemble when the model
     ``checks_trees_``, which no tree reads."""
     eta = float(model.learning_rate)

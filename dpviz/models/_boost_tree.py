@@ -3,11 +3,13 @@
 Privacy role: a tree reads only the records dealt to it (disjoint from its ensemble's
 other trees) and spends its ε_t in two parts. Each level's splits are drawn by the
 exponential mechanism over public candidates (:func:`split_candidates`: from the schema
-alone) on the gain G = Σ_sides (Σg)²/(n + λ), whose sensitivity is 3g*² for |g| ≤ g*
-(Li et al.'s Lemma 1; the nodes of a level hold disjoint records). The leaf values
-−Σg/(n + λ), clipped to g*(1−η)^(t−1), are released with Laplace noise of sensitivity
-min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and the clip). :func:`route` and
-:func:`tree_scores` only read released trees (post-processing).
+alone) on a utility of bounded sensitivity (:func:`split_utility`): the gain
+G = Σ_sides (Σg)²/(n + λ), 3g*² for |g| ≤ g* (Li et al.'s Lemma 1), or the absolute
+sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, k times that
+(the nodes of a level hold disjoint records). The leaf values −Σg/(n + λ), clipped to
+g*(1−η)^(t−1), are released with Laplace noise of sensitivity min(g*/(1+λ),
+2g*(1−η)^(t−1)) per part (Lemma 2 and the clip), k times that for a leaf's k values.
+:func:`route` and :func:`tree_scores` only read released trees (post-processing).
 """
 
 from __future__ import annotations
