@@ -336,9 +336,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
     def _weights(self) -> tuple[float, float]:
         """(w_trust, w_floor): the trees' weight when the check passes, and when it fails
         (see :func:`~dpviz.models._boost_check.check_weights`)."""
-        return check_weights(
-            self.converged_share_, self.score_noise_variance_, self._prior_in_score
-        )
+        return check_weights(self.reach_, self.score_noise_variance_, self._prior_in_score)
 
     def _fallback(self, codes, y, last_deal, rng) -> None:
         """Set ``tree_weight_`` and ``init_score_`` (the score is init + weight·η·Σ trees).

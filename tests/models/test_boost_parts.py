@@ -19,7 +19,7 @@ def replayable(seed: int):
 
 
 def test_check_weights_for_two_classes():
-    """τ = c/2: w_trust = τ²/(τ² + σ²); w_floor = |κ·p̂|/(10·√(2σ²)) below it (the
+    """τ = κ/2: w_trust = τ²/(τ² + σ²); w_floor = |κ·p̂|/(10·√(2σ²)) below it (the
     prior is passed on the trees' scale, κ·p̂)."""
     c, noise = 0.5, 0.01
     trust, floor = check.check_weights(c, noise, np.array([0.2]))

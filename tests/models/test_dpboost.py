@@ -400,7 +400,7 @@ def test_pure_noise_features_at_tiny_epsilon_predict_the_majority(pure_noise, ep
         model.fit(frame.iloc[train], label[train])
         assert not model.check_passed_
         trust, floor = model._weights()
-        assert model.tree_weight_[0] == floor < trust
+        assert model.tree_weight_[0] == floor <= trust  # equal when the noise swamps τ
         predicted = model.predict(frame.iloc[test])
         assert (predicted == "common").all()
         assert np.mean(predicted == label[test]) == majority_rate
@@ -421,16 +421,16 @@ def test_pure_noise_features_at_tiny_epsilon_predict_the_majority(pure_noise, ep
 
 def test_the_check_trusts_trees_that_learn(pure_noise):
     """The same records with a label the trees can learn ("rare" iff a > 0.7) at
-    ε = 0.5: w_trust ≈ 0.95 against a floor of ≈ 0.24; on the held-out cell (~360
-    records) the trusting model wins by ~90 records (300 of 300 fits passed, smallest
-    gain 64 against a threshold of ln(1000)/0.45 ≈ 15), so the check passes and the
-    model beats the majority rate (0.70) by far (0.972 on average, 0.886 at worst)."""
+    ε = 0.5: w_trust ≈ 0.78 against a floor of ≈ 0.11; on the held-out cell (~360
+    records) the trusting model wins by ~100 records (300 of 300 fits passed, smallest
+    gain 72 against a threshold of ln(1000)/0.42 ≈ 16), so the check passes and the
+    model beats the majority rate (0.70) by far (0.986 on average, 0.942 at worst)."""
     frame, _, schema = pure_noise
     label = np.where(frame["a"] > 0.7, "rare", "common")
     train, test = slice(0, 4000), slice(4000, None)
     model = DPBoostClassifier(epsilon=0.5, schema=schema).fit(frame.iloc[train], label[train])
     trust, floor = model._weights()
-    assert model.check_passed_ and model.tree_weight_[0] == trust > 0.9 > 0.3 > floor
+    assert model.check_passed_ and model.tree_weight_[0] == trust > 0.7 > 0.3 > floor
     assert model.check_gain_ > boosting.CHECK_THRESHOLD / model.tree_epsilon_
     assert np.mean(model.predict(frame.iloc[test]) == label[test]) > 0.85
 
@@ -440,10 +440,10 @@ def test_the_check_trusts_trees_that_learn(pure_noise):
 
 def test_accuracy_on_a_synthetic_set(synth):
     """SynthA (balanced, five informative features), 4000 records to train, 2000 to test.
-    Measured over 40 fits with fresh noise: ε = 1 gives 0.816 ± 0.018 (min 0.757), the
-    non-private twin (ε = 10⁶) 0.849 ± 0.004, the majority rate is 0.494. The mean of
-    three fits at ε = 1 has a standard deviation ≈ 0.010, so 0.77 sits 4.6 of them
-    below the mean; the twin's 0.83 sits 5 of its own below."""
+    Measured over 40 fits with fresh noise: ε = 1 gives 0.810 ± 0.009 (min 0.792), the
+    non-private twin (ε = 10⁶) 0.844 ± 0.005 (min 0.830), the majority rate is 0.494.
+    The mean of three fits at ε = 1 has a standard deviation ≈ 0.005, so 0.77 sits 8 of
+    them below the mean; the twin's 0.82 sits 4.8 of its own below."""
     X, y, schema = synth
     train, test = slice(0, 4000), slice(4000, None)
 
@@ -454,7 +454,7 @@ def test_accuracy_on_a_synthetic_set(synth):
     private = np.mean([accuracy(1.0) for _ in range(3)])
     twin = accuracy(1e6)
     assert private > 0.77
-    assert twin > 0.83
+    assert twin > 0.82
     assert twin - private < 0.08
 
 
