@@ -14,7 +14,7 @@ from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models import _boost_ensemble
+from dpviz.models import _boost_ensemble, files
 from dpviz.models import boosting as boosting
 from dpviz.models.boosting import (
     PRESETS,
@@ -207,6 +207,20 @@ def test_multiclass_parts_share_each_tree_and_its_budget():
     assert len(released) == len(values) == 3 * 60
     assert all(np.array_equal(r, v) for r, v in zip(released, values))
     assert np.mean(model.predict(frame[["a", "b"]]) == frame["label"]) > 0.8
+
+
+def test_a_shared_multiclass_model_file_replays_its_scores_and_its_ledger():
+    """The released file lists each part's trees (the shared splits repeated); read back,
+    it predicts as the model and its recomputed ledger states the shared trees and ε."""
+    frame, schema = three_classes()
+    model = DPBoostClassifier(epsilon=2.0, schema=schema).fit(frame[["a", "b"]], frame["label"])
+    back = files.ReleasedBoost.from_json(files.release(model).to_json())
+    assert back.meta["privacy"]["epsilon_total"] == pytest.approx(2.0)
+    assert back.meta["privacy"]["private"]
+    assert "each tree serves all 3 one-vs-rest parts" in back.meta["privacy"]["summary"]
+    X = frame[["a", "b"]]
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    np.testing.assert_allclose(back.predict_proba(X), model.predict_proba(X))
 
 
 def test_multiclass_one_vs_rest_splits_the_budget_across_classes():
