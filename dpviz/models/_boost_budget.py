@@ -123,11 +123,6 @@ class _BoostBudget:
         return min(self.trees_per_ensemble, self.n_estimators - ensemble * self.trees_per_ensemble)
 
     @property
-    def converged_share_(self) -> float:
-        """c = 1 − (1−η)^T: the share of its target that T trees of shrinkage η reach."""
-        return 1 - (1 - float(self.learning_rate)) ** self.n_estimators
-
-    @property
     def score_noise_variance_(self) -> float:
         """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
         Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""

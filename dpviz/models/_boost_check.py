@@ -7,7 +7,7 @@ at ε_p. :func:`held_out_check` releases one count on the last ensemble's held-o
 prior's answer — at that ensemble's ε_t (parallel composition: no tree of that ensemble
 reads the cell); only if it exceeds ln(1000)/ε_t are the trees trusted, so trees no
 better than the prior pass with probability < 0.1%. :func:`check_weights` and the mix
-(1 − w)·c·p̂ + w·(trees' score) are post-processing of released values.
+(1 − w)·κ·p̂ + w·(trees' score) are post-processing of released values.
 """
 
 from __future__ import annotations

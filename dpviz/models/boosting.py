@@ -342,8 +342,8 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         """Set ``tree_weight_`` and ``init_score_`` (the score is init + weight·η·Σ trees).
 
         Without a prior (paper preset): weight 1, init 0. With one: a record's score is
-        (1 − w)·c·p̂ + w·(trees' score), p̂ = 2·(noisy class share) − 1, c =
-        :attr:`converged_share_` (the trees, boosted from 0, estimate c·E[y|x]); w is
+        (1 − w)·κ·p̂ + w·(trees' score), p̂ = 2·(noisy class share) − 1, κ =
+        :attr:`reach_` (the trees, boosted from 0, estimate about κ·E[y|x]); w is
         w_trust if the held-out records of the last ensemble (a cell no tree of that
         ensemble reads) pass the noisy check
         (:func:`~dpviz.models._boost_check.held_out_check`, at that ensemble's ε_t),
