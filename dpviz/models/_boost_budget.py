@@ -2,12 +2,15 @@
 
 Privacy role: bookkeeping from public numbers only (the parameters, the preset and the
 schema's class count; never the data). In sequence: the noisy class prior (ε_p, see
-:func:`~dpviz.models.forest.prior_epsilon`; none in the paper preset), then per
-one-vs-rest model ((ε − ε_p)/k each; k = 1 for two classes) its N_e = ⌈T/T_e⌉
-ensembles, ε_t = (ε − ε_p)/(k·N_e) each. The trees of an ensemble read disjoint records,
+:func:`~dpviz.models.forest.prior_epsilon`; none in the paper preset), then per model
+((ε − ε_p)/k each for k one-vs-rest models in the paper preset; one model of ε − ε_p
+for two classes or when the k parts share each tree) its N_e = ⌈T/T_e⌉ ensembles,
+ε_t = (ε − ε_p)/(k·N_e) each (k = 1 for one model). The trees of an ensemble read disjoint records,
 so each spends the ensemble's whole ε_t (parallel composition): ``split_share``·ε_t on
 its splits (equally over the depth's levels) and the rest on its leaves, whose Laplace
-noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) (:meth:`_BoostBudget.leaf_sensitivity`).
+noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) per part
+(:meth:`_BoostBudget.leaf_sensitivity`; k times that, the L1 sensitivity of a leaf's
+k values, when k parts share the tree: :meth:`_BoostBudget.leaf_scale`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
 """
@@ -44,8 +47,27 @@ class _BoostBudget:
         return math.ceil(self.n_estimators / self.trees_per_ensemble)
 
     def _n_targets(self) -> int:
+        """How many one-vs-rest models split ε sequentially: 1 for two classes or
+        when the parts share their trees (``multiclass="shared"``), else k."""
+        return 1 if self.shares_trees_ else self.n_outputs_
+
+    @property
+    def n_outputs_(self) -> int:
+        """How many one-vs-rest parts the model has: 1 for two classes, else k."""
         k = len(self.schema_.classes) if hasattr(self, "schema_") else 2
         return 1 if k == 2 else k
+
+    @property
+    def shares_trees_(self) -> bool:
+        """Whether each tree serves every part (k > 2 and ``multiclass="shared"``)."""
+        return self.n_outputs_ > 1 and self.preset_.multiclass == "shared"
+
+    def leaf_scale(self, iteration: int) -> float:
+        """The Laplace scale of each released leaf value of tree ``iteration``: the
+        L1 sensitivity of a leaf's values (one part's :meth:`leaf_sensitivity`, times
+        the k parts when they share the tree) over ε_leaf."""
+        parts = self.n_outputs_ if self.shares_trees_ else 1
+        return parts * self.leaf_sensitivity(iteration) / self.leaf_epsilon_
 
     @property
     def prior_epsilon_(self) -> float:
@@ -101,18 +123,11 @@ class _BoostBudget:
         return min(self.trees_per_ensemble, self.n_estimators - ensemble * self.trees_per_ensemble)
 
     @property
-    def converged_share_(self) -> float:
-        """c = 1 − (1−η)^T: the share of its target that T trees of shrinkage η reach."""
-        return 1 - (1 - float(self.learning_rate)) ** self.n_estimators
-
-    @property
     def score_noise_variance_(self) -> float:
         """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
         Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
         eta = float(self.learning_rate)
-        scales = [
-            self.leaf_sensitivity(t) / self.leaf_epsilon_ for t in range(1, self.n_estimators + 1)
-        ]
+        scales = [self.leaf_scale(t) for t in range(1, self.n_estimators + 1)]
         return eta**2 * sum(2 * b**2 for b in scales)
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
@@ -140,16 +155,18 @@ class _BoostBudget:
                     self.prior_epsilon_,
                 )
             )
-        models = (
-            ["the model"]
-            if k == 2
-            else [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
-        )
+        if k == 2:
+            models = ["the model"]
+        elif self.shares_trees_:
+            models = [f"the model (each tree serves all {k} one-vs-rest parts)"]
+        else:
+            models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
         split_text = (
             f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
             f"{self.max_depth} level{'s' * (self.max_depth > 1)} "
             f"(ε = {self.split_epsilon_:g} each), {_fraction(1 - share)} "
             f"(ε = {self.leaf_epsilon_:g}) for the leaves"
+            + (f" ({k} values each)" if self.shares_trees_ else "")
         )
         for index, model in enumerate(models):
             for e in range(n_ens):

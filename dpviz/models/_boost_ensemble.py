@@ -5,8 +5,12 @@ independent draw (:func:`assign_trees`), so the trees of an ensemble read disjoi
 records whose split does not depend on the data (parallel composition: each tree spends
 the ensemble's whole ε_t); ⌈T/T_e⌉ ensembles read the same records (sequential). A
 tree's gradients read the records and the released earlier trees only (adaptive
-composition), bounded to [−g*, g*] by clipping (default) or filtering (paper). The
-deal's randomness reads no data but comes from the fit's secret generator all the same.
+composition), bounded to [−g*, g*] by clipping (default) or filtering (paper); the
+default scores its splits on those gradients shifted by the released prior where the
+earlier trees have not reached yet, clipped the same way. By default the k one-vs-rest
+parts of a multiclass model share each tree (one ε_t for the k parts' splits and leaf
+values); in the paper each part grows its own. The deal's randomness reads no data but
+comes from the fit's secret generator all the same.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ def boost_ensembles(
     ensemble's deal.
 
     Each ensemble deals every record to a cell by one independent draw per record
-    (:func:`assign_trees`), shared by the one-vs-rest models: tree position
+    (:func:`assign_trees`), shared by the one-vs-rest parts (which grow one tree per
+    cell together when the model ``shares_trees_``, else one tree each): tree position
     0..size−1, or ``size`` for the held-out cell of the last ensemble when the model
     ``checks_trees_``, which no tree reads."""
     eta = float(model.learning_rate)
@@ -58,19 +63,42 @@ def boost_ensembles(
         holdout = model.checks_trees_ and ensemble == model.n_ensembles_ - 1
         deal = assign_trees(n, model.ensemble_shares(size, holdout), rng)
         cells = [np.flatnonzero(deal == position) for position in range(size)]
-        for part, (target, prediction) in enumerate(zip(signed, predictions)):
+        # One tree per position for all parts (shared splits), or one per part.
+        groups = [range(len(signed))] if model.shares_trees_ else [[p] for p in range(len(signed))]
+        for group in groups:
             for position, rows in enumerate(cells):
                 iteration = ensemble * model.trees_per_ensemble + position + 1
-                gradient = prediction[rows] - target[rows]
-                if clip:  # every record used, its gradient clipped to [−g*, g*]
-                    gradient = np.clip(gradient, -G_STAR, G_STAR)
-                else:  # gradient-based data filtering (Li et al.)
-                    keep = np.abs(gradient) <= G_STAR
-                    rows, gradient = rows[keep], gradient[keep]
-                tree, record = model._tree(codes[rows], gradient, iteration, eps_tree, rng)
-                models[part].append(tree)
-                records.append(record)
-                grown.append((part, iteration))
-                prediction += eta * tree["value"][route(tree, codes)]
+                grads, scored = [], []
+                for part in group:
+                    gradient = predictions[part][rows] - signed[part][rows]
+                    if model.preset_.start == "centered":
+                        # scored against the prior where the trees have not reached yet
+                        offset = (1 - model._reach(iteration - 1)) * model.prior_score_[part]
+                        scored.append(np.clip(gradient + offset, -G_STAR, G_STAR))
+                    if clip:  # every record used, its gradient clipped to [−g*, g*]
+                        gradient = np.clip(gradient, -G_STAR, G_STAR)
+                    else:  # gradient-based data filtering (Li et al.; one part per tree)
+                        keep = np.abs(gradient) <= G_STAR
+                        rows, gradient = rows[keep], gradient[keep]
+                    grads.append(gradient)
+                shared = len(group) > 1
+                gradient = np.stack(grads, axis=1) if shared else grads[0]
+                split_gradient = None
+                if scored:
+                    split_gradient = np.stack(scored, axis=1) if shared else scored[0]
+                tree, record = model._tree(
+                    codes[rows], gradient, iteration, eps_tree, rng, split_gradient
+                )
+                leaf = route(tree, codes)
+                for j, part in enumerate(group):
+                    if shared:  # each part keeps the shared splits and its own values
+                        part_tree = {**tree, "value": tree["value"][:, j]}
+                        part_record = (record[0], record[1][:, j], record[2][:, j])
+                    else:
+                        part_tree, part_record = tree, record
+                    models[part].append(part_tree)
+                    records.append(part_record)
+                    grown.append((part, iteration))
+                    predictions[part] += eta * part_tree["value"][leaf]
     order = sorted(range(len(grown)), key=grown.__getitem__)
     return models, [records[i] for i in order], deal

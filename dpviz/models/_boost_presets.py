@@ -2,11 +2,11 @@
 
 Privacy role: none of this reads the data. A preset fixes the method's choices — how
 gradients are bounded, the split/leaf share of a tree's ε, the split candidates, the
-subsets and the prior — and each choice is one the proof covers (the argument, choice
-by choice, is in the module docstring of :mod:`dpviz.models.boosting`).
-:func:`check_params` refuses what would break it: λ ≤ 0 (an empty leaf's value 0/0 =
-NaN would reveal that no record reached it) and budgets below what exact discrete
-Laplace noise can draw.
+subsets, the prior, the split score, what it is scored on and how classes share trees —
+and each choice is one the proof covers (the argument, choice by choice, is in the
+module docstring of :mod:`dpviz.models.boosting`). :func:`check_params` refuses what
+would break it: λ ≤ 0 (an empty leaf's value 0/0 = NaN would reveal that no record
+reached it) and budgets below what exact discrete Laplace noise can draw.
 """
 
 from __future__ import annotations
@@ -37,6 +37,17 @@ class Preset:
     ``prior_share`` — the share of ε (see :func:`prior_epsilon`) spent on a noisy class
     histogram, the prior the model falls back on unless a held-out check trusts the
     trees; 0: no prior and no check, the score is the trees' alone (the paper).
+    ``split_score`` — what the exponential mechanism scores a split by: "gain" (Li et
+    al.: Σ_sides (Σg)²/(n + λ), sensitivity 3g*²) or "abs" (Σ_sides |Σg|, sensitivity
+    g*: the stronger signal against its noise, n·|m| against g* rather than n·m²
+    against 3g*² for a side of n records of mean gradient |m| ≤ g*).
+    ``start`` — what the splits are scored on: "zero" (the gradients g = F − y, F
+    boosted from 0; the paper) or "centered" (g + (1 − κ)·p̂, clipped to [−g*, g*]:
+    the gradients against the released prior p̂ where the trees (reach κ so far) have
+    not yet moved the score; needs ``prior_share`` > 0). The leaves use g either way.
+    ``multiclass`` — "one_vs_rest" (each of k parts its own trees and ε/k; the paper)
+    or "shared" (one tree per position for the k parts: shared splits, k values per
+    leaf, the whole ε).
     """
 
     n_estimators: int
@@ -50,6 +61,9 @@ class Preset:
     candidates: str
     subsets: str
     prior_share: float
+    split_score: str
+    start: str
+    multiclass: str
 
 
 PRESETS: dict[str, Preset] = {
@@ -65,6 +79,9 @@ PRESETS: dict[str, Preset] = {
         candidates="one_hot",
         subsets="equal",
         prior_share=0.1,
+        split_score="abs",
+        start="centered",
+        multiclass="shared",
     ),
     "paper": Preset(
         n_estimators=50,
@@ -78,6 +95,9 @@ PRESETS: dict[str, Preset] = {
         candidates="bins",
         subsets="geometric",
         prior_share=0.0,
+        split_score="gain",
+        start="zero",
+        multiclass="one_vs_rest",
     ),
 }
 # The estimator parameters a preset sets (the rest of a Preset is the method's choices).

@@ -3,11 +3,13 @@
 Privacy role: a tree reads only the records dealt to it (disjoint from its ensemble's
 other trees) and spends its ε_t in two parts. Each level's splits are drawn by the
 exponential mechanism over public candidates (:func:`split_candidates`: from the schema
-alone) on the gain G = Σ_sides (Σg)²/(n + λ), whose sensitivity is 3g*² for |g| ≤ g*
-(Li et al.'s Lemma 1; the nodes of a level hold disjoint records). The leaf values
-−Σg/(n + λ), clipped to g*(1−η)^(t−1), are released with Laplace noise of sensitivity
-min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and the clip). :func:`route` and
-:func:`tree_scores` only read released trees (post-processing).
+alone) on a utility of bounded sensitivity (:func:`split_utility`): the gain
+G = Σ_sides (Σg)²/(n + λ), 3g*² for |g| ≤ g* (Li et al.'s Lemma 1), or the absolute
+sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, k times that
+(the nodes of a level hold disjoint records). The leaf values −Σg/(n + λ), clipped to
+g*(1−η)^(t−1), are released with Laplace noise of sensitivity min(g*/(1+λ),
+2g*(1−η)^(t−1)) per part (Lemma 2 and the clip), k times that for a leaf's k values.
+:func:`route` and :func:`tree_scores` only read released trees (post-processing).
 """
 
 from __future__ import annotations
@@ -61,40 +63,56 @@ def grow_tree(
     bound: float,
     sensitivity: float,
     rng: Rng,
+    score: str = "gain",
+    split_gradient: np.ndarray | None = None,
 ) -> tuple[dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One DP regression tree: exponential-mechanism splits, clipped noisy leaves.
 
     ``codes`` and ``gradient`` are the tree's records (``width`` the most values of a
     feature), ``candidates`` the public (feature, value, equal) splits, ``depth`` its
     levels, ``lam`` λ; each level's splits spend ``eps_level``, the leaves ``eps_leaf``
-    (Laplace of scale ``sensitivity``/``eps_leaf``) after clipping to ±``bound``.
+    (Laplace of scale ``sensitivity``/``eps_leaf`` per value) after clipping to
+    ±``bound``. ``score`` is what a split is scored by (:func:`split_utility`), on
+    ``split_gradient`` if given (the same shape as ``gradient``), else on ``gradient``.
+
+    ``gradient`` of shape (n, k) grows one tree for k outputs (the one-vs-rest parts of
+    a multiclass model): the splits are scored by the sum of the k parts' utilities
+    (sensitivity k times one part's, :func:`split_utility`) and every leaf releases k
+    values; ``sensitivity`` is then the L1 sensitivity of a leaf's k values (k times
+    one part's), the Laplace scale of each.
     Returns the tree (``feature``, ``threshold``, ``equal`` per level, the released
-    ``value`` per leaf; see :func:`route`) and its leaf record (true counts, clipped
-    values, released values: NOT private)."""
-    delta_gain = 3 * G_STAR**2
+    ``value`` per leaf, shape (leaves,) or (leaves, k); see :func:`route`) and its leaf
+    record (true counts, clipped values, released values: NOT private)."""
     cand_f, cand_v, cand_eq = candidates
-    m = codes.shape[1]
+    n, m = codes.shape
+    grads = gradient[:, None] if gradient.ndim == 1 else gradient
+    if split_gradient is None:
+        scored = grads
+    else:
+        scored = split_gradient[:, None] if split_gradient.ndim == 1 else split_gradient
+    k = grads.shape[1]
     flat = codes + np.arange(m, dtype=np.int64) * width  # (record, feature) cells
-    weights = np.repeat(gradient, m)
+    weights = [np.repeat(scored[:, j], m) for j in range(k)]
     n_nodes_level = 1
-    node = np.zeros(len(gradient), dtype=np.int64)
+    node = np.zeros(n, dtype=np.int64)
     features, thresholds, equal = [], [], []
-    rows = np.arange(len(node))
+    rows = np.arange(n)
+    eq_axis = cand_eq[:, None]
     for _ in range(depth):
         cells = n_nodes_level * m * width
         index = (node[:, None] * (m * width) + flat).ravel()
-        g_hist = np.bincount(index, weights=weights, minlength=cells)
+        g_hist = np.stack([np.bincount(index, weights=w, minlength=cells) for w in weights], -1)
         n_hist = np.bincount(index, minlength=cells).astype(np.float64)
-        g_hist = g_hist.reshape(n_nodes_level, m, width)
+        g_hist = g_hist.reshape(n_nodes_level, m, width, k)
         n_hist = n_hist.reshape(n_nodes_level, m, width)
         g_cum, n_cum = np.cumsum(g_hist, axis=2), np.cumsum(n_hist, axis=2)
         g_total, n_total = g_cum[:, cand_f, -1], n_cum[:, cand_f, -1]
         # Right side of candidate c: code == v (one-hot) or code > v (threshold).
-        g_right = np.where(cand_eq, g_hist[:, cand_f, cand_v], g_total - g_cum[:, cand_f, cand_v])
+        g_right = np.where(eq_axis, g_hist[:, cand_f, cand_v], g_total - g_cum[:, cand_f, cand_v])
         n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
         g_left, n_left = g_total - g_right, n_total - n_right
-        gain = g_left**2 / (n_left + lam) + g_right**2 / (n_right + lam)
-        logits = eps_level * gain / (2 * delta_gain)
+        utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam)
+        logits = eps_level * utility / (2 * delta)
         gumbel = -np.log(-np.log(rng.random(logits.shape)))
         choice = np.argmax(logits + gumbel, axis=1)
         f_chosen, v_chosen, eq_chosen = cand_f[choice], cand_v[choice], cand_eq[choice]
@@ -105,13 +123,47 @@ def grow_tree(
         v, eq = v_chosen[node], eq_chosen[node]
         node = 2 * node + np.where(eq, code == v, code > v)
         n_nodes_level *= 2
-    sums = np.bincount(node, weights=gradient, minlength=n_nodes_level)
+    sums = np.stack(
+        [np.bincount(node, weights=grads[:, j], minlength=n_nodes_level) for j in range(k)], -1
+    )
     counts = np.bincount(node, minlength=n_nodes_level).astype(np.float64)
-    value = -sums / (counts + lam)
+    value = -sums / (counts[:, None] + lam)
     clipped = np.clip(value, -bound, bound)  # geometric leaf clipping
-    released = clipped + rng.laplace(0.0, sensitivity / eps_leaf, size=n_nodes_level)
+    noise = rng.laplace(0.0, sensitivity / eps_leaf, size=n_nodes_level * k)
+    released = clipped + noise.reshape(n_nodes_level, k)
+    if gradient.ndim == 1:
+        clipped, released = clipped[:, 0], released[:, 0]
     tree = {"feature": features, "threshold": thresholds, "equal": equal, "value": released}
     return tree, (counts, clipped, released)
+
+
+def split_utility(
+    score: str,
+    g_left: np.ndarray,
+    n_left: np.ndarray,
+    g_right: np.ndarray,
+    n_right: np.ndarray,
+    lam: float,
+) -> tuple[np.ndarray, float]:
+    """The exponential mechanism's utility of every candidate split, and its sensitivity.
+
+    The side sums ``g_left``/``g_right`` carry a last axis of k parts; the utility is
+    the sum over the parts, its sensitivity k times one part's (a record moves every
+    part's sum on its side by at most g*).
+
+    ``"gain"`` (Li et al.): Σ_sides (Σg)²/(n + λ), sensitivity 3g*² (their Lemma 1).
+    ``"abs"``: Σ_sides |Σg|, sensitivity g*: a record added or removed lies on one side
+    of the candidate and moves that side's Σg by its own |g| ≤ g*, and |·| is
+    1-Lipschitz. For a side of n records of mean gradient m the gain is about n·m² against
+    noise 3g*², the absolute sum n·|m| against g*: the absolute sum is the stronger
+    signal whenever |m| < 3g*, i.e. always (it is the first-order loss decrease of a
+    small step against each side's gradient, the regime of shrunk leaves and small η).
+    """
+    k = g_left.shape[-1]
+    if score == "abs":
+        return (np.abs(g_left) + np.abs(g_right)).sum(axis=-1), k * G_STAR
+    gain = g_left**2 / (n_left + lam)[..., None] + g_right**2 / (n_right + lam)[..., None]
+    return gain.sum(axis=-1), k * 3 * G_STAR**2
 
 
 def tree_scores(models: list[list[dict]], codes: np.ndarray, eta: float) -> np.ndarray:

@@ -3,21 +3,27 @@
 Square loss on labels mapped to {-1, +1}. Trees are grown inside an *ensemble of
 ensembles*: T_e trees per ensemble read disjoint subsets of the records (parallel
 composition), ⌈T/T_e⌉ ensembles read the same records (sequential). Each tree draws its
-splits by the exponential mechanism over public candidates (gain sensitivity 3g*²) and
-releases its leaf values, clipped geometrically to g*(1−η)^(t−1), with Laplace noise of
-sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)). More than two classes: one-vs-rest with the
-trees' budget split evenly across the classes.
+splits by the exponential mechanism over public candidates and releases its leaf values,
+clipped geometrically to g*(1−η)^(t−1), with Laplace noise of sensitivity
+min(g*/(1+λ), 2g*(1−η)^(t−1)). More than two classes: one-vs-rest parts, which by
+default share each tree (its splits; one released value per part and leaf), in the
+paper each with its own trees and an even share of the budget.
 
 Two presets (``preset``):
 
 - ``"default"`` — what works while keeping the proof: λ = 50, depth 3, η = 0.1, one
   ensemble of 10 trees with equal subsets, gradients clipped to [−g*, g*], ¾ of each
-  tree's ε on splits and ¼ on its leaves, one-hot split candidates for discrete features;
-  and a graceful fallback: a noisy class prior (10% of ε) and a held-out check of the
-  trees against it, so that noise-only trees leave the prior's (majority) class in place.
+  tree's ε on splits and ¼ on its leaves, one-hot split candidates for discrete features,
+  splits scored by the absolute gradient sums Σ_sides |Σg| (sensitivity g*) on
+  gradients centred by the class prior, and for k > 2 classes one tree shared by the k
+  one-vs-rest parts; and a graceful fallback: a noisy class prior (10% of ε) and a
+  held-out check of the trees against it, so that noise-only trees leave the prior's
+  (majority) class in place.
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
-  on leaves, bin-threshold candidates for every feature, no prior (score 0 to start).
+  on leaves, bin-threshold candidates for every feature, splits scored by the gain
+  Σ_sides (Σg)²/(n + λ) (sensitivity 3g*²), one set of trees per one-vs-rest part, no
+  prior (score 0 to start).
 
 The privacy argument of every choice is below (**Privacy**).
 
@@ -32,9 +38,10 @@ keyed by a fresh OS secret per fit.
 
 **Privacy.** ``epsilon``-DP under add/remove-one neighbours with a public schema. The
 ledger (``ledger_``) books, in sequence: the noisy class histogram (ε_p, see
-:func:`prior_epsilon`; none in the paper preset), then for each one-vs-rest model
-(one for two classes, k for k > 2: (ε − ε_p)/k each) its N_e = ⌈T/T_e⌉ ensembles,
-ε_t = (ε − ε_p)/(k·N_e) each. Inside an ensemble the trees read disjoint records
+:func:`prior_epsilon`; none in the paper preset), then for each model its N_e =
+⌈T/T_e⌉ ensembles, ε_t = (ε − ε_p)/N_e each: one model for two classes or when the k
+one-vs-rest parts share each tree (default), k models of (ε − ε_p)/k each otherwise
+(paper), ε_t = (ε − ε_p)/(k·N_e). Inside an ensemble the trees read disjoint records
 (each record is dealt to one cell by its own independent draw, the same deal for
 every one-vs-rest model), so every tree spends the ensemble's whole ε_t (parallel
 composition). Within a tree, ``split_share``·ε_t goes to the splits (split equally
@@ -64,11 +71,36 @@ Why each default choice keeps that proof:
   the ledger's text states both.
 - **One-hot candidates.** The candidate list comes from the schema alone; a record
   lands on one side of any candidate, so ΔG ≤ 3g*² holds unchanged.
+- **Absolute split score.** A level's splits are drawn by the exponential mechanism on
+  u = |Σ_left g| + |Σ_right g| instead of the gain. A record added or removed lies on
+  one side of every candidate of its node and moves that side's sum by its own
+  |g| ≤ g*; |·| is 1-Lipschitz, so Δu ≤ g* (the nodes of a level hold disjoint
+  records). Weights exp(ε_level·u/(2g*)) make each level ε_level-DP. (Why: a side of
+  n records with mean gradient m scores n·m² against noise 3g*² with the gain, n·|m|
+  against g* here; on car at ε = 10 the gain's splits were noise.)
+- **Prior-centred split gradients.** The splits of tree t are scored on
+  g' = clip(F − y + (1 − κ_(t−1))·p̂, −g*, g*), κ_(t−1) the share of E[y|x] that
+  the first t − 1 trees reach (:meth:`DPBoostClassifier._reach`: from η, λ, the
+  depth and the released prior's total n̂) and p̂ the released prior score: a function
+  of the record and of released values only, clipped to |g'| ≤ g*, so the bound above
+  holds (the leaves still use g = clip(F − y)). Without it the first trees of a part
+  whose class is rare or common see gradients of one sign, where Σ|Σg| cannot tell a
+  split from none.
+- **Shared multiclass trees.** With k > 2 classes the k parts' tree at one position
+  is one tree: one set of splits scored by the sum of the k parts' utilities (each
+  moves by ≤ g* when a record is added or removed, so the sum by ≤ k·g*: weights
+  exp(ε_level·Σu/(2k·g*))), and each leaf releases its k values with Laplace noise of
+  scale k·s_t/ε_leaf (s_t one part's sensitivity; a record reaches one leaf and moves
+  each of its k values by ≤ s_t: L1 sensitivity k·s_t). The tree spends ε_t once,
+  so the parts no longer divide ε by k: the leaves' noise per value is the same as k
+  trees at ε_t/k, the splits see k parts' evidence at a k-fold sensitivity and k times
+  the budget.
 - **Class prior.** A histogram of the classes changes by one count when a record is
   added or removed (L1 sensitivity 1): exact discrete Laplace noise at ε_p makes it
   ε_p-DP. The trees are boosted from F = 0 as above; the released score mixes them
-  with the prior, (1 − w)·c·p̂ + w·(trees' score) (p̂ = 2·noisy share − 1, c =
-  1 − (1−η)^T), a post-processing of released values
+  with the prior, (1 − w)·κ·p̂ + w·(trees' score) (p̂ = 2·noisy share − 1, κ =
+  :attr:`~DPBoostClassifier.reach_`, from public parameters and the released counts),
+  a post-processing of released values
   (see :func:`~dpviz.models._boost_check.check_weights`).
 - **Held-out check.** One noisy count on the last ensemble's held-out cell: how many
   more of its records the trees-trusting mix classifies correctly than the prior's.
@@ -138,11 +170,13 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
     """DPBoost (Li et al. 2020), by default with settings that keep the proof and learn.
 
     Privacy: ``epsilon``-DP under add/remove-one neighbours with a public schema; the
-    ledger (``ledger_``) books the class prior, every ensemble of every one-vs-rest
-    model and the held-out check, and totals ε. The argument, choice by choice (λ,
-    clipped gradients, subsets, the ¾/¼ split, one-hot candidates, the prior and the
-    check), is the module docstring of :mod:`dpviz.models.boosting`. ``noise_seed``
-    makes the noise replayable: the model is then NOT private, and its ledger says so.
+    ledger (``ledger_``) books the class prior, every ensemble of the model (of every
+    one-vs-rest model in the paper preset) and the held-out check, and totals ε. The
+    argument, choice by choice (λ, clipped gradients, subsets, the ¾/¼ split, one-hot
+    candidates, the absolute split score, the prior-centred split gradients, shared
+    multiclass trees, the prior and the check), is the module docstring of
+    :mod:`dpviz.models.boosting`. ``noise_seed`` makes the noise replayable: the model
+    is then NOT private, and its ledger says so.
 
     Parameters
     ----------
@@ -182,9 +216,10 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
     Attributes
     ----------
     models_ : list of lists of dict
-        Per one-vs-rest part, its trees: ``feature``, ``threshold`` and ``equal`` (one
-        array per level, see :func:`route`) and ``value`` (the 2^depth released leaf
-        values, Laplace noise included).
+        Per one-vs-rest part, its trees (by default the parts' trees at one position
+        share their splits and differ in their values): ``feature``, ``threshold`` and
+        ``equal`` (one array per level, see :func:`route`) and ``value`` (the 2^depth
+        released leaf values, Laplace noise included).
     init_score_, tree_weight_ : ndarray
         Per part, the score is ``init_score_ + tree_weight_ · η · Σ value[leaf]``
         (0 and 1 in the paper preset; see :meth:`_fallback`).
@@ -273,17 +308,42 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
+    @property
+    def reach_(self) -> float:
+        """κ, the share of E[y|x] that the trees' score η·Σ_t r_t reaches after all T
+        trees (see :meth:`_reach`)."""
+        return self._reach(self.n_estimators)
+
+    def _reach(self, trees: int) -> float:
+        """κ after ``trees`` trees: c = 1 − (1−η)^trees without a prior; with one,
+        c·s, s = n̂_leaf/(n̂_leaf + λ) how much λ shrinks a leaf of the expected size
+        n̂_leaf = n̂·(a tree's share)/2^depth, n̂ the released prior's total. A function
+        of public parameters and released counts only (post-processing)."""
+        c = 1 - (1 - float(self.learning_rate)) ** trees
+        if self.prior_counts_ is None:
+            return c
+        n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
+        share = float(self.ensemble_shares(self.trees_per_ensemble, self.checks_trees_)[0])
+        leaf = n_hat * share / 2**self.max_depth
+        return c * leaf / (leaf + float(self.reg_lambda))
+
+    @property
+    def _prior_in_score(self) -> np.ndarray:
+        """The prior's score per part on the trees' scale, κ·p̂ (κ = :attr:`reach_`):
+        the trees, boosted from 0, estimate about κ·E[y|x]."""
+        return self.reach_ * self.prior_score_
+
     def _weights(self) -> tuple[float, float]:
         """(w_trust, w_floor): the trees' weight when the check passes, and when it fails
         (see :func:`~dpviz.models._boost_check.check_weights`)."""
-        return check_weights(self.converged_share_, self.score_noise_variance_, self.prior_score_)
+        return check_weights(self.reach_, self.score_noise_variance_, self._prior_in_score)
 
     def _fallback(self, codes, y, last_deal, rng) -> None:
         """Set ``tree_weight_`` and ``init_score_`` (the score is init + weight·η·Σ trees).
 
         Without a prior (paper preset): weight 1, init 0. With one: a record's score is
-        (1 − w)·c·p̂ + w·(trees' score), p̂ = 2·(noisy class share) − 1, c =
-        :attr:`converged_share_` (the trees, boosted from 0, estimate c·E[y|x]); w is
+        (1 − w)·κ·p̂ + w·(trees' score), p̂ = 2·(noisy class share) − 1, κ =
+        :attr:`reach_` (the trees, boosted from 0, estimate about κ·E[y|x]); w is
         w_trust if the held-out records of the last ensemble (a cell no tree of that
         ensemble reads) pass the noisy check
         (:func:`~dpviz.models._boost_check.held_out_check`, at that ensemble's ε_t),
@@ -298,7 +358,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         trust, floor = self._weights()
         held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
         raw = tree_scores(self.models_, codes[held], float(self.learning_rate))
-        prior = self.converged_share_ * self.prior_score_
+        prior = self._prior_in_score
         self.check_gain_, self.check_passed_ = held_out_check(
             raw, prior, y[held], (trust, floor), self.tree_epsilon_, rng
         )
@@ -306,10 +366,11 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.tree_weight_ = np.full(n_targets, w)
         self.init_score_ = (1 - w) * prior
 
-    def _tree(self, codes, gradient, iteration, eps_tree, rng) -> tuple[dict, tuple]:
+    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None):
         """One DP regression tree of iteration ``iteration`` (1-based) on these records,
         and its leaf record (NOT private); see :func:`~dpviz.models._boost_tree.grow_tree`."""
         share = self.preset_.split_share
+        parts = self.n_outputs_ if self.shares_trees_ else 1  # L1 over a leaf's values
         return grow_tree(
             codes,
             gradient,
@@ -320,6 +381,8 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
             share * eps_tree / self.max_depth,
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
-            self.leaf_sensitivity(iteration),
+            parts * self.leaf_sensitivity(iteration),
             rng,
+            self.preset_.split_score,
+            split_gradient,
         )
