@@ -295,8 +295,9 @@ ALGORITHMS: dict[str, Algorithm] = {
             name="DPBoost: DP gradient-boosted trees (Li et al. 2020)",
             description=(
                 "Boosted regression trees with clipped gradients, geometric leaf clipping "
-                "and an ensemble of ensembles, starting from a noisy class prior; "
-                "one-vs-rest for more than two classes. preset=paper: Li et al.'s settings."
+                "and an ensemble of ensembles, starting from a noisy class prior; for more "
+                "than two classes one shared tree holds every one-vs-rest part. "
+                "preset=paper: Li et al.'s settings (one-vs-rest trees)."
             ),
             privacy="ε-DP",
             parameters=(
