@@ -421,7 +421,7 @@ def structure_preview(
         return DepthPreview(depth, text)
     if isinstance(model, DPBoostClassifier):
         t_e = int(model.trees_per_ensemble)
-        first = min(t_e, int(model.n_estimators_))
+        first = min(t_e, int(model.n_estimators))
         shares = model.ensemble_shares(
             first, holdout=model.checks_trees_ and model.n_ensembles_ == 1
         )
@@ -434,7 +434,7 @@ def structure_preview(
             f"{model.max_depth} ({2**model.max_depth:,} leaves each); each ensemble spends "
             f"ε / {n_ens}{per_class}. Inside an ensemble every tree reads its own disjoint "
             f"subset: about {sizes[0]:,} records for the first tree down to "
-            f"{sizes[min(t_e, model.n_estimators_) - 1]:,} for the last."
+            f"{sizes[min(t_e, model.n_estimators) - 1]:,} for the last."
         )
         return DepthPreview(int(model.max_depth), text)
     return None
