@@ -257,7 +257,11 @@ def test_algorithm_choices_come_from_one_place():
     choices = app_train.algorithm_choices()
     # Every algorithm of the registry: the Trees and Leaves pages draw them all.
     assert list(choices) == list(ALGORITHMS)
-    assert choices["jpw"].fixed == {"mechanism": "laplace_counts", "data_split": "shared"}
+    assert choices["jpw"].fixed == {
+        "mechanism": "laplace_counts",
+        "data_split": "shared",
+        "split_points": "uniform",
+    }
     assert choices["jpw"].defaults["n_estimators"] == 10
     with pytest.raises(ValueError, match="jpw fixes mechanism"):
         app_train.TrainSettings(algorithm="jpw", mechanism="permute_flip")
