@@ -175,9 +175,11 @@ ALGORITHMS: dict[str, Algorithm] = {
             id="fletcher_islam",
             name="DP random decision forest (Fletcher & Islam 2017, 2021 fix)",
             description=(
-                "Random trees drawn without the data; each leaf releases its class counts "
-                "with discrete Laplace noise (or, with a label mechanism as in the paper, one "
-                "noisy majority label). Disjoint data per tree: every tree spends the full ε."
+                "Random trees whose split points follow a noisy histogram of each feature "
+                "(or, as in the paper, are drawn without the data); each leaf releases its "
+                "class counts with discrete Laplace noise (or, with a label mechanism as in "
+                "the paper, one noisy majority label). Disjoint data per tree: every tree "
+                "spends the full ε."
             ),
             privacy="ε-DP",
             parameters=(
