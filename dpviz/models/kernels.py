@@ -77,6 +77,7 @@ def _compile():
             "descend_heap_pairs",
             "record_trees",
             "column_ranges",
+            "heap_fit_counts",
             "reached",
             "renumber",
         )
