@@ -568,3 +568,16 @@ def heap_fit_counts(
                 v = 2 * v + 1 + (r[f[v]] >= h[v])
             counts[(leaf_at[t] + v - first_leaf) * k + y[i]] += 1
             i += 1
+
+
+@nb.njit([(f64[:, ::1], i64[::1])], nogil=True, cache=True)
+def row_argmax(votes, out):
+    """out[i] = np.argmax(votes[i]) (the first of tied maxima; votes hold no NaN)."""
+    k = votes.shape[1]
+    for i in range(votes.shape[0]):
+        best, at = votes[i, 0], 0
+        for c in range(1, k):
+            v = votes[i, c]
+            if v > best:
+                best, at = v, c
+        out[i] = at

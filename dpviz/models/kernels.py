@@ -78,6 +78,7 @@ def _compile():
             "record_trees",
             "column_ranges",
             "heap_fit_counts",
+            "row_argmax",
             "reached",
             "renumber",
         )
