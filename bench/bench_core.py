@@ -238,16 +238,20 @@ def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
     import pandas as pd
 
     from dpviz.evaluation.sweep import release_votes
+    from dpviz.models._forest_voting import vote_labels
     from dpviz.models.data import encode
 
     est.fit(X_train, y_train)
     frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
     routed = est.route_records(encode(frame, est.schema_, training=False))
+    # The test labels as class indices, as the app's sweep holds them (encoded once).
+    codes = np.searchsorted(est.classes_.astype(np.int64), y_test)
     points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
     accuracy = []
     for _, votes, _, _ in release_votes(est, routed, points):
-        pred = est.classes_[np.argmax(votes, axis=1)]
-        accuracy.append(float(np.mean(pred.astype(np.int64) == y_test)))
+        # Each ε's predictions as predict makes them (the argmax of the votes), scored.
+        pred = vote_labels(votes)
+        accuracy.append(np.count_nonzero(pred == codes) / len(codes))
     return accuracy
 
 
