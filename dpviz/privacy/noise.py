@@ -234,6 +234,11 @@ class SecureGenerator:
 
     def discrete_laplace(self, epsilon: float, size: int) -> np.ndarray:
         """Exact discrete Laplace noise P(z) ∝ exp(−ε|z|) (int64)."""
+        if size <= _SMALL_DRAW:
+            # A handful (a class prior, a record count): the same rounds on Python ints,
+            # which read the stream in the same order (0.7 ms in numpy for two values).
+            words = lambda count: self.words(count).tolist()  # noqa: E731
+            return np.array(_small_discrete_laplace(words, int(size), epsilon), dtype=np.int64)
         return sample_discrete_laplace(lambda active: self.words(len(active)), size, epsilon)
 
 
@@ -321,6 +326,70 @@ def sample_discrete_laplace(draw: Draw, n: int, epsilon: float) -> np.ndarray:
         signed = np.where(negative, -y.astype(np.int64), y.astype(np.int64))
         out[active[keep]] = signed[keep]
         active = active[~keep]
+    return out
+
+
+# The vectorised sampler's rounds on Python ints, for a few values drawn from a stream.
+_SMALL_DRAW = 16
+
+
+def _small_below(words, high: list[int]) -> list[int]:
+    """:func:`uniform_below` on lists; ``words(m)`` gives the stream's next m words."""
+    out = [0] * len(high)
+    shift = [64 - (h - 1).bit_length() if h > 1 else 0 for h in high]
+    active = [i for i, h in enumerate(high) if h > 1]
+    while active:
+        values = [w >> shift[i] for w, i in zip(words(len(active)), active, strict=True)]
+        rest = []
+        for value, i in zip(values, active, strict=True):
+            if value < high[i]:
+                out[i] = value
+            else:
+                rest.append(i)
+        active = rest
+    return out
+
+
+def _small_bernoulli_exp(words, num: list[int], den: list[int]) -> list[bool]:
+    """:func:`_bernoulli_exp` on lists."""
+    k = [1] * len(num)
+    active = [i for i, x in enumerate(num) if x > 0]
+    while active:
+        a = _small_below(words, [den[i] * k[i] for i in active])
+        rest = []
+        for value, i in zip(a, active, strict=True):
+            if value < num[i]:
+                k[i] += 1
+                rest.append(i)
+        active = rest
+    return [x % 2 == 1 for x in k]
+
+
+def _small_discrete_laplace(words, n: int, epsilon: float) -> list[int]:
+    """:func:`sample_discrete_laplace` on lists: the same words in the same order."""
+    s, t = epsilon_fraction(epsilon)
+    out = [0] * n
+    active = list(range(n))
+    while active:
+        m = len(active)
+        u = _small_below(words, [t] * m)
+        keep = _small_bernoulli_exp(words, u, [t] * m)
+        v = [0] * m
+        going = [i for i in range(m) if keep[i]]
+        while going:
+            more = _small_bernoulli_exp(words, [1] * len(going), [1] * len(going))
+            going = [i for i, again in zip(going, more, strict=True) if again]
+            for i in going:
+                v[i] += 1
+        y = [(u[i] + t * v[i]) // s for i in range(m)]
+        negative = [(w >> 63) == 1 for w in words(m)]
+        rest = []
+        for i in range(m):
+            if keep[i] and not (negative[i] and y[i] == 0):
+                out[active[i]] = -y[i] if negative[i] else y[i]
+            else:
+                rest.append(active[i])
+        active = rest
     return out
 
 

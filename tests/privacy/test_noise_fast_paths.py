@@ -55,3 +55,16 @@ def test_uniform_below_one_bound_and_many():
     mixed = noise.uniform_below(draw, np.array([7, 1, 1000] * 100))
     assert same.max() < 7 and set(np.unique(same)) == set(range(7))
     assert (mixed[1::3] == 0).all() and mixed[0::3].max() < 7 and mixed[2::3].max() < 1000
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 16])
+@pytest.mark.parametrize("epsilon", [2.0**-20, 0.0123, 1.0, 25.0])
+def test_small_stream_draws_equal_vectorised(n, epsilon):
+    for seed in range(40):
+        fast = NoiseSource.replayable(seed).generator()
+        slow = NoiseSource.replayable(seed).generator()
+        ours = fast.discrete_laplace(epsilon, n)
+        theirs = noise.sample_discrete_laplace(lambda a, slow=slow: slow.words(len(a)), n, epsilon)
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.dtype == np.int64 and ours.shape == (n,)
+        assert fast.words(1)[0] == slow.words(1)[0]  # the stream read to the same place
