@@ -621,7 +621,7 @@ def _below(row, pos, width, high):
     while True:
         if pos >= width:
             return _u64(0), -1
-        value = row[pos] >> shift
+        value = row[pos, 0] >> shift
         pos += 1
         if value < high:
             return value, pos
@@ -643,12 +643,13 @@ def _bernoulli_exp(row, pos, width, num, den):
             return (k % _u64(2)) == _u64(1), pos
 
 
-@nb.njit((_u64[:, ::1], _u64, _u64, i64[::1], nb.boolean[::1]), nogil=True, cache=True)
+@nb.njit((_u64[:, :, ::1], _u64, _u64, i64[::1], nb.boolean[::1]), nogil=True, cache=True)
 def discrete_laplace_words(words, s, t, out, short):
     """``noise.sample_discrete_laplace`` item by item: item e reads its own words
-    ``words[e]`` in the order the vectorised sampler draws them (a uniform below t, its
-    Bernoulli, the geometric part, the sign; again while rejected), so the two give
-    the same noise from the same words. ``short[e]``: item e needs more words than
+    ``words[e, :, 0]`` (the first word of each cipher block) in the order the
+    vectorised sampler draws them (a uniform below t, its Bernoulli, the geometric
+    part, the sign; again while rejected), so the two give the same noise from the
+    same words. ``short[e]``: item e needs more words than
     the buffer holds (its ``out`` is then not set)."""
     width = words.shape[1]
     one = _u64(1)
@@ -676,7 +677,7 @@ def discrete_laplace_words(words, s, t, out, short):
             if pos >= width:
                 pos = -1
                 break
-            negative = (row[pos] >> _u64(63)) == one
+            negative = (row[pos, 0] >> _u64(63)) == one
             pos += 1
             if keep and not (negative and y == _u64(0)):
                 result = -np.int64(y) if negative else np.int64(y)

@@ -175,27 +175,28 @@ class NoiseSource:
         out = np.empty(len(keys), dtype=np.int64)
         for a in range(0, len(keys), _LAPLACE_ITEMS):
             todo = np.arange(a, min(len(keys), a + _LAPLACE_ITEMS))
-            words = np.empty((len(todo), 0), dtype=np.uint64)
             width = _LAPLACE_WORDS
             while len(todo):
-                more = self._counter_words(keys[todo], classes[todo], words.shape[1], width)
-                words = np.ascontiguousarray(np.concatenate([words, more], axis=1))
+                # Items that ran out are read again from counter 1 with four times the
+                # words (a tenth of them at 16 words: cheaper than joining buffers).
+                words = self._counter_words(keys[todo], classes[todo], width)
                 short = np.zeros(len(todo), dtype=bool)
                 values = np.empty(len(todo), dtype=np.int64)
                 _compiled_laplace(words, np.uint64(s), np.uint64(t), values, short)
                 out[todo[~short]] = values[~short]
-                todo, words = todo[short], words[short]
+                todo = todo[short]
                 width *= 4
         return out
 
-    def _counter_words(self, keys, classes, first: int, width: int) -> np.ndarray:
-        """(items, width - first) words of each (key, class) at counters first + 1 … width."""
+    def _counter_words(self, keys, classes, width: int) -> np.ndarray:
+        """The cipher blocks of each (key, class) at counters 1 … width, as (items,
+        width, 2) words: the first word of each block is the draw (as :meth:`words`)."""
         # A block is two little-endian words: the key, then class | counter << 32.
-        blocks = np.empty((len(keys), width - first, 2), dtype="<u8")
+        blocks = np.empty((len(keys), width, 2), dtype="<u8")
         blocks[:, :, 0] = keys[:, None]
-        counters = np.arange(first + 1, width + 1, dtype=np.uint64) << np.uint64(32)
+        counters = np.arange(1, width + 1, dtype=np.uint64) << np.uint64(32)
         blocks[:, :, 1] = classes.astype(np.uint64)[:, None] | counters
-        return self._encrypt_blocks(blocks)[0::2].reshape(blocks.shape[:2])
+        return self._encrypt_blocks(blocks).reshape(blocks.shape)
 
     # --- sequential stream ----------------------------------------------------------
 
