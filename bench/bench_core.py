@@ -236,19 +236,18 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode and
-    route the test records once, then release the leaves at every ε (each release
-    replacing the last, unpublished) and count every ε's votes of the routed records
-    in one pass (``release_votes``)."""
-    import pandas as pd
-
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode
+    and route the test records once (as predict encodes them), then release the leaves
+    at every ε (each release replacing the last, unpublished) and count every ε's votes
+    of the routed records in one pass (``release_votes``)."""
     from dpviz.evaluation.sweep import release_votes
     from dpviz.models._forest_voting import vote_labels
-    from dpviz.models.data import encode
+    from dpviz.models.inputs import prediction_data
 
     est.fit(X_train, y_train)
-    frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
-    routed = est.route_records(encode(frame, est.schema_, training=False))
+    # The test records encoded as predict encodes them (the same array in, the same
+    # work; until this pass the sweep went through a DataFrame, ~25 ms more at 600,000).
+    routed = est.route_records(prediction_data(est, X_test))
     # The test labels as class indices, as the app's sweep holds them (encoded once).
     codes = np.searchsorted(est.classes_.astype(np.int64), y_test)
     points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
