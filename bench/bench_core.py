@@ -46,7 +46,11 @@ QUICK_CASES = [("SynthA", 30_000), ("SynthF", 30_000)]
 # (a depth-8 forest predicts in the same time whatever it was fitted on; its fit at 2.4M
 # rows would take most of an hour here); diffprivlib's 20-fit sweep is not run.
 SPEED_CASES = [("SynthF", 300_000), ("SynthF", 3_000_000)]
-SPEED_MODELS = ("dpviz", "diffprivlib", "randomforest")
+# "dpviz" is the paper's label forest (permute_flip), the ratios' base; "dpviz-counts"
+# the estimator's default since issue 13 (laplace_counts, scored from the noisy counts).
+SPEED_MODELS = ("dpviz", "dpviz-counts", "diffprivlib", "randomforest")
+DPVIZ_MODELS = ("dpviz", "dpviz-counts")
+TABLE_ORDER = ("dpviz", "dpviz-counts", "diffprivlib", "randomforest", "extratrees")
 SPEED_RF_FIT_ROWS = 240_000
 TARGET_PREDICT_VS_PEERS = 1.5
 TARGET_SPEED_SWEEP = 1.2
@@ -167,17 +171,22 @@ def _make_factory(model: str, meta: dict):
     """A function returning a fresh estimator; imports only the library it needs."""
 
     depth = meta["depth"]
-    if model == "dpviz":
+    if model in DPVIZ_MODELS:
         from dpviz import DPRandomForestClassifier, Schema
 
         schema = Schema.from_dict(meta["schema"])
+        mechanism = "permute_flip" if model == "dpviz" else "laplace_counts"
+        # The label forest as the peers draw theirs (uniform thresholds); the count
+        # forest with the default's split points (a noisy histogram per feature).
+        splits = "uniform" if model == "dpviz" else "quantile"
         return lambda: DPRandomForestClassifier(
             epsilon=EPSILON,
             n_estimators=N_ESTIMATORS,
             depth=depth,
-            mechanism="permute_flip",
+            mechanism=mechanism,
             schema=schema,
             random_state=SEED,
+            split_points=splits,
         )
     if model == "extratrees":
         from sklearn.ensemble import ExtraTreesClassifier
@@ -231,23 +240,26 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode and
-    route the test records once, then release the leaves at every ε (each release
-    replacing the last, unpublished) and count every ε's votes of the routed records
-    in one pass (``release_votes``)."""
-    import pandas as pd
-
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode
+    and route the test records once (as predict encodes them), then release the leaves
+    at every ε (each release replacing the last, unpublished) and count every ε's votes
+    of the routed records in one pass (``release_votes``)."""
     from dpviz.evaluation.sweep import release_votes
-    from dpviz.models.data import encode
+    from dpviz.models._forest_voting import vote_labels
+    from dpviz.models.inputs import prediction_data
 
     est.fit(X_train, y_train)
-    frame = pd.DataFrame(X_test, columns=est.schema_.feature_names)
-    routed = est.route_records(encode(frame, est.schema_, training=False))
+    # The test records encoded as predict encodes them (the same array in, the same
+    # work; until this pass the sweep went through a DataFrame, ~25 ms more at 600,000).
+    routed = est.route_records(prediction_data(est, X_test))
+    # The test labels as class indices, as the app's sweep holds them (encoded once).
+    codes = np.searchsorted(est.classes_.astype(np.int64), y_test)
     points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
     accuracy = []
     for _, votes, _, _ in release_votes(est, routed, points):
-        pred = est.classes_[np.argmax(votes, axis=1)]
-        accuracy.append(float(np.mean(pred.astype(np.int64) == y_test)))
+        # Each ε's predictions as predict makes them (the argmax of the votes), scored.
+        pred = vote_labels(votes)
+        accuracy.append(np.count_nonzero(pred == codes) / len(codes))
     return accuracy
 
 
@@ -278,7 +290,7 @@ def run_worker(spec: dict) -> dict:
 
     # Warm-up (not measured): 2 trees on a small slice, so that lazy imports and first-call
     # set-up costs land neither in the first timed fit nor in the memory peak.
-    if model == "dpviz":  # dpviz's compiled kernels load (from their cache) here
+    if model in DPVIZ_MODELS:  # dpviz's compiled kernels load (from their cache) here
         from dpviz.models import kernels as kernels
 
         kernels.get(wait=True)
@@ -286,7 +298,7 @@ def run_worker(spec: dict) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warm.fit(X_train[:2000], y_train[:2000]).predict(X_test[:200])
-        if model == "dpviz":  # the sweep path's own calls (encode, route, relabel, votes)
+        if model in DPVIZ_MODELS:  # the sweep path's own calls (encode, route, votes)
             _sweep_dpviz(warm, X_train[:2000], y_train[:2000], X_test[:200], y_test[:200])
     del warm
 
@@ -423,7 +435,7 @@ def run_sweep_measurement(spec, factory, out, X_train, y_train, X_test, y_test) 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c0, t0 = time.process_time(), time.perf_counter()
-            if model == "dpviz":
+            if model in DPVIZ_MODELS:
                 acc = _sweep_dpviz(factory(), X_train, y_train, X_test, y_test)
             else:
                 acc = _sweep_refit(factory, X_train, y_train, X_test, y_test)
@@ -434,7 +446,7 @@ def run_sweep_measurement(spec, factory, out, X_train, y_train, X_test, y_test) 
         if times[-1] > cap:
             break  # too slow to repeat
     return {
-        "kind": "fit once + 20 × relabel" if model == "dpviz" else "20 × (fit + predict)",
+        "kind": "fit once + 20 × relabel" if model in DPVIZ_MODELS else "20 × (fit + predict)",
         "run": True,
         "reps": len(times),
         "seconds": times,
@@ -557,7 +569,7 @@ def markdown(results: dict) -> str:
     for case in results["cases"]:
         runs = case["runs"]
         base = runs["dpviz"]
-        for model in [m for m in MODELS if m in runs]:
+        for model in [m for m in TABLE_ORDER if m in runs]:
             r = runs[model]
             fit_ratio = None if model == "dpviz" else r["fit_median"] / base["fit_median"]
             pred_ratio = None if model == "dpviz" else r["predict_median"] / base["predict_median"]
@@ -699,19 +711,24 @@ def speed_ratios(results: dict) -> dict:
     for case in results["cases"]:
         key = f"{case['n_train']:,} train / {case['n_test']:,} test rows"
         runs = case["runs"]
-        dp = runs["dpviz"]
-        out["fit_vs_diffprivlib"][key] = runs["diffprivlib"]["fit_median"] / dp["fit_median"]
-        out["predict"][key] = {
-            m: runs[m]["predict_median"] / dp["predict_median"] for m in runs if m != "dpviz"
-        }
-        sweep = dp["sweep"]
-        out["sweep"][key] = {
-            "sweep_over_fit_predict": sweep["median"] / dp["eval_median"],
-            "sweep_peak_over_predict_peak": sweep["memory"]["peak_mib"]
-            / dp["memory"]["predict"]["peak_mib"],
-            "sweep_peak_mib": sweep["memory"]["peak_mib"],
-            "predict_peak_mib": dp["memory"]["predict"]["peak_mib"],
-        }
+        for name in [m for m in DPVIZ_MODELS if m in runs]:
+            dp = runs[name]
+            # The label forest's keys as before; the count forest's carry its name.
+            at = key if name == "dpviz" else f"{key}, {name} (laplace_counts)"
+            out["fit_vs_diffprivlib"][at] = runs["diffprivlib"]["fit_median"] / dp["fit_median"]
+            out["predict"][at] = {
+                m: runs[m]["predict_median"] / dp["predict_median"]
+                for m in runs
+                if m not in DPVIZ_MODELS
+            }
+            sweep = dp["sweep"]
+            out["sweep"][at] = {
+                "sweep_over_fit_predict": sweep["median"] / dp["eval_median"],
+                "sweep_peak_over_predict_peak": sweep["memory"]["peak_mib"]
+                / max(dp["memory"]["predict"]["peak_mib"], 1e-9),
+                "sweep_peak_mib": sweep["memory"]["peak_mib"],
+                "predict_peak_mib": dp["memory"]["predict"]["peak_mib"],
+            }
     return out
 
 

@@ -12,9 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpviz.models import kernels
 from dpviz.models._forest_records import LeafCounts, _tree_chunks
 from dpviz.models.data import EncodedData
-from dpviz.models.trees import route, route_matrix
+from dpviz.models.trees import (
+    GOLDEN,
+    SALT_CHILD,
+    _leaves,
+    _ranges,
+    _run,
+    _threads,
+    route,
+    route_matrix,
+    splitmix64,
+)
 
 
 class CountingMixin:
@@ -36,6 +47,10 @@ class CountingMixin:
         if self.data_split != "shared":
             self._compact_forest(np.arange(self.n_estimators_), encoded.n_records, keep=True)
         pairs = self._pass_pairs()
+        if self.data_split != "shared":
+            fused = self._heap_counts(encoded, split_seed, keep_nodes)
+            if fused is not None:
+                return fused
         for chunk in _tree_chunks(self.n_estimators_, encoded.n_records, self.data_split, pairs):
             if self.data_split == "shared":
                 routed = route_matrix(
@@ -79,6 +94,53 @@ class CountingMixin:
                 )
             )
         return LeafCounts.combine(parts, k)
+
+    def _heap_counts(
+        self, encoded: EncodedData, split_seed: int, keep_nodes: bool
+    ) -> LeafCounts | None:
+        """A disjoint fit through trees built whole in heap order (continuous features
+        only), counted by one compiled pass over the rows (``heap_fit_counts``: the
+        record → tree hash of :func:`~dpviz.models.forest.hash_trees`, the descent and
+        the count together); None where that kernel does not apply (then the pairs are
+        hashed, routed and counted in turn: the same counts)."""
+        compiled = kernels.get(wait=False)
+        cont, y = encoded.continuous, encoded.y
+        n = encoded.n_records
+        if compiled is None or encoded.discrete.shape[1] or not n or cont.dtype != np.float64:
+            return None
+        whole = self._compact_forest(np.arange(self.n_estimators_), n, keep=True)
+        heap = getattr(whole.store, "heap_pairs", None) if whole is not None else None
+        if heap is None or not (cont.flags.c_contiguous or cont.flags.f_contiguous):
+            return None
+        store = whole.store
+        feature, threshold, leaf_nodes, offsets = heap
+        if len(offsets) != self.n_estimators_:
+            return None
+        k = len(self.schema_.classes)
+        s = cont.shape[1]
+        mult = splitmix64(np.arange(1, s + 2, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
+        start = np.uint64(splitmix64(np.uint64(split_seed)))
+        y = np.ascontiguousarray(y, dtype=np.int32)
+        if y.min() < 0 or y.max() >= k:  # the kernel writes counts[.. * k + y] unchecked
+            return None
+        ranges = _ranges(n, _threads(n))
+        counts = np.zeros((len(ranges), len(leaf_nodes) * k), dtype=np.int64)
+        fn = compiled["heap_fit_counts"]
+        args = (cont, cont.view(np.uint64), y, start, mult, GOLDEN, self.n_estimators_)
+        args += (feature, threshold, self.space_.max_depth, offsets, k)
+        _run([(fn, (*args, a, b, counts[j])) for j, (a, b) in enumerate(ranges)])
+        counts = counts.sum(axis=0).reshape(len(leaf_nodes), k)
+        reached = np.flatnonzero(counts.any(axis=1))
+        nodes = leaf_nodes[reached]
+        order = np.argsort(nodes)  # _leaves numbers the leaves in node order
+        routed = _leaves(compiled, store, nodes[order].astype(np.int32), keep_nodes)
+        return LeafCounts(
+            routed.leaf_keys,
+            routed.leaf_tree,
+            routed.leaf_depth,
+            counts[reached[order]],
+            [(routed.leaf_keys, routed.leaf_node, routed.nodes)] if keep_nodes else [],
+        )
 
     def _add_counts(self, parts: list[LeafCounts], n_records: int) -> None:
         """Add counted batches (or partitions) to the leaves."""

@@ -23,6 +23,9 @@ from dpviz.models.trees import (
     route_matrix,
 )
 
+# (record, tree) pairs from which routing copies column-major records to row-major.
+ROW_MAJOR_FROM_PAIRS = 1 << 22
+
 
 class RoutingMixin:
     """Routing of :class:`~dpviz.models.forest.DPRandomForestClassifier`."""
@@ -41,6 +44,20 @@ class RoutingMixin:
         result serves every ε and mechanism."""
         self._check_fitted()
         trees = np.arange(self.n_estimators_) if trees is None else np.asarray(trees)
+        cont = encoded.continuous
+        if (
+            not encoded.discrete.shape[1]
+            and cont.ndim == 2
+            and cont.shape[1] > 1
+            and not cont.flags.c_contiguous
+            and encoded.n_records * len(trees) >= ROW_MAJOR_FROM_PAIRS
+        ):
+            # The descent reads a record's values together: from a column-major table (a
+            # DataFrame's encoding) 10-30% slower than from a row-major copy, which costs
+            # ~1% (600,000 × 100 trees, 10 features: 0.62-0.77 s against 0.57 s + 7 ms).
+            encoded = EncodedData(
+                np.ascontiguousarray(cont), encoded.discrete, encoded.y, encoded.report
+            )
         # Chunks of trees bound the node stores; the leaf matrix is written once.
         size = max(1, self._pass_pairs() // max(1, encoded.n_records))
         parts = [

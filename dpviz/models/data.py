@@ -616,11 +616,17 @@ def _finish(
 
 
 def encode_array(
-    X: np.ndarray, y: np.ndarray | None, schema: Schema, *, training: bool = True
+    X: np.ndarray,
+    y: np.ndarray | None,
+    schema: Schema,
+    *,
+    training: bool = True,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> EncodedData:
     """:func:`encode` of a numeric array whose columns are the schema's features, all
     continuous, in order: the same records and report without building a DataFrame
-    (the estimators' path for arrays; a DataFrame of 2.4M rows costs more than a fit)."""
+    (the estimators' path for arrays; a DataFrame of 2.4M rows costs more than a fit).
+    ``ranges``: each column's (min, max) when the caller has them (one pass less)."""
     if schema.discrete or X.shape[1] != len(schema.continuous):
         raise ValueError("encode_array takes the continuous features of the schema only")
     report = EncodingReport(rows_in=len(X))
@@ -636,7 +642,7 @@ def encode_array(
     if len(X):
         # Read-only first: clean data (no missing value, all within the domains) is used
         # as it is, row-major (each record's values together, as the kernels read them).
-        low, high = _column_ranges(continuous)
+        low, high = _column_ranges(continuous) if ranges is None else ranges
         if np.isnan(low).any() or (low < lows).any() or (high > highs).any():
             continuous = np.array(continuous)  # a copy: imputed and clipped below
             for j, feat in enumerate(schema.continuous):

@@ -10,7 +10,7 @@ import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
-from dpviz.models.data import EncodedData, encode, encode_array
+from dpviz.models.data import EncodedData, _column_ranges, encode, encode_array
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema, as_text, infer_schema
 
 
@@ -62,7 +62,13 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
         if len(y) == 0:
             raise ValueError("cannot fit on 0 samples: the data has no rows")
     else:
-        array, y = validate_data(estimator, X, y, dtype="numeric")
+        # scikit-learn's finiteness check of X is a pass over every value; the column
+        # ranges that encoding needs anyway see NaN and ±inf too (then scikit-learn's
+        # check runs, for its own error message).
+        array, y = validate_data(estimator, X, y, dtype="numeric", ensure_all_finite=False)
+        finite, ranges = _finite_ranges(array)
+        if not finite:
+            validate_data(estimator, X, y, dtype="numeric")  # raises: X is not finite
         y = np.asarray(y)
         frame = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
     if y.dtype != object and y.dtype.kind not in "iu":
@@ -77,13 +83,25 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
                 f"X has {frame.shape[1]} features, but the schema lists {len(schema.features)}"
             )
         if not schema.discrete:
-            encoded = encode_array(array, y, schema, training=True)
-            return _checked(encoded, schema), schema, class_array(schema.classes, y)
+            encoded = encode_array(array, y, schema, training=True, ranges=ranges)
+            classes = class_array(schema.classes, y, encoded.y)
+            return _checked(encoded, schema), schema, classes
         frame.columns = schema.feature_names
     frame = frame.copy()
     frame[schema.label] = np.asarray(y, dtype=object)
     encoded = encode(frame, schema, training=True)
     return _checked(encoded, schema), schema, class_array(schema.classes, y)
+
+
+def _finite_ranges(array: np.ndarray) -> tuple[bool, tuple | None]:
+    """(whether every value is finite, each column's (min, max) or None): the ranges of
+    a float64 array in one pass, which encoding then reuses."""
+    if array.dtype == np.float64 and array.ndim == 2 and array.size:
+        low, high = _column_ranges(array)
+        return bool(np.isfinite(low).all() and np.isfinite(high).all()), (low, high)
+    if array.dtype.kind in "fc":
+        return bool(np.isfinite(array).all()), None
+    return True, None
 
 
 def _checked(encoded: EncodedData, schema: Schema) -> EncodedData:
@@ -115,8 +133,27 @@ def batch_data(estimator, X, y) -> EncodedData:
     return encode(frame, estimator.schema_, training=True)
 
 
-def class_array(classes: tuple[str, ...], y: np.ndarray) -> np.ndarray:
-    """Class labels in the type of y where they round-trip (ints stay ints)."""
+def class_array(
+    classes: tuple[str, ...], y: np.ndarray, codes: np.ndarray | None = None
+) -> np.ndarray:
+    """Class labels in the type of y where they round-trip (ints stay ints).
+
+    ``codes``: each kept record's class index (the encoded labels): for integer ``y``
+    they say which classes occur without a pass over ``y``'s values."""
+    y = np.asarray(y)
+    if codes is not None and y.dtype.kind in "iu" and len(classes):
+        present = np.bincount(codes, minlength=len(classes)) > 0
+        try:
+            values = [int(c) for c in classes]
+        except ValueError:
+            values = None
+        # A class named by an integer's text (as_text: "3", not "03") that occurs in y.
+        if (
+            values is not None
+            and present.all()
+            and all(str(v) == c for v, c in zip(values, classes, strict=True))
+        ):
+            return np.asarray(values, dtype=y.dtype)
     # Hash-based distinct values: sorting a million label strings costs more than a fit.
     values = pd.unique(pd.Series(y).dropna())
     by_text = {as_text(v): v for v in values}

@@ -78,6 +78,9 @@ def _compile():
             "record_trees",
             "column_ranges",
             "bin_counts",
+            "heap_fit_counts",
+            "row_argmax",
+            "discrete_laplace_words",
             "reached",
             "renumber",
         )
@@ -94,6 +97,10 @@ def _load() -> None:
     except Exception:  # numba missing or unable to compile here: numpy does the work
         _failed = True
         return
+    from dpviz.privacy import noise
+
+    # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
+    noise.register_compiled_laplace(compiled["discrete_laplace_words"])
     _kernels = compiled
 
 

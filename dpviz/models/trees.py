@@ -942,9 +942,9 @@ def packed_label_votes(
     increment = np.zeros((word + 1, len(labels[0])), dtype=np.int64)
     for label, (w, shift, first) in zip(labels, layout, strict=True):
         label = np.asarray(label, dtype=np.int64)
-        voted = label >= first
-        field = label[voted] - first
-        increment[w, voted] += np.left_shift(1, shift + bits * field)
+        # No boolean gather and scatter per release: a leaf with no field adds 0.
+        field = np.left_shift(1, shift + bits * np.maximum(label - first, 0))
+        increment[w] += np.where(label >= first, field, 0)
     sums = np.zeros((word + 1, local.shape[1]), dtype=np.int64)
     offsets = np.asarray(offsets, np.int64)
     n = local.shape[1]

@@ -43,6 +43,19 @@ NOT_PRIVATE_NOTE = "NOT private: the noise can be replayed from its seed"
 # sampler: more noise than asked for, never less.
 _EPSILON_DENOMINATOR = 1 << 20
 _BLOCK = np.dtype([("key", "<u8"), ("cls", "<u4"), ("counter", "<u4")])
+_AES_CHUNK = 1 << 16  # bytes a call of the cipher takes (see NoiseSource._encrypt_blocks)
+# The keyed discrete Laplace sampler compiled (``dpviz.models.kernels`` registers it when
+# its kernels load: privacy imports nothing from models); None: the vectorised sampler.
+_compiled_laplace = None
+_LAPLACE_WORDS = 16  # words drawn ahead per item (~9 used on average, p99 ≈ 30)
+_LAPLACE_ITEMS = 1 << 16  # items per buffer (16 MB of blocks at 16 words)
+
+
+def register_compiled_laplace(kernel) -> None:
+    """Use ``kernel`` (``discrete_laplace_words``) for keyed discrete Laplace noise; it
+    gives the same numbers as the vectorised sampler from the same words."""
+    global _compiled_laplace
+    _compiled_laplace = kernel
 
 
 class NoiseSource:
@@ -101,6 +114,21 @@ class NoiseSource:
         encryptor = Cipher(algorithms.AES(self._key), modes.ECB()).encryptor()
         return encryptor.update(data) + encryptor.finalize()
 
+    def _encrypt_blocks(self, blocks: np.ndarray) -> np.ndarray:
+        """AES (ECB) of an array of 16-byte blocks, as little-endian 64-bit words (two a
+        block). 64 KB at a time into one preallocated buffer: a single ``update`` of
+        megabytes ran at 0.4-0.5 GB/s here, 64 KB pieces at 4-7 GB/s."""
+        data = memoryview(np.ascontiguousarray(blocks).reshape(-1).view(np.uint8))
+        n = len(data)
+        out = np.empty(n // 8 + 2, dtype="<u8")  # a block's slack that update_into asks
+        target = memoryview(out.view(np.uint8))
+        encryptor = Cipher(algorithms.AES(self._key), modes.ECB()).encryptor()
+        for a in range(0, n, _AES_CHUNK):
+            b = min(n, a + _AES_CHUNK)
+            encryptor.update_into(data[a:b], target[a : b + 15])
+        encryptor.finalize()
+        return out[: n // 8]
+
     def words(self, keys: np.ndarray, classes, counter) -> np.ndarray:
         """One pseudorandom 64-bit word per (key, class, counter) (AES of the block)."""
         keys = np.asarray(keys, dtype=np.uint64)
@@ -108,8 +136,7 @@ class NoiseSource:
         blocks["key"] = keys
         blocks["cls"] = classes
         blocks["counter"] = counter
-        out = np.frombuffer(self._encrypt(blocks.tobytes()), dtype="<u8")
-        return out[0::2].reshape(keys.shape).copy()
+        return self._encrypt_blocks(blocks)[0::2].reshape(keys.shape).copy()
 
     def uniforms(self, keys: np.ndarray, n_classes: int) -> np.ndarray:
         """Uniforms in (0, 1) of shape (len(keys), n_classes): one per leaf and class."""
@@ -123,6 +150,9 @@ class NoiseSource:
         keys = np.asarray(keys, dtype=np.uint64)
         grid_keys = np.repeat(keys[:, None], n_classes, axis=1).reshape(-1)
         classes = np.tile(np.arange(n_classes, dtype=np.uint32), len(keys))
+        if _compiled_laplace is not None:
+            z = self._buffered_laplace(grid_keys, classes, epsilon)
+            return z.reshape(len(keys), n_classes)
         # Each (leaf, class) reads its own word sequence at counters 1, 2, …: its noise is
         # a function of its key alone, whatever other leaves are drawn with it.
         used = np.ones(len(grid_keys), dtype=np.uint32)
@@ -134,6 +164,39 @@ class NoiseSource:
 
         z = sample_discrete_laplace(draw, len(grid_keys), epsilon)
         return z.reshape(len(keys), n_classes)
+
+    def _buffered_laplace(self, keys: np.ndarray, classes: np.ndarray, epsilon: float):
+        """:meth:`discrete_laplace`'s noise, the same numbers: each item's words at
+        counters 1, 2, … drawn ahead in one cipher call (``_LAPLACE_WORDS`` a item, four
+        times more for the few that need more, …) and read by the compiled sampler
+        (item by item, in the order the vectorised sampler reads them), instead of one
+        cipher call per round of rejections (hundreds of rounds for 51,200 items)."""
+        s, t = epsilon_fraction(epsilon)
+        out = np.empty(len(keys), dtype=np.int64)
+        for a in range(0, len(keys), _LAPLACE_ITEMS):
+            todo = np.arange(a, min(len(keys), a + _LAPLACE_ITEMS))
+            width = _LAPLACE_WORDS
+            while len(todo):
+                # Items that ran out are read again from counter 1 with four times the
+                # words (a tenth of them at 16 words: cheaper than joining buffers).
+                words = self._counter_words(keys[todo], classes[todo], width)
+                short = np.zeros(len(todo), dtype=bool)
+                values = np.empty(len(todo), dtype=np.int64)
+                _compiled_laplace(words, np.uint64(s), np.uint64(t), values, short)
+                out[todo[~short]] = values[~short]
+                todo = todo[short]
+                width *= 4
+        return out
+
+    def _counter_words(self, keys, classes, width: int) -> np.ndarray:
+        """The cipher blocks of each (key, class) at counters 1 … width, as (items,
+        width, 2) words: the first word of each block is the draw (as :meth:`words`)."""
+        # A block is two little-endian words: the key, then class | counter << 32.
+        blocks = np.empty((len(keys), width, 2), dtype="<u8")
+        blocks[:, :, 0] = keys[:, None]
+        counters = np.arange(1, width + 1, dtype=np.uint64) << np.uint64(32)
+        blocks[:, :, 1] = classes.astype(np.uint64)[:, None] | counters
+        return self._encrypt_blocks(blocks).reshape(blocks.shape)
 
     # --- sequential stream ----------------------------------------------------------
 
@@ -172,6 +235,11 @@ class SecureGenerator:
 
     def discrete_laplace(self, epsilon: float, size: int) -> np.ndarray:
         """Exact discrete Laplace noise P(z) ∝ exp(−ε|z|) (int64)."""
+        if size <= _SMALL_DRAW:
+            # A handful (a class prior, a record count): the same rounds on Python ints,
+            # which read the stream in the same order (0.7 ms in numpy for two values).
+            words = lambda count: self.words(count).tolist()  # noqa: E731
+            return np.array(_small_discrete_laplace(words, int(size), epsilon), dtype=np.int64)
         return sample_discrete_laplace(lambda active: self.words(len(active)), size, epsilon)
 
 
@@ -196,10 +264,13 @@ def uniform_below(draw: Draw, high: np.ndarray) -> np.ndarray:
     """Exactly uniform integers in [0, high_i) for each i, by rejection on the top bits."""
     high = np.asarray(high, dtype=np.uint64)
     out = np.zeros(len(high), dtype=np.uint64)
-    distinct, which = np.unique(high, return_inverse=True)
     # Draw ⌈log2 high⌉ bits, so at most half the draws are rejected; high = 1 needs none.
-    shifts = np.array([64 - (int(h) - 1).bit_length() for h in distinct], np.uint64)
-    shift = shifts[which.reshape(-1)]
+    if len(high) and (high == high[0]).all():  # one bound (the usual case): no sort
+        shift = np.full(len(high), 64 - (int(high[0]) - 1).bit_length(), np.uint64)
+    else:
+        distinct, which = np.unique(high, return_inverse=True)
+        shifts = np.array([64 - (int(h) - 1).bit_length() for h in distinct], np.uint64)
+        shift = shifts[which.reshape(-1)]
     active = np.flatnonzero(high > 1)
     while len(active):
         value = draw(active) >> shift[active]
@@ -256,6 +327,70 @@ def sample_discrete_laplace(draw: Draw, n: int, epsilon: float) -> np.ndarray:
         signed = np.where(negative, -y.astype(np.int64), y.astype(np.int64))
         out[active[keep]] = signed[keep]
         active = active[~keep]
+    return out
+
+
+# The vectorised sampler's rounds on Python ints, for a few values drawn from a stream.
+_SMALL_DRAW = 16
+
+
+def _small_below(words, high: list[int]) -> list[int]:
+    """:func:`uniform_below` on lists; ``words(m)`` gives the stream's next m words."""
+    out = [0] * len(high)
+    shift = [64 - (h - 1).bit_length() if h > 1 else 0 for h in high]
+    active = [i for i, h in enumerate(high) if h > 1]
+    while active:
+        values = [w >> shift[i] for w, i in zip(words(len(active)), active, strict=True)]
+        rest = []
+        for value, i in zip(values, active, strict=True):
+            if value < high[i]:
+                out[i] = value
+            else:
+                rest.append(i)
+        active = rest
+    return out
+
+
+def _small_bernoulli_exp(words, num: list[int], den: list[int]) -> list[bool]:
+    """:func:`_bernoulli_exp` on lists."""
+    k = [1] * len(num)
+    active = [i for i, x in enumerate(num) if x > 0]
+    while active:
+        a = _small_below(words, [den[i] * k[i] for i in active])
+        rest = []
+        for value, i in zip(a, active, strict=True):
+            if value < num[i]:
+                k[i] += 1
+                rest.append(i)
+        active = rest
+    return [x % 2 == 1 for x in k]
+
+
+def _small_discrete_laplace(words, n: int, epsilon: float) -> list[int]:
+    """:func:`sample_discrete_laplace` on lists: the same words in the same order."""
+    s, t = epsilon_fraction(epsilon)
+    out = [0] * n
+    active = list(range(n))
+    while active:
+        m = len(active)
+        u = _small_below(words, [t] * m)
+        keep = _small_bernoulli_exp(words, u, [t] * m)
+        v = [0] * m
+        going = [i for i in range(m) if keep[i]]
+        while going:
+            more = _small_bernoulli_exp(words, [1] * len(going), [1] * len(going))
+            going = [i for i, again in zip(going, more, strict=True) if again]
+            for i in going:
+                v[i] += 1
+        y = [(u[i] + t * v[i]) // s for i in range(m)]
+        negative = [(w >> 63) == 1 for w in words(m)]
+        rest = []
+        for i in range(m):
+            if keep[i] and not (negative[i] and y[i] == 0):
+                out[active[i]] = -y[i] if negative[i] else y[i]
+            else:
+                rest.append(active[i])
+        active = rest
     return out
 
 

@@ -1,0 +1,98 @@
+"""A disjoint fit's one-pass counting (``heap_fit_counts``) and its input path give
+exactly what the paths they replace give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpviz import DPRandomForestClassifier
+from dpviz.models import kernels
+from dpviz.models._forest_counting import CountingMixin
+from dpviz.models.inputs import class_array
+from dpviz.privacy.schema import Feature, Schema
+
+pytestmark = pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+
+
+def _schema(n_features: int, classes=("0", "1", "2")) -> Schema:
+    features = [Feature(f"x{j}", "continuous", low=-3.0, high=3.0) for j in range(n_features)]
+    return Schema(features=features, label="y", classes=classes)
+
+
+def _data(n: int, n_features: int, order: str, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = np.array(rng.normal(size=(n, n_features)).clip(-3, 3), order=order)
+    y = (X[:, 0] > 0).astype(np.int64) + (X[:, 1] > 0.5)
+    return X, y
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n, trees, depth", [(20_011, 50, 6), (1_003, 7, 3), (9, 3, 2)])
+def test_fused_counts_equal_routed_pairs(monkeypatch, order, n, trees, depth):
+    X, y = _data(n, 4, order)
+
+    def fitted():
+        return DPRandomForestClassifier(
+            epsilon=1.0,
+            n_estimators=trees,
+            depth=depth,
+            mechanism="permute_flip",
+            schema=_schema(4),
+            random_state=5,
+            noise_seed=2,
+        ).fit(X, y)
+
+    calls = []
+    original = CountingMixin._heap_counts
+
+    def spy(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(CountingMixin, "_heap_counts", spy)
+    fused = fitted()
+    assert calls == [True]  # the one-pass kernel counted this fit
+    monkeypatch.setattr(CountingMixin, "_heap_counts", lambda *a, **k: None)
+    paired = fitted()
+    for name in ("leaf_keys_", "leaf_tree_", "leaf_depth_", "leaf_counts_", "leaf_labels_"):
+        np.testing.assert_array_equal(getattr(fused, name), getattr(paired, name))
+    assert fused.leaf_counts_.sum() == n
+    for (keys_a, node_a, nodes_a), (keys_b, node_b, nodes_b) in zip(
+        fused.node_tables_, paired.node_tables_, strict=True
+    ):
+        np.testing.assert_array_equal(keys_a, keys_b)
+        np.testing.assert_array_equal(node_a, node_b)
+        for key in nodes_a:
+            np.testing.assert_array_equal(nodes_a[key], nodes_b[key])
+    np.testing.assert_array_equal(fused.predict(X[:500]), paired.predict(X[:500]))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_features_still_refused(bad):
+    X, y = _data(500, 3, "C")
+    X[17, 2] = bad
+    model = DPRandomForestClassifier(n_estimators=3, depth=3, schema=_schema(3), random_state=0)
+    with pytest.raises(ValueError, match="Input X contains"):
+        model.fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "classes, y, expected",
+    [
+        (("0", "1", "2"), np.array([2, 0, 1, 1], dtype=np.int32), np.array([0, 1, 2], np.int32)),
+        (("0", "1", "2"), np.array([0, 1, 1]), np.array(["0", "1", "2"], dtype=object)),
+        (("03", "1"), np.array([3, 1]), np.array(["03", "1"], dtype=object)),
+        (("-1", "7"), np.array([7, -1, 7], dtype=np.int8), np.array([-1, 7], np.int8)),
+    ],
+)
+def test_class_array_from_codes_equals_scan(classes, y, expected):
+    lookup = {c: i for i, c in enumerate(classes)}
+    codes = np.array([lookup.get(str(v), -1) for v in y], dtype=np.int32)
+    codes = codes[codes >= 0]
+    fast = class_array(classes, y, codes)
+    slow = class_array(classes, y)
+    np.testing.assert_array_equal(fast, expected)
+    np.testing.assert_array_equal(slow, expected)
+    assert fast.dtype == slow.dtype
