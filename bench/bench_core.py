@@ -240,26 +240,30 @@ def _patch_sklearn_for_diffprivlib() -> bool:
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
-    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): fit once, encode
-    and route the test records once (as predict encodes them), then release the leaves
-    at every ε (each release replacing the last, unpublished) and count every ε's votes
-    of the routed records in one pass (``release_votes``)."""
-    from dpviz.evaluation.sweep import release_votes
+    """The app's sweep path (``dpviz.evaluation.sweep._fold_rows``): per rung of the split
+    histograms' ε (one for uniform split points, three over this grid for quantile ones)
+    fit once, encode and route the test records once (as predict encodes them), then
+    release the leaves at every ε of the rung (each release replacing the last,
+    unpublished) and count every ε's votes of the routed records in one pass
+    (``release_votes``)."""
+    from dpviz.evaluation.sweep import release_votes, split_rungs
     from dpviz.models._forest_voting import vote_labels
     from dpviz.models.inputs import prediction_data
 
-    est.fit(X_train, y_train)
-    # The test records encoded as predict encodes them (the same array in, the same
-    # work; until this pass the sweep went through a DataFrame, ~25 ms more at 600,000).
-    routed = est.route_records(prediction_data(est, X_test))
-    # The test labels as class indices, as the app's sweep holds them (encoded once).
-    codes = np.searchsorted(est.classes_.astype(np.int64), y_test)
-    points = [(est.mechanism, eps) for eps in SWEEP_EPSILONS]
     accuracy = []
-    for _, votes, _, _ in release_votes(est, routed, points):
-        # Each ε's predictions as predict makes them (the argmax of the votes), scored.
-        pred = vote_labels(votes)
-        accuracy.append(np.count_nonzero(pred == codes) / len(codes))
+    for epsilons in split_rungs(est, est.schema, SWEEP_EPSILONS):
+        est.set_params(epsilon=epsilons[0])
+        est.fit(X_train, y_train)
+        # The test records encoded as predict encodes them (the same array in, the same
+        # work; until this pass the sweep went through a DataFrame, ~25 ms more).
+        routed = est.route_records(prediction_data(est, X_test))
+        # The test labels as class indices, as the app's sweep holds them.
+        codes = np.searchsorted(est.classes_.astype(np.int64), y_test)
+        points = [(est.mechanism, eps) for eps in epsilons]
+        for _, votes, _, _ in release_votes(est, routed, points):
+            # Each ε's predictions as predict makes them (the argmax of the votes).
+            pred = vote_labels(votes)
+            accuracy.append(np.count_nonzero(pred == codes) / len(codes))
     return accuracy
 
 
