@@ -61,7 +61,8 @@ def feature_histogram(continuous: np.ndarray, lows: np.ndarray, highs: np.ndarra
     scale = SPLIT_BINS / np.where(highs > lows, highs - lows, 1.0)
     counts = np.zeros((s, SPLIT_BINS), dtype=np.int64)
     compiled = kernels.get(wait=False) if n * s >= 1 << 20 else None
-    if compiled is not None and continuous.dtype == np.float64:
+    # The kernel is typed for writeable arrays (joblib's parallel folds are read-only).
+    if compiled is not None and continuous.dtype == np.float64 and continuous.flags.writeable:
         # One pass over the records (the routing kernels', once loaded): 2.4M × 10 in
         # ~30 ms against ~130 ms in numpy.
         low = np.ascontiguousarray(lows, dtype=np.float64)

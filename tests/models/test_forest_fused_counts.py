@@ -96,3 +96,24 @@ def test_class_array_from_codes_equals_scan(classes, y, expected):
     np.testing.assert_array_equal(fast, expected)
     np.testing.assert_array_equal(slow, expected)
     assert fast.dtype == slow.dtype
+
+
+def test_read_only_records_are_counted_as_writeable_ones():
+    """joblib hands parallel folds read-only memory maps: the fit must accept them (the
+    compiled kernel is typed for writeable arrays) and count the same leaves."""
+    from dpviz.models.data import encode
+
+    X, y = _data(5_000, 4, "F")
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(4)]).assign(y=y.astype(str))
+    schema = _schema(4)
+    encoded = encode(frame, schema)
+    params = dict(epsilon=1.0, n_estimators=20, depth=5, schema=schema, random_state=1)
+    params.update(noise_seed=3, split_points="uniform")
+    plain = DPRandomForestClassifier(**params).fit_encoded(encoded, schema)
+    for array in (encoded.continuous, encoded.y):
+        array.flags.writeable = False
+    frozen = DPRandomForestClassifier(**params).fit_encoded(encoded, schema)
+    np.testing.assert_array_equal(plain.leaf_counts_, frozen.leaf_counts_)
+    np.testing.assert_array_equal(plain.leaf_keys_, frozen.leaf_keys_)
