@@ -119,10 +119,20 @@ def _log_probs_laplace_argmax(counts, epsilon):
     rate = s / t
     half = math.ceil(40.0 / rate)
     if 2 * half + 1 > _MAX_WINDOW:
-        return _log_probs_laplace_argmax_continuous(counts, rate)
+        return _once_per_row(_log_probs_laplace_argmax_continuous, counts, rate)
     counts = np.asarray(counts, dtype=np.int64)
     k = counts.shape[-1]
     flat = counts.reshape(-1, k)
+    # The law depends on the counts less their largest only (every term below reads
+    # v − f with v = max f + offset): each distinct pattern is computed once. Leaves of a
+    # few records share a handful of patterns (a 20-ε sweep's diagnostics: 10× faster).
+    patterns, where = np.unique(
+        flat - flat.max(axis=1, keepdims=True), axis=0, return_inverse=True
+    )
+    if len(patterns) < len(flat):
+        return _log_probs_laplace_argmax(patterns, epsilon)[where.reshape(-1)].reshape(
+            counts.shape
+        )
     offsets = np.arange(-half, half + 1)
     nodes, weights = np.polynomial.legendre.leggauss(k // 2 + 1)
     nodes, weights = 0.5 * (nodes + 1.0), 0.5 * weights
@@ -147,6 +157,17 @@ def _log_probs_laplace_argmax(counts, epsilon):
         with np.errstate(divide="ignore"):
             out[start : start + step] = logsumexp(log_pmf + np.log(tie_share), axis=1)
     return out.reshape(counts.shape)
+
+
+def _once_per_row(fn, counts, *args) -> np.ndarray:
+    """``fn(counts, *args)`` computed once per distinct row of counts."""
+    counts = np.asarray(counts)
+    k = counts.shape[-1]
+    flat = counts.reshape(-1, k)
+    rows, where = np.unique(flat, axis=0, return_inverse=True)
+    if len(rows) == len(flat):
+        return fn(counts, *args)
+    return fn(rows, *args)[where.reshape(-1)].reshape(counts.shape)
 
 
 def _log_cdf_discrete_laplace(z: np.ndarray, rate: float) -> np.ndarray:
