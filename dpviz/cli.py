@@ -773,7 +773,7 @@ def cmd_sweep(args) -> dict:
             seconds += forest_work_seconds(
                 encoded.n_records,
                 len(schema.continuous),
-                int(trees),
+                _resolved_trees(trees, encoded.n_records),
                 _estimate_depth(rule, schema, encoded.n_records),
                 data_split=split,
                 folds=args.folds,

@@ -299,3 +299,21 @@ def test_cli_evaluate_json_and_sweep_csvs_carry_the_baseline(tmp_path, capsys):
     assert {*BASELINE_COLUMNS, "macro_f1", "one_class"} <= set(folds.columns)
     assert {"majority_accuracy_mean", "majority_f1_std", "macro_f1_mean"} <= set(summary.columns)
     assert "one_class_share" in summary.columns
+
+
+def test_cli_sweep_with_the_default_tree_count(tmp_path, capsys):
+    """The CLI's default ``--trees`` is the registry's ``auto``: the sweep sizes each
+    fold's forest from its declared record count (it once stopped at the work check)."""
+    from dpviz.cli import main
+
+    frame, schema = make_synth("SynthA", 800, seed=0)
+    data, schema_path = tmp_path / "d.csv", tmp_path / "s.json"
+    frame.to_csv(data, index=False)
+    schema_path.write_text(schema.to_json())
+    argv = ["sweep", "--data", str(data), "--label", "label", "--schema", str(schema_path)]
+    argv += ["--epsilons", "0.5,2", "--folds", "2", "--no-references", "--quiet"]
+    status = main([*argv, "--out", str(tmp_path / "r.csv")])
+    assert status == 0, capsys.readouterr().err
+    rows = pd.read_csv(tmp_path / "r.csv")
+    # 400 training records a fold: 10 trees keep 40 a tree (the fewest auto offers).
+    assert set(rows["n_estimators"]) == {10} and len(rows) == 2 * 2
