@@ -28,6 +28,9 @@ NEGOTIATE_SWEEP = SweepSettings(
     n_estimators=(10,),
     depths=("theorem2",),  # the paper's forest: a proven and a withdrawn label mechanism
     folds=2,
+    # ... and its uniform split points: one structure for every ε, so that the page's
+    # choices do not hang on the noise of a split histogram per rung.
+    presets={"fletcher_islam": {"split_points": "uniform"}},
 )
 MIXED_SCHEMA = Schema(
     "label",

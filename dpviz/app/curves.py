@@ -92,8 +92,9 @@ class SweepSettings:
     # None: every model's noise is fresh and secret. A seed replays it (tests, exact
     # reproduction): the sweep's models are then NOT private, and its rows say so.
     noise_seed: int | None = None
-    # Parameters of the algorithms other than the forest (over their registry defaults);
-    # the forest's come from the grid above.
+    # Parameters over the registry defaults, per algorithm; the forest's trees, depth,
+    # mechanism and data split come from the grid above (others, e.g. its split points,
+    # from here).
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
@@ -201,6 +202,10 @@ def risk_lines(epsilon: float, prior: float = 0.5) -> list[str]:
     return [sentences[key] for key in keys]
 
 
+# The forest parameters a sweep's grid sets (SweepSettings' own fields).
+_FOREST_GRID = ("n_estimators", "depth", "mechanism", "data_split")
+
+
 def check(settings: SweepSettings) -> None:
     """``ValueError`` with what to change when the settings cannot be swept."""
     s = settings
@@ -208,15 +213,15 @@ def check(settings: SweepSettings) -> None:
         raise ValueError("choose at least one algorithm to sweep")
     for a in s.algorithms:
         get_algorithm(a)  # an unknown id names the known ones
-    unknown = set(s.presets) - set(s.others)
+    unknown = set(s.presets) - set(s.others) - ({FLETCHER_ISLAM} if s.forest else set())
     if unknown:
         raise ValueError(
             f"settings were given for {sorted(unknown)[0]}, which is not in the sweep"
-            + (
-                "; the forest takes its settings from the grid"
-                if FLETCHER_ISLAM in unknown
-                else ""
-            )
+        )
+    gridded = set(s.presets.get(FLETCHER_ISLAM, {})) & set(_FOREST_GRID)
+    if gridded:
+        raise ValueError(
+            f"the forest takes its {sorted(gridded)[0]} from the grid, not from its settings"
         )
     if s.forest:
         if not s.mechanisms:
@@ -257,7 +262,7 @@ def grids(settings: SweepSettings) -> list[tuple[str, SweepGrid]]:
         grid = SweepGrid(
             epsilons=s.epsilons,
             algorithms=[a],
-            presets={} if a == FLETCHER_ISLAM else {a: dict(s.presets.get(a, {}))},
+            presets={a: dict(s.presets.get(a, {}))},
             references=references,
             **(forest if a == FLETCHER_ISLAM else {}),
         )
