@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpviz.models.forest import prior_epsilon
-from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_noise_mode
+from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
 
@@ -137,15 +137,7 @@ class _BoostBudget:
         n_ens = self.n_ensembles_
         eps_tree = self.tree_epsilon_
         share = self.preset_.split_share
-        if schema_inferred:
-            ledger.add_sequential(
-                LedgerEntry(
-                    "class list and feature domains (inferred from the data)",
-                    "all records, without noise",
-                    float("inf"),
-                    private=False,
-                )
-            )
+        book_inferred_schema(ledger, schema_inferred)
         book_noise_mode(ledger, self.noise_seed is not None)
         if self.prior_epsilon_ > 0:
             ledger.add_sequential(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_noise_mode
+from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 from dpviz.privacy.mechanisms import get_mechanism
 
 
@@ -40,15 +40,7 @@ def build_ledger(
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
         # grows without bound with the leaf's gap; none releases the true majority).
         eps_t = float("inf")
-    if schema_inferred:
-        ledger.add_sequential(
-            LedgerEntry(
-                "class list and feature domains (inferred from the data)",
-                "all records, without noise",
-                float("inf"),
-                private=False,
-            )
-        )
+    book_inferred_schema(ledger, schema_inferred)
     book_noise_mode(ledger, replayable)
     if depth_count_epsilon > 0:
         ledger.add_sequential(

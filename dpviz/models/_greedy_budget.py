@@ -20,7 +20,7 @@ from numbers import Integral
 
 from dpviz.models.forest import prior_epsilon
 from dpviz.models.inputs import check_whole_numbers
-from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_noise_mode
+from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 from dpviz.privacy.mechanisms import _check_epsilon
 from dpviz.privacy.noise import NoiseSource
 
@@ -151,15 +151,7 @@ def greedy_ledger(
     MCMC: their entries are marked unproven, so the ledger claims no total ε. So is
     replayable noise (``replayable``: a ``noise_seed``): NOT private."""
     ledger = PrivacyLedger()
-    if schema_inferred:
-        ledger.add_sequential(
-            LedgerEntry(
-                "class list and feature domains (inferred from the data)",
-                "all records, without noise",
-                float("inf"),
-                private=False,
-            )
-        )
+    book_inferred_schema(ledger, schema_inferred)
     book_noise_mode(ledger, replayable)
     if budget.root:
         ledger.add_sequential(

@@ -130,6 +130,22 @@ class PrivacyLedger:
         }
 
 
+def book_inferred_schema(ledger: PrivacyLedger, inferred: bool) -> None:
+    """Book a schema inferred from the data in ``ledger``: the class list and domains were
+    read without noise, so the release is NOT private (an unbounded entry). A public
+    schema (``inferred=False``) books nothing."""
+    if not inferred:
+        return
+    ledger.add_sequential(
+        LedgerEntry(
+            "class list and feature domains (inferred from the data)",
+            "all records, without noise",
+            float("inf"),
+            private=False,
+        )
+    )
+
+
 def book_noise_mode(ledger: PrivacyLedger, replayable: bool) -> None:
     """Book replayable noise in ``ledger``: anyone who knows its seed can replay the noise
     and subtract it, so the release is NOT private (an unbounded entry and a note).
