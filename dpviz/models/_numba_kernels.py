@@ -191,7 +191,8 @@ def packed_counts_local(local, offsets, increment, bits, a, b, out):
 
 
 @nb.njit(
-    [(m, i64[::1], i64[:, ::1], i64, i64, i64[:, ::1]) for m in (_u8, _u16)],
+    # ``out`` is one chunk of trees' slice of a (words, chunks, records) array.
+    [(m, i64[::1], i64[:, ::1], i64, i64, i64[:, :]) for m in (_u8, _u16)],
     nogil=True,
     cache=True,
 )
@@ -218,19 +219,27 @@ def word_sums_local(local, offsets, increment, a, b, out):
             out[w, b0 : b0 + m] = acc[w, :m]
 
 
-@nb.njit((i64[::1], i64, i64, i64, i64, f64[::1], f64[:, ::1]), nogil=True, cache=True)
-def unpack_votes(column, shift, bits, first, n_trees, base, out):
-    """One release's votes from its bit fields of ``column`` (word_sums_local's), plus
-    ``base``: class c's count is field c - first; without a field, class 0 gets the
-    trees less the other classes' votes."""
+@nb.njit((i64[:, ::1], i64, i64, i64, i64, f64[::1], f64[:, ::1]), nogil=True, cache=True)
+def unpack_votes(columns, shift, bits, first, n_trees, base, out):
+    """One release's votes from its bit fields of ``columns`` (one row per chunk of
+    trees, word_sums_local's), plus ``base``: class c's count is field c - first summed
+    over the chunks; without a field, class 0 gets the trees less the other classes'
+    votes. The first and last rows shift along with the fields (as fast with two rows
+    as with one); rows between them, rare, are read field by field."""
     k = out.shape[1]
     mask = (1 << bits) - 1
-    for i in range(len(column)):
-        v = column[i] >> shift
+    rows = columns.shape[0]
+    head, tail = columns[0], columns[rows - 1]
+    for i in range(columns.shape[1]):
+        v = head[i] >> shift
+        u = (tail[i] >> shift) if rows > 1 else 0
         others = 0
         for c in range(first, k):
-            x = v & mask
+            x = (v & mask) + (u & mask)
             v >>= bits
+            u >>= bits
+            for h in range(1, rows - 1):
+                x += (columns[h, i] >> (shift + bits * (c - first))) & mask
             out[i, c] = np.float64(x) + base[c]
             others += x
         if first:

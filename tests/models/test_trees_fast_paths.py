@@ -144,3 +144,41 @@ def test_packed_votes_of_many_releases_equal_one_count_each(k, dtype):
         expected = routing.matrix_label_counts(local, small, k, offsets)
         np.testing.assert_array_equal(votes(r), expected)
         np.testing.assert_array_equal(votes(r, base), expected + base)
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+def test_packed_votes_sum_chunks_of_trees_with_narrow_fields():
+    """20 binary releases through 100 trees pack into 6-bit fields over two chunks of
+    trees (two words a tree, not three); the chunks' fields add up to the exact counts."""
+    rng = np.random.default_rng(7)
+    n_trees, n, per_tree, k = 100, 700, 30, 2
+    labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(20)]
+    bits, chunk, layout = routing._packing(labels, k, n_trees)
+    assert (bits, chunk, layout[-1][0] + 1) == (6, 63, 2)
+    local = np.ascontiguousarray(rng.integers(0, per_tree, (n_trees, n)).astype(np.uint8))
+    offsets = np.arange(n_trees, dtype=np.int64) * per_tree
+    votes = routing.packed_label_votes(local, offsets, labels, k)
+    for r, label in enumerate(labels):
+        expected = routing.matrix_label_counts(local, label.astype(np.uint8), k, offsets)
+        np.testing.assert_array_equal(votes(r), expected)
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+@pytest.mark.parametrize("k", [2, 3])
+def test_packed_votes_with_many_chunks_of_trees(monkeypatch, k):
+    """Forced 3-bit fields: 37 trees in six chunks of at most 7, abstaining leaves too;
+    the rows between the first and the last are summed as well."""
+    rng = np.random.default_rng(k + 10)
+    n_trees, n, per_tree = 37, 500, 20
+    labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(5)]
+    labels[1][rng.random(len(labels[1])) < 0.3] = -1
+    monkeypatch.setattr(
+        routing, "_packing", lambda lab, kk, t: (3, 7, routing._word_layout(lab, kk, 3))
+    )
+    local = np.ascontiguousarray(rng.integers(0, per_tree, (n_trees, n)).astype(np.uint8))
+    offsets = np.arange(n_trees, dtype=np.int64) * per_tree
+    votes = routing.packed_label_votes(local, offsets, labels, k)
+    for r, label in enumerate(labels):
+        small = np.where(label < 0, k, label).astype(np.uint8)
+        expected = routing.matrix_label_counts(local, small, k, offsets)
+        np.testing.assert_array_equal(votes(r, np.arange(k) / 7), expected + np.arange(k) / 7)
