@@ -29,7 +29,6 @@ from dpviz.evaluation.sweep import FLETCHER_ISLAM, SERIES_DP, SERIES_NONPRIVATE
 from dpviz.figures.common import majority_mean, mechanism_label
 from dpviz.figures.curves import add_majority_line
 from dpviz.figures.teach import epsilon_choice_figure
-from dpviz.models.forest import build_ledger
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
@@ -225,13 +224,7 @@ def epsilon_option(value: float | None) -> str:
 def ledger_for(sweep: SweepRun, config: dict, epsilon: float) -> PrivacyLedger:
     """The ledger of a model released with this curve's settings at ``epsilon`` (the
     same one ``SweepRun.ledger_text`` describes)."""
-    return build_ledger(
-        str(config["mechanism"]),
-        float(epsilon),
-        int(config["n_estimators"]),
-        str(config["data_split"]),
-        schema_inferred=sweep.schema_inferred,
-    )
+    return sweep.point_ledger(str(config["mechanism"]), float(epsilon), config)
 
 
 def guarantee_note(sweep: SweepRun, config: dict) -> str | None:

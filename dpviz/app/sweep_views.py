@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.evaluation.sweep import (
+    BUDGET_COLUMNS,
     FLETCHER_ISLAM,
     SERIES_DP,
     SERIES_HGB,
@@ -54,11 +55,13 @@ from dpviz.figures.curves import (
 from dpviz.models.forest import build_ledger
 from dpviz.models.outputs import csv_text
 from dpviz.models.registry import get_algorithm
+from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
 
 if TYPE_CHECKING:
     from dpviz.app.curves import SweepSettings
 
+_STRUCTURE_PINS = ("n_estimators", "depth_rule", "data_split")
 REFERENCE_NAMES = {
     SERIES_NONPRIVATE: "non-private forest",
     SERIES_SKLEARN: "scikit-learn random forest",
@@ -324,13 +327,7 @@ class SweepTables(SweepLines):
 
     def _guarantee(self, row: dict, status: str, epsilon: float) -> str:
         if row["algorithm"] == FLETCHER_ISLAM:
-            ledger = build_ledger(
-                row["mechanism"],
-                epsilon,
-                int(row["n_estimators"]),
-                row["data_split"],
-                schema_inferred=self.schema_inferred,
-            )
+            ledger = self._forest_ledger(row, epsilon)
             return f"{ledger.epsilon_total:g}-DP" if ledger.private else "NONE (not DP)"
         if status == EPS_DP and bool(row["private"]):
             return f"{epsilon:g}-DP"
@@ -364,17 +361,42 @@ class SweepTables(SweepLines):
             name = f"{algorithm} trees, true majority labels"
         return self.reference(series, fixed, algorithm), name
 
+    def point_ledger(self, mechanism: str, epsilon: float, fixed: dict) -> PrivacyLedger:
+        """The ledger of a forest released with these settings at ``epsilon``: the
+        sweep's point at the pinned trees and split, with the ε its fold models spent
+        before the leaves (record count, split histograms, class prior)."""
+        row = {
+            "mechanism": mechanism,
+            "n_estimators": fixed.get("n_estimators") or self.settings.n_estimators[0],
+            "data_split": fixed.get("data_split") or self.settings.data_splits[0],
+        }
+        pins = {
+            k: v for k, v in fixed.items() if k in ("n_estimators", "depth_rule", "data_split")
+        }
+        rows = dp_lines(self.summary, fixed=pins, mechanisms=[mechanism])
+        rows = rows[(rows["algorithm"] == FLETCHER_ISLAM) & np.isclose(rows["epsilon"], epsilon)]
+        if not rows.empty:
+            row = rows.iloc[0].to_dict()
+        return self._forest_ledger(row, float(epsilon))
+
     def ledger_text(self, mechanism: str, epsilon: float, fixed: dict) -> str:
         """The guarantee, in words, of a forest released with these settings."""
-        trees = int(fixed.get("n_estimators") or self.settings.n_estimators[0])
-        split = str(fixed.get("data_split") or self.settings.data_splits[0])
+        return self.point_ledger(mechanism, epsilon, fixed).describe()
+
+    def _forest_ledger(self, row: Mapping, epsilon: float) -> PrivacyLedger:
+        """A forest point's ledger from its summary row (budget columns absent or NaN:
+        nothing spent before the leaves, as in sweeps saved before they existed)."""
+        spent = {c: _zero(row.get(c, 0.0)) for c in BUDGET_COLUMNS}
         return build_ledger(
-            mechanism,
-            float(epsilon),
-            trees,
-            split,
+            str(row["mechanism"]),
+            epsilon,
+            int(row["n_estimators"]),
+            str(row["data_split"]),
             schema_inferred=self.schema_inferred,
-        ).describe()
+            depth_count_epsilon=spent["count_epsilon"],
+            split_epsilon=spent["split_epsilon"],
+            prior_epsilon=spent["prior_epsilon"],
+        )
 
 
 def forest_privacy(mechanisms, statuses: Sequence[str] | None = None) -> str:

@@ -53,6 +53,9 @@ DIAGNOSTICS = (
     "mean_smooth_sensitivity",
     "fit_seconds",
 )
+# How a forest point's ε is split before its leaves (its ledger's other entries): a noisy
+# record count, the split histograms and the class prior, as its fold model spent them.
+BUDGET_COLUMNS = ("count_epsilon", "split_epsilon", "prior_epsilon")
 GRID_KEYS = (
     "series",
     "algorithm",
@@ -220,7 +223,8 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         summary["one_class_share"] = flags.groupby(keys, dropna=False, sort=False)[
             "one_class"
         ].mean()
-    extra = grouped[[*DIAGNOSTICS, "depth"]].mean()
+    budget = [c for c in BUDGET_COLUMNS if c in results.columns]
+    extra = grouped[[*DIAGNOSTICS, "depth", *budget]].mean()
     extra["private"] = grouped["private"].all()
     extra["n_runs"] = grouped.size()
     return summary.join(extra).reset_index()
@@ -600,11 +604,13 @@ def release_votes(
 
 
 def _point_facts(model: DPRandomForestClassifier, private: dict) -> dict:
-    """A sweep point's leaf diagnostics; notes in ``private`` whether its mechanism's
-    release is proven (read from the ledger once per mechanism)."""
+    """A sweep point's leaf diagnostics and the ε its model spent before the leaves
+    (:data:`BUDGET_COLUMNS`); notes in ``private`` whether its mechanism's release is
+    proven (read from the ledger once per mechanism)."""
     if model.mechanism not in private:
         private[model.mechanism] = bool(model.ledger_.private)
-    return _leaf_diagnostics(model)
+    budget = (model.depth_count_epsilon_, model.split_epsilon_, model.prior_epsilon_)
+    return {**_leaf_diagnostics(model), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
 
 
 def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:

@@ -418,7 +418,12 @@ def test_candidate_table_puts_cost_and_guarantee_side_by_side(sweep):
         table.loc[0, "vs non-private"] == f"{100 * (row['auc_mean'] - ref['auc_mean']):+.1f} pts"
     )
     assert sweep.reference("sklearn_random_forest", fixed) is None
-    assert "together ε = 0.5 by parallel" in sweep.ledger_text("permute_flip", 0.5, fixed)
+    text = sweep.ledger_text("permute_flip", 0.5, fixed)
+    # The split histograms (ε = 0.01 at this rung) and the class prior (at least 0.08)
+    # are booked before the leaves' parallel part.
+    assert "together ε = 0.41 by parallel" in text
+    assert "spent ε = 0.01" in text and "spent ε = 0.08" in text
+    assert "the released model is 0.5-differentially private" in text
     assert "NO privacy guarantee" in sweep.ledger_text("smooth_em", 0.5, fixed)
 
 

@@ -259,10 +259,25 @@ def test_risk_labels_and_help_say_membership_attribute_and_per_record():
     assert "one record per person" in helps["per_record"] and "k·ε" in helps["per_record"]
 
 
-def test_ledger_is_the_sweeps_own(sweep):
+def test_ledger_is_the_sweeps_own(sweep, data):
     ledger = app_negotiate.ledger_for(sweep, PF, 2.0)
     assert ledger.private and ledger.epsilon_total == 2.0
     assert ledger.describe() == sweep.ledger_text("permute_flip", 2.0, PF)
+    # Entry for entry the ledger of a forest fitted with the curve's settings: the
+    # class prior's ε is booked, not folded into the leaves.
+    model = get_algorithm("fletcher_islam").make(
+        2.0,
+        n_estimators=10,
+        depth="theorem2",
+        mechanism="permute_flip",
+        data_split="disjoint",
+        split_points="uniform",
+        random_state=0,
+        schema=data.schema,
+    )
+    model.fit(data.frame.drop(columns="label"), data.frame["label"])
+    assert model.prior_epsilon_ > 0
+    assert ledger.describe() == model.ledger_.describe()
 
 
 @pytest.mark.parametrize(
@@ -300,7 +315,8 @@ def test_report_html_is_the_decision_with_nothing_to_fetch(sweep, data):
     )
     assert html.startswith("<!DOCTYPE html>") and "Chosen ε = 2" in html
     assert "Five points &lt;b&gt;at most&lt;/b&gt;" in html and "Ada (DPO)" in html
-    assert "spent ε = 2 on its leaf outputs" in html  # the ledger of the chosen ε
+    # The ledger of the chosen ε, the class prior's share included.
+    assert "spent ε = 1.8 on its leaf outputs" in html and "spent ε = 0.2" in html
     assert "(prior 10%)" in html and "permute_flip" in html
     assert "2,000" not in html and "2000 " not in html and f"{WITHHELD} rows" in html
     assert network_urls(html) == []

@@ -378,7 +378,9 @@ def test_ledger_in_words_follows_the_chosen_epsilon(sweep):
     at.select_slider(key=key("negotiate.chosen")).set_value(2.0)
     run(at)
     ledger = texts(at.success)
-    assert "Each of 10 trees saw a disjoint ~10% of the records and spent ε = 2" in ledger
+    # The class prior's share (10% of ε) is booked apart from the leaves'.
+    assert "Each of 10 trees saw a disjoint ~10% of the records and spent ε = 1.8" in ledger
+    assert "Noisy class histogram" in ledger
     assert "the released model is 2-differentially private" in ledger
 
 
