@@ -10,6 +10,7 @@ serves the data owner's diagnostics and is NOT private.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,6 +38,15 @@ SHRINK_MIN_RECORDS = 2.0
 # below a leaf ε of 1/16.
 SHRINK_NOISE_VARIANCE = 0.125
 EVIDENCE_GAIN = 4.0  # see evidence_gain
+# Below a leaf ε of 1/16 a count forest moves a record off the prior's first class only
+# when its mean evidence beats that class by NOISE_MARGIN_Z·(1 − 16ε) spreads of what
+# noise-only leaves give (see noise_margin). Without it, nursery at ε = 0.1 (leaf ε
+# 0.015; its two largest classes 33.3% / 32.9%) fell 0.9 to 1.7 points below the majority
+# in 1-2 of 12 five-fold runs; with it, at most 0.18 below over 16 runs.
+NOISE_MARGIN_Z = 1.0
+NOISE_MARGIN_EPSILON = 1.0 / 16.0
+# Draws of the numerical integration in noise_margin (public: no data, a fixed seed).
+_MARGIN_DRAWS = 4096
 _TINY = 1e-12  # keeps the log finite where the prior gives a class no share
 
 
@@ -151,16 +161,58 @@ def count_values(noisy_counts, prior, epsilon: float) -> np.ndarray:
 
 def count_votes(sums: np.ndarray, prior, epsilon: float) -> np.ndarray:
     """A count forest's votes from the per-record sums of :func:`count_values`: exp of
-    log π + γ·(the mean evidence of the leaves reached), γ = :func:`evidence_gain`; the
-    prior alone for a record no tree reached. Post-processing of released values."""
+    log π + γ·(the mean evidence of the leaves reached − :func:`noise_margin` / √trees),
+    γ = :func:`evidence_gain`; the prior alone for a record no tree reached.
+    Post-processing of released values."""
     k = sums.shape[1] - 1
-    log_prior = np.log(np.asarray(prior, dtype=np.float64) + _TINY)
+    prior = np.asarray(prior, dtype=np.float64)
+    log_prior = np.log(prior + _TINY)
     # In place on one (records, k) array: predict scores millions of records.
-    scale = evidence_gain(epsilon) / np.maximum(sums[:, k:], 1.0)
-    score = np.multiply(sums[:, :k], scale)
+    reached = np.maximum(sums[:, k:], 1.0)
+    gain = evidence_gain(epsilon)
+    score = np.multiply(sums[:, :k], gain / reached)
     score += log_prior
+    margin = noise_margin(prior, epsilon)
+    if margin.any():
+        # The mean of n trees' noise-only evidence spreads 1/√n as much as one leaf's.
+        score -= (gain * margin) / np.sqrt(reached)
     score -= score.max(axis=1, keepdims=True)
     return np.exp(score, out=score)
+
+
+def noise_margin(prior, epsilon: float) -> np.ndarray:
+    """Per class, the evidence (one leaf's, in :func:`count_values`' units) a class needs
+    over the prior's first class before a record leaves that class: z·sd(e_c − e_top)
+    over leaves of noise only (true counts 0, discrete Laplace noise at ``epsilon``),
+    z = NOISE_MARGIN_Z·max(0, 1 − 16ε). 0 for the first class, and all 0 from a leaf ε
+    of 1/16 up (there the margin would cost accuracy: nursery at ε = 1 lost 3.6 points
+    with z = 1).
+
+    Why: where the leaves are mostly noise, the prior's two largest classes are
+    near-tied and noise decides which one a record gets; the margin keeps such records
+    on the prior's first class unless the trees agree. The spread is integrated
+    numerically from a fixed-seed sample of the noise distribution: a function of
+    public ε and the released prior only (post-processing, no ε)."""
+    prior = np.asarray(prior, dtype=np.float64)
+    z = NOISE_MARGIN_Z * max(0.0, 1.0 - float(epsilon) / NOISE_MARGIN_EPSILON)
+    if z <= 0 or len(prior) < 2:
+        return np.zeros(len(prior))
+    return z * _null_spread(tuple(prior.tolist()), float(epsilon))
+
+
+@functools.lru_cache(maxsize=64)
+def _null_spread(prior: tuple[float, ...], epsilon: float) -> np.ndarray:
+    """sd over noise-only leaves of each class's evidence less the prior's first class's."""
+    k = len(prior)
+    rng = np.random.default_rng(0x4E01)  # numerical integration, not privacy noise
+    q = math.exp(-epsilon)
+    shape = (_MARGIN_DRAWS, k)
+    noise = rng.geometric(1.0 - q, shape) - rng.geometric(1.0 - q, shape)
+    evidence = count_values(noise, np.asarray(prior), epsilon)[:, :k]
+    top = int(np.argmax(prior))
+    spread = np.std(evidence - evidence[:, [top]], axis=0)
+    spread.flags.writeable = False  # cached: shared by every caller
+    return spread
 
 
 def evidence_gain(epsilon: float) -> float:
