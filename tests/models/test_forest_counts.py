@@ -151,3 +151,28 @@ def test_noise_only_leaves_do_not_move_records_off_a_near_tied_prior(monkeypatch
     without = moved()
     assert without > 0.12  # measured: 0.20
     assert with_margin < without / 2  # measured: 0.07
+
+
+def test_the_margin_acts_on_disjoint_forests_only_and_files_agree(monkeypatch):
+    """At ε = 0.1 (leaf ε below 1/16) the default forest's scores carry the margin, and
+    its released file predicts exactly as it does; Private-RDT (every tree reads every
+    record) scores without it."""
+    from dpviz.models.files import model_from_json, release
+    from dpviz.models.forest import PrivateRDTClassifier
+    from tests.conftest import MIXED_SCHEMA, mixed_records
+
+    records = mixed_records(3, 1200)
+    X, y = records.drop(columns="label"), records["label"]
+    fi = DPRandomForestClassifier(
+        epsilon=0.1, schema=MIXED_SCHEMA, random_state=0, noise_seed=1
+    ).fit(X.iloc[:900], y.iloc[:900])
+    assert fi.tree_epsilon_ < NOISE_MARGIN_EPSILON
+    jpw = PrivateRDTClassifier(epsilon=0.1, schema=MIXED_SCHEMA, random_state=0, noise_seed=1)
+    jpw.fit(X.iloc[:900], y.iloc[:900])
+    test = X.iloc[900:]
+    with_margin = {m: m.predict_proba(test) for m in (fi, jpw)}
+    loaded = model_from_json(release(fi, "fletcher_islam").to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(test), with_margin[fi])
+    monkeypatch.setattr(_forest_scoring, "NOISE_MARGIN_Z", 0.0)
+    assert not np.allclose(fi.predict_proba(test), with_margin[fi])
+    np.testing.assert_array_equal(jpw.predict_proba(test), with_margin[jpw])
