@@ -132,8 +132,8 @@ def test_noise_margin_is_zero_from_a_leaf_epsilon_of_one_sixteenth():
 
 def test_noise_only_leaves_do_not_move_records_off_a_near_tied_prior(monkeypatch):
     """Nursery at ε = 0.1 (leaf ε 0.015, top classes 33.8% / 32.9%): leaves of noise
-    alone, 50 trees a record. Without the margin noise moves about a fifth of the records
-    to the second class; with it, few. 4,000 records, fixed generator seed: the share's
+    alone, 50 trees a record. Without the margin noise moves over a quarter of the records
+    to another class; with it, far fewer. 4,000 records, fixed generator seed: the share's
     standard error is under 0.7 points."""
     rng = np.random.default_rng(3)
     eps, k, trees, n = 0.015, 5, 50, 4000
@@ -149,14 +149,14 @@ def test_noise_only_leaves_do_not_move_records_off_a_near_tied_prior(monkeypatch
     with_margin = moved()
     monkeypatch.setattr(_forest_scoring, "NOISE_MARGIN_Z", 0.0)
     without = moved()
-    assert without > 0.12  # measured: 0.20
-    assert with_margin < without / 2  # measured: 0.07
+    assert without > 0.2  # measured: 0.28
+    assert with_margin < without / 2  # measured: 0.11
 
 
 def test_the_margin_acts_on_disjoint_forests_only_and_files_agree(monkeypatch):
-    """At ε = 0.1 (leaf ε below 1/16) the default forest's scores carry the margin, and
-    its released file predicts exactly as it does; Private-RDT (every tree reads every
-    record) scores without it."""
+    """At ε = 0.1 (leaf ε below 1/16) the default forest's scores carry the margin and
+    its released file scores as it does; Private-RDT (every tree reads every record)
+    scores without it. z = 50 makes the margin outgrow this prior's lead."""
     from dpviz.models.files import model_from_json, release
     from dpviz.models.forest import PrivateRDTClassifier
     from tests.conftest import MIXED_SCHEMA, mixed_records
@@ -170,9 +170,10 @@ def test_the_margin_acts_on_disjoint_forests_only_and_files_agree(monkeypatch):
     jpw = PrivateRDTClassifier(epsilon=0.1, schema=MIXED_SCHEMA, random_state=0, noise_seed=1)
     jpw.fit(X.iloc[:900], y.iloc[:900])
     test = X.iloc[900:]
-    with_margin = {m: m.predict_proba(test) for m in (fi, jpw)}
-    loaded = model_from_json(release(fi, "fletcher_islam").to_json())
-    np.testing.assert_array_equal(loaded.predict_proba(test), with_margin[fi])
     monkeypatch.setattr(_forest_scoring, "NOISE_MARGIN_Z", 0.0)
-    assert not np.allclose(fi.predict_proba(test), with_margin[fi])
-    np.testing.assert_array_equal(jpw.predict_proba(test), with_margin[jpw])
+    plain = {m: m.predict_proba(test) for m in (fi, jpw)}
+    monkeypatch.setattr(_forest_scoring, "NOISE_MARGIN_Z", 50.0)
+    assert not np.allclose(fi.predict_proba(test), plain[fi])
+    np.testing.assert_array_equal(jpw.predict_proba(test), plain[jpw])
+    loaded = model_from_json(release(fi, "fletcher_islam").to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(test), fi.predict_proba(test))
