@@ -2,7 +2,9 @@
 scoring of released noisy leaf counts.
 
 Privacy role: functions of public numbers (ε, τ, the number of classes) and of released
-values (noisy leaf counts, the noisy class prior): post-processing, no ε.
+values (noisy leaf counts, the noisy class prior): post-processing, no ε. (The fixed-seed
+sample in :func:`noise_margin` integrates a public function of ε; it reads no data and
+is not privacy noise.)
 :func:`prior_epsilon` only sets the ε the prior's release gets (the release itself is in
 :mod:`~dpviz.models._forest_release`). :func:`flipped_labels` reads TRUE counts: it
 serves the data owner's diagnostics and is NOT private.
