@@ -130,7 +130,10 @@ class ReleasedForest(ReleasedFile):
             prior = count_prior(self.meta.get("prior_counts"), len(self.classes_))
             eps = float(self.meta["tree_epsilon"])
             values = count_values(self.nodes.leaf_output, prior, eps)
-            return count_votes(self.nodes.sums(encoded, values), prior, eps)
+            disjoint = self.meta.get("data_split") == "disjoint"
+            return count_votes(
+                self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint
+            )
         votes = self.nodes.votes(encoded)
         if self.meta.get("prior_counts") is not None:
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])

@@ -30,7 +30,14 @@ from dpviz.models import kernels
 from dpviz.privacy.noise import NoiseSource
 
 SPLIT_POINTS = ("quantile", "uniform")
-SPLIT_BINS = 32
+# Bins per feature. 16 rather than 32: within a bin thresholds are uniform, so coarser
+# bins temper the quantiles towards uniform splits (a skewed feature's long tail, where
+# bank marketing's long calls are, gets more of them). Measured (5 folds at ε = 1 and
+# 10, fixed noise seeds, 6 fold seeds, 2026-11-23): bank marketing AUC 83.0 → 83.6 and
+# 84.2 → 84.8, adult +0.2, MAGIC +0.1 AUC (−0.2 / −0.5 accuracy), abalone, pendigits and
+# wall-following robot within ±0.5; 8 and 12 bins lifted bank further (+2.4, +1.0) but
+# cost the robot data 1–2 accuracy points.
+SPLIT_BINS = 16
 # Share of ε on the histograms, and its cap: enough for bins of a few hundred records.
 SPLIT_SHARE = 0.1
 SPLIT_EPSILON_CAP = 0.1

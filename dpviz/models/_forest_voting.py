@@ -67,7 +67,10 @@ class VotingMixin:
         prior = count_prior(self.prior_counts_, len(self.classes_))
         eps = self.tree_epsilon_
         values = count_values(noisy_counts, prior, eps)
-        return values, functools.partial(count_votes, prior=prior, epsilon=eps)
+        score = functools.partial(
+            count_votes, prior=prior, epsilon=eps, noise_margins=self.data_split == "disjoint"
+        )
+        return values, score
 
     def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:
         k = len(self.classes_)
