@@ -98,6 +98,7 @@ from dpviz.models._greedy_grow import MAX_NODES, _Frontier, _NodeTable, grow_tre
 from dpviz.models._greedy_leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
 from dpviz.models._greedy_mcmc import MAX_MCMC_CELLS, Rng, mcmc_subtrees
 from dpviz.models._greedy_predict import _FittedTree
+from dpviz.models._greedy_score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models._greedy_select import (
     bin_codes,
     choose_subtrees,
@@ -116,6 +117,8 @@ from dpviz.privacy.schema import Schema
 __all__ = [
     "AUTO",
     "COUNT_SHARE",
+    "CRITERIA",
+    "GINI_WEIGHT",
     "FALLBACKS",
     "MAX_AUTO_DEPTH",
     "MAX_MCMC_CELLS",
@@ -135,6 +138,7 @@ __all__ = [
     "choose_subtrees",
     "discrete_laplace_variance",
     "enumerate_subtrees",
+    "leaf_score",
     "max_operator",
     "mcmc_subtrees",
     "privacy_status",
@@ -183,6 +187,11 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
     fallback : {"hierarchical", "none"}, default="hierarchical"
         How leaves predict: shrunk towards their parents' noisy class shares, or from
         their own noisy counts only.
+    criterion : {"max_gini", "max"}, default="max_gini"
+        The exponential mechanism's split score: Friedman & Schuster's max operator plus
+        their Gini score (sensitivity 3; Gini breaks the max operator's ties), or the
+        max operator alone (sensitivity 1, the papers' choice). See
+        :mod:`~dpviz.models._greedy_score`.
     schema : Schema or None
     random_state : int, numpy generator or None
         Kept for scikit-learn's API only. This algorithm has no public randomness, so
@@ -222,6 +231,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
     # For the registry (dpviz.models.registry): valid values and the privacy status.
     STOPPING_RULES = STOPPING_RULES
     FALLBACKS = FALLBACKS
+    CRITERIA = CRITERIA
     check_max_depth = staticmethod(check_max_depth)
     privacy_status = staticmethod(privacy_status)
 
@@ -235,6 +245,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         declared_n: int = 0,
         stopping: str = "noisy_count",
         fallback: str = "hierarchical",
+        criterion: str = "max_gini",
         schema=None,
         random_state=None,
         noise_seed: int | None = None,
@@ -247,6 +258,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         self.declared_n = declared_n
         self.stopping = stopping
         self.fallback = fallback
+        self.criterion = criterion
         self.schema = schema
         self.random_state = random_state
         self.noise_seed = noise_seed
@@ -328,6 +340,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
             root_counts,
             stopping=self.stopping == "noisy_count",
             mcmc_steps=self.mcmc_steps,
+            beta=gini_weight(self.criterion),
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))

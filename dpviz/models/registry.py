@@ -164,6 +164,13 @@ _GREEDY_TAIL = (
         "noise-dominated leaves predict their parent's noisy class shares, or none",
         choices=DPDecisionTreeClassifier.FALLBACKS,
     ),
+    Parameter(
+        "criterion",
+        "max_gini",
+        "split score of the exponential mechanism: max operator plus Gini (Gini breaks the "
+        "max operator's ties), or the max operator alone (the papers')",
+        choices=DPDecisionTreeClassifier.CRITERIA,
+    ),
 )
 _BINS = Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64)
 
