@@ -1,6 +1,6 @@
 """DPEA's Metropolis sampler over subtrees of three or more layers (the paper's Algorithm 3).
 
-Privacy role: it reads the data (each proposal's acceptance compares max-operator
+Privacy role: it reads the data (each proposal's acceptance compares subtree
 scores), and its chain's stationary law is the exponential mechanism, but a chain of
 finite length only approximates that law: a step sampled here carries NO proven ε, and
 the greedy tree's ledger books it as "approximate" (unbounded ε). Every draw comes from

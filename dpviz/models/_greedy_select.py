@@ -4,14 +4,16 @@ The step reads records as codes (:func:`bin_codes`, also DPBoost's): a continuou
 feature cut at ``n_bins`` equal-width bins of its public domain, a discrete one its
 value index, so the candidate splits come from the schema alone, never from the data.
 
-Privacy role: the max-operator score of a subtree (Σ over its leaves of the largest
-class count) changes by at most 1 when a record is added or removed (sensitivity 1), so
-drawing a subtree with P ∝ exp(ε'·score/2) is ε'-DP; the nodes of a step hold disjoint
+Privacy role: the score of a subtree (Σ over its leaves of the largest class count,
+plus β times the leaf's Gini score) changes by at most Δ = 1 + 2β when a record is
+added or removed (:mod:`~dpviz.models._greedy_score`), so drawing a subtree with
+P ∝ exp(ε'·score/(2Δ)) is ε'-DP; the nodes of a step hold disjoint
 records (parallel composition). One or two layers are drawn exactly (the factorised
 sampler below); three or more go to the Metropolis chain of
 :mod:`dpviz.models._greedy_mcmc`, which is only approximate (no proven ε).
 
-The max-operator score of a subtree is a sum over its leaves, so the exponential
+The score of a subtree (the max operator, plus β·Gini by default: see
+:mod:`~dpviz.models._greedy_score`) is a sum over its leaves, so the exponential
 mechanism's distribution over all subtrees factorises: P(root feature a) ∝
 Π_children Σ_f exp(ε'·s(child, f)/2), and given a, each child's feature is drawn
 independently. Sampling that way is exactly the exhaustive exponential mechanism

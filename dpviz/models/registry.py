@@ -259,8 +259,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             name="Greedy DP decision tree (Friedman & Schuster 2010)",
             description=(
                 "One tree grown greedily: each node picks its split by the exponential "
-                "mechanism on the max-operator score; leaves release counts with discrete "
-                "Laplace noise."
+                "mechanism on the max-operator score (plus Gini, which breaks its ties); "
+                "leaves release counts with discrete Laplace noise."
             ),
             privacy="ε-DP",
             parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, _BINS),
