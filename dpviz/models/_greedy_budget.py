@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from numbers import Integral
 
+from dpviz.models._greedy_score import CRITERIA
 from dpviz.models.forest import prior_epsilon
 from dpviz.models.inputs import check_whole_numbers
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
@@ -107,6 +108,10 @@ def check_params(model) -> None:
     if model.stopping not in STOPPING_RULES:
         raise ValueError(
             f"stopping must be one of {', '.join(STOPPING_RULES)}, got {model.stopping!r}"
+        )
+    if model.criterion not in CRITERIA:
+        raise ValueError(
+            f"criterion must be one of {', '.join(CRITERIA)}, got {model.criterion!r}"
         )
     if model.fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {model.fallback!r}")

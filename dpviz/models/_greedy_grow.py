@@ -64,13 +64,16 @@ def grow_tree(
     root_counts: np.ndarray | None,
     stopping: bool,
     mcmc_steps: int,
+    beta: float = 0.0,
 ) -> GrownTree:
     """Grow the tree of depth at most ``budget.depth`` in steps of ``budget.steps`` layers.
 
     ``root_counts`` is the root's released noisy class histogram (``max_depth="auto"``
     without a declared count; the root's stopping test), ``stopping`` whether
     Friedman & Schuster's rule may close nodes, ``mcmc_steps`` the Metropolis proposals
-    of a step of three or more layers. Every draw comes from ``rng``."""
+    of a step of three or more layers, ``beta`` the weight of the Gini score next to the
+    max operator in the split score (:mod:`~dpviz.models._greedy_score`). Every draw
+    comes from ``rng``."""
     D, d = budget.depth, budget.steps
     tree = _NodeTable()
     state = _Frontier(
@@ -111,7 +114,7 @@ def grow_tree(
             if not len(state.ids):
                 break
         feat, n_candidates, n_proposed, n_accepted = choose_subtrees(
-            state, n_values, k, layers, budget.split(level), mcmc_steps, rng
+            state, n_values, k, layers, budget.split(level), mcmc_steps, rng, beta
         )
         candidates += n_candidates
         proposed += n_proposed

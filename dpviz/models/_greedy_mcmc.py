@@ -1,6 +1,6 @@
 """DPEA's Metropolis sampler over subtrees of three or more layers (the paper's Algorithm 3).
 
-Privacy role: it reads the data (each proposal's acceptance compares max-operator
+Privacy role: it reads the data (each proposal's acceptance compares subtree
 scores), and its chain's stationary law is the exponential mechanism, but a chain of
 finite length only approximates that law: a step sampled here carries NO proven ε, and
 the greedy tree's ledger books it as "approximate" (unbounded ε). Every draw comes from
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpviz.models._greedy_score import leaf_score
 from dpviz.privacy.noise import SecureGenerator
 
 MAX_MCMC_CELLS = 20_000_000  # frontier nodes × padded subtree positions
@@ -47,11 +48,13 @@ def mcmc_subtrees(
     scale: float,
     n_steps: int,
     rng: Rng,
+    beta: float = 0.0,
 ) -> tuple[np.ndarray, int, int]:
     """Metropolis chains (DPEA's Algorithm 3), one per frontier node, run side by side.
 
     The target is the exponential mechanism over the node's (layers+1)-layer subtrees,
-    P(s) ∝ exp(``scale`` · score(s)) with scale = ε'/(2Δ), Δ = 1 — the candidate space
+    P(s) ∝ exp(``scale`` · score(s)) with scale = ε'/(2Δ) — score the max operator plus
+    ``beta`` · Gini, Δ = 1 + 2β (:mod:`~dpviz.models._greedy_score`) — the candidate space
     of :func:`enumerate_subtrees`. A chain starts from a random subtree; a proposal
     picks one internal node uniformly and gives it a uniformly drawn other allowed
     feature g in place of f; below it, f and g swap wherever they occur, so each path
@@ -143,7 +146,8 @@ def mcmc_subtrees(
         owner = which[record_node[idx]]
         new_slots = _leaf_slots(cand, owner, codes[idx], offsets, width)
         old_slots = key[idx] - record_node[idx] * span
-        log_ratio += scale * _score_change(owner, old_slots, new_slots, y[idx], n_live, k, span)
+        change = _score_change(owner, old_slots, new_slots, y[idx], n_live, k, span, beta)
+        log_ratio += scale * change
         take = rng.random(n_live) < np.exp(np.minimum(log_ratio, 0.0))
         feat[live[take]] = cand[take]
         n_internal[live[take]] = n_after[take]
@@ -204,22 +208,25 @@ def _leaf_slots(feat, owner, codes, offsets, width) -> np.ndarray:
     return slot
 
 
-def _score_change(owner, old_slot, new_slot, y, n_owners, k, span) -> np.ndarray:
-    """Per owner, the max-operator score of these records grouped by ``new_slot``
-    minus grouped by ``old_slot``."""
+def _score_change(owner, old_slot, new_slot, y, n_owners, k, span, beta=0.0) -> np.ndarray:
+    """Per owner, the score (max operator plus ``beta`` · Gini) of these records grouped
+    by ``new_slot`` minus grouped by ``old_slot``."""
     key = np.concatenate([owner * span + old_slot, (owner + n_owners) * span + new_slot])
     labels = np.tile(y, 2)
     if 2 * n_owners * span * k <= 8 * len(key) + 1024:  # few slots: count them directly
         counts = np.bincount(key * k + labels, minlength=2 * n_owners * span * k)
         counts = counts.reshape(2 * n_owners * span, k)
-        best = counts[:, 0]
-        for c in range(1, k):  # max over the few classes: cheaper than a reduction
-            best = np.maximum(best, counts[:, c])
+        if beta:
+            best = leaf_score(counts, beta)
+        else:
+            best = counts[:, 0]
+            for c in range(1, k):  # max over the few classes: cheaper than a reduction
+                best = np.maximum(best, counts[:, c])
         per = best.reshape(2 * n_owners, span).astype(np.float64) @ np.ones(span)
         return per[n_owners:] - per[:n_owners]
     groups, inverse = np.unique(key, return_inverse=True)
     counts = np.bincount(inverse * k + labels, minlength=len(groups) * k)
-    best = counts.reshape(-1, k).max(axis=1)
+    best = leaf_score(counts.reshape(-1, k), beta)
     sign = np.where(groups < n_owners * span, -1.0, 1.0)
     per = np.bincount(groups // span, weights=sign * best, minlength=2 * n_owners)
     return per[:n_owners] + per[n_owners:]

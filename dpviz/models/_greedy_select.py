@@ -4,14 +4,16 @@ The step reads records as codes (:func:`bin_codes`, also DPBoost's): a continuou
 feature cut at ``n_bins`` equal-width bins of its public domain, a discrete one its
 value index, so the candidate splits come from the schema alone, never from the data.
 
-Privacy role: the max-operator score of a subtree (Σ over its leaves of the largest
-class count) changes by at most 1 when a record is added or removed (sensitivity 1), so
-drawing a subtree with P ∝ exp(ε'·score/2) is ε'-DP; the nodes of a step hold disjoint
+Privacy role: the score of a subtree (Σ over its leaves of the largest class count,
+plus β times the leaf's Gini score) changes by at most Δ = 1 + 2β when a record is
+added or removed (:mod:`~dpviz.models._greedy_score`), so drawing a subtree with
+P ∝ exp(ε'·score/(2Δ)) is ε'-DP; the nodes of a step hold disjoint
 records (parallel composition). One or two layers are drawn exactly (the factorised
 sampler below); three or more go to the Metropolis chain of
 :mod:`dpviz.models._greedy_mcmc`, which is only approximate (no proven ε).
 
-The max-operator score of a subtree is a sum over its leaves, so the exponential
+The score of a subtree (the max operator, plus β·Gini by default: see
+:mod:`~dpviz.models._greedy_score`) is a sum over its leaves, so the exponential
 mechanism's distribution over all subtrees factorises: P(root feature a) ∝
 Π_children Σ_f exp(ε'·s(child, f)/2), and given a, each child's feature is drawn
 independently. Sampling that way is exactly the exhaustive exponential mechanism
@@ -28,6 +30,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpviz.models._greedy_mcmc import Rng, mcmc_subtrees
+from dpviz.models._greedy_score import leaf_score, score_sensitivity
 from dpviz.models.data import EncodedData
 from dpviz.privacy.schema import Schema
 
@@ -46,31 +49,49 @@ def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.nda
     return codes, n_values
 
 
-def max_operator(counts: np.ndarray) -> np.ndarray:
-    """Σ over the last-but-one axis of the largest class count (the FS score)."""
-    return counts.max(axis=-1).sum(axis=-1)
+def max_operator(counts: np.ndarray, beta: float = 0.0) -> np.ndarray:
+    """Σ over the last-but-one axis of each leaf's score: the largest class count (the FS
+    max operator), plus ``beta`` times the Gini score (see
+    :func:`~dpviz.models._greedy_score.leaf_score`)."""
+    return leaf_score(counts, beta).sum(axis=-1)
 
 
 def split_scores(
-    node: np.ndarray, codes: np.ndarray, y: np.ndarray, n_nodes: int, n_values: np.ndarray, k: int
+    node: np.ndarray,
+    codes: np.ndarray,
+    y: np.ndarray,
+    n_nodes: int,
+    n_values: np.ndarray,
+    k: int,
+    beta: float = 0.0,
 ) -> np.ndarray:
-    """Score (n_nodes, n_features) of splitting each node on each feature."""
+    """Score (n_nodes, n_features) of splitting each node on each feature (max operator
+    plus ``beta`` · Gini)."""
     scores = np.zeros((n_nodes, codes.shape[1]))
     for f, width in enumerate(n_values):
         flat = (node * width + codes[:, f]) * k + y
         counts = np.bincount(flat, minlength=n_nodes * width * k).reshape(n_nodes, width, k)
-        scores[:, f] = max_operator(counts)
+        scores[:, f] = max_operator(counts, beta)
     return scores
 
 
 def choose_subtrees(
-    state, n_values: np.ndarray, k: int, layers: int, eps: float, mcmc_steps: int, rng: Rng
+    state,
+    n_values: np.ndarray,
+    k: int,
+    layers: int,
+    eps: float,
+    mcmc_steps: int,
+    rng: Rng,
+    beta: float = 0.0,
 ) -> tuple[np.ndarray, int, int, int]:
     """Exponential-mechanism choice of each frontier node's next ``layers`` layers.
 
     ``state`` is the frontier (``record_node``, ``codes``, ``y``, ``used``), ``eps`` the
-    step's ε'. One or two layers: the exact mechanism. Three or more: Metropolis MCMC
-    with ``mcmc_steps`` proposals (only approximately the mechanism; not proven DP).
+    step's ε', ``beta`` the weight of the Gini score next to the max operator (the score's
+    sensitivity is 1 + 2β, see :mod:`~dpviz.models._greedy_score`). One or two layers:
+    the exact mechanism. Three or more: Metropolis MCMC with ``mcmc_steps`` proposals
+    (only approximately the mechanism; not proven DP).
 
     Returns
     -------
@@ -83,7 +104,7 @@ def choose_subtrees(
     proposed, accepted : int
         The Metropolis proposals made and accepted (0 for one or two layers).
     """
-    scale = eps / 2.0  # exp(ε'·score / (2Δ)) with Δ = 1
+    scale = eps / (2.0 * score_sensitivity(beta))  # exp(ε'·score / (2Δ)), Δ = 1 + 2β
     n_nodes, m = state.used.shape
     allowed = ~state.used
     if layers > 2:
@@ -98,10 +119,11 @@ def choose_subtrees(
             scale,
             mcmc_steps,
             rng,
+            beta,
         )
         widths = [tuple(sorted(n_values[row].tolist())) for row in allowed]
         return feat, sum(_n_subtrees(w, layers) for w in widths), proposed, accepted
-    s1 = split_scores(state.record_node, state.codes, state.y, n_nodes, n_values, k)
+    s1 = split_scores(state.record_node, state.codes, state.y, n_nodes, n_values, k, beta)
     if layers == 1:
         root = _gumbel_argmax(np.where(allowed, scale * s1, -np.inf), rng)
         return root[:, None], int(allowed.sum()), 0, 0
@@ -112,8 +134,8 @@ def choose_subtrees(
         wa = int(n_values[a])
         child = state.record_node * wa + state.codes[:, a]
         counts = _node_counts(child, state.y, n_nodes * wa, k).reshape(n_nodes, wa, k)
-        leaf_term[:, a, :wa] = scale * counts.max(axis=-1)
-        sub = split_scores(child, state.codes, state.y, n_nodes * wa, n_values, k)
+        leaf_term[:, a, :wa] = scale * leaf_score(counts, beta)
+        sub = split_scores(child, state.codes, state.y, n_nodes * wa, n_values, k, beta)
         pair[:, a, :wa, :] = scale * sub.reshape(n_nodes, wa, m)
     # A child of a may split on any feature its path has not used, a excluded.
     not_a = ~np.eye(m, dtype=bool)
@@ -138,35 +160,39 @@ def choose_subtrees(
 
 
 def enumerate_subtrees(
-    codes: np.ndarray, y: np.ndarray, n_values: np.ndarray, k: int, layers: int
+    codes: np.ndarray, y: np.ndarray, n_values: np.ndarray, k: int, layers: int, beta: float = 0.0
 ) -> tuple[list[tuple], np.ndarray]:
-    """Every (layers+1)-layer subtree at a root holding these records, with its score.
+    """Every (layers+1)-layer subtree at a root holding these records, with its score (max
+    operator plus ``beta`` · Gini).
 
     Brute force, for audits and tests on tiny data: a candidate is (a,) for one layer;
     for more, (a, (c_0, …, c_{b-1})) where c_v is child v's own subtree in the same
     nested form — a bare feature at the last layer — or -1 when child v has no feature
     left (a leaf). Two layers thus read (a, (f_0, …, f_{b-1})).
     """
-    options = _subtree_options(codes, y, n_values, k, layers, frozenset(range(codes.shape[1])))
+    allowed = frozenset(range(codes.shape[1]))
+    options = _subtree_options(codes, y, n_values, k, layers, allowed, beta)
     candidates = [(c,) if layers == 1 else c for c, _ in options]
     return candidates, np.asarray([score for _, score in options], dtype=np.float64)
 
 
-def _subtree_options(codes, y, n_values, k, layers, allowed) -> list[tuple]:
+def _subtree_options(codes, y, n_values, k, layers, allowed, beta) -> list[tuple]:
     if not allowed:
-        return [(-1, float(np.bincount(y, minlength=k).max()))]
+        return [(-1, float(leaf_score(np.bincount(y, minlength=k), beta)))]
     options = []
     for a in sorted(allowed):
         wa = int(n_values[a])
         if layers == 1:
             counts = _node_counts(codes[:, a], y, wa, k)
-            options.append((a, float(counts.max(axis=1).sum())))
+            options.append((a, float(max_operator(counts, beta))))
             continue
         per_child = []
         for v in range(wa):
             rows = codes[:, a] == v
             per_child.append(
-                _subtree_options(codes[rows], y[rows], n_values, k, layers - 1, allowed - {a})
+                _subtree_options(
+                    codes[rows], y[rows], n_values, k, layers - 1, allowed - {a}, beta
+                )
             )
         for combo in itertools.product(*per_child):
             options.append(((a, tuple(c for c, _ in combo)), sum(score for _, score in combo)))

@@ -2,8 +2,13 @@
 
 DPEA ("Embedding DP in decision tree algorithm with different depths", 2017) grows a
 tree in steps; each step picks a whole (d+1)-layer subtree by the exponential
-mechanism on the max-operator score (Σ over the subtree's leaves of the leaf's
-largest class count; sensitivity 1). Friedman–Schuster is the d = 1 case. Leaves
+mechanism on a score summed over the subtree's leaves. Friedman–Schuster is the d = 1
+case. The papers' score is the max operator (each leaf's largest class count;
+sensitivity 1), ``criterion="max"``; the default ``criterion="max_gini"`` adds
+Friedman & Schuster's Gini score to it (Σ τ²/n − n per leaf, sensitivity 2; together
+Δ = 3, and the mechanism draws with exp(ε'·s/(2Δ))), because the max operator ties
+wherever no split changes a child's majority class — on UCI car every root split — and
+then draws the split uniformly (see :mod:`~dpviz.models._greedy_score`). Leaves
 release class counts plus exact discrete Laplace noise (integers: no floating-point side
 channel).
 
@@ -14,7 +19,9 @@ root's noisy class histogram (ε_root = 0.1·ε); then at most ⌈D/d⌉ step le
 on its node's noisy class histogram (the stopping rule) and the rest on the
 exponential-mechanism step — and one noisy leaf count: ε' for a leaf at full depth,
 and for a leaf closed earlier the ε' of every level its records did not reach as
-well (so every record spends exactly ε). The ledger books each level's parts in
+well (so every record spends exactly ε). A step is ε'-DP (or (1 − ρ)·ε') whatever
+the criterion: its exponential mechanism divides the score by its sensitivity Δ (1 for
+the max operator, 3 for max + Gini). The ledger books each level's parts in
 parallel over its disjoint nodes. For d > 2 the steps of three or more layers
 sample their subtree with the paper's Metropolis MCMC (``mcmc_steps`` proposals),
 which only approximates the exponential mechanism: such a model is "approximate" —
@@ -46,7 +53,7 @@ proposals and acceptances, node and leaf noise) comes from a
 :class:`~dpviz.privacy.noise.SecureGenerator` keyed by a fresh OS secret per fit, never from
 ``random_state``.
 
-The max-operator score of a subtree is a sum over its leaves, so the exponential
+The score of a subtree is a sum over its leaves, so the exponential
 mechanism's distribution over all subtrees factorises: P(root feature a) ∝
 Π_children Σ_f exp(ε'·s(child, f)/2), and given a, each child's feature is drawn
 independently. Sampling that way is exactly the exhaustive exponential mechanism
@@ -64,6 +71,8 @@ docstring stating its privacy role:
 - :mod:`~dpviz.models._greedy_stopping` — the noise-aware stopping rule and the "auto"
   depth (the root's noisy histogram);
 - :mod:`~dpviz.models._greedy_grow` — the growth loop, step level by step level;
+- :mod:`~dpviz.models._greedy_score` — the split score (max operator, + Gini) and its
+  sensitivity;
 - :mod:`~dpviz.models._greedy_select` — the exact exponential-mechanism step (d ≤ 2);
 - :mod:`~dpviz.models._greedy_mcmc` — the Metropolis sampler for d > 2 (approximate);
 - :mod:`~dpviz.models._greedy_leaves` — the noisy leaf counts and the fallback;
@@ -98,6 +107,7 @@ from dpviz.models._greedy_grow import MAX_NODES, _Frontier, _NodeTable, grow_tre
 from dpviz.models._greedy_leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
 from dpviz.models._greedy_mcmc import MAX_MCMC_CELLS, Rng, mcmc_subtrees
 from dpviz.models._greedy_predict import _FittedTree
+from dpviz.models._greedy_score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models._greedy_select import (
     bin_codes,
     choose_subtrees,
@@ -116,6 +126,8 @@ from dpviz.privacy.schema import Schema
 __all__ = [
     "AUTO",
     "COUNT_SHARE",
+    "CRITERIA",
+    "GINI_WEIGHT",
     "FALLBACKS",
     "MAX_AUTO_DEPTH",
     "MAX_MCMC_CELLS",
@@ -135,6 +147,7 @@ __all__ = [
     "choose_subtrees",
     "discrete_laplace_variance",
     "enumerate_subtrees",
+    "leaf_score",
     "max_operator",
     "mcmc_subtrees",
     "privacy_status",
@@ -183,6 +196,11 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
     fallback : {"hierarchical", "none"}, default="hierarchical"
         How leaves predict: shrunk towards their parents' noisy class shares, or from
         their own noisy counts only.
+    criterion : {"max_gini", "max"}, default="max_gini"
+        The exponential mechanism's split score: Friedman & Schuster's max operator plus
+        their Gini score (sensitivity 3; Gini breaks the max operator's ties), or the
+        max operator alone (sensitivity 1, the papers' choice). See
+        :mod:`~dpviz.models._greedy_score`.
     schema : Schema or None
     random_state : int, numpy generator or None
         Kept for scikit-learn's API only. This algorithm has no public randomness, so
@@ -222,6 +240,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
     # For the registry (dpviz.models.registry): valid values and the privacy status.
     STOPPING_RULES = STOPPING_RULES
     FALLBACKS = FALLBACKS
+    CRITERIA = CRITERIA
     check_max_depth = staticmethod(check_max_depth)
     privacy_status = staticmethod(privacy_status)
 
@@ -235,6 +254,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         declared_n: int = 0,
         stopping: str = "noisy_count",
         fallback: str = "hierarchical",
+        criterion: str = "max_gini",
         schema=None,
         random_state=None,
         noise_seed: int | None = None,
@@ -247,6 +267,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         self.declared_n = declared_n
         self.stopping = stopping
         self.fallback = fallback
+        self.criterion = criterion
         self.schema = schema
         self.random_state = random_state
         self.noise_seed = noise_seed
@@ -328,6 +349,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
             root_counts,
             stopping=self.stopping == "noisy_count",
             mcmc_steps=self.mcmc_steps,
+            beta=gini_weight(self.criterion),
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))

@@ -164,6 +164,13 @@ _GREEDY_TAIL = (
         "noise-dominated leaves predict their parent's noisy class shares, or none",
         choices=DPDecisionTreeClassifier.FALLBACKS,
     ),
+    Parameter(
+        "criterion",
+        "max_gini",
+        "split score of the exponential mechanism: max operator plus Gini (Gini breaks the "
+        "max operator's ties), or the max operator alone (the papers')",
+        choices=DPDecisionTreeClassifier.CRITERIA,
+    ),
 )
 _BINS = Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64)
 
@@ -252,8 +259,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             name="Greedy DP decision tree (Friedman & Schuster 2010)",
             description=(
                 "One tree grown greedily: each node picks its split by the exponential "
-                "mechanism on the max-operator score; leaves release counts with discrete "
-                "Laplace noise."
+                "mechanism on the max-operator score (plus Gini, which breaks its ties); "
+                "leaves release counts with discrete Laplace noise."
             ),
             privacy="ε-DP",
             parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, _BINS),

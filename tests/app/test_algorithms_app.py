@@ -162,6 +162,19 @@ def test_an_algorithm_added_to_the_registry_appears_with_its_parameters(monkeypa
     assert not at.exception and "Tree 1 of ensemble 1" in chart_spec(at)["layout"]["title"]["text"]
 
 
+def test_the_greedy_split_score_is_a_choice_on_the_train_page():
+    """The greedy trees offer the split score (criterion, issue 13): max operator + Gini
+    by default, the papers' max operator alone when picked; the trained model uses it."""
+    at = open_train()
+    at.selectbox(key=key("train.algorithm")).set_value("friedman_schuster").run()
+    box = at.selectbox(key=key("train.friedman_schuster.criterion"))
+    assert box.value == "max_gini" and list(box.options) == ["max_gini", "max"]
+    at = train_in_app("friedman_schuster", criterion="max", **FAST["friedman_schuster"])
+    run = at.session_state[RUN_KEY]
+    assert run.model.criterion == "max"
+    assert run.model.ledger_.epsilon_total == pytest.approx(run.settings.epsilon)
+
+
 # --- train, then Trees and Leaves, for every non-forest algorithm --------------------------
 
 

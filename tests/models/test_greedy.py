@@ -39,9 +39,11 @@ def tiny_data(n, seed):
     return codes, rng.integers(0, 2, n)
 
 
-def exact_law(codes, y, eps, layers):
-    candidates, scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers)
-    return candidates, log_softmax(eps / 2 * scores)
+def exact_law(codes, y, eps, layers, beta=0.0):
+    """The exponential mechanism over the enumerated subtrees: exp(ε'·s / (2Δ)),
+    Δ = 1 + 2β for the score max + β·Gini."""
+    candidates, scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers, beta)
+    return candidates, log_softmax(eps / (2 * (1 + 2 * beta)) * scores)
 
 
 def replicas(codes, y, n_draws):
@@ -101,32 +103,37 @@ def assert_matches_law(feat, candidates, scores, log_p, n_values, layers):
     assert chi_square_p(np.bincount(root[drawn]), np.bincount(root, weights=law)) > 1e-4
 
 
+@pytest.mark.parametrize("beta", [0.0, 1.0])
 @pytest.mark.parametrize("layers", [1, 2])
-def test_factorised_sampler_is_the_exhaustive_exponential_mechanism(layers):
+def test_factorised_sampler_is_the_exhaustive_exponential_mechanism(layers, beta):
     """30,000 seeded draws of the factorised sampler against the brute-force law
-    (chi-square, fixed seed; a wrong factorisation shifts mass by far more than 1%)."""
+    (chi-square, fixed seed; a wrong factorisation shifts mass by far more than 1%), for
+    the max operator (β = 0) and the default max + Gini score (β = 1, Δ = 3)."""
     codes, y = tiny_data(12, seed=1)
-    eps = 1.5
-    candidates, scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers)
+    eps = 1.5 * (1 + 2 * beta)  # the same sharpness for both scores
+    candidates, log_p = exact_law(codes, y, eps, layers, beta)
+    scores = enumerate_subtrees(codes, y, N_VALUES, 2, layers, beta)[1]
     state = replicas(codes, y, 30_000)
-    feat = choose_subtrees(state, N_VALUES, 2, layers, eps, 1000, np.random.default_rng(0))[0]
-    log_p = log_softmax(eps / 2 * scores)
+    rng = np.random.default_rng(0)
+    feat = choose_subtrees(state, N_VALUES, 2, layers, eps, 1000, rng, beta)[0]
     assert_matches_law(feat, candidates, scores, log_p, N_VALUES, layers)
 
 
 @pytest.mark.parametrize(
-    ("n_values", "n_subtrees"),
+    ("n_values", "n_subtrees", "beta"),
     [
         # unequal widths; every full subtree cuts the records into the same cells, so
         # the law is uniform over subtrees: this isolates the Hastings factor
-        ((2, 2, 3), 16),
+        ((2, 2, 3), 16, 0.0),
         # four binary features: scores differ; moves and f↔g swaps on all levels
-        ((2, 2, 2, 2), 576),
+        ((2, 2, 2, 2), 576, 0.0),
         # both: a ternary feature among binary ones, scores that differ
-        ((3, 2, 2, 2), 2496),
+        ((3, 2, 2, 2), 2496, 0.0),
+        # the default score, max operator + Gini (non-integer score changes)
+        ((3, 2, 2, 2), 2496, 1.0),
     ],
 )
-def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtrees):
+def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtrees, beta):
     """DPEA's Metropolis chain for d = 3 against the enumerated exponential mechanism.
 
     5,000 independent chains of 150 proposals each (one replica of a 16-record
@@ -140,7 +147,7 @@ def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtre
     # informative labels: an XOR of the first two features, 15% flipped
     y = ((codes[:, 0] > 0) ^ (codes[:, 1] > 0) ^ (rng.random(16) < 0.15)).astype(np.int64)
     eps = 2.0
-    candidates, scores = enumerate_subtrees(codes, y, n_values, 2, 3)
+    candidates, scores = enumerate_subtrees(codes, y, n_values, 2, 3, beta)
     assert len(candidates) == n_subtrees
     state = replicas(codes, y, 5_000)
     feat, proposed, accepted = mcmc_subtrees(
@@ -154,6 +161,7 @@ def test_mcmc_sampler_matches_the_exact_exponential_mechanism(n_values, n_subtre
         eps / 2,
         150,
         np.random.default_rng(0),
+        beta,
     )
     assert 0 < accepted < proposed
     log_p = log_softmax(eps / 2 * scores)
@@ -167,11 +175,13 @@ def test_mcmc_candidate_count_is_the_size_of_the_subtree_space():
     assert candidates == 2 * len(enumerate_subtrees(codes, y, N_VALUES, 2, 3)[0])
 
 
+@pytest.mark.parametrize("beta", [0.0, 1.0])
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("eps", [0.5, 1.0])
-def test_split_selection_passes_exact_audit(layers, eps):
-    """Every tiny dataset of 4 records and every add-one neighbour: the exact law of the
-    chosen subtree moves by at most ε' = ``eps`` (the step's budget)."""
+def test_split_selection_passes_exact_audit(layers, eps, beta):
+    """150 tiny datasets of 4 records and an add-one neighbour each: the exact law of the
+    chosen subtree moves by at most ε' = ``eps`` (the step's budget), for the max
+    operator and for max + Gini at Δ = 3."""
     values = [
         (a, b, c, label)
         for a, b, c in itertools.product(range(2), range(2), range(3))
@@ -183,8 +193,8 @@ def test_split_selection_passes_exact_audit(layers, eps):
         rows = np.asarray([values[i] for i in rng.integers(0, len(values), 4)])
         extra = np.asarray([values[rng.integers(0, len(values))]])
         base, bigger = rows, np.vstack([rows, extra])
-        _, log_p = exact_law(base[:, :3], base[:, 3], eps, layers)
-        _, log_q = exact_law(bigger[:, :3], bigger[:, 3], eps, layers)
+        _, log_p = exact_law(base[:, :3], base[:, 3], eps, layers, beta)
+        _, log_q = exact_law(bigger[:, :3], bigger[:, 3], eps, layers, beta)
         worst = max(worst, float(privacy_loss(log_p[None], log_q[None])[0]))
     assert worst <= eps + 1e-9
 
@@ -304,6 +314,7 @@ def test_default_trees_learn(name):
         ({"steps": 2, "max_depth": 1}, "exceeds the depth"),
         ({"steps": 4, "max_depth": 3}, "d = 4 exceeds the depth D = 3; use d ≤ D"),
         ({"n_bins": 1}, "n_bins"),
+        ({"criterion": "gini"}, "criterion must be one of max_gini, max"),
         ({"steps": 3, "mcmc_steps": 0}, "mcmc_steps must be a whole number ≥ 1"),
         ({"steps": 3, "mcmc_steps": -5}, "mcmc_steps must be a whole number ≥ 1"),
         ({"steps": 3, "mcmc_steps": 2.5}, "mcmc_steps must be a whole number ≥ 1"),

@@ -1,13 +1,14 @@
 """The greedy tree's separated parts, one job each: the split of ε, the "auto" depth from
 the root histogram, the growth loop, the leaf release and fallback, and routing."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
 from dpviz.models._greedy_budget import COUNT_SHARE, make_budget, root_count_epsilon
-from dpviz.models._greedy_grow import GrownTree, grow_tree
+from dpviz.models._greedy_grow import GrownTree, _Frontier, grow_tree
 from dpviz.models._greedy_leaves import (
     noisy_leaf_counts,
     own_shares,
@@ -15,6 +16,8 @@ from dpviz.models._greedy_leaves import (
     smooth_shares,
 )
 from dpviz.models._greedy_predict import leaf_of, leaf_proba
+from dpviz.models._greedy_score import leaf_score, score_sensitivity
+from dpviz.models._greedy_select import choose_subtrees, split_scores
 from dpviz.models._greedy_stopping import auto_depth, choose_depth
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
@@ -164,3 +167,61 @@ def test_leaf_of_routes_records_and_stops_unknown_values():
     shares = np.array([[1.0, 0.0], [0.25, 0.75], [0.0, 1.0]])
     proba = leaf_proba(node, np.array([1, 3, 4]), shares)
     np.testing.assert_allclose(proba, [[1, 0], [0.25, 0.75], [0, 1], [0.5, 0.5], [0.5, 0.5]])
+
+
+def test_split_score_sensitivity_is_one_plus_two_beta():
+    """Every leaf of up to 14 records over 3 classes and every record added to it: the
+    max operator moves by at most 1 and the Gini term Σ τ²/n − n by a value in [−2, 0]
+    (Friedman & Schuster's sensitivity 2), so max + β·Gini moves by at most 1 + 2β. The
+    bound 2 is nearly reached (a pure leaf gaining a record of another class)."""
+    counts = np.array([c for c in itertools.product(range(15), repeat=3) if sum(c) <= 14])
+    worst_max, gini_moves = 0.0, []
+    for c in range(3):
+        bigger = counts.copy()
+        bigger[:, c] += 1
+        worst_max = max(worst_max, float(np.abs(leaf_score(bigger) - leaf_score(counts)).max()))
+        gini = (
+            leaf_score(bigger, 1.0)
+            - leaf_score(bigger)
+            - (leaf_score(counts, 1.0) - leaf_score(counts))
+        )
+        gini_moves.append(gini)
+        for beta in (0.25, 1.0):
+            move = np.abs(leaf_score(bigger, beta) - leaf_score(counts, beta))
+            assert move.max() <= score_sensitivity(beta) + 1e-9
+    gini_moves = np.concatenate(gini_moves)
+    assert worst_max == 1.0
+    assert gini_moves.min() >= -2.0 - 1e-9 and gini_moves.max() <= 1e-9
+    assert gini_moves.min() < -1.85
+
+
+def test_gini_breaks_the_ties_of_the_max_operator():
+    """A full factorial of four ternary features (like UCI car) whose label is 1 only
+    when A = 0 and B = 0: no split changes a child's majority, so the max operator
+    scores every root split the same and the mechanism draws the root uniformly; the
+    default score (β = 1) sees that A and B make pure children and picks one of them
+    with the exponential mechanism's probability 2e^(20ε/6) / (2e^(20ε/6) + 2)."""
+    grid = np.array(list(itertools.product(range(3), repeat=4)))
+    codes = np.tile(grid, (5, 1))  # 405 records
+    y = ((codes[:, 0] == 0) & (codes[:, 1] == 0)).astype(np.int64)
+    n_values = np.array([3, 3, 3, 3])
+    node = np.zeros(len(y), dtype=np.int64)
+    flat = split_scores(node, codes, y, 1, n_values, 2)[0]
+    assert np.all(flat == flat[0])  # the max operator: a four-way tie
+    gini = split_scores(node, codes, y, 1, n_values, 2, beta=1.0)[0] - flat
+    np.testing.assert_allclose(gini, [-60.0, -60.0, -80.0, -80.0])
+    n_draws = 4000
+    frontier = _Frontier(
+        ids=np.arange(n_draws),
+        used=np.zeros((n_draws, 4), dtype=bool),
+        record_node=np.repeat(np.arange(n_draws), len(y)),
+        codes=np.tile(codes, (n_draws, 1)),
+        y=np.tile(y, n_draws),
+    )
+    eps = 1.0
+    for beta, p_informative in [(0.0, 0.5), (1.0, 1 / (1 + math.exp(-20 * eps / 6)))]:
+        root = choose_subtrees(frontier, n_values, 2, 1, eps, 1, replayable(7), beta)[0][:, 0]
+        share = float(np.isin(root, [0, 1]).mean())
+        # 4 binomial standard deviations of a share of n_draws draws
+        tol = 4 * math.sqrt(p_informative * (1 - p_informative) / n_draws)
+        assert abs(share - p_informative) <= tol, (beta, share)
