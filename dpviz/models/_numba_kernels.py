@@ -328,6 +328,80 @@ def descend_heap(feature, threshold, cont, depth, t0, t1, out):
 
 @nb.njit(
     [
+        (i32[:, ::1], f64[:, ::1], c, i64, i64[::1], f64[:, ::1], i64, i64, f64[:, ::1])
+        for c in (f64[:, ::1], f64[::1, :], f64[:, :])
+    ],
+    nogil=True,
+    cache=True,
+)
+def heap_value_sums(feature, threshold, cont, depth, offsets, values, a, b, out):
+    """``descend_heap`` and ``value_sums_local`` in one pass, for records ``a``..``b``:
+    out[i] += values[offsets[t] + the leaf record i reaches in tree t], tree after tree
+    (the same additions in the same order, so the same sums). No leaf matrix is
+    written or read again: each leaf is added while its record's row is in cache."""
+    n_trees = feature.shape[0]
+    k = values.shape[1]
+    first_leaf = (1 << depth) - 1
+    for b0 in range(a, b, HEAP_BLOCK):
+        b1 = min(b, b0 + HEAP_BLOCK)
+        for t in range(n_trees):
+            feat, thr = feature[t], threshold[t]
+            base = offsets[t] - first_leaf
+            j = b0
+            while j + 16 <= b1:
+                r0, r1, r2, r3 = cont[j + 0], cont[j + 1], cont[j + 2], cont[j + 3]
+                r4, r5, r6, r7 = cont[j + 4], cont[j + 5], cont[j + 6], cont[j + 7]
+                r8, r9, r10, r11 = cont[j + 8], cont[j + 9], cont[j + 10], cont[j + 11]
+                r12, r13, r14, r15 = cont[j + 12], cont[j + 13], cont[j + 14], cont[j + 15]
+                a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = a13 = a14 = (
+                    a15
+                ) = 0
+                for _ in range(depth):
+                    a0 = 2 * a0 + 1 + (r0[feat[a0]] >= thr[a0])
+                    a1 = 2 * a1 + 1 + (r1[feat[a1]] >= thr[a1])
+                    a2 = 2 * a2 + 1 + (r2[feat[a2]] >= thr[a2])
+                    a3 = 2 * a3 + 1 + (r3[feat[a3]] >= thr[a3])
+                    a4 = 2 * a4 + 1 + (r4[feat[a4]] >= thr[a4])
+                    a5 = 2 * a5 + 1 + (r5[feat[a5]] >= thr[a5])
+                    a6 = 2 * a6 + 1 + (r6[feat[a6]] >= thr[a6])
+                    a7 = 2 * a7 + 1 + (r7[feat[a7]] >= thr[a7])
+                    a8 = 2 * a8 + 1 + (r8[feat[a8]] >= thr[a8])
+                    a9 = 2 * a9 + 1 + (r9[feat[a9]] >= thr[a9])
+                    a10 = 2 * a10 + 1 + (r10[feat[a10]] >= thr[a10])
+                    a11 = 2 * a11 + 1 + (r11[feat[a11]] >= thr[a11])
+                    a12 = 2 * a12 + 1 + (r12[feat[a12]] >= thr[a12])
+                    a13 = 2 * a13 + 1 + (r13[feat[a13]] >= thr[a13])
+                    a14 = 2 * a14 + 1 + (r14[feat[a14]] >= thr[a14])
+                    a15 = 2 * a15 + 1 + (r15[feat[a15]] >= thr[a15])
+                for c in range(k):
+                    out[j + 0, c] += values[base + a0, c]
+                    out[j + 1, c] += values[base + a1, c]
+                    out[j + 2, c] += values[base + a2, c]
+                    out[j + 3, c] += values[base + a3, c]
+                    out[j + 4, c] += values[base + a4, c]
+                    out[j + 5, c] += values[base + a5, c]
+                    out[j + 6, c] += values[base + a6, c]
+                    out[j + 7, c] += values[base + a7, c]
+                    out[j + 8, c] += values[base + a8, c]
+                    out[j + 9, c] += values[base + a9, c]
+                    out[j + 10, c] += values[base + a10, c]
+                    out[j + 11, c] += values[base + a11, c]
+                    out[j + 12, c] += values[base + a12, c]
+                    out[j + 13, c] += values[base + a13, c]
+                    out[j + 14, c] += values[base + a14, c]
+                    out[j + 15, c] += values[base + a15, c]
+                j += 16
+            while j < b1:
+                v, r = 0, cont[j]
+                for _ in range(depth):
+                    v = 2 * v + 1 + (r[feat[v]] >= thr[v])
+                for c in range(k):
+                    out[j, c] += values[base + v, c]
+                j += 1
+
+
+@nb.njit(
+    [
         (i32[:, ::1], f64[:, ::1], c, i64, i64[::1], i64[::1], i64[::1], i32[::1])
         for c in (f64[:, ::1], f64[::1, :], f64[:, :])
     ],

@@ -889,6 +889,46 @@ def matrix_label_counts(
     return out[:, :k]
 
 
+def heap_value_sums(
+    forest: CompactForest, continuous: np.ndarray, values: np.ndarray
+) -> np.ndarray | None:
+    """Per record, the sum over the trees of ``values`` (one row per leaf of ``forest``,
+    in its leaf order) of the leaves it reaches, added in tree order: what
+    :func:`route_compact` then :func:`matrix_value_sums` give, in one compiled pass that
+    writes no leaf matrix. None where that does not apply (trees not in heap order,
+    kernels not loaded)."""
+    if forest.heap is None or len(forest.trees) != len(forest.offsets):
+        return None
+    cont = _layout(continuous, np.empty((0, 0), np.int32))[0]
+    n = cont.shape[0]
+    depth = int(forest.store.space.max_depth)
+    compiled = kernels.get(wait=n * len(forest.trees) * (depth + 1) >= COMPILED_FROM_VISITS)
+    if compiled is None:
+        return None
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros((n, values.shape[1]))
+    # A column of ones (count_values' trees reached) sums to the tree count exactly in
+    # a complete tree, which every record reaches: set, not added (a third of the adds
+    # with two classes).
+    ones = values.shape[1] - 1 if values.shape[1] and (values[:, -1] == 1.0).all() else None
+    if ones is not None:
+        out[:, ones] = float(len(forest.trees))
+        values, sums = np.ascontiguousarray(values[:, :ones]), np.zeros((n, ones))
+    else:
+        values, sums = np.ascontiguousarray(values), out
+    fn = compiled["heap_value_sums"]
+    offsets = np.asarray(forest.offsets, dtype=np.int64)
+    jobs = [
+        (fn, (*forest.heap, cont, depth, offsets, values, a, b, sums))
+        for a, b in _ranges(n, _threads(n * len(forest.trees)))
+    ]
+    if jobs:
+        _run(jobs)
+    if sums is not out:
+        out[:, :ones] = sums
+    return out
+
+
 def matrix_value_sums(
     matrix: np.ndarray, values: np.ndarray, offsets: np.ndarray | None = None
 ) -> np.ndarray | None:
