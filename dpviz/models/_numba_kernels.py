@@ -299,12 +299,20 @@ def descend_heap(feature, threshold, cont, depth, t0, t1, out):
         b1 = min(n, b0 + HEAP_BLOCK)
         for t in range(t0, t1):
             feat, thr, row = feature[t], threshold[t], out[t]
+            root_f, root_t = feat[0], thr[0]  # every record's first split
             j = b0
             while j + 8 <= b1:
                 r0, r1, r2, r3 = cont[j], cont[j + 1], cont[j + 2], cont[j + 3]
                 r4, r5, r6, r7 = cont[j + 4], cont[j + 5], cont[j + 6], cont[j + 7]
-                a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0
-                for _ in range(depth):
+                a0 = 1 + (r0[root_f] >= root_t)
+                a1 = 1 + (r1[root_f] >= root_t)
+                a2 = 1 + (r2[root_f] >= root_t)
+                a3 = 1 + (r3[root_f] >= root_t)
+                a4 = 1 + (r4[root_f] >= root_t)
+                a5 = 1 + (r5[root_f] >= root_t)
+                a6 = 1 + (r6[root_f] >= root_t)
+                a7 = 1 + (r7[root_f] >= root_t)
+                for _ in range(depth - 1):
                     a0 = 2 * a0 + 1 + (r0[feat[a0]] >= thr[a0])
                     a1 = 2 * a1 + 1 + (r1[feat[a1]] >= thr[a1])
                     a2 = 2 * a2 + 1 + (r2[feat[a2]] >= thr[a2])
@@ -347,16 +355,31 @@ def heap_value_sums(feature, threshold, cont, depth, offsets, values, a, b, out)
         for t in range(n_trees):
             feat, thr = feature[t], threshold[t]
             base = offsets[t] - first_leaf
+            # The root's split is every record's first: read once per tree.
+            root_f, root_t = feat[0], thr[0]
             j = b0
             while j + 16 <= b1:
                 r0, r1, r2, r3 = cont[j + 0], cont[j + 1], cont[j + 2], cont[j + 3]
                 r4, r5, r6, r7 = cont[j + 4], cont[j + 5], cont[j + 6], cont[j + 7]
                 r8, r9, r10, r11 = cont[j + 8], cont[j + 9], cont[j + 10], cont[j + 11]
                 r12, r13, r14, r15 = cont[j + 12], cont[j + 13], cont[j + 14], cont[j + 15]
-                a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = a13 = a14 = (
-                    a15
-                ) = 0
-                for _ in range(depth):
+                a0 = 1 + (r0[root_f] >= root_t)
+                a1 = 1 + (r1[root_f] >= root_t)
+                a2 = 1 + (r2[root_f] >= root_t)
+                a3 = 1 + (r3[root_f] >= root_t)
+                a4 = 1 + (r4[root_f] >= root_t)
+                a5 = 1 + (r5[root_f] >= root_t)
+                a6 = 1 + (r6[root_f] >= root_t)
+                a7 = 1 + (r7[root_f] >= root_t)
+                a8 = 1 + (r8[root_f] >= root_t)
+                a9 = 1 + (r9[root_f] >= root_t)
+                a10 = 1 + (r10[root_f] >= root_t)
+                a11 = 1 + (r11[root_f] >= root_t)
+                a12 = 1 + (r12[root_f] >= root_t)
+                a13 = 1 + (r13[root_f] >= root_t)
+                a14 = 1 + (r14[root_f] >= root_t)
+                a15 = 1 + (r15[root_f] >= root_t)
+                for _ in range(depth - 1):
                     a0 = 2 * a0 + 1 + (r0[feat[a0]] >= thr[a0])
                     a1 = 2 * a1 + 1 + (r1[feat[a1]] >= thr[a1])
                     a2 = 2 * a2 + 1 + (r2[feat[a2]] >= thr[a2])
