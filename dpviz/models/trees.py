@@ -1068,8 +1068,8 @@ def compact_forest(
     table[-1] = abstain if abstain is not None else 0
     forest = CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
     size = 2 ** (space.max_depth + 1) - 1
-    # (The heap kernels read the root's split once: depth ≥ 1.)
-    if space.n_discrete == 0 and space.max_depth >= 1 and store.size == size * len(trees):
+    # (The heap kernels read the first two levels' splits once: depth ≥ 2.)
+    if space.n_discrete == 0 and space.max_depth >= 2 and store.size == size * len(trees):
         # Ids grow level by level and, within a tree, in parent then child order: sorted
         # by tree they are each tree's nodes in heap order (children of v: 2v+1, 2v+2),
         # and a leaf's number within its tree is its position on the last level.

@@ -125,6 +125,7 @@ def test_read_only_records_are_counted_as_writeable_ones():
     [
         (20_000, 40, 6, ("0", "1", "2"), "quantile"),
         (9_001, 13, 4, ("0", "1"), "uniform"),  # 9,001 = 8k + 1: the 16-record tail
+        (3_001, 5, 2, ("0", "1"), "quantile"),  # the two levels read before the loop
     ],
 )
 def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, depth, classes, split):
