@@ -19,6 +19,7 @@ from dpviz.models.trees import (
     PAIR_CHUNK,
     CompactForest,
     compact_forest,
+    heap_sums_kernels,
     heap_value_sums,
     lazy_pair_chunk,
     route_compact,
@@ -65,10 +66,12 @@ class RoutingMixin:
         n = encoded.n_records
         if self.leaf_noisy_counts_ is None or encoded.discrete.shape[1] or not n:
             return None
+        if n < KEEP_ALL_LEAVES_FROM * 2**self.space_.max_depth:
+            return None  # few records (checked again below, before building any tree)
         trees = np.arange(self.n_estimators_)
         forest = self._compact_forest(trees, n)
-        if forest is None or forest.heap is None:
-            return None
+        if forest is None or heap_sums_kernels(forest, n) is None:
+            return None  # (then routing draws the outputs, in numpy while kernels load)
         leaf_nodes = forest.leaf_nodes
         if n * len(trees) < KEEP_ALL_LEAVES_FROM * len(leaf_nodes):
             return None  # few records: routing draws the outputs of the leaves reached only

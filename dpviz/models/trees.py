@@ -889,6 +889,15 @@ def matrix_label_counts(
     return out[:, :k]
 
 
+def heap_sums_kernels(forest: CompactForest, n_records: int) -> dict | None:
+    """The compiled kernels when :func:`heap_value_sums` applies to ``forest`` and
+    ``n_records`` records (waiting for them only for large work, as routing does)."""
+    if forest.heap is None or len(forest.trees) != len(forest.offsets):
+        return None
+    visits = n_records * len(forest.trees) * (forest.store.space.max_depth + 1)
+    return kernels.get(wait=visits >= COMPILED_FROM_VISITS)
+
+
 def heap_value_sums(
     forest: CompactForest, continuous: np.ndarray, values: np.ndarray
 ) -> np.ndarray | None:
@@ -897,14 +906,12 @@ def heap_value_sums(
     :func:`route_compact` then :func:`matrix_value_sums` give, in one compiled pass that
     writes no leaf matrix. None where that does not apply (trees not in heap order,
     kernels not loaded)."""
-    if forest.heap is None or len(forest.trees) != len(forest.offsets):
+    compiled = heap_sums_kernels(forest, len(continuous))
+    if compiled is None:
         return None
     cont = _layout(continuous, np.empty((0, 0), np.int32))[0]
     n = cont.shape[0]
     depth = int(forest.store.space.max_depth)
-    compiled = kernels.get(wait=n * len(forest.trees) * (depth + 1) >= COMPILED_FROM_VISITS)
-    if compiled is None:
-        return None
     values = np.asarray(values, dtype=np.float64)
     out = np.zeros((n, values.shape[1]))
     # A column of ones (count_values' trees reached) sums to the tree count exactly in
