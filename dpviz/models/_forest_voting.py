@@ -157,6 +157,9 @@ class VotingMixin:
     def _votes(self, encoded: EncodedData) -> np.ndarray:
         # Chunks of records (every tree each): a record's votes, the prior included,
         # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
+        fused = self._count_votes_fused(encoded)  # descend and sum in one pass
+        if fused is not None:
+            return fused
         n = encoded.n_records
         size = max(1, self._pass_pairs() // self.n_estimators_)
         if n <= size:

@@ -75,6 +75,7 @@ def _compile():
             "unpack_votes",
             "descend_heap",
             "descend_heap_pairs",
+            "heap_value_sums",
             "record_trees",
             "column_ranges",
             "bin_counts",

@@ -889,6 +889,53 @@ def matrix_label_counts(
     return out[:, :k]
 
 
+def heap_sums_kernels(forest: CompactForest, n_records: int) -> dict | None:
+    """The compiled kernels when :func:`heap_value_sums` applies to ``forest`` and
+    ``n_records`` records (waiting for them only for large work, as routing does)."""
+    if forest.heap is None or len(forest.trees) != len(forest.offsets):
+        return None
+    visits = n_records * len(forest.trees) * (forest.store.space.max_depth + 1)
+    return kernels.get(wait=visits >= COMPILED_FROM_VISITS)
+
+
+def heap_value_sums(
+    forest: CompactForest, continuous: np.ndarray, values: np.ndarray
+) -> np.ndarray | None:
+    """Per record, the sum over the trees of ``values`` (one row per leaf of ``forest``,
+    in its leaf order) of the leaves it reaches, added in tree order: what
+    :func:`route_compact` then :func:`matrix_value_sums` give, in one compiled pass that
+    writes no leaf matrix. None where that does not apply (trees not in heap order,
+    kernels not loaded)."""
+    compiled = heap_sums_kernels(forest, len(continuous))
+    if compiled is None:
+        return None
+    cont = _layout(continuous, np.empty((0, 0), np.int32))[0]
+    n = cont.shape[0]
+    depth = int(forest.store.space.max_depth)
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros((n, values.shape[1]))
+    # A column of ones (count_values' trees reached) sums to the tree count exactly in
+    # a complete tree, which every record reaches: set, not added (a third of the adds
+    # with two classes).
+    ones = values.shape[1] - 1 if values.shape[1] and (values[:, -1] == 1.0).all() else None
+    if ones is not None:
+        out[:, ones] = float(len(forest.trees))
+        values, sums = np.ascontiguousarray(values[:, :ones]), np.zeros((n, ones))
+    else:
+        values, sums = np.ascontiguousarray(values), out
+    fn = compiled["heap_value_sums"]
+    offsets = np.asarray(forest.offsets, dtype=np.int64)
+    jobs = [
+        (fn, (*forest.heap, cont, depth, offsets, values, a, b, sums))
+        for a, b in _ranges(n, _threads(n * len(forest.trees)))
+    ]
+    if jobs:
+        _run(jobs)
+    if sums is not out:
+        out[:, :ones] = sums
+    return out
+
+
 def matrix_value_sums(
     matrix: np.ndarray, values: np.ndarray, offsets: np.ndarray | None = None
 ) -> np.ndarray | None:
@@ -1063,7 +1110,8 @@ def compact_forest(
     table[-1] = abstain if abstain is not None else 0
     forest = CompactForest(store, trees, leaf_nodes, offsets, table, abstain)
     size = 2 ** (space.max_depth + 1) - 1
-    if space.n_discrete == 0 and store.size == size * len(trees):
+    # (The heap kernels read the first two levels' splits once: depth ≥ 2.)
+    if space.n_discrete == 0 and space.max_depth >= 2 and store.size == size * len(trees):
         # Ids grow level by level and, within a tree, in parent then child order: sorted
         # by tree they are each tree's nodes in heap order (children of v: 2v+1, 2v+2),
         # and a leaf's number within its tree is its position on the last level.

@@ -117,3 +117,85 @@ def test_read_only_records_are_counted_as_writeable_ones():
     frozen = DPRandomForestClassifier(**params).fit_encoded(encoded, schema)
     np.testing.assert_array_equal(plain.leaf_counts_, frozen.leaf_counts_)
     np.testing.assert_array_equal(plain.leaf_keys_, frozen.leaf_keys_)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize(
+    "n, trees, depth, classes, split",
+    [
+        (20_000, 40, 6, ("0", "1", "2"), "quantile"),
+        (9_001, 13, 4, ("0", "1"), "uniform"),  # 9,001 = 8k + 1: the 16-record tail
+        (3_001, 5, 2, ("0", "1"), "quantile"),  # the two levels read before the loop
+    ],
+)
+def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, depth, classes, split):
+    """predict_proba of a count forest by one descend-and-sum pass
+    (``_count_votes_fused``) equals routing then summing, value for value, and draws
+    the same untrained leaves' outputs."""
+    from dpviz.models._forest_routing import RoutingMixin
+
+    X, y = _data(n, 4, order, seed=3)
+    y = np.minimum(y, len(classes) - 1)
+
+    def fitted():
+        return DPRandomForestClassifier(
+            epsilon=2.0,
+            n_estimators=trees,
+            depth=depth,
+            mechanism="laplace_counts",
+            schema=_schema(4, classes),
+            split_points=split,
+            random_state=5,
+            noise_seed=4,
+        ).fit(X, y)
+
+    calls = []
+    original = RoutingMixin._count_votes_fused
+
+    def spy(self, encoded):
+        out = original(self, encoded)
+        calls.append(out is not None)
+        return out
+
+    test = np.array(np.random.default_rng(9).normal(size=(n, 4)).clip(-3, 3), order=order)
+    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", spy)
+    fused_model = fitted()
+    fused = fused_model.predict_proba(test)
+    few = fused_model.predict_proba(test[:20])  # too few records: routed, not fused
+    assert calls == [True, False]
+    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", lambda self, encoded: None)
+    routed_model = fitted()
+    routed = routed_model.predict_proba(test)
+    np.testing.assert_array_equal(fused, routed)
+    np.testing.assert_array_equal(few, routed[:20])
+    # The untrained leaves drew the same outputs, whichever path asked for them.
+    order_f = np.argsort(fused_model._empty_keys)
+    order_r = np.argsort(routed_model._empty_keys)
+    np.testing.assert_array_equal(
+        fused_model._empty_keys[order_f], routed_model._empty_keys[order_r]
+    )
+    np.testing.assert_array_equal(
+        fused_model._empty_noisy[order_f], routed_model._empty_noisy[order_r]
+    )
+
+
+def test_fused_value_sums_equal_matrix_sums():
+    """``trees.heap_value_sums`` adds the same values in the same order as the leaf
+    matrix's sums (any values; a last column of ones set to the tree count)."""
+    from dpviz.models import trees as T
+
+    X, y = _data(5_003, 4, "C", seed=1)
+    model = DPRandomForestClassifier(
+        epsilon=1.0, n_estimators=9, depth=5, schema=_schema(4), random_state=2, noise_seed=1
+    ).fit(X, y)
+    forest = model._compact_forest(np.arange(9), len(X))
+    rng = np.random.default_rng(0)
+    for ones in (False, True):
+        values = rng.normal(size=(len(forest.leaf_nodes), 3))
+        if ones:
+            values[:, -1] = 1.0
+        routed = T.route_compact(
+            model.space_, model.root_keys_, np.arange(9), X, np.zeros((len(X), 0)), forest=forest
+        )
+        expected = T.matrix_value_sums(routed.local, values, routed.offsets)
+        np.testing.assert_array_equal(T.heap_value_sums(forest, X, values), expected)
