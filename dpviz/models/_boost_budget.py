@@ -9,8 +9,9 @@ for two classes or when the k parts share each tree) its N_e = ⌈T/T_e⌉ ensem
 so each spends the ensemble's whole ε_t (parallel composition): ``split_share``·ε_t on
 its splits (equally over the depth's levels) and the rest on its leaves, whose Laplace
 noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) per part
-(:meth:`_BoostBudget.leaf_sensitivity`; k times that, the L1 sensitivity of a leaf's
-k values, when k parts share the tree: :meth:`_BoostBudget.leaf_scale`).
+(:meth:`_BoostBudget.leaf_sensitivity`; when k parts share the tree, the L1
+sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
+:meth:`_BoostBudget.leaf_l1_sensitivity`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
 """
@@ -25,6 +26,10 @@ from dpviz.models.forest import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
+# Boosted from the prior, a record's k one-vs-rest gradients F − y (labels ±1) are
+# 2·share_c for the other classes and 2·share_y − 2 for its own: an L1 norm of
+# 4(1 − share_y) ≤ 4·g*, whatever k. Shared trees scale each record's to that bound.
+SHARED_L1_BOUND = 4 * G_STAR
 
 
 def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:
@@ -59,15 +64,31 @@ class _BoostBudget:
 
     @property
     def shares_trees_(self) -> bool:
-        """Whether each tree serves every part (k > 2 and ``multiclass="shared"``)."""
+        """Whether each tree serves every part, boosted from the released prior (k > 2
+        and ``multiclass="shared"``)."""
         return self.n_outputs_ > 1 and self.preset_.multiclass == "shared"
+
+    @property
+    def gradient_l1_bound_(self) -> float:
+        """B, the bound on the L1 norm of one record's gradients over the parts a tree
+        serves: g* for one part (clipped to [−g*, g*]), 4·g* for k shared parts
+        (scaled to it: :func:`~dpviz.models._boost_ensemble.bound_l1`)."""
+        return SHARED_L1_BOUND if self.shares_trees_ else G_STAR
+
+    def leaf_l1_sensitivity(self, iteration: int) -> float:
+        """The L1 sensitivity of a leaf's released values in tree ``iteration``:
+        min(B/(1+λ), 2·parts·g*(1−η)^(t−1)), B = :attr:`gradient_l1_bound_` (Lemma 2
+        in L1: adding a record of ‖g‖₁ ≤ B to a leaf of n records moves −Σg/(n+λ) by
+        ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
+        in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
+        parts = self.n_outputs_ if self.shares_trees_ else 1
+        lam = float(self.reg_lambda)
+        return min(self.gradient_l1_bound_ / (1 + lam), 2 * parts * self.leaf_bound(iteration))
 
     def leaf_scale(self, iteration: int) -> float:
         """The Laplace scale of each released leaf value of tree ``iteration``: the
-        L1 sensitivity of a leaf's values (one part's :meth:`leaf_sensitivity`, times
-        the k parts when they share the tree) over ε_leaf."""
-        parts = self.n_outputs_ if self.shares_trees_ else 1
-        return parts * self.leaf_sensitivity(iteration) / self.leaf_epsilon_
+        L1 sensitivity of a leaf's values (:meth:`leaf_l1_sensitivity`) over ε_leaf."""
+        return self.leaf_l1_sensitivity(iteration) / self.leaf_epsilon_
 
     @property
     def prior_epsilon_(self) -> float:

@@ -70,19 +70,21 @@ def held_out_check(
     weights: tuple[float, float],
     epsilon: float,
     rng: Rng,
+    keep_prior: bool = False,
 ) -> tuple[int, bool]:
     """The released gain of the held-out check and whether it passed.
 
     ``raw`` holds the held-out records' trees' scores (one column per part), ``prior``
     the prior's score κ·p̂ per part, ``y`` their classes and ``weights`` (w_trust,
     w_floor). The gain, how many more records the mix (1 − w)·prior + w·raw with
-    w_trust classifies correctly than the one with w_floor, changes by at most 1 when a
+    w_trust classifies correctly than the one with w_floor (with ``keep_prior``, trees
+    boosted from the prior: prior + w·raw), changes by at most 1 when a
     record is added or removed; it is released with discrete Laplace noise at
     ``epsilon`` and passes when it exceeds ``CHECK_THRESHOLD``/``epsilon``."""
     trust, floor = weights
 
     def correct(w: float) -> np.ndarray:
-        return classify((1 - w) * prior + w * raw) == y
+        return classify((1 if keep_prior else 1 - w) * prior + w * raw) == y
 
     gain = int(np.sum(correct(trust)) - np.sum(correct(floor)))
     released = gain + int(rng.discrete_laplace(epsilon, 1)[0])

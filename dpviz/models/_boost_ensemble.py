@@ -9,8 +9,9 @@ composition), bounded to [−g*, g*] by clipping (default) or filtering (paper);
 default scores its splits on those gradients shifted by the released prior where the
 earlier trees have not reached yet, clipped the same way. By default the k one-vs-rest
 parts of a multiclass model share each tree (one ε_t for the k parts' splits and leaf
-values); in the paper each part grows its own. The deal's randomness reads no data but
-comes from the fit's secret generator all the same.
+values), boosted from the released prior with each record's k gradients scaled to an
+L1 norm ≤ 4·g* (:func:`bound_l1`); in the paper each part grows its own. The deal's
+randomness reads no data but comes from the fit's secret generator all the same.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def assign_trees(n: int, shares: np.ndarray, rng: Rng) -> np.ndarray:
 def boost_ensembles(
     model, codes: np.ndarray, signed: list[np.ndarray], rng: Rng
 ) -> tuple[list[list[dict]], list[tuple], np.ndarray]:
-    """Grow every one-vs-rest model's trees, each boosted from the score F = 0.
+    """Grow every one-vs-rest model's trees, each boosted from the score F = 0, or from
+    the released prior score p̂ when the parts share their trees.
 
     ``model`` is the :class:`~dpviz.models.boosting.DPBoostClassifier` being fitted (its
     parameters, budget and ``_tree``), ``signed`` the ±1 targets of each part. Returns
@@ -54,7 +56,10 @@ def boost_ensembles(
     eps_tree = model.tree_epsilon_
     clip = model.preset_.gradients == "clip"
     n = len(signed[0])
-    predictions = [np.zeros(n) for _ in signed]
+    # Shared multiclass trees are boosted from the released prior; the rest from 0.
+    from_prior = model.shares_trees_
+    start = model.prior_score_ if from_prior else np.zeros(len(signed))
+    predictions = [np.full(n, float(score)) for score in start]
     models: list[list[dict]] = [[] for _ in signed]
     records, grown = [], []  # per tree in the order grown: leaf record, (part, iteration)
     deal = np.zeros(n, dtype=np.int64)
@@ -71,11 +76,13 @@ def boost_ensembles(
                 grads, scored = [], []
                 for part in group:
                     gradient = predictions[part][rows] - signed[part][rows]
-                    if model.preset_.start == "centered":
+                    if model.preset_.start == "centered" and not from_prior:
                         # scored against the prior where the trees have not reached yet
                         offset = (1 - model._reach(iteration - 1)) * model.prior_score_[part]
                         scored.append(np.clip(gradient + offset, -G_STAR, G_STAR))
-                    if clip:  # every record used, its gradient clipped to [−g*, g*]
+                    if from_prior:
+                        pass  # bounded below, in L1 over all the parts
+                    elif clip:  # every record used, its gradient clipped to [−g*, g*]
                         gradient = np.clip(gradient, -G_STAR, G_STAR)
                     else:  # gradient-based data filtering (Li et al.; one part per tree)
                         keep = np.abs(gradient) <= G_STAR
@@ -83,6 +90,8 @@ def boost_ensembles(
                     grads.append(gradient)
                 shared = len(group) > 1
                 gradient = np.stack(grads, axis=1) if shared else grads[0]
+                if shared:
+                    gradient = bound_l1(gradient, model.gradient_l1_bound_)
                 split_gradient = None
                 if scored:
                     split_gradient = np.stack(scored, axis=1) if shared else scored[0]
@@ -102,3 +111,16 @@ def boost_ensembles(
                     predictions[part] += eta * part_tree["value"][leaf]
     order = sorted(range(len(grown)), key=grown.__getitem__)
     return models, [records[i] for i in order], deal
+
+
+def bound_l1(gradient: np.ndarray, bound: float) -> np.ndarray:
+    """Each record's row of ``gradient`` (n, k), scaled down to an L1 norm ≤ ``bound``.
+
+    A function of the record's own gradients (its label and the released trees so far),
+    so every record used has ‖g‖₁ ≤ ``bound``, which is all the L1 form of Lemma 2 and
+    the absolute split score assume. Boosted from the prior p̂ (one-vs-rest labels ±1),
+    a record's gradients F − y start at 2·share_c for the other classes and
+    2·share_y − 2 for its own: an L1 norm of 4(1 − share_y) ≤ 4·g* whatever k, so
+    ``bound`` = 4·g* bites only where the trees have pushed the score past that."""
+    norm = np.abs(gradient).sum(axis=1, keepdims=True)
+    return gradient * (bound / np.maximum(norm, bound))

@@ -46,8 +46,10 @@ class Preset:
     the gradients against the released prior p̂ where the trees (reach κ so far) have
     not yet moved the score; needs ``prior_share`` > 0). The leaves use g either way.
     ``multiclass`` — "one_vs_rest" (each of k parts its own trees and ε/k; the paper)
-    or "shared" (one tree per position for the k parts: shared splits, k values per
-    leaf, the whole ε).
+    or "shared" (one tree per position for the k parts, boosted from the released
+    prior: shared splits, k values per leaf, the whole ε, each record's k gradients
+    scaled to an L1 norm ≤ 4·g* instead of clipped part by part; ``start`` then only
+    applies to two classes).
     """
 
     n_estimators: int

@@ -5,10 +5,11 @@ other trees) and spends its ε_t in two parts. Each level's splits are drawn by 
 exponential mechanism over public candidates (:func:`split_candidates`: from the schema
 alone) on a utility of bounded sensitivity (:func:`split_utility`): the gain
 G = Σ_sides (Σg)²/(n + λ), 3g*² for |g| ≤ g* (Li et al.'s Lemma 1), or the absolute
-sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, k times that
-(the nodes of a level hold disjoint records). The leaf values −Σg/(n + λ), clipped to
-g*(1−η)^(t−1), are released with Laplace noise of sensitivity min(g*/(1+λ),
-2g*(1−η)^(t−1)) per part (Lemma 2 and the clip), k times that for a leaf's k values.
+sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, B for the
+absolute sums when each record's k gradients have an L1 norm ≤ B (the nodes of a level
+hold disjoint records). The leaf values −Σg/(n + λ), clipped to g*(1−η)^(t−1), are
+released with Laplace noise of sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and
+the clip), for a leaf's k values the L1 form min(B/(1+λ), 2k·g*(1−η)^(t−1)).
 :func:`route` and :func:`tree_scores` only read released trees (post-processing).
 """
 
@@ -65,6 +66,7 @@ def grow_tree(
     rng: Rng,
     score: str = "gain",
     split_gradient: np.ndarray | None = None,
+    l1_bound: float | None = None,
 ) -> tuple[dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One DP regression tree: exponential-mechanism splits, clipped noisy leaves.
 
@@ -74,12 +76,14 @@ def grow_tree(
     (Laplace of scale ``sensitivity``/``eps_leaf`` per value) after clipping to
     ±``bound``. ``score`` is what a split is scored by (:func:`split_utility`), on
     ``split_gradient`` if given (the same shape as ``gradient``), else on ``gradient``.
+    ``l1_bound`` is the bound on one record's L1 norm over the k parts of both
+    (default k·g*, each part clipped to [−g*, g*]).
 
     ``gradient`` of shape (n, k) grows one tree for k outputs (the one-vs-rest parts of
     a multiclass model): the splits are scored by the sum of the k parts' utilities
-    (sensitivity k times one part's, :func:`split_utility`) and every leaf releases k
-    values; ``sensitivity`` is then the L1 sensitivity of a leaf's k values (k times
-    one part's), the Laplace scale of each.
+    (sensitivity ``l1_bound`` for "abs", :func:`split_utility`) and every leaf releases k
+    values; ``sensitivity`` is then the L1 sensitivity of a leaf's k values, the
+    Laplace scale of each over ``eps_leaf``.
     Returns the tree (``feature``, ``threshold``, ``equal`` per level, the released
     ``value`` per leaf, shape (leaves,) or (leaves, k); see :func:`route`) and its leaf
     record (true counts, clipped values, released values: NOT private)."""
@@ -111,7 +115,7 @@ def grow_tree(
         g_right = np.where(eq_axis, g_hist[:, cand_f, cand_v], g_total - g_cum[:, cand_f, cand_v])
         n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
         g_left, n_left = g_total - g_right, n_total - n_right
-        utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam)
+        utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam, l1_bound)
         logits = eps_level * utility / (2 * delta)
         gumbel = -np.log(-np.log(rng.random(logits.shape)))
         choice = np.argmax(logits + gumbel, axis=1)
@@ -144,26 +148,33 @@ def split_utility(
     g_right: np.ndarray,
     n_right: np.ndarray,
     lam: float,
+    l1_bound: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """The exponential mechanism's utility of every candidate split, and its sensitivity.
 
     The side sums ``g_left``/``g_right`` carry a last axis of k parts; the utility is
-    the sum over the parts, its sensitivity k times one part's (a record moves every
-    part's sum on its side by at most g*).
+    the sum over the parts. A record moves each part's sum on its side by its gradient
+    there, at most g* (clipped part by part), and all k sums by at most ``l1_bound`` in
+    L1 (default k·g*).
 
     ``"gain"`` (Li et al.): Σ_sides (Σg)²/(n + λ), sensitivity 3g*² (their Lemma 1).
-    ``"abs"``: Σ_sides |Σg|, sensitivity g*: a record added or removed lies on one side
-    of the candidate and moves that side's Σg by its own |g| ≤ g*, and |·| is
-    1-Lipschitz. For a side of n records of mean gradient m the gain is about n·m² against
-    noise 3g*², the absolute sum n·|m| against g*: the absolute sum is the stronger
-    signal whenever |m| < 3g*, i.e. always (it is the first-order loss decrease of a
-    small step against each side's gradient, the regime of shrunk leaves and small η).
+    ``"abs"``: Σ_sides |Σg|, sensitivity g* (``l1_bound`` over k parts): a record added
+    or removed lies on one side of the candidate and moves that side's Σg by its own
+    |g| ≤ g*, and |·| is 1-Lipschitz. For a side of n records of mean gradient m the
+    gain is about n·m² against noise 3g*², the absolute sum n·|m| against g*: the
+    absolute sum is the stronger signal whenever |m| < 3g*, i.e. always (it is the
+    first-order loss decrease of a small step against each side's gradient, the regime
+    of shrunk leaves and small η). Parts scaled to an L1 bound B (shared multiclass
+    trees) have each |g| ≤ B: the gain's sensitivity is then k·3B².
     """
     k = g_left.shape[-1]
+    bound = k * G_STAR if l1_bound is None else float(l1_bound)
     if score == "abs":
-        return (np.abs(g_left) + np.abs(g_right)).sum(axis=-1), k * G_STAR
+        return (np.abs(g_left) + np.abs(g_right)).sum(axis=-1), bound
     gain = g_left**2 / (n_left + lam)[..., None] + g_right**2 / (n_right + lam)[..., None]
-    return gain.sum(axis=-1), k * 3 * G_STAR**2
+    # each part's |g| ≤ g* when clipped part by part (default), ≤ the L1 bound when scaled
+    part_bound = G_STAR if l1_bound is None or k == 1 else bound
+    return gain.sum(axis=-1), k * 3 * part_bound**2
 
 
 def tree_scores(models: list[list[dict]], codes: np.ndarray, eta: float) -> np.ndarray:

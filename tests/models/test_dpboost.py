@@ -14,7 +14,7 @@ from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models import _boost_ensemble, files
+from dpviz.models import _boost_ensemble, _boost_tree, files
 from dpviz.models import boosting as boosting
 from dpviz.models.boosting import (
     PRESETS,
@@ -197,11 +197,10 @@ def test_multiclass_parts_share_each_tree_and_its_budget():
             assert all(
                 np.array_equal(a, b) for a, b in zip(part["threshold"], trees[0]["threshold"])
             )
-    # a leaf's three values carry L1 sensitivity 3·(one part's): each value's scale is
-    # three times one part's sensitivity over ε_leaf
-    assert model.leaf_scale(1) == pytest.approx(
-        3 * model.leaf_sensitivity(1) / model.leaf_epsilon_
-    )
+    # a leaf's three values carry L1 sensitivity B/(1+λ), B = 4·g* the bound on a
+    # record's three gradients in L1: each value's scale is that over ε_leaf
+    assert model.gradient_l1_bound_ == 4.0
+    assert model.leaf_scale(1) == pytest.approx(4 / (1 + model.reg_lambda) / model.leaf_epsilon_)
     released = [r for _, _, r in model.leaf_records_]
     values = [tree["value"] for trees in model.models_ for tree in trees]
     assert len(released) == len(values) == 3 * 60
@@ -221,6 +220,95 @@ def test_a_shared_multiclass_model_file_replays_its_scores_and_its_ledger():
     X = frame[["a", "b"]]
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     np.testing.assert_allclose(back.predict_proba(X), model.predict_proba(X))
+
+
+def many_classes(k=7, n=3500, seed=3):
+    """k classes, each the ``k``-th slice of feature a (b is noise); class shares skewed."""
+    rng = np.random.default_rng(seed)
+    a = rng.beta(0.8, 1.2, n)
+    frame = pd.DataFrame({"a": a, "b": rng.uniform(0, 1, n)})
+    label = np.array([f"c{i}" for i in np.minimum((a * k).astype(int), k - 1)])
+    schema = Schema(
+        "label",
+        tuple(f"c{i}" for i in range(k)),
+        (Feature("a", "continuous", 0, 1), Feature("b", "continuous", 0, 1)),
+    )
+    return frame, label, schema
+
+
+def test_shared_trees_of_many_classes_bound_each_records_gradients_in_l1(monkeypatch):
+    """Seven shared parts: each record's seven gradients are scaled to an L1 norm ≤ 4·g*
+    (boosted from the prior they rarely need it), so a leaf's seven values carry L1
+    sensitivity 4/(1+λ) rather than 7/(1+λ), and a split's absolute score 4·g*. No
+    part is clipped to [−g*, g*] on its own: a rare class's own gradient is near −2."""
+    frame, label, schema = many_classes()
+    model = DPBoostClassifier(epsilon=5.0, schema=schema, noise_seed=2)
+    grown = grown_trees(monkeypatch, model, frame, label)
+    assert model.gradient_l1_bound_ == 4.0
+    assert model.leaf_l1_sensitivity(1) == pytest.approx(4 / (1 + model.reg_lambda))
+    assert model.leaf_scale(1) == pytest.approx(4 / 51 / model.leaf_epsilon_)
+    norms = np.concatenate([np.abs(g).sum(axis=1) for _, g in grown])
+    assert norms.max() <= 4.0 + 1e-12
+    # The first tree starts at the prior p̂ = 2·share − 1: a record's gradients are p̂_c + 1
+    # for the other classes and p̂_y − 1 for its own, an L1 norm of 4(1 − share_y) < 4.
+    first = grown[0][1]
+    p_hat = np.broadcast_to(model.prior_score_, first.shape)
+    own = first < 0
+    assert np.all(own.sum(axis=1) == 1)
+    np.testing.assert_allclose(first[own], p_hat[own] - 1)
+    np.testing.assert_allclose(first[~own], p_hat[~own] + 1)
+    assert first.min() < -1.5  # a rare class's own gradient, unclipped
+    # the splits see the same bound: the exponential mechanism's sensitivity is B
+    seen = []
+    original = _boost_tree.split_utility
+
+    def spy(*args):
+        utility, delta = original(*args)
+        seen.append(delta)
+        return utility, delta
+
+    monkeypatch.setattr(_boost_tree, "split_utility", spy)
+    DPBoostClassifier(epsilon=5.0, schema=schema, noise_seed=2).fit(frame, label)
+    assert seen and set(seen) == {4.0}
+
+
+def test_bound_l1_scales_only_the_rows_above_the_bound():
+    gradient = np.array([[1.0, -1.0, 1.0, -1.0, 1.0], [0.5, -0.5, 0.0, 0.0, 0.0], [0, 0, 0, 0, 0]])
+    bounded = _boost_ensemble.bound_l1(gradient, 4.0)
+    np.testing.assert_allclose(bounded[0], gradient[0] * 4 / 5)
+    np.testing.assert_array_equal(bounded[1:], gradient[1:])
+
+
+def test_lemma_2_in_l1_holds_for_adversarial_leaves():
+    """Exhaustive over leaf sizes and extreme gradient rows (vertices of the L1 ball and
+    sign patterns): adding one record of ‖g‖₁ ≤ B moves the leaf values −Σg/(n+λ) by
+    at most B/(1+λ) in L1, the sensitivity the shared trees' noise is scaled to."""
+    k, bound = 5, 4.0
+    vertices = [bound * s * np.eye(k)[j] for j in range(k) for s in (-1, 1)]
+    spread = [bound / k * np.array(signs) for signs in np.ndindex(*(2,) * k)]
+    rows = vertices + [2 * r - bound / k for r in spread]
+    for lam in (0.1, 1.0, 50.0):
+        worst = 0.0
+        for n in range(0, 6):
+            for g_leaf in rows:
+                total = n * g_leaf
+                for g_new in rows:
+                    before = -total / (n + lam)
+                    after = -(total + g_new) / (n + 1 + lam)
+                    worst = max(worst, np.abs(after - before).sum())
+        assert worst <= bound / (1 + lam) + 1e-12
+        assert worst == pytest.approx(bound / (1 + lam))  # the bound is tight
+
+
+def test_shared_trees_of_many_classes_learn_and_keep_the_prior_when_noise_wins():
+    """Boosted from the prior, seven shared parts learn at a large ε, and at a tiny ε the
+    held-out check leaves the prior's (majority) class in place."""
+    frame, label, schema = many_classes()
+    majority = pd.Series(label).value_counts().iloc[0] / len(label)
+    rich = DPBoostClassifier(epsilon=50.0, schema=schema, noise_seed=4).fit(frame, label)
+    assert np.mean(rich.predict(frame) == label) > majority + 0.2
+    poor = DPBoostClassifier(epsilon=0.05, schema=schema, noise_seed=4).fit(frame, label)
+    assert np.mean(poor.predict(frame) == label) >= majority - 0.01
 
 
 def test_multiclass_one_vs_rest_splits_the_budget_across_classes():
