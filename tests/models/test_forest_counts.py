@@ -7,13 +7,14 @@ seeds: replayable, NOT private, so the test is deterministic)."""
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.models import _forest_scoring
-from dpviz.models._forest_scoring import NOISE_MARGIN_EPSILON, noise_margin
+from dpviz.models._forest_scoring import NOISE_MARGIN_EPSILON, family_z, noise_margin
 from dpviz.models.forest import (
     clipped_noise_mean,
     count_prior,
@@ -111,6 +112,23 @@ def test_relabel_refuses_an_epsilon_the_count_and_prior_leave_nothing_of():
     assert "record count that sizes the trees" in model.ledger_.describe()
     # The refused release changed nothing: the model is still the ε = 1 one.
     assert model.epsilon == 1.0 and model.ledger_.epsilon_total == pytest.approx(1.0)
+
+
+def test_noise_margin_grows_with_the_classes_that_could_take_a_record():
+    """Bonferroni over the k − 1 other classes: each clears its margin by noise alone
+    with probability Φ(−z)/(k − 1), so the chance that ANY does stays Φ(−z) (at most);
+    two classes keep z itself."""
+    normal = statistics.NormalDist()
+    assert family_z(2, 2.0) == pytest.approx(2.0)
+    for k in (3, 5, 10, 28):
+        z_k = family_z(k, 2.0)
+        assert (k - 1) * normal.cdf(-z_k) == pytest.approx(normal.cdf(-2.0))
+        assert z_k > family_z(k - 1, 2.0)
+    # the margins scale with it: ten near-equal classes against two of the same lead
+    ten = noise_margin(np.full(10, 0.1) + np.eye(10)[0] * 0.01, 0.015)
+    two = noise_margin(np.array([0.51, 0.49]), 0.015)
+    assert ten[0] == 0 and two[0] == 0
+    assert ten[1:].min() > two[1] * 1.3
 
 
 def test_noise_margin_is_zero_from_a_leaf_epsilon_of_one_sixteenth():
