@@ -448,7 +448,15 @@ def summary_caption(run) -> str:
         return (
             f"The DPBoost model trained on {run.dataset}: {len(model.models_[0])} trees of "
             f"depth {model.max_depth}"
-            + (f" for each of {parts} one-vs-rest classes" if parts > 1 else "")
+            + (
+                (
+                    f" shared by {parts} one-vs-rest classes (one value per class and leaf)"
+                    if model.shares_trees_
+                    else f" for each of {parts} one-vs-rest classes"
+                )
+                if parts > 1
+                else ""
+            )
             + f" in ensembles of {model.trees_per_ensemble}, ε = {eps:g}."
         )
     return f"{type(model).__name__} trained on {run.dataset}."

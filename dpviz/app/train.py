@@ -427,7 +427,12 @@ def structure_preview(
         )
         sizes = np.round(n_records * shares).astype(int)
         k = len(schema.classes)
-        per_class = "" if k == 2 else f", ε / {k} per one-vs-rest class"
+        if k == 2:
+            per_class = ""
+        elif model.preset_.multiclass == "shared":
+            per_class = f", one tree serving all {k} one-vs-rest classes"
+        else:
+            per_class = f", ε / {k} per one-vs-rest class"
         n_ens = model.n_ensembles_
         text = (
             f"{n_ens} ensemble{'s' * (n_ens > 1)} of up to {t_e} trees of depth "

@@ -305,7 +305,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             description=(
                 "Boosted regression trees with clipped gradients, geometric leaf clipping "
                 "and an ensemble of ensembles, starting from a noisy class prior; for more "
-                "than two classes one shared tree holds every one-vs-rest part. "
+                "than two classes one shared tree, boosted from the prior, holds every "
+                "one-vs-rest part (each record's gradients bounded in L1). "
                 "preset=paper: Li et al.'s settings (one-vs-rest trees)."
             ),
             privacy="ε-DP",

@@ -290,6 +290,19 @@ def test_depth_preview_explains_the_rule():
         app_train.depth_preview(schema, "deep", 2000, 100, "disjoint")
 
 
+def test_the_dpboost_preview_says_how_classes_share_the_budget():
+    """More than two classes: the default's one tree serves every class with the whole ε;
+    the paper preset gives each one-vs-rest class ε / k."""
+    schema = app_data.choose_schema(mixed_frame(), "colour").schema
+    k = len(schema.classes)
+    assert k == 3
+    shared = app_train.structure_preview(schema, 2000, "dpboost", {})
+    assert f"one tree serving all {k} one-vs-rest classes" in shared.text
+    assert "per one-vs-rest class" not in shared.text
+    paper = app_train.structure_preview(schema, 2000, "dpboost", {"preset": "paper"})
+    assert f"ε / {k} per one-vs-rest class" in paper.text
+
+
 @pytest.fixture(scope="module")
 def run() -> app_train.TrainRun:
     settings = app_train.TrainSettings(
