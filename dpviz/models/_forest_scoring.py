@@ -24,8 +24,7 @@ from dpviz.privacy.mechanisms import ABSTAIN, get_mechanism, is_majority
 # little that the prior's weight stops growing (see prior_weight).
 PRIOR_LEAD_FLOOR = 0.2
 # The prior's ε is at least prior_share·PRIOR_FLOOR and at most PRIOR_MAX_SHARE·ε.
-PRIOR_FLOOR = 0.8
-PRIOR_MAX_SHARE = 0.8
+PRIOR_FLOOR = PRIOR_MAX_SHARE = 0.8
 # Count mechanisms: a leaf's counts are shrunk to the prior by this many noise scales
 # (2/ε: with ½/ε, Private-RDT's ten leaves of pure noise per record at ε = 0.1 put votes
 # 3.2 points below the majority; 2/ε keeps it and tic-tac-toe at it, and costs 1.6
@@ -61,16 +60,16 @@ _MARGIN_DRAWS = 4096
 _TINY = 1e-12  # keeps the log finite where the prior gives a class no share
 
 
-def prior_epsilon(epsilon: float, share: float) -> float:
-    """ε of the noisy class histogram: ``share`` of ε, but never less than ``share``·0.8
-    nor more than 80% of ε; 0 when ``share`` is 0.
+def prior_epsilon(epsilon: float, share: float, max_share: float = PRIOR_MAX_SHARE) -> float:
+    """ε of the noisy class histogram: ``share`` of ε, but never less than
+    ``share``·``max_share`` nor more than ``max_share`` (80%) of ε; 0 when ``share`` is 0.
 
     Small data at small ε is where a wrong prior costs most: on 348 records with a
     lead of 78, the histogram at ε = 0.08 names the wrong majority with probability
     ≈ 0.4% (at ε = 0.05: ≈ 3%), and the leaves' share of 0.1 is noise there anyway."""
     if share <= 0:
         return 0.0
-    return min(PRIOR_MAX_SHARE * epsilon, share * max(epsilon, PRIOR_FLOOR))
+    return min(max_share * epsilon, share * max(epsilon, max_share))
 
 
 def prior_weight(

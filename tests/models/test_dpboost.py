@@ -137,8 +137,13 @@ def test_ledgers_of_both_presets_total_epsilon(synth, epsilon):
     X, y, schema = synth
     X, y = X.iloc[:2000], y.iloc[:2000]
     default = DPBoostClassifier(epsilon=epsilon, schema=schema).fit(X, y)
-    eps_p = prior_epsilon(epsilon, 0.1)
-    assert eps_p == pytest.approx(min(0.8 * epsilon, 0.1 * max(epsilon, 0.8)))
+    # 10% of ε, at least 0.095 and at most 95% of ε (the forests': 0.08 and 80%)
+    eps_p = default.prior_epsilon_
+    assert eps_p == pytest.approx(min(0.95 * epsilon, 0.1 * max(epsilon, 0.95)))
+    assert eps_p == pytest.approx({0.1: 0.095, 1.0: 0.1, 10.0: 1.0}[epsilon])
+    assert prior_epsilon(epsilon, 0.1) == pytest.approx(
+        min(0.8 * epsilon, 0.1 * max(epsilon, 0.8))
+    )
     ledger = default.ledger_
     assert ledger.private and ledger.epsilon_total == pytest.approx(epsilon)
     assert [len(g) for g in ledger.groups] == [1, 11]  # the prior; 10 trees + the check
