@@ -18,9 +18,9 @@ Two presets (``preset``):
   splits scored by the absolute gradient sums Σ_sides |Σg| (sensitivity g*) on
   gradients centred by the class prior, and for k > 2 classes one tree shared by the k
   one-vs-rest parts, boosted from the prior, each record's k gradients bounded in L1
-  by 4·g*; and a graceful fallback: a noisy class prior (10% of ε, at least 0.095, at most 95% of ε) and a
-  held-out check of the trees against it, so that noise-only trees leave the prior's
-  (majority) class in place.
+  by 4·g*; and a graceful fallback: a noisy class prior (10% of ε, at least 0.095, at
+  most 95% of ε) and a held-out check of the trees against it, so that noise-only trees
+  leave the prior's (majority) class in place.
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
