@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.models._forest_splits import feature_histogram
 from dpviz.models.data import EncodingReport, encode
-from dpviz.models.forest import DPRandomForestClassifier, LeafCounts, space_for
+from dpviz.models.forest import DPRandomForestClassifier, LeafCounts, split_tables
 from dpviz.privacy.schema import Schema
 
 # A task may fail on this many workers (a worker that dies while running it counts)
@@ -46,12 +45,10 @@ def _partition_size(frame: pd.DataFrame, schema: Schema) -> int:
     return encode(frame, schema, training=True, require_rows=False).n_records
 
 
-def _partition_histogram(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
-    # TRUE counts per continuous feature for quantile split points: summed over the
+def _partition_tables(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    # TRUE class × value counts per feature for quantile split points: summed over the
     # partitions, then released once with noise by the model (never sent anywhere else).
-    space = space_for(schema, 1)
-    encoded = encode(frame, schema, training=True, require_rows=False)
-    return feature_histogram(encoded.continuous, space.lows, space.highs)
+    return split_tables(encode(frame, schema, training=True, require_rows=False), schema)
 
 
 def _compute(tasks: list, source: str | None = None) -> list:
@@ -132,13 +129,13 @@ def fit_dask(
         # The jpw and records rules need a (noisy) record count first: one more pass over the data.
         sizes = _compute([dask.delayed(_partition_size)(p, schema) for p in parts], data_path)
         n_records = int(sum(sizes))
-    histogram = None
+    tables = None
     if model._split_epsilon() > 0:
-        # Quantile split points: the features' histogram first, one more pass.
-        parts_hist = [dask.delayed(_partition_histogram)(p, schema) for p in parts]
-        histogram = np.sum(_compute(parts_hist, data_path), axis=0)
+        # Quantile split points: the features' class tables first, one more pass.
+        parts_tables = [dask.delayed(_partition_tables)(p, schema) for p in parts]
+        tables = np.sum(_compute(parts_tables, data_path), axis=0)
     source = model._release_source(0)
-    model._prepare(n_records, source, histogram=histogram)
+    model._prepare(n_records, source, tables=tables)
     results = _compute([dask.delayed(_partition_counts)(p, model) for p in parts], data_path)
     counts = [c for c, _ in results]
     report = _sum_reports([r for _, r in results])

@@ -224,13 +224,17 @@ def test_train_then_predict(capsys, synth_files):
     lines = preds.read_text().splitlines()
     assert lines[0] == "prediction,proba[0],proba[1]"
     assert len(lines) == 1501
-    # The same public seed gives the same trees; the noise is fresh and secret, so the
-    # leaf outputs differ (all 10 trees × 32 leaves equal has probability about 2^-320).
+    # The same public seed gives the same trees where they do not follow the data
+    # (uniform split points); the noise is fresh and secret, so the leaf outputs differ
+    # (all 10 trees × 32 leaves equal has probability about 2^-320). Quantile split
+    # points also follow a noisy release: fresh each time, so may the split features.
     train = ("train", "--data", data, "--label", "label", "--schema", schema)
     train += ("--epsilon", 1, "--trees", 10)
-    run(capsys, *train, "--out", folder / "again.json")
-    first = json.loads(model.read_text())
-    again = json.loads((folder / "again.json").read_text())
+    uniform = ("--param", "split_points=uniform")
+    run(capsys, *train, *uniform, "--out", folder / "u1.json")
+    run(capsys, *train, *uniform, "--out", folder / "u2.json")
+    first = json.loads((folder / "u1.json").read_text())
+    again = json.loads((folder / "u2.json").read_text())
     assert [t["feature"] for t in first["trees"]] == [t["feature"] for t in again["trees"]]
     assert [t["output"] for t in first["trees"]] != [t["output"] for t in again["trees"]]
     assert first["noise"] == "secret"

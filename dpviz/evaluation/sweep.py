@@ -745,8 +745,8 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
     model.encoding_report_ = train.report
     source = model._release_source(0)
     # The DP forest's released split points, so that the twin has the same trees.
-    model._prepare(train.n_records, source, split_cdf=dp.split_cdf_)
-    same_splits = (model.split_cdf_ is None) == (dp.split_cdf_ is None)
+    model._prepare(train.n_records, source, splits=dp.splits_)
+    same_splits = (model.splits_ is None) == (dp.splits_ is None)
     if (
         model.depth_ != dp.depth_
         or not np.array_equal(model.root_keys_, dp.root_keys_)
@@ -821,7 +821,7 @@ def _nonprivate_row(
     if votes is None:
         model = _nonprivate_twin(trees, depth, random_state, counts, splits)
         declare_fold_size(model, train.n_records)
-        model.fit_encoded(train, schema, getattr(dp, "split_cdf_", None))
+        model.fit_encoded(train, schema, getattr(dp, "splits_", None))
         votes = model._votes(test)
     return {
         **base,

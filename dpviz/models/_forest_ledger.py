@@ -54,8 +54,8 @@ def build_ledger(
     if split_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
-                "noisy histograms of the continuous features, where the trees split "
-                "(discrete Laplace)",
+                "noisy class × value tables of every feature: where the trees split "
+                "and which features they favour (discrete Laplace)",
                 "all records",
                 split_epsilon,
             )

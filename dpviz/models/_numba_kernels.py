@@ -518,22 +518,27 @@ def column_ranges(X, low, high):
 
 
 @nb.njit(
-    [(c, f64[::1], f64[::1], i64[:, ::1]) for c in (f64[:, ::1], f64[::1, :], f64[:, :])],
+    [
+        (c, i64[::1], f64[::1], f64[::1], i64[:, ::1])
+        for c in (f64[:, ::1], f64[::1, :], f64[:, :])
+    ],
     nogil=True,
     cache=True,
 )
-def bin_counts(X, low, scale, out):
-    """Counts of each column's values in ``out.shape[1]`` equal-width bins starting at
-    ``low`` (``scale`` bins per unit); values beyond either end count in the end bin."""
+def bin_counts(X, y, low, scale, out):
+    """Counts of each column's values, by class ``y``, in ``out.shape[1]`` equal-width
+    bins starting at ``low`` (``scale`` bins per unit): row ``y·f + j`` of ``out`` for
+    column j; values beyond either end count in the end bin."""
     n, f = X.shape
     bins = out.shape[1]
     for i in range(n):
+        base = y[i] * f
         for j in range(f):
             z = (X[i, j] - low[j]) * scale[j]
             b = 0
             if z > 0:
                 b = min(int(z), bins - 1)
-            out[j, b] += 1
+            out[base + j, b] += 1
 
 
 _u64 = nb.uint64

@@ -60,8 +60,10 @@ from dpviz.models._forest_scoring import (
     shrunk_log_shares,
 )
 from dpviz.models._forest_splits import (
-    feature_histogram,
-    release_split_cdf,
+    SplitRelease,
+    TableLayout,
+    class_tables,
+    release_splits,
     split_epsilon,
 )
 from dpviz.models._forest_voting import VotingMixin
@@ -156,13 +158,29 @@ def _seeds(random_state) -> tuple[int, int]:
     return tuple(int(v) for v in state)
 
 
-def space_for(schema: Schema, depth: int, split_cdf: np.ndarray | None = None) -> TreeSpace:
+def space_for(schema: Schema, depth: int, splits: SplitRelease | None = None) -> TreeSpace:
     return TreeSpace(
         lows=np.array([f.low for f in schema.continuous], dtype=np.float64),
         highs=np.array([f.high for f in schema.continuous], dtype=np.float64),
         n_values=np.array([len(f.values) for f in schema.discrete], dtype=np.int64),
         max_depth=depth,
-        split_cdf=split_cdf,
+        split_cdf=None if splits is None else splits.cdf,
+        feature_weights=None if splits is None else splits.weights,
+    )
+
+
+def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
+    """TRUE class × value tables of every feature, the split release's input
+    (:func:`~dpviz.models._forest_splits.class_tables`). Never released as is."""
+    space = space_for(schema, 1)
+    return class_tables(
+        encoded.continuous,
+        encoded.discrete,
+        encoded.y,
+        space.lows,
+        space.highs,
+        TableLayout.of(schema),
+        len(schema.classes),
     )
 
 
@@ -274,11 +292,13 @@ class DPRandomForestClassifier(
         overcome, so where the leaves carry no evidence the forest answers the
         majority class instead of a coin flip. 0 gives the paper's forest.
     split_points : {"quantile", "uniform"}, default="quantile"
-        Where continuous features split. ``uniform``: uniformly in the node's public
-        sub-domain (the paper's). ``quantile``: uniformly in each feature's distribution
-        function, released as a noisy histogram for at most 10% of ε (a power of ten,
-        ≤ 0.1; :mod:`dpviz.models._forest_splits`); without continuous features it
-        spends nothing.
+        How nodes split. ``uniform``: a uniformly drawn allowed feature, a continuous
+        one uniformly in the node's public sub-domain (the paper's). ``quantile``: from
+        noisy class × value tables of every feature, released for at most 10% of ε (a
+        power of ten, ≤ 0.1; :mod:`dpviz.models._forest_splits`), continuous features
+        split uniformly in their distribution function and features are drawn partly
+        by their relevance to the class; without continuous features it spends nothing
+        and splits as ``uniform``.
     """
 
     def __init__(
@@ -335,26 +355,25 @@ class DPRandomForestClassifier(
         return self._fit_encoded(encoded)
 
     def fit_encoded(
-        self, encoded: EncodedData, schema: Schema, split_cdf: np.ndarray | None = None
+        self, encoded: EncodedData, schema: Schema, splits: SplitRelease | None = None
     ):
         """Fit on records already encoded against ``schema`` (used by the evaluation
-        engine so that a dataset is parsed once for all folds). ``split_cdf``: released
-        split points to reuse (a reference forest with a DP forest's trees)."""
+        engine so that a dataset is parsed once for all folds). ``splits``: a released
+        split release to reuse (a reference forest with a DP forest's trees)."""
         self._validate_params()
         self.schema_ = schema
         self.n_features_in_ = len(schema.features)
         self.classes_ = np.asarray(schema.classes, dtype=object)
-        return self._fit_encoded(encoded, split_cdf)
+        return self._fit_encoded(encoded, splits)
 
-    def _fit_encoded(self, encoded: EncodedData, split_cdf: np.ndarray | None = None):
+    def _fit_encoded(self, encoded: EncodedData, splits: SplitRelease | None = None):
         start = time.perf_counter()
         self.encoding_report_ = encoded.report
         source = self._release_source(0)
-        histogram = None
-        if self._split_epsilon() > 0 and split_cdf is None:
-            space = space_for(self.schema_, 1)
-            histogram = feature_histogram(encoded.continuous, space.lows, space.highs)
-        self._prepare(encoded.n_records, source, histogram=histogram, split_cdf=split_cdf)
+        tables = None
+        if self._split_epsilon() > 0 and splits is None:
+            tables = split_tables(encoded, self.schema_)
+        self._prepare(encoded.n_records, source, tables=tables, splits=splits)
         self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
         self._release_leaves(source)
         self.fit_seconds_ = time.perf_counter() - start
@@ -402,27 +421,28 @@ class DPRandomForestClassifier(
         n_records: int,
         source: NoiseSource,
         *,
-        histogram: np.ndarray | None = None,
-        split_cdf: np.ndarray | None = None,
+        tables: np.ndarray | None = None,
+        splits: SplitRelease | None = None,
     ) -> None:
         """Depth, seeds and the structure; no leaf counted yet.
 
         Only the ``jpw`` and ``records`` rules read a record count: the declared one, or
         ``n_records`` plus discrete Laplace noise whose ε the ledger books. ``quantile``
-        split points read the TRUE feature ``histogram`` through their own noise
-        (:func:`release_split_cdf`, booked too), or reuse a released ``split_cdf``."""
+        split points read the TRUE class ``tables`` (:func:`split_tables`) through their
+        own noise (:func:`release_splits`, booked too), or reuse released ``splits``."""
         schema = self.schema_
         self.split_epsilon_ = self._split_epsilon()
-        self.split_cdf_ = None
+        self.splits_ = None
         if self.split_epsilon_ > 0:
-            if split_cdf is None:
-                if histogram is None:
-                    raise ValueError("quantile split points need the features' histogram")
+            if splits is None:
+                if tables is None:
+                    raise ValueError("quantile split points need the features' class tables")
                 # Replayable noise is named by the rung, not by ε: a sweep grows one
                 # structure per rung, as a plain fit at any ε of the rung does.
                 rung = self._noise_named(f"split|{self.split_epsilon_!r}")
-                split_cdf = release_split_cdf(histogram, self.split_epsilon_, rung)
-            self.split_cdf_ = split_cdf
+                layout = TableLayout.of(schema)
+                splits = release_splits(tables, layout, self.split_epsilon_, rung)
+            self.splits_ = splits
         branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
         self.depth_count_epsilon_ = 0.0
         self.depth_n_ = None
@@ -447,7 +467,7 @@ class DPRandomForestClassifier(
             n_trees=self.n_estimators_ if self.data_split == "disjoint" else None,
         )
         structure_seed, split_seed = _seeds(self.random_state)
-        self.space_ = space_for(schema, self.depth_, self.split_cdf_)
+        self.space_ = space_for(schema, self.depth_, self.splits_)
         self.root_keys_ = tree_root_keys(structure_seed, self.n_estimators_)
         self._split_seed = split_seed
         self._releases = []

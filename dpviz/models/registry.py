@@ -182,8 +182,9 @@ ALGORITHMS: dict[str, Algorithm] = {
             id="fletcher_islam",
             name="DP random decision forest (Fletcher & Islam 2017, 2021 fix)",
             description=(
-                "Random trees whose split points follow a noisy histogram of each feature "
-                "(or, as in the paper, are drawn without the data); each leaf releases its "
+                "Random trees whose split points and split features follow noisy class "
+                "tables of each feature (or, as in the paper, are drawn without the data); "
+                "each leaf releases its "
                 "class counts with discrete Laplace noise (or, with a label mechanism as in "
                 "the paper, one noisy majority label). Disjoint data per tree: every tree "
                 "spends the full ε."
@@ -219,8 +220,9 @@ ALGORITHMS: dict[str, Algorithm] = {
                 Parameter(
                     "split_points",
                     "quantile",
-                    "where continuous features split (quantile: uniform in a noisy histogram's "
-                    "distribution, ≤ 10% of ε; uniform: in the public domain, the paper's)",
+                    "how nodes split (quantile: thresholds uniform in a noisy histogram's "
+                    "distribution and features partly by their noisy relevance to the "
+                    "class, ≤ 10% of ε; uniform: in the public domain, the paper's)",
                     choices=SPLIT_POINTS,
                 ),
                 _prior_share("forest"),

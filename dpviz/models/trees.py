@@ -88,7 +88,9 @@ class TreeSpace:
     Features are numbered continuous first (0..s-1), then discrete (s..s+r-1).
     ``split_cdf``: the released distribution function of each continuous feature
     (:mod:`dpviz.models._forest_splits`) that thresholds are drawn uniformly in; None
-    draws them uniformly in the node's sub-domain (SPEC §2).
+    draws them uniformly in the node's sub-domain (SPEC §2). ``feature_weights``: each
+    feature's released split-draw weight (same module); None draws the allowed features
+    uniformly (SPEC §2).
     """
 
     lows: np.ndarray
@@ -96,6 +98,7 @@ class TreeSpace:
     n_values: np.ndarray
     max_depth: int
     split_cdf: np.ndarray | None = None
+    feature_weights: np.ndarray | None = None
 
     @property
     def n_continuous(self) -> int:
@@ -187,21 +190,31 @@ def is_leaf(space: TreeSpace, frontier: Frontier, depth: int) -> np.ndarray:
 
 
 def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
-    """Draw each node's split from its key: a uniformly chosen allowed feature, and for a
-    continuous one a threshold uniform in the node's current domain (or in the space's
-    released distribution function over that domain)."""
+    """Draw each node's split from its key: an allowed feature (uniformly, or in
+    proportion to the space's released feature weights), and for a continuous one a
+    threshold uniform in the node's current domain (or in the space's released
+    distribution function over that domain)."""
     s, r = space.n_continuous, space.n_discrete
     unused = ~frontier.used
-    n_allowed = s + unused.sum(axis=1)
-    pick = np.minimum(
-        (uniform(frontier.keys, SALT_FEATURE) * n_allowed).astype(np.int64), n_allowed - 1
-    )
-    feature = pick.copy()
-    discrete = pick >= s
-    if discrete.any():
-        rank = pick[discrete] - s
-        position = np.cumsum(unused[discrete], axis=1) > rank[:, None]
-        feature[discrete] = s + np.argmax(position, axis=1)
+    draw = uniform(frontier.keys, SALT_FEATURE)
+    if space.feature_weights is None:
+        n_allowed = s + unused.sum(axis=1)
+        pick = np.minimum((draw * n_allowed).astype(np.int64), n_allowed - 1)
+        feature = pick.copy()
+        discrete = pick >= s
+        if discrete.any():
+            rank = pick[discrete] - s
+            position = np.cumsum(unused[discrete], axis=1) > rank[:, None]
+            feature[discrete] = s + np.argmax(position, axis=1)
+    else:
+        weights = np.broadcast_to(space.feature_weights, (len(frontier), s + r)).copy()
+        weights[:, s:] *= unused
+        cumulative = np.cumsum(weights, axis=1)
+        below = cumulative <= (draw * cumulative[:, -1])[:, None]
+        # A feature of weight 0 is never drawn: the first one whose cumulative weight
+        # passes the draw.
+        feature = np.minimum(below.sum(axis=1), s + r - 1)
+        discrete = feature >= s
     threshold = np.full(len(frontier), np.nan)
     cont = ~discrete
     if cont.any():

@@ -1,5 +1,5 @@
-"""Quantile split points: the noisy histogram, its post-processing, the thresholds, and
-how the forest, its ledger, files and sweeps carry them."""
+"""Quantile split points: the noisy class tables, their post-processing (thresholds and
+feature weights), and how the forest, its ledger, files and sweeps carry them."""
 
 import json
 
@@ -10,10 +10,14 @@ import pytest
 from dpviz.evaluation import sweep
 from dpviz.evaluation.release_audit import clopper_pearson
 from dpviz.models._forest_splits import (
+    RELEVANCE_MIX,
     SPLIT_BINS,
+    TableLayout,
     cdf_from_counts,
-    feature_histogram,
-    noisy_histogram,
+    class_tables,
+    feature_weights,
+    gain_ratio,
+    noisy_tables,
     quantile_thresholds,
     split_epsilon,
 )
@@ -63,45 +67,109 @@ def test_an_unknown_split_rule_is_a_clear_error():
         )
 
 
-def test_histogram_counts_each_record_once_per_feature_in_public_bins():
+def test_tables_count_each_record_once_per_feature_by_class_in_public_cells():
     x = np.array([[0.0, 5.0], [999.9, 5.0], [500.0, -3.0], [1000.0, 7.0]])
-    h = feature_histogram(x, np.array([0.0, -5.0]), np.array([1000.0, 5.0]))
-    assert h.shape == (2, SPLIT_BINS) and (h.sum(axis=1) == 4).all()
-    assert h[0, 0] == 1 and h[0, SPLIT_BINS // 2] == 1 and h[0, -1] == 2
+    codes = np.array([[0, 2], [1, 2], [1, 0], [1, 1]])
+    y = np.array([0, 1, 1, 0])
+    layout = TableLayout(2, (2, 3))
+    t = class_tables(x, codes, y, np.array([0.0, -5.0]), np.array([1000.0, 5.0]), layout, 2)
+    assert t.shape == (2, 2 * SPLIT_BINS + 5)
+    # Every record once per feature, in its own class's row.
+    stops = np.cumsum(layout.widths)
+    for start, stop in zip(stops - layout.widths, stops):
+        assert t[:, start:stop].sum(axis=1).tolist() == [2, 2]
+    assert t[0, 0] == 1 and t[1, SPLIT_BINS // 2] == 1 and t[1, SPLIT_BINS - 1] == 1
+    assert t[0, SPLIT_BINS - 1] == 1  # at the public bound: the end bin
     # Values at or beyond the public bounds fall in the end bins.
-    assert h[1, -1] == 3 and h[1, int((-3 + 5) / 10 * SPLIT_BINS)] == 1
+    second = t[:, SPLIT_BINS : 2 * SPLIT_BINS]
+    assert second[:, -1].tolist() == [2, 1] and second[1, int((-3 + 5) / 10 * SPLIT_BINS)] == 1
+    assert t[:, 2 * SPLIT_BINS :].tolist() == [[1, 1, 0, 1, 1], [0, 2, 1, 0, 1]]
 
 
-def test_the_compiled_histogram_equals_numpys(monkeypatch):
+def test_the_compiled_tables_equal_numpys(monkeypatch):
     from dpviz.models import kernels
 
     compiled = kernels.get(wait=True)
     if compiled is None:
-        pytest.skip("numba is not installed: the numpy histogram is the only one")
+        pytest.skip("numba is not installed: the numpy tables are the only ones")
     rng = np.random.default_rng(3)
     x = rng.normal(size=(400_000, 3)) * [1, 10, 100]
     x[:5] = [[-1e9, 1e9, 0]] * 5  # beyond the domain: the end bins
+    y = rng.integers(0, 3, len(x))
+    codes = np.zeros((len(x), 0), dtype=np.int64)
     lows, highs = np.array([-3.0, -30, -300]), np.array([3.0, 30, 300])
-    fast = feature_histogram(x, lows, highs)  # 1.2M values: the compiled pass
+    layout = TableLayout(3, ())
+    fast = class_tables(x, codes, y, lows, highs, layout, 3)  # 1.2M values: compiled
     frozen = x.copy()
     frozen.flags.writeable = False  # as joblib's parallel folds hand it: numpy's pass
-    assert np.array_equal(feature_histogram(frozen, lows, highs), fast)
+    assert np.array_equal(class_tables(frozen, codes, y, lows, highs, layout, 3), fast)
     monkeypatch.setattr(kernels, "get", lambda wait: None)
-    for layout in (x, np.asfortranarray(x)):
-        assert np.array_equal(feature_histogram(layout, lows, highs), fast)
+    for order in (x, np.asfortranarray(x)):
+        assert np.array_equal(class_tables(order, codes, y, lows, highs, layout, 3), fast)
+
+
+def test_features_that_tell_the_class_apart_are_drawn_more_and_noise_leaves_it_uniform():
+    """Post-processing of the noisy tables: a feature whose cells split the classes gets
+    the relevance share, noise-only tables leave the draw uniform (a fixed seed: the
+    weights are a deterministic function of the released counts)."""
+    layout = TableLayout(1, (2, 4))
+    informative = np.zeros((2, SPLIT_BINS))
+    informative[0, :8], informative[1, 8:] = 500, 500  # the class is which half
+    flat = np.full((2, 2), 2000)  # class independent of the value
+    many = np.full((2, 4), 1000)
+    tables = np.hstack([informative, flat, many])
+    w = feature_weights(tables, layout, epsilon=0.1)
+    assert w.sum() == pytest.approx(1.0)
+    floor = (1 - RELEVANCE_MIX) / 3
+    assert w[0] == pytest.approx(floor + RELEVANCE_MIX, abs=1e-3)
+    assert w[1:] == pytest.approx([floor, floor], abs=1e-3)
+    # Pure noise (true counts 0 against noise of scale 30): about uniform.
+    rng = np.random.default_rng(0)
+    noise = rng.integers(-60, 60, size=tables.shape)
+    w = feature_weights(np.hstack([np.full((2, SPLIT_BINS), 50), flat, many]) + noise, layout, 0.1)
+    assert np.all(w >= floor) and np.all(w <= floor + RELEVANCE_MIX)
+    assert np.allclose(feature_weights(np.zeros_like(tables), layout, 0.1), 1 / 3)
+
+
+def test_gain_ratio_discounts_features_of_many_values():
+    two = np.array([[90, 10], [10, 90]])  # two values, strongly dependent
+    # Eight values carrying the same information as the two, each split in four.
+    eight = np.repeat(two, 4, axis=1) / 4
+    assert gain_ratio(two) == pytest.approx(gain_ratio(eight) * 3)
+    assert gain_ratio(np.array([[50, 50], [50, 50]])) == pytest.approx(0.0)
+    assert gain_ratio(np.zeros((2, 3))) == 0.0
+
+
+def test_weighted_feature_draws_follow_the_weights_and_the_path():
+    from dpviz.models.trees import Frontier, TreeSpace, choose_splits
+    from dpviz.privacy.randomness import tree_root_keys
+
+    weights = np.array([0.1, 0.6, 0.3])  # one continuous, two discrete features
+    space = TreeSpace(np.zeros(1), np.ones(1), np.array([3, 4]), 3, feature_weights=weights)
+    n = 20_000
+    keys = tree_root_keys(5, n)
+    frontier = Frontier.roots(space, keys, np.arange(n), 0)
+    drawn = np.bincount(choose_splits(space, frontier).feature, minlength=3) / n
+    # 20,000 independent draws: sd of a share ≤ 0.0036, so 0.015 is over 4 sd.
+    assert np.allclose(drawn, weights, atol=0.015)
+    # A discrete feature already used on the path is never drawn again; the others
+    # share its weight in proportion.
+    frontier.used[:, 0] = True
+    drawn = np.bincount(choose_splits(space, frontier).feature, minlength=3) / n
+    assert drawn[1] == 0 and np.allclose(drawn[[0, 2]], [0.25, 0.75], atol=0.015)
 
 
 def test_the_distribution_follows_large_counts_and_stays_uniform_on_noise():
     eps = 0.1
     big = np.zeros((1, SPLIT_BINS))
     big[0, :4] = 10_000  # all the mass in the first eighth of the domain
-    cdf = cdf_from_counts(big, eps)
+    cdf = cdf_from_counts(big, 1 / eps)
     assert cdf[0, 0] == 0 and cdf[0, -1] == 1 and (np.diff(cdf, axis=1) > 0).all()
     assert cdf[0, 4] > 0.95
     # Counts of a few records against noise of scale 10: below two scales they are read
     # as empty, and the pseudo-records keep the thresholds about uniform.
     small = np.random.default_rng(1).integers(-15, 19, size=(3, SPLIT_BINS))
-    cdf = cdf_from_counts(small, eps * 3)
+    cdf = cdf_from_counts(small, 10.0)
     uniform = np.linspace(0, 1, SPLIT_BINS + 1)
     assert np.abs(cdf - uniform).max() < 0.1
 
@@ -123,9 +191,9 @@ def test_thresholds_are_uniform_in_the_distribution_within_each_node():
     assert inner.min() >= 30 and inner.max() <= 60
 
 
-def test_the_noisy_histogram_keeps_its_epsilon_and_the_audit_catches_half_the_noise():
-    """Empirical audit of the only step that reads data: neighbouring histograms (one
-    record more in bin 3 of each of 2 features), 20,000 releases each from fresh keys,
+def test_the_noisy_tables_keep_their_epsilon_and_the_audit_catches_half_the_noise():
+    """Empirical audit of the only step that reads data: neighbouring tables (one
+    record more in cell 3 of each of 2 features), 20,000 releases each from fresh keys,
     Clopper–Pearson at α = 10⁻⁶ per bound. The event "bin 3 of feature 0 ≥ its count
     in D ∪ {x}" has probability ratio e^(ε/2) exactly, so the lower bound on ε must stay
     under ε, and a mutant with half the noise scale must be caught above it."""
@@ -146,7 +214,7 @@ def test_the_noisy_histogram_keeps_its_epsilon_and_the_audit_catches_half_the_no
             got += int((released[:, 0, 3] >= d2[0, 3]).sum())
         return got
 
-    # The same noise law as noisy_histogram (checked below), at ε and at 2ε (the mutant).
+    # The same noise law as noisy_tables (checked below), at ε and at 2ε (the mutant).
     for label, factor in ((1, 1.0), (2, 2.0)):
         h2 = hits(d2, eps * factor, label * 10 + 1)
         h1 = hits(d, eps * factor, label * 10 + 2)
@@ -157,9 +225,9 @@ def test_the_noisy_histogram_keeps_its_epsilon_and_the_audit_catches_half_the_no
             assert 0.8 < bound <= eps, bound  # tight: the event is the worst case
         else:
             assert bound > eps, bound
-    # noisy_histogram draws exactly that law: discrete Laplace at ε / s per count.
+    # noisy_tables draws exactly that law: discrete Laplace at ε / d per count.
     source = NoiseSource.replayable(5)
-    a = noisy_histogram(d, eps, source) - d
+    a = noisy_tables(d, TableLayout(2, ()), eps, source) - d
     b = source.child(0x5_9117_0000).generator().discrete_laplace(eps / 2, d.size).reshape(d.shape)
     assert np.array_equal(a, b)
 
@@ -171,16 +239,22 @@ def test_the_forest_books_the_histograms_and_follows_the_data():
     assert model.split_epsilon_ == pytest.approx(0.1)
     ledger = model.ledger_
     assert ledger.private and ledger.epsilon_total == pytest.approx(1.0)
-    assert "noisy histograms of the continuous features" in ledger.describe()
+    assert "noisy class × value tables of every feature" in ledger.describe()
     spent = model.depth_count_epsilon_ + model.split_epsilon_ + model.prior_epsilon_
     assert model.tree_epsilon_ == pytest.approx(1.0 - spent)
-    # Uniform thresholds on [0, 1000] put almost none below 100, where 99% of x lies.
+    # Uniform thresholds on [0, 1000] put 10% below 100, where 99% of x lies; the noisy
+    # distribution over three quarters (the pseudo-records, two noise scales of the
+    # class-summed counts per bin, keep ~20% of the mass spread over the domain).
     roots = model.space_.split_cdf[0]
-    assert roots[int(100 / 1000 * SPLIT_BINS)] > 0.8
+    assert roots[int(100 / 1000 * SPLIT_BINS)] > 0.7
     uniform = DPRandomForestClassifier(
         schema=schema, random_state=0, n_estimators=10, split_points="uniform"
     ).fit(X, y)
     assert uniform.split_epsilon_ == 0 and uniform.space_.split_cdf is None
+    assert uniform.space_.feature_weights is None
+    # x decides the label, the colour is noise: x gets the relevance share.
+    top = (1 - RELEVANCE_MIX) / 2 + RELEVANCE_MIX
+    assert model.space_.feature_weights[0] == pytest.approx(top, abs=0.02)
     assert uniform.ledger_.epsilon_total == pytest.approx(1.0)
     test_frame = skewed(2000, seed=1)[0]
     acc_q = (model.predict(test_frame.drop(columns="label")) == test_frame["label"]).mean()
@@ -194,10 +268,11 @@ def test_same_noise_seed_same_trees_and_a_file_round_trip():
     X, y = frame.drop(columns="label"), frame["label"]
     kw = dict(schema=schema, random_state=2, n_estimators=8, noise_seed=4)
     a, b = DPRandomForestClassifier(**kw).fit(X, y), DPRandomForestClassifier(**kw).fit(X, y)
-    assert np.array_equal(a.split_cdf_, b.split_cdf_)
+    assert np.array_equal(a.splits_.cdf, b.splits_.cdf)
+    assert np.array_equal(a.splits_.weights, b.splits_.weights)
     assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
     secret = DPRandomForestClassifier(schema=schema, random_state=2, n_estimators=8).fit(X, y)
-    assert not np.array_equal(secret.split_cdf_, a.split_cdf_)  # fresh noise each release
+    assert not np.array_equal(secret.splits_.cdf, a.splits_.cdf)  # fresh noise each release
     released = ReleasedForest.from_estimator(secret)
     assert released.meta["split_epsilon"] == pytest.approx(0.1)
     loaded = ReleasedForest.from_json(released.to_json())
