@@ -80,7 +80,10 @@ where the read number moves by one step between D and D' (``jpw``, the greedy tr
 but a released label separates D from D' only when the fixed noise lies in the band the
 extra count crosses (for ``permute_flip`` a share (1 − e^-ε)/2 of keys), and DPBoost's
 stream shifts by one draw when x is dealt to a tree, so its two fixed outputs are
-separated by these events for most keys, not all. The pair has two classes, so
+separated by these events for most keys, not all. The pair has no continuous feature,
+so the forest's split release (``quantile`` split points: noisy class tables of every
+feature) is not exercised; ``tests/models/test_forest_splits.py`` audits its noise law
+the same way, with a half-noise mutant. The pair has two classes, so
 DPBoost's shared multiclass trees (k > 2: each record's k gradients bounded in L1, the
 leaf noise scaled to that bound) are not exercised either; ``tests/models/test_dpboost.py``
 checks that bound exhaustively (Lemma 2 in L1) and on the gradients of a real fit.
