@@ -3,7 +3,8 @@
 Two views, with different privacy status:
 
 * :func:`structure_nodes` — **what an outsider sees**: the tree's structure, drawn
-  from its public seed without the data, down to a display depth, and the released
+  from its public seed and the released split tables (``quantile`` split points; none
+  with ``uniform``), down to a display depth, and the released
   output of every leaf drawn (empty leaves included, exactly as an export lists them).
   Nothing in it depends on the records beyond the released leaf outputs.
 * :func:`visited_nodes` and :func:`with_counts` — **data-owner diagnostics, NOT

@@ -294,8 +294,9 @@ class DPRandomForestClassifier(
     split_points : {"quantile", "uniform"}, default="quantile"
         How nodes split. ``uniform``: a uniformly drawn allowed feature, a continuous
         one uniformly in the node's public sub-domain (the paper's). ``quantile``: from
-        noisy class × value tables of every feature, released for at most 10% of ε (a
-        power of ten, ≤ 0.1; :mod:`dpviz.models._forest_splits`), continuous features
+        noisy class × value tables of every feature, released for at most 20% of ε
+        (0.2 from ε = 1 up, below it 10% of ε rounded down to a power of ten;
+        :mod:`dpviz.models._forest_splits`), continuous features
         split uniformly in their distribution function and features are drawn partly
         by their relevance to the class; without continuous features it spends nothing
         and splits as ``uniform``.

@@ -222,7 +222,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     "quantile",
                     "how nodes split (quantile: thresholds uniform in a noisy histogram's "
                     "distribution and features partly by their noisy relevance to the "
-                    "class, ≤ 10% of ε; uniform: in the public domain, the paper's)",
+                    "class, ≤ 20% of ε; uniform: in the public domain, the paper's)",
                     choices=SPLIT_POINTS,
                 ),
                 _prior_share("forest"),
