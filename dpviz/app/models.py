@@ -498,10 +498,15 @@ def _draw_forest(run, diagnostics: bool, tree: int, limit: int | None) -> TreeDr
     index = tree - 1
     captions: list[str] = []
     if not diagnostics:
+        drawn = (
+            "from the public seed and the noisy per-class tables of the split release "
+            "(booked in the ledger)"
+            if getattr(model, "splits_", None) is not None
+            else "from the public seed without the data"
+        )
         intro = (
-            "What an outsider sees: the structure, drawn from the public seed without the "
-            "data, and the label every leaf releases, empty or not. The downloaded model "
-            "JSON holds exactly this."
+            f"What an outsider sees: the structure, drawn {drawn}, and the label every "
+            "leaf releases, empty or not. The downloaded model JSON holds exactly this."
         )
         nodes = treeviz.structure_nodes(
             model, index, max_depth=limit, max_nodes=treeviz.MAX_RELEASED_NODES

@@ -328,6 +328,12 @@ def test_too_large_forest_explains_why_it_cannot_be_exported():
 # --- Trees --------------------------------------------------------------------------------
 
 
+def test_uniform_splits_are_drawn_without_the_data():
+    at = trained(**{"fletcher_islam.split_points": "uniform"})
+    at.switch_page("pages/trees.py").run()
+    assert "drawn from the public seed without the data" in texts(at.info)
+
+
 def test_trees_page_asks_for_a_model_first():
     at = open_page("pages/trees.py")
     assert "Train a model first" in texts(at.info) and not charts(at)
@@ -337,6 +343,8 @@ def test_shallow_tree_released_and_diagnostic_views():
     at = trained()
     at.switch_page("pages/trees.py").run()
     assert "What an outsider sees" in texts(at.info)
+    # Quantile split points (the default): the structure follows a noisy release too.
+    assert "noisy per-class tables of the split release" in texts(at.info)
     released = chart_spec(at)
     assert "Released model" in released["layout"]["title"]["text"]
     assert {t["type"] for t in released["data"]} == {"scatter"}  # node-link diagram
