@@ -504,15 +504,23 @@ def _draw_forest(run, diagnostics: bool, tree: int, limit: int | None) -> TreeDr
             if getattr(model, "splits_", None) is not None
             else "from the public seed without the data"
         )
+        counts = model.leaf_noisy_counts_ is not None
+        output = (
+            "the noisy class counts every leaf releases, empty or not (a leaf's colour: "
+            "its largest count)"
+            if counts
+            else "the label every leaf releases, empty or not"
+        )
         intro = (
-            f"What an outsider sees: the structure, drawn {drawn}, and the label every "
-            "leaf releases, empty or not. The downloaded model JSON holds exactly this."
+            f"What an outsider sees: the structure, drawn {drawn}, and {output}. The "
+            "downloaded model JSON holds exactly this."
         )
         nodes = treeviz.structure_nodes(
             model, index, max_depth=limit, max_nodes=treeviz.MAX_RELEASED_NODES
         )
         draw = figures_trees.node_link_figure if shape.shallow else figures_trees.icicle_figure
-        return TreeDrawing(intro, draw(nodes, classes, diagnostics=False, tree=tree))
+        fig = draw(nodes, classes, diagnostics=False, tree=tree, releases_counts=counts)
+        return TreeDrawing(intro, fig)
     intro = DIAGNOSTICS_WARNING.format(
         what="True class counts, the gap j, flips and even which leaves hold records"
     )
@@ -561,7 +569,7 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
         )
         if shape.shallow:
             fig = figures_trees.node_link_figure(
-                nodes, classes, diagnostics=False, tree=1, name=name
+                nodes, classes, diagnostics=False, tree=1, name=name, releases_counts=True
             )
             return TreeDrawing(intro, fig)
         drawn = treeviz.released_levels(nodes, limit, treeviz.MAX_RELEASED_NODES)
@@ -577,6 +585,7 @@ def _draw_greedy(run, diagnostics: bool, limit: int | None) -> TreeDrawing:
             diagnostics=False,
             tree=1,
             name=name,
+            releases_counts=True,
             note=(
                 f"Splits chosen by the exponential mechanism, drawn to depth {shown} (“…”: "
                 "deeper branches not drawn); box width: the branches below, not records.<br>"

@@ -29,11 +29,29 @@ STRUCTURE_COLOR = "#EEEEEE"
 EMPTY_COLOR = "#FFFFFF"
 FLIPPED_COLOR = "#000000"
 RELEASED_TITLE = "Released model: structure and released labels (what an outsider sees)"
+RELEASED_COUNTS_TITLE = (
+    "Released model: structure and released noisy counts (what an outsider sees)"
+)
 DIAGNOSTICS_TITLE = "Data-owner diagnostics: true counts and flips (NOT private)"
 
 
 def class_color(index: int) -> str:
     return CLASS_COLORS[index % len(CLASS_COLORS)]
+
+
+def leaf_legend(name: str, *, diagnostics: bool, counts: bool) -> str:
+    """A leaf colour's legend entry: the true majority (diagnostics), the class of the
+    largest released noisy count (count mechanisms: the label is derived, not released)
+    or the released label."""
+    if diagnostics:
+        return f"true majority {name}"
+    return f"largest noisy count {name}" if counts else f"released label {name}"
+
+
+def _released_title(diagnostics: bool, releases_counts: bool) -> str:
+    if diagnostics:
+        return DIAGNOSTICS_TITLE
+    return RELEASED_COUNTS_TITLE if releases_counts else RELEASED_TITLE
 
 
 def _class_index(classes) -> dict[str, int]:
@@ -54,9 +72,11 @@ def node_hover(nodes: pd.DataFrame, classes, *, diagnostics: bool) -> list[str]:
         if row["hidden_children"]:
             lines.append("deeper nodes not drawn (display depth)")
         if row["is_leaf"] and not diagnostics:
-            lines.append(f"released label: <b>{row['released_label']}</b>")
             if row.get("released_counts"):
                 lines.append(f"released noisy counts: {row['released_counts']}")
+                lines.append(f"largest: <b>{row['released_label']}</b>")
+            else:
+                lines.append(f"released label: <b>{row['released_label']}</b>")
         elif not diagnostics and row.get("released_counts"):
             lines.append(
                 f"noisy counts of the leaves below, summed: {row['released_counts']} "
@@ -232,12 +252,14 @@ def node_link_figure(
     height: int = 560,
     name: str | None = None,
     note: str | None = None,
+    releases_counts: bool = False,
 ) -> go.Figure:
     """A tree as nodes and links, split rules on the inner nodes, leaves coloured by the
     released label (released view) or the true majority (diagnostics, NOT private).
 
     ``tree`` is the 1-based tree number shown in the title (``name`` replaces "Tree N");
-    ``note`` replaces the explanatory line.
+    ``note`` replaces the explanatory line. ``releases_counts``: the leaves release noisy
+    counts, so the released view's colour is their largest class (derived, not released).
     """
     classes = [str(c) for c in classes]
     x = _layout_positions(nodes)
@@ -298,7 +320,7 @@ def node_link_figure(
         sel = leaf & (labels == c)
         if diagnostics:
             sel &= ~nodes["flipped"].to_numpy()
-        legend = f"true majority {c}" if diagnostics else f"released label {c}"
+        legend = leaf_legend(c, diagnostics=diagnostics, counts=releases_counts)
         if sel.any():
             _leaf_trace(fig, x, y, sel, hover, class_color(i), legend, records, top)
         else:  # every class keeps its colour key, drawn or not (display depth)
@@ -310,15 +332,16 @@ def node_link_figure(
         )
         empty = leaf & nodes["empty"].to_numpy()
         _leaf_trace(fig, x, y, empty, hover, EMPTY_COLOR, "empty leaf (no record)", None, top)
-    title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
+    title = _released_title(diagnostics, releases_counts)
     if note is None:
+        output = "noisy class counts" if releases_counts else "a label"
         note = (
             "Leaf size ∝ records; under each leaf its class counts ("
             + "/".join(classes[:2] if len(classes) == 2 else ["records"])
             + "). Hover a node for its gap j and flip probability."
             if diagnostics
-            else "Every leaf releases a label, empty or not, so an outsider cannot tell which "
-            "leaves held records."
+            else f"Every leaf releases {output}, empty or not, so an outsider cannot tell "
+            "which leaves held records."
         )
     _node_link_layout(
         fig, nodes, x, title=f"{name or f'Tree {tree}'} · {title}", note=note, height=height
@@ -417,6 +440,7 @@ def icicle_figure(
     height: int = 620,
     name: str | None = None,
     note: str | None = None,
+    releases_counts: bool = False,
 ) -> go.Figure:
     """A deep tree as an icicle, root on top.
 
@@ -424,7 +448,7 @@ def icicle_figure(
     coloured by the true majority; flipped leaves black; branches no record reached
     are aggregated into their parent's hover. Released view: the structure down to the
     display depth, boxes sized by the number of branches drawn below them, leaves (if
-    drawn) coloured by the released label.
+    drawn) coloured by the released label (``releases_counts``: the largest noisy count).
     """
     classes = [str(c) for c in classes]
     index = _class_index(classes)
@@ -480,10 +504,10 @@ def icicle_figure(
             "not drawn).<br>Box width: the branches drawn below it, not records. Nothing "
             "here depends on the data."
         )
-    title = DIAGNOSTICS_TITLE if diagnostics else RELEASED_TITLE
+    title = _released_title(diagnostics, releases_counts)
     for i, c in enumerate(classes):
         _legend_entry(
-            fig, f"true majority {c}" if diagnostics else f"released label {c}", class_color(i)
+            fig, leaf_legend(c, diagnostics=diagnostics, counts=releases_counts), class_color(i)
         )
     if FLIPPED_COLOR in colors and diagnostics:
         _legend_entry(fig, "flipped: released ≠ majority", FLIPPED_COLOR)

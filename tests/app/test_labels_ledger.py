@@ -298,9 +298,12 @@ def test_node_link_tree_has_a_class_legend_fitted_labels_and_full_rules_on_hover
     classes = model.schema_.classes
     for diagnostics in (False, True):
         frame = treeviz.with_counts(model, nodes) if diagnostics else nodes
-        fig = figures_trees.node_link_figure(frame, classes, diagnostics=diagnostics, tree=1)
+        fig = figures_trees.node_link_figure(
+            frame, classes, diagnostics=diagnostics, tree=1, releases_counts=True
+        )
         legend = {t.name for t in fig.data if t.showlegend is not False}
-        prefix = "true majority" if diagnostics else "released label"
+        # money_forest releases noisy counts: a leaf's colour is their largest class.
+        prefix = "true majority" if diagnostics else "largest noisy count"
         assert {f"{prefix} {c}" for c in classes} <= legend
         assert_no_overlap(fig)
         splits = next(t for t in fig.data if (t.name or "").startswith("split"))
@@ -314,10 +317,14 @@ def test_icicle_trees_have_a_class_legend_and_hide_rather_than_shrink_labels():
     model = money_forest(depth=9, n_estimators=2)
     classes = model.schema_.classes
     released = figures_trees.icicle_figure(
-        treeviz.structure_nodes(model, 0, max_depth=4), classes, diagnostics=False, tree=1
+        treeviz.structure_nodes(model, 0, max_depth=4),
+        classes,
+        diagnostics=False,
+        tree=1,
+        releases_counts=True,
     )
     legend = [t.name for t in released.data if t.type == "scatter"]
-    assert [f"released label {c}" for c in classes] == legend[: len(classes)]
+    assert [f"largest noisy count {c}" for c in classes] == legend[: len(classes)]
     assert released.layout.uniformtext.mode == "hide"
     icicle = released.data[0]
     assert max(len(str(label).rstrip(" …")) for label in icicle.labels) <= (

@@ -334,6 +334,20 @@ def test_uniform_splits_are_drawn_without_the_data():
     assert "drawn from the public seed without the data" in texts(at.info)
 
 
+def test_count_leaves_are_coloured_by_their_largest_noisy_count():
+    at = trained()  # the default forest: laplace_counts, noisy counts in every leaf
+    at.switch_page("pages/trees.py").run()
+    assert "the noisy class counts every leaf releases" in texts(at.info)
+    spec = chart_spec(at)
+    assert "released noisy counts" in spec["layout"]["title"]["text"]
+    names = {t.get("name") for t in spec["data"]}
+    assert "largest noisy count 0" in names and "released label 0" not in names
+    at = trained(**{"fletcher_islam.mechanism": "permute_flip"})
+    at.switch_page("pages/trees.py").run()
+    assert "the label every leaf releases" in texts(at.info)
+    assert "released label 0" in {t.get("name") for t in chart_spec(at)["data"]}
+
+
 def test_trees_page_asks_for_a_model_first():
     at = open_page("pages/trees.py")
     assert "Train a model first" in texts(at.info) and not charts(at)

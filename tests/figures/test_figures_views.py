@@ -48,22 +48,37 @@ def fit(demo, **params):
 def test_node_link_released_view_shows_rules_and_released_labels(demo):
     model = fit(demo)
     nodes = treeviz.structure_nodes(model, 0)
-    fig = figures_trees.node_link_figure(nodes, ["0", "1"], diagnostics=False, tree=1)
+    fig = figures_trees.node_link_figure(
+        nodes, ["0", "1"], diagnostics=False, tree=1, releases_counts=True
+    )
     assert "Released model" in fig.layout.title.text and "Tree 1" in fig.layout.title.text
     edges = fig.data[0]
     assert sum(v is None for v in edges.x) == len(nodes) - 1  # one segment per branch
     splits = next(t for t in fig.data if t.name == "split (rule: left branch)")
     assert len(splits.x) == 31 and splits.text[0] == nodes.loc[1, "edge"]  # "x4 < ..."
-    leaves = [t for t in fig.data if t.name and t.name.startswith("released label")]
+    # A count mechanism releases noisy counts: the colour is their largest class, derived
+    # from the release, and the legend says so rather than "released label".
+    leaves = [t for t in fig.data if t.name and t.name.startswith("largest noisy count")]
     assert sum(len(t.x) for t in leaves) == 32
+    assert not any(t.name and t.name.startswith("released label") for t in fig.data)
     for i, trace in enumerate(leaves):
         assert trace.marker.color == figures_trees.class_color(i)
-        assert all("released label" in h for h in trace.customdata)
+        assert all("released noisy counts: " in h for h in trace.customdata)
     assert not any("records" in h for t in leaves for h in t.customdata)  # nothing private
     crowded = [
         p for p, d in zip(splits.textposition, nodes.loc[~nodes.is_leaf, "depth"]) if d == 4
     ]
     assert "bottom center" in crowded  # 16 labels on one level are staggered
+
+
+def test_a_label_mechanism_s_leaves_are_released_labels(demo):
+    model = fit(demo, mechanism="permute_flip")
+    nodes = treeviz.structure_nodes(model, 0)
+    for draw in (figures_trees.node_link_figure, figures_trees.icicle_figure):
+        fig = draw(nodes, ["0", "1"], diagnostics=False, tree=1)
+        names = [t.name for t in fig.data if t.name]
+        assert "released label 0" in names and "released label 1" in names
+        assert not any(n.startswith("largest noisy count") for n in names)
 
 
 def test_node_link_diagnostics_show_counts_flips_and_empty_leaves(demo):
