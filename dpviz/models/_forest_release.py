@@ -30,10 +30,15 @@ class ReleaseMixin:
 
     @property
     def prior_epsilon_(self) -> float:
-        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``."""
+        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``; its
+        floor follows the record count the depth rule read, when it read one."""
         if not get_mechanism(self.mechanism).private:
             return 0.0
-        return prior_epsilon(float(self.epsilon), float(getattr(self, "prior_share", 0.0)))
+        return prior_epsilon(
+            float(self.epsilon),
+            float(getattr(self, "prior_share", 0.0)),
+            n_records=getattr(self, "depth_n_", None),
+        )
 
     @property
     def leaf_epsilon_(self) -> float:

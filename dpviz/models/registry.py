@@ -114,8 +114,9 @@ def _prior_share(what: str) -> Parameter:
     return Parameter(
         "prior_share",
         0.1,
-        "share of ε (at least 0.08, at most 0.8·ε) for a noisy class prior that noise-only "
-        f"votes fall back on; 0 = the paper's {what}",
+        "share of ε (at most 0.8·ε; at least 0.08, or 150/n with a known or noisy record "
+        f"count n if smaller) for a noisy class prior that noise-only votes fall back on; "
+        f"0 = the paper's {what}",
         low=0.0,
         high=0.9,
     )

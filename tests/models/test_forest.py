@@ -7,7 +7,7 @@ import pytest
 from dpviz import DPRandomForestClassifier, PrivacyLeakWarning, ReleasedForest, Schema
 from dpviz.evaluation.synthetic import make_synth
 from dpviz.models.data import encode
-from dpviz.models.forest import prior_weight
+from dpviz.models.forest import prior_epsilon, prior_weight
 from dpviz.models.trees import build_full, estimate_leaves
 from dpviz.privacy.schema import Feature
 
@@ -371,16 +371,17 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     # Depth 10: ~30 records per tree over ~1,500 leaves, so nearly every vote is noise.
     model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
     model.fit(X, y)
-    # 80% of ε (the floor 0.08 meets the cap 0.8·ε) on the histogram, 10% on the split
-    # points' histogram of "a", 5% on the record count that sizes the trees, the rest
-    # on the leaves: total ε.
-    assert model.prior_epsilon_ == pytest.approx(0.08)
+    # The histogram gets 150/n̂ (n̂ ≈ 3,000: the noisy count, at 5% of ε, that sizes the
+    # trees; sd 283, so n̂ < 1,875 and the floor 0.08 only with probability ≈ 0.2%), 10%
+    # goes on the split points' histogram of "a", the rest on the leaves: total ε.
+    assert model.prior_epsilon_ == pytest.approx(min(0.08, 150 / model.depth_n_))
+    assert 0.03 < model.prior_epsilon_ <= 0.08
     assert model.split_epsilon_ == pytest.approx(0.01)
     assert model.depth_count_epsilon_ == pytest.approx(0.005)
-    assert model.tree_epsilon_ == pytest.approx(0.005)
+    assert model.tree_epsilon_ == pytest.approx(0.085 - model.prior_epsilon_)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
-    # The histogram's noise has scale 12.5 against a lead of 2,100 records.
+    # The histogram's noise has scale at most 33 against a lead of 2,100 records.
     assert (model.predict(X) == "major").mean() > 0.99
     paper = DPRandomForestClassifier(
         epsilon=0.1,
@@ -399,6 +400,41 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     assert np.array_equal(loaded.predict_proba(X), model.predict_proba(X))
     with pytest.raises(ValueError, match="prior_share"):
         DPRandomForestClassifier(prior_share=1.5, schema=schema).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "n_records", "expected"),
+    [
+        (0.1, None, 0.08),  # no count: the floor, 0.08
+        (0.1, 348, 0.08),  # small data: 150/348 is above the floor
+        (0.1, 3_000, 0.05),  # 150/n̂
+        (0.1, 10**6, 0.01),  # never below the share itself
+        (0.05, 348, 0.04),  # never above 80% of ε
+        (1.0, 10**6, 0.1),  # from ε = 0.8 up: the share, whatever n̂
+        (10.0, 348, 1.0),
+    ],
+)
+def test_prior_epsilon_floor_follows_the_record_count(epsilon, n_records, expected):
+    assert prior_epsilon(epsilon, 0.1, n_records=n_records) == pytest.approx(expected)
+    assert prior_epsilon(epsilon, 0.0, n_records=n_records) == 0.0
+
+
+def test_a_declared_record_count_sets_the_prior_floor_without_spending_on_a_count():
+    frame, schema = make_synth("SynthA", 4_000, seed=0)
+    X, y = frame.drop(columns="label"), frame["label"]
+    declared = DPRandomForestClassifier(
+        epsilon=0.1, declared_n=4_000, schema=schema, random_state=0
+    ).fit(X, y)
+    assert declared.depth_count_epsilon_ == 0.0
+    assert declared.prior_epsilon_ == pytest.approx(150 / 4_000)
+    ledger = declared.ledger_
+    assert ledger.epsilon_total == pytest.approx(0.1)
+    assert declared.tree_epsilon_ == pytest.approx(0.1 - 0.01 - 150 / 4_000)
+    # A fixed tree count and depth read no count: the floor stays at 0.08.
+    fixed = DPRandomForestClassifier(
+        epsilon=0.1, n_estimators=10, depth=5, schema=schema, random_state=0
+    ).fit(X, y)
+    assert fixed.depth_n_ is None and fixed.prior_epsilon_ == pytest.approx(0.08)
 
 
 def test_a_damaged_prior_in_a_model_file_is_a_value_error(synth):
