@@ -30,14 +30,18 @@ class ReleaseMixin:
 
     @property
     def prior_epsilon_(self) -> float:
-        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``; its
-        floor follows the record count the depth rule read, when it read one."""
+        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``. With
+        disjoint data its floor follows the record count the trees read, when they read
+        one: their votes have a noise margin of their own at tiny leaf ε
+        (:func:`~dpviz.models._forest_scoring.noise_margin`). Trees that share the records
+        have none and lean on the prior (a floor at 150/n̂ put Private-RDT on abalone at
+        ε = 0.1 more than 0.5 points below the majority in 4 of 30 five-fold runs, 1 of
+        30 without it)."""
         if not get_mechanism(self.mechanism).private:
             return 0.0
+        counted = getattr(self, "depth_n_", None) if self.data_split == "disjoint" else None
         return prior_epsilon(
-            float(self.epsilon),
-            float(getattr(self, "prior_share", 0.0)),
-            n_records=getattr(self, "depth_n_", None),
+            float(self.epsilon), float(getattr(self, "prior_share", 0.0)), n_records=counted
         )
 
     @property

@@ -287,8 +287,8 @@ class DPRandomForestClassifier(
         ledger); other rules ignore it.
     prior_share : float, default=0.1
         Share of ε spent on a noisy class histogram (see :func:`prior_epsilon`: at
-        most 80% of ε, and at least ``prior_share``·0.8 or, when the trees read a
-        record count n̂, 150/n̂ if that is smaller). Its
+        most 80% of ε, and at least ``prior_share``·0.8 or, when disjoint trees read a
+        record count n̂, about 150/n̂ if that is smaller). Its
         class shares join the votes with a weight that noise-only votes rarely
         overcome, so where the leaves carry no evidence the forest answers the
         majority class instead of a coin flip. 0 gives the paper's forest.

@@ -110,13 +110,17 @@ def _dpea_privacy(values: dict[str, Any]) -> str:
     return DPDecisionTreeClassifier.privacy_status(values["steps"], values["max_depth"])
 
 
-def _prior_share(what: str) -> Parameter:
+def _prior_share(what: str, *, counted: bool) -> Parameter:
+    floor = (
+        "at least 0.08, or about 150/n with a known or noisy record count n if smaller"
+        if counted
+        else "at least 0.08"
+    )
     return Parameter(
         "prior_share",
         0.1,
-        "share of ε (at most 0.8·ε; at least 0.08, or 150/n with a known or noisy record "
-        f"count n if smaller) for a noisy class prior that noise-only votes fall back on; "
-        f"0 = the paper's {what}",
+        f"share of ε (at most 0.8·ε; {floor}) for a noisy class prior that noise-only "
+        f"votes fall back on; 0 = the paper's {what}",
         low=0.0,
         high=0.9,
     )
@@ -226,7 +230,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     "class, ≤ 20% of ε; uniform: in the public domain, the paper's)",
                     choices=SPLIT_POINTS,
                 ),
-                _prior_share("forest"),
+                _prior_share("forest", counted=True),
                 _declared_n("records"),
             ),
             build=DPRandomForestClassifier,
@@ -250,7 +254,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     choices=DEPTH_RULES,
                     validate=check_rule,
                 ),
-                _prior_share("Private-RDT"),
+                _prior_share("Private-RDT", counted=False),
                 _declared_n("jpw"),
             ),
             build=PrivateRDTClassifier,

@@ -374,7 +374,8 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     # The histogram gets 150/n̂ (n̂ ≈ 3,000: the noisy count, at 5% of ε, that sizes the
     # trees; sd 283, so n̂ < 1,875 and the floor 0.08 only with probability ≈ 0.2%), 10%
     # goes on the split points' histogram of "a", the rest on the leaves: total ε.
-    assert model.prior_epsilon_ == pytest.approx(min(0.08, 150 / model.depth_n_))
+    floor = 2.0 ** np.round(np.log2(150 / model.depth_n_))  # a power of two: n̂ to 2×
+    assert model.prior_epsilon_ == pytest.approx(min(0.08, floor))
     assert 0.03 < model.prior_epsilon_ <= 0.08
     assert model.split_epsilon_ == pytest.approx(0.01)
     assert model.depth_count_epsilon_ == pytest.approx(0.005)
@@ -407,7 +408,9 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     [
         (0.1, None, 0.08),  # no count: the floor, 0.08
         (0.1, 348, 0.08),  # small data: 150/348 is above the floor
-        (0.1, 3_000, 0.05),  # 150/n̂
+        (0.1, 3_000, 0.0625),  # 150/n̂ = 0.05: the nearest power of two (log scale)
+        (0.1, 5_000, 0.03125),  # 0.03
+        (0.1, 4_800, 0.03125),  # 150/n̂ = 2⁻⁵ exactly
         (0.1, 10**6, 0.01),  # never below the share itself
         (0.05, 348, 0.04),  # never above 80% of ε
         (1.0, 10**6, 0.1),  # from ε = 0.8 up: the share, whatever n̂
@@ -426,10 +429,15 @@ def test_a_declared_record_count_sets_the_prior_floor_without_spending_on_a_coun
         epsilon=0.1, declared_n=4_000, schema=schema, random_state=0
     ).fit(X, y)
     assert declared.depth_count_epsilon_ == 0.0
-    assert declared.prior_epsilon_ == pytest.approx(150 / 4_000)
+    assert declared.prior_epsilon_ == pytest.approx(1 / 32)  # 150/4,000 = 0.0375
     ledger = declared.ledger_
     assert ledger.epsilon_total == pytest.approx(0.1)
-    assert declared.tree_epsilon_ == pytest.approx(0.1 - 0.01 - 150 / 4_000)
+    assert declared.tree_epsilon_ == pytest.approx(0.1 - 0.01 - 1 / 32)
+    # Trees that share the records have no noise margin of their own: the floor stays.
+    shared = DPRandomForestClassifier(
+        epsilon=0.1, declared_n=4_000, data_split="shared", schema=schema, random_state=0
+    ).fit(X, y)
+    assert shared.depth_n_ == 4_000 and shared.prior_epsilon_ == pytest.approx(0.08)
     # A fixed tree count and depth read no count: the floor stays at 0.08.
     fixed = DPRandomForestClassifier(
         epsilon=0.1, n_estimators=10, depth=5, schema=schema, random_state=0
