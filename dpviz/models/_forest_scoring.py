@@ -26,7 +26,8 @@ PRIOR_LEAD_FLOOR = 0.2
 # The prior's ε is at least prior_share·PRIOR_FLOOR and at most PRIOR_MAX_SHARE·ε.
 PRIOR_FLOOR = PRIOR_MAX_SHARE = 0.8
 # ... and, when the record count n̂ is known (declared, or the depth rule's noisy count),
-# that floor drops to PRIOR_RECORDS/n̂ where this is smaller (see prior_epsilon).
+# that floor drops to the power of two nearest PRIOR_RECORDS/n̂ where this is smaller
+# (see prior_epsilon).
 PRIOR_RECORDS = 150.0
 # Count mechanisms: a leaf's counts are shrunk to the prior by this many noise scales
 # (2/ε: with ½/ε, Private-RDT's ten leaves of pure noise per record at ε = 0.1 put votes
