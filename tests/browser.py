@@ -89,7 +89,9 @@ def streamlit_app(app: Path, log_path: Path) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         try:
-            wait_for_server(url, process, time.monotonic() + 30)
+            # Generous: a busy CI machine can take long to import streamlit; waiting is not a
+            # timing assertion (a healthy server answers as soon as it is up).
+            wait_for_server(url, process, time.monotonic() + 180)
         except (RuntimeError, TimeoutError) as exc:
             log.flush()
             pytest.fail(f"{exc}\n{log_path.read_text()[-2000:]}")

@@ -6,13 +6,10 @@ browser download is not used). Skips, saying why, when either is missing.
 """
 
 import re
-import time
 
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
-
-BUDGET_SECONDS = 80  # the whole test, server start included
 
 
 @pytest.fixture
@@ -24,7 +21,6 @@ def server(tmp_path):
 
 def test_upload_train_and_see_the_charts(server, tmp_path):
     sync_api = playwright_or_skip()
-    started = time.monotonic()
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
@@ -61,4 +57,3 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
             assert shot.stat().st_size > 10_000
         finally:
             browser.close()
-    assert time.monotonic() - started < BUDGET_SECONDS
