@@ -112,7 +112,7 @@ def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSe
             eps_high=float(max(eps_low, eps_high)),
             per_decade=int(per_decade),
             mechanisms=tuple(mechanisms),
-            n_estimators=tuple(int(t) for t in trees),
+            n_estimators=tuple(trees),
             depths=tuple(depths),
             data_splits=tuple(splits),
             folds=int(folds),

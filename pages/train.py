@@ -28,7 +28,7 @@ K = {
 
 
 def param_key(algorithm: str, name: str) -> str:
-    """Each algorithm keeps its own parameter values (JPW: 10 trees, the forest: 100)."""
+    """Each algorithm keeps its own parameter values (JPW: 10 trees, the forest: auto)."""
     return f"{KEEP_PREFIX}train.{algorithm}.{name}"
 
 
@@ -58,6 +58,8 @@ def settings_form(data) -> app_train.TrainSettings | None:
     )
     if not data.schema_public:
         st.warning(data.schema_note, icon="⚠️")
+    for warning in data.owner_warnings:  # checks of the schema against the records
+        st.warning(warning, icon="⚠️")
 
     algorithms = app_train.algorithm_choices()
     if st.session_state[K["algorithm"]] not in algorithms:
@@ -121,7 +123,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
         )
     with right:
         st.markdown(f"**{choice.name}** — its settings")
-        params = parameters.train_inputs(choice, n_rows, param_key)
+        params = parameters.train_inputs(choice, param_key)
         for name, value in choice.fixed.items():
             st.markdown(app_train.fixed_text(name, value))
         status = app_train.privacy_status(algorithm, params, data.schema_public)

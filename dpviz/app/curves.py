@@ -25,6 +25,7 @@ from dpviz.app.sweep_views import (
     forest_privacy,
     ledger_mechanism,
 )
+from dpviz.evaluation import defaults
 from dpviz.evaluation.sweep import (
     FLETCHER_ISLAM,
     SERIES_HGB,
@@ -39,6 +40,7 @@ from dpviz.figures.curves import (
     privacy_status,
 )
 from dpviz.models.data import encode
+from dpviz.models.forest import AUTO_TREES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import risk_sentences
@@ -47,27 +49,32 @@ from dpviz.privacy.risk import risk_sentences
 DEFAULT_MECHANISMS = ("laplace_counts", "permute_flip", "smooth_em")
 # The forest alone by default: it sweeps a 19-point ε curve in about one fit. The greedy
 # trees and DPBoost read the data to grow, so they are refitted for every ε and fold.
-DEFAULT_ALGORITHMS = (FLETCHER_ISLAM,)
-_FOREST_DEPTH = get_algorithm(FLETCHER_ISLAM).defaults()["depth"]
-TREE_CHOICES = (1, 5, 10, 25, 50, 100, 200, 500)
+DEFAULT_ALGORITHMS = (defaults.ALGORITHM,)
+_FOREST = defaults.forest_parameters()
+_FOREST_DEPTH = _FOREST["depth"]
+# "auto": each fold's trees sized from its record count, declared public for the
+# evaluation (the released model reads a declared or noisy count instead).
+TREE_CHOICES = (AUTO_TREES, 1, 5, 10, 25, 50, 100, 200, 500)
 PER_DECADE = tuple(LADDERS)
 
 
 def form_defaults(n_rows: int) -> dict[str, Any]:
-    """The Curves page's first values, widget name → value: the forest alone, ε from 0.01
-    to 10 at 6 values per decade, the default mechanisms at 100 trees on 5 folds, and
-    scikit-learn's forest only where it stays quick (``sklearn_default``)."""
+    """The Curves page's first values, widget name → value, from
+    :mod:`dpviz.evaluation.defaults`: the forest alone at its registry defaults (trees
+    "auto", the records depth rule), ε from 0.01 to 10 at 6 values per decade, three
+    mechanisms, 5 folds, and scikit-learn's forest only where it stays quick
+    (``sklearn_default``)."""
     return {
         "algorithms": list(DEFAULT_ALGORITHMS),
-        "low": 0.01,
-        "high": 10.0,
-        "per_decade": 6,
+        "low": defaults.SWEEP_EPSILON_LOW,
+        "high": defaults.SWEEP_EPSILON_HIGH,
+        "per_decade": defaults.SWEEP_PER_DECADE,
         "mechs": list(DEFAULT_MECHANISMS),
-        "trees": [100],
+        "trees": [_FOREST["n_estimators"]],
         "depths": [_FOREST_DEPTH],
-        "splits": ["disjoint"],
-        "folds": 5,
-        "seed": 0,
+        "splits": [_FOREST["data_split"]],
+        "folds": defaults.SWEEP_FOLDS,
+        "seed": defaults.SEED,
         "sklearn": sklearn_default(n_rows),
         "metric": "accuracy",
         "x": "epsilon",
@@ -78,15 +85,15 @@ def form_defaults(n_rows: int) -> dict[str, Any]:
 class SweepSettings:
     """A sweep as the Curves page asks for it."""
 
-    eps_low: float = 0.01
-    eps_high: float = 10.0
-    per_decade: int = 6
+    eps_low: float = defaults.SWEEP_EPSILON_LOW
+    eps_high: float = defaults.SWEEP_EPSILON_HIGH
+    per_decade: int = defaults.SWEEP_PER_DECADE
     mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
-    n_estimators: tuple[int, ...] = (100,)
+    n_estimators: tuple[int | str, ...] = (_FOREST["n_estimators"],)
     depths: tuple[str | int, ...] = (_FOREST_DEPTH,)
-    data_splits: tuple[str, ...] = ("disjoint",)
-    folds: int = 5
-    seed: int = 0
+    data_splits: tuple[str, ...] = (_FOREST["data_split"],)
+    folds: int = defaults.SWEEP_FOLDS
+    seed: int = defaults.SEED
     sklearn_reference: bool = False
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     # None: every model's noise is fresh and secret. A seed replays it (tests, exact

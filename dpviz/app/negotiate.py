@@ -25,11 +25,12 @@ import plotly.graph_objects as go
 
 from dpviz.app.curves import SweepRun, SweepSettings
 from dpviz.app.report import WITHHELD, decision_report
-from dpviz.evaluation.sweep import FLETCHER_ISLAM, SERIES_DP, SERIES_NONPRIVATE
+from dpviz.evaluation import defaults
+from dpviz.evaluation.sweep import SERIES_DP, SERIES_NONPRIVATE
 from dpviz.figures.common import majority_mean, mechanism_label
 from dpviz.figures.curves import add_majority_line
 from dpviz.figures.teach import epsilon_choice_figure
-from dpviz.models.registry import get_algorithm
+from dpviz.models.forest import AUTO_TREES
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import (
@@ -48,18 +49,24 @@ from dpviz.privacy.schema import Schema
 # paper's 100: with disjoint data each tree sees 1/τ of the records, and on a few
 # thousand rows 100 trees leave too few per leaf (measured on the demo with the paper's
 # mechanism: best lower band 81.6% vs the non-private forest's 84.7%).
-_FOREST = get_algorithm(FLETCHER_ISLAM).defaults()
+_FOREST = defaults.forest_parameters()
+# The forest the Train page releases by default (the same tree count rule, depth rule,
+# mechanism and data split), so that the ε agreed on here is for that model.
 DEFAULT_SWEEP = SweepSettings(
     eps_low=0.05,
-    eps_high=10.0,
-    per_decade=6,
+    eps_high=defaults.SWEEP_EPSILON_HIGH,
+    per_decade=defaults.SWEEP_PER_DECADE,
     mechanisms=(_FOREST["mechanism"],),
-    n_estimators=(10,),
+    n_estimators=(_FOREST["n_estimators"],),
     depths=(_FOREST["depth"],),
-    data_splits=("disjoint",),
-    folds=5,
-    seed=0,
+    data_splits=(_FOREST["data_split"],),
+    folds=defaults.SWEEP_FOLDS,
+    seed=defaults.SEED,
     sklearn_reference=False,
+)
+TREES_NOTE = (
+    "auto: the Train page's default, the tree count a declared or noisy record count "
+    "gives (here each fold's size, read for your evaluation only)."
 )
 # The sweep dimensions that pick one curve (the summary's column names).
 CURVE_KEYS = ("mechanism", "n_estimators", "depth_rule", "data_split")
@@ -76,9 +83,10 @@ CURVE_LABELS = {
 PRIORS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9)
 
 
-def sweep_settings(n_estimators: int, folds: int) -> SweepSettings:
+def sweep_settings(n_estimators: int | str, folds: int) -> SweepSettings:
     """The page's own small sweep: ``DEFAULT_SWEEP`` at the tree count and folds chosen."""
-    return dataclasses.replace(DEFAULT_SWEEP, n_estimators=(int(n_estimators),), folds=int(folds))
+    trees = n_estimators if n_estimators == AUTO_TREES else int(n_estimators)
+    return dataclasses.replace(DEFAULT_SWEEP, n_estimators=(trees,), folds=int(folds))
 
 
 def forest_summary(sweep: SweepRun) -> pd.DataFrame:

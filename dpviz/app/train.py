@@ -30,6 +30,7 @@ from dpviz.app.sweep import (
 )
 from dpviz.app.train_results import MetricCard as MetricCard  # what a run's cards return
 from dpviz.app.train_results import ReleasedModel, ScoreReport, short_name
+from dpviz.evaluation import defaults
 from dpviz.evaluation.sweep import (
     SERIES_DP,
     SERIES_HGB,
@@ -55,6 +56,11 @@ from dpviz.privacy.schema import PrivacyLeakWarning, Schema
 
 EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
 FIXED_DEPTH = "fixed"
+FIXED_TREES = "a number"
+_TREE_OPTIONS = {
+    AUTO_TREES: "auto (from a declared or noisy record count)",
+    FIXED_TREES: "a number I choose",
+}
 DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
 FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
 DATA_SPLIT_HELP = {
@@ -140,17 +146,19 @@ def parameter_widget(parameter) -> ParameterWidget:
     )
     default = parameter.default
     if parameter.name == "n_estimators" and default == AUTO_TREES:
-        # The app sizes the forest itself: a number the page presets to what the
-        # uploaded file's row count (read as a declared n) suggests; the user may change it.
+        # "auto" sizes the released forest from a declared or noisy (booked) record count,
+        # never from the file's row count; a number is the user's public choice.
         return ParameterWidget(
             parameter.name,
             label,
             help_text,
-            "int",
-            TREE_STEPS[-1],
-            low=1,
+            "choice",
+            AUTO_TREES,
+            options=(AUTO_TREES, FIXED_TREES),
+            number_option=FIXED_TREES,
+            number_default=TREE_STEPS[-1],
             high=int(parameter.high),
-            step=1,
+            option_text=_TREE_OPTIONS.get,
         )
     if parameter.choices:
         number_option = None
@@ -348,6 +356,13 @@ class DepthPreview:
     private_note: str | None = None
 
 
+AUTO_PREVIEW_NOTE = (
+    "Not private, for you only: this preview reads your file's row count. The released "
+    "model sizes itself (trees and depth) from the declared count or, if none is declared, "
+    "a noisy count booked in the ledger, so its tree count may differ from the one shown."
+)
+
+
 def depth_preview(
     schema: Schema, rule: str | int, n_records: int, n_estimators: int, data_split: str
 ) -> DepthPreview:
@@ -394,9 +409,17 @@ def structure_preview(
     model = get_algorithm(algorithm_id).make(epsilon, **params)
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
-        return depth_preview(
+        preview = depth_preview(
             schema, model.depth, n_records, model.tree_count(n_records), model.data_split
         )
+        if model.n_estimators == AUTO_TREES:
+            trees = model.tree_count(n_records)
+            preview = DepthPreview(
+                preview.depth,
+                f"About {trees} trees (auto). {preview.text}",
+                " ".join(filter(None, [AUTO_PREVIEW_NOTE, preview.private_note])),
+            )
+        return preview
     if isinstance(model, DPDecisionTreeClassifier):
         bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
         d = int(model.steps)
@@ -462,17 +485,18 @@ def reference_text(algorithm_id: str) -> str:
 
 
 def form_defaults(n_rows: int) -> dict[str, Any]:
-    """The Train page's first values, widget name → value: the forest at ε = 1, public
-    seed 0, secret noise, 3 folds, and scikit-learn's forest only where it stays quick
-    (``sklearn_default``)."""
+    """The Train page's first values, widget name → value, from
+    :mod:`dpviz.evaluation.defaults` (the forest at ε = 1, public seed 0, 3 folds), secret
+    noise, and scikit-learn's forest only where it stays quick (``sklearn_default``: a
+    choice of what to compute on screen, not of what is released)."""
     return {
-        "algorithm": "fletcher_islam",
-        "eps_slider": 1.0,
-        "eps": 1.0,
-        "seed": 0,
+        "algorithm": defaults.ALGORITHM,
+        "eps_slider": defaults.EPSILON,
+        "eps": defaults.EPSILON,
+        "seed": defaults.SEED,
         "replay": False,
         "noise_seed": 0,
-        "folds": 3,
+        "folds": defaults.TRAIN_FOLDS,
         "sklearn": sklearn_default(n_rows),
     }
 
@@ -494,15 +518,15 @@ class TrainSettings:
     """
 
     mechanism: str | None = None
-    epsilon: float = 1.0
-    n_estimators: int | None = None
+    epsilon: float = defaults.EPSILON
+    n_estimators: int | str | None = None
     depth: str | int | None = None
     data_split: str | None = None
-    seed: int = 0
+    seed: int = defaults.SEED
     noise_seed: int | None = None
-    folds: int = 3
+    folds: int = defaults.TRAIN_FOLDS
     sklearn_reference: bool = True
-    algorithm: str = "fletcher_islam"
+    algorithm: str = defaults.ALGORITHM
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -679,12 +703,7 @@ def train(
             ),
         )
     say(0.9, "fitting the released model on all records")
-    with warnings.catch_warnings():
-        # The inferred-schema warning is shown by the page and recorded in the ledger.
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        model = algorithm.make(
-            s.epsilon, random_state=s.seed, noise_seed=s.noise_seed, **values
-        ).fit_encoded(encoded, data.schema)
+    model = fit_release(encoded, data.schema, s)
     say(1.0, "done")
     k = len(data.schema.classes)
     return TrainRun(
@@ -700,6 +719,24 @@ def train(
         class_counts=tuple(int(n) for n in np.bincount(encoded.y, minlength=k)[:k]),
         cv_records=folds_from.n_records,
     )
+
+
+def fit_release(encoded: EncodedData, schema: Schema, settings: TrainSettings):
+    """The released model: ``settings`` fitted on every record with fresh secret noise
+    (or the replayable noise the user opted into).
+
+    Its size and shape come from the settings and the schema alone, or from releases
+    booked in its ledger (a forest's ``"auto"`` tree count and ``records`` depth read a
+    declared or noisy record count), never from ``encoded.n_records``."""
+    s = settings
+    with warnings.catch_warnings():
+        # The inferred-schema warning is shown by the page and recorded in the ledger.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return (
+            get_algorithm(s.algorithm)
+            .make(s.epsilon, random_state=s.seed, noise_seed=s.noise_seed, **s.values)
+            .fit_encoded(encoded, schema)
+        )
 
 
 def cv_sample(encoded: EncodedData, seed: int, rows: int | None = None) -> EncodedData:

@@ -1,11 +1,12 @@
-"""Model sizes that fit the data: a tree count from the number of records a user declares.
+"""Model sizes that fit the data: a tree count from a record count.
 
 With disjoint records each tree of a forest sees 1/τ of the data, so on a few hundred
 rows 100 trees leave about 3 records per tree and the noise decides every leaf. The
-suggestion keeps at least :data:`RECORDS_PER_TREE` records per tree. It reads a record
-count the data owner declares (the app takes the uploaded file's row count as that
-declaration and says so): the released tree count then tells the world the data's size
-within a factor of about 2, which is why the user sees the reason and can override it.
+suggestion keeps at least :data:`RECORDS_PER_TREE` records per tree. A released forest
+reads a record count the data owner declares public (``declared_n``) or a noisy count
+booked in its ledger (``n_estimators="auto"``), never the true number of rows; the
+released tree count then tells the world the data's size only within a factor of about 2
+of that count.
 """
 
 from __future__ import annotations
@@ -59,9 +60,3 @@ def suggest_trees(n_records: int, data_split: str = "disjoint") -> TreeSuggestio
             f"{n // 100:,})"
         )
     return TreeSuggestion(trees, why)
-
-
-SIZE_NOTE = (
-    "It reads your file's row count as a number you declare public: the released tree "
-    "count hints at the data's size. Set the trees yourself if that size must stay secret."
-)

@@ -11,7 +11,6 @@ from dpviz.app.curves import SweepRun
 from dpviz.app.session import AppState
 from dpviz.app.support import PreparedData
 from dpviz.figures.common import mechanism_label
-from dpviz.models.sizing import SIZE_NOTE, suggest_trees
 from dpviz.privacy.risk import EpsilonChoice
 
 
@@ -19,10 +18,7 @@ def sweep_here(state: AppState, data: PreparedData, K: dict, *, first: bool) -> 
     """A small default sweep (``negotiate.DEFAULT_SWEEP``) with two knobs (``K``: the
     page's session keys)."""
     d = negotiate.DEFAULT_SWEEP
-    # The same tree count the Train page suggests for this data, so that the ε agreed on
-    # here is for the model trained there.
-    suggestion = suggest_trees(len(data.frame))
-    st.session_state.setdefault(K["trees"], suggestion.n_estimators)
+    st.session_state.setdefault(K["trees"], d.n_estimators[0])
     st.session_state.setdefault(K["folds"], d.folds)
     with st.form("negotiate.sweep"):
         st.markdown(
@@ -35,9 +31,7 @@ def sweep_here(state: AppState, data: PreparedData, K: dict, *, first: bool) -> 
         a, b = st.columns(2)
         trees = a.selectbox("Trees", app_curves.TREE_CHOICES, key=K["trees"])
         folds = b.number_input("Cross-validation folds", 2, 10, key=K["folds"])
-        st.caption(
-            f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason}). {SIZE_NOTE}"
-        )
+        st.caption(negotiate.TREES_NOTE)
         pressed = st.form_submit_button("Run the sweep", type="primary" if first else "secondary")
     if not pressed:
         return

@@ -8,29 +8,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from dpviz.app import train as app_train
-from dpviz.models.sizing import SIZE_NOTE, suggest_trees
 
 
-def suggest_tree_count(choice: app_train.AlgorithmChoice, n_rows: int, key_of: Callable):
-    """Preset a disjoint forest's tree count to the size the data suggests, unless the user
-    changed it; returns the suggestion (None for other algorithms)."""
-    if choice.defaults.get("data_split") != "disjoint":
-        return None
-    suggestion = suggest_trees(n_rows)
-    key = key_of(choice.id, "n_estimators")
-    marker = f"{key}.suggested"
-    if st.session_state.get(marker) != suggestion.n_estimators:
-        if st.session_state.get(key, st.session_state.get(marker)) == st.session_state.get(marker):
-            st.session_state[key] = suggestion.n_estimators
-        st.session_state[marker] = suggestion.n_estimators
-    return suggestion
-
-
-def train_inputs(choice: app_train.AlgorithmChoice, n_rows: int, key_of: Callable) -> dict:
+def train_inputs(choice: app_train.AlgorithmChoice, key_of: Callable) -> dict:
     """The Train page's widget per registry parameter of the algorithm (``key_of(algorithm,
     name)`` names each one's session key); returns their values."""
     values = {}
-    suggestion = suggest_tree_count(choice, n_rows, key_of)
     for w in choice.widgets:
         key = key_of(choice.id, w.name)
         st.session_state.setdefault(key, w.initial)
@@ -55,7 +38,10 @@ def train_inputs(choice: app_train.AlgorithmChoice, n_rows: int, key_of: Callabl
                 number_key = f"{key}.number"
                 st.session_state.setdefault(number_key, w.number_default)
                 number = st.number_input(
-                    f"{w.label}: the number", 1, app_train.FIXED_NUMBER_MAX, key=number_key
+                    f"{w.label}: the number",
+                    1,
+                    int(w.high or app_train.FIXED_NUMBER_MAX),
+                    key=number_key,
                 )
             values[w.name] = w.value(chosen, number)
         elif w.kind == "int":
@@ -64,9 +50,6 @@ def train_inputs(choice: app_train.AlgorithmChoice, n_rows: int, key_of: Callabl
                     w.label, min_value=w.low, max_value=w.high, step=1, key=key, help=w.help
                 )
             )
-            if w.name == "n_estimators" and suggestion is not None:
-                shown = f"Suggested: {suggestion.n_estimators} trees ({suggestion.reason})."
-                st.caption(f"{shown} {SIZE_NOTE}")
         elif w.kind == "float":
             values[w.name] = float(
                 st.number_input(

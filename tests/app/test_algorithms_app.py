@@ -95,9 +95,9 @@ def test_every_algorithm_is_offered_with_its_status_and_its_own_parameters():
         for p in algorithm.parameters:
             widget = at.get_by_key(key(f"train.{algorithm.id}.{p.name}"))
             assert widget is not None, (algorithm.id, p.name)
-            # A disjoint forest's tree count follows the data's size (the demo: 10 trees).
-            sized = algorithm.id == "fletcher_islam" and p.name == "n_estimators"
-            assert widget.value == (10 if sized else p.default), (algorithm.id, p.name)
+            # Every widget starts at the registry default: the forest's "auto" tree count
+            # too, never a number read from the file's rows.
+            assert widget.value == p.default, (algorithm.id, p.name)
         assert algorithm.description in texts(at.caption)
         assert "ε-DP" in texts(at.caption)  # every default is proven ε-DP
 
@@ -265,8 +265,9 @@ def test_parameter_widgets_follow_the_registry():
         for p in algorithm.parameters:
             w = app_train.parameter_widget(p)
             if p.name == "n_estimators" and p.default == "auto":
-                # The app sizes the forest itself: a number it presets from the file.
-                assert w.kind == "int" and w.initial == 100 and w.high == p.high
+                # "auto" or a number the user chooses (up to the registry's bound).
+                assert w.kind == "choice" and w.initial == "auto" and w.high == p.high
+                assert w.value(app_train.FIXED_TREES, 40) == 40
                 continue
             assert w.name == p.name and w.initial == p.default
             if p.choices:

@@ -251,7 +251,9 @@ def test_two_sessions_never_see_each_others_data():
     alice.file_uploader(key="data.csv").set_value(("alice.csv", csv, "text/csv")).run()
     assert not alice.exception and alice.session_state[DATA_KEY].name == "alice.csv"
     alice.switch_page("pages/train.py").run()
-    alice.number_input(key=f"{KEEP_PREFIX}train.fletcher_islam.n_estimators").set_value(10).run()
+    trees = f"{KEEP_PREFIX}train.fletcher_islam.n_estimators"
+    alice.selectbox(key=trees).set_value("a number").run()
+    alice.number_input(key=f"{trees}.number").set_value(10).run()
     alice.button(key="train.button").click().run()
     assert not alice.exception and alice.session_state[RUN_KEY] is not None
 

@@ -66,10 +66,19 @@ FOREST_WIDGETS = {
 }
 
 
+def set_forest_trees(at: AppTest, trees: int) -> None:
+    """Choose "a number I choose" for the forest's tree count (its default is "auto")
+    and type ``trees``."""
+    at.selectbox(key=key("train.fletcher_islam.n_estimators")).set_value(
+        app_train.FIXED_TREES
+    ).run()
+    at.number_input(key=key("train.fletcher_islam.n_estimators.number")).set_value(trees)
+
+
 def trained(*, trees: int = 20, folds: int = 2, **widgets) -> AppTest:
     """The app after pressing Train on the demo data (small and fast settings)."""
     at = open_page("pages/train.py")
-    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(trees)
+    set_forest_trees(at, trees)
     at.number_input(key=key("train.folds")).set_value(folds)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()
@@ -269,7 +278,7 @@ def test_a_model_predicting_one_class_is_warned_about_with_macro_f1_beside_accur
     at.run()
     at.session_state[DATA_KEY] = rare_data()  # 3% positives, features without signal
     at.switch_page("pages/train.py").run()
-    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(10)
+    set_forest_trees(at, 10)
     at.number_input(key=key("train.folds")).set_value(3)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.checkbox(key=key("train.replay")).check()  # exact: any noise gives one class here
@@ -517,15 +526,16 @@ def test_replayable_noise_is_an_opt_in_labelled_not_private_everywhere():
     assert "secret noise" in app_train.run_caption(run)
 
 
-def test_train_suggests_a_tree_count_from_the_rows_and_keeps_the_users_choice():
-    """The demo's 2,000 rows leave 200 records per tree at 10 trees, 80 at 25: the forest
-    starts at 10 trees and says why; a count the user typed survives a rerun."""
+def test_train_sizes_the_forest_from_a_noisy_count_never_from_the_rows():
+    """The forest's tree count starts at "auto" (a declared or noisy, booked record count):
+    the page previews the size from the file's rows for the owner only, says so, and the
+    settings it trains hold "auto"; a number the user chose survives a rerun."""
     at = open_page("pages/train.py")
-    trees = at.number_input(key=key("train.fletcher_islam.n_estimators"))
-    assert trees.value == 10
-    shown = " ".join(c.value for c in at.caption)
-    assert "Suggested: 10 trees" in shown and "declare public" in shown
-    trees.set_value(40).run()
+    trees = at.selectbox(key=key("train.fletcher_islam.n_estimators"))
+    assert trees.value == "auto"
+    shown = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
+    assert "About 10 trees (auto)" in shown and "Not private, for you only" in shown
+    set_forest_trees(at, 40)
     at.run()
-    assert at.number_input(key=key("train.fletcher_islam.n_estimators")).value == 40
+    assert at.number_input(key=key("train.fletcher_islam.n_estimators.number")).value == 40
     assert not at.exception
