@@ -1,0 +1,182 @@
+"""The release manifest: what every field of an exported model file is, and why it may
+be there.
+
+A model file is a release. Every field in it is one of
+
+- ``public``: public input — the schema as declared, the settings, the public seed, the
+  format's own constants, the updates the user ran;
+- ``release``: a value drawn by a booked ledger entry (named in ``source``), with noise
+  from a fresh secret key;
+- ``derived``: post-processing of public inputs and booked releases only (named in
+  ``source``): a tree count from the booked noisy record count, the ledger's words.
+
+Nothing else computed from the records may go into a file: not a tree count from the row
+count, not a sentence about the data's min and max, not a dtype that shows which classes
+occur. :func:`unaccounted` lists the fields of a document that the manifest does not
+name; the test suite exports every algorithm from the CLI and from the app and fails on
+any. Fields that are ``public`` must be equal in the files of two neighbouring datasets
+(:func:`public_fields`), which the suite checks too.
+
+An inferred schema (``schema_inferred``: true) is read from the records: such a file
+says it is NOT private, and its schema fields are then data, not public input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+PUBLIC = "public"
+RELEASE = "release"
+DERIVED = "derived"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """What one field of a model file is (``kind``) and where it comes from."""
+
+    kind: str
+    source: str
+
+
+def _public(source: str) -> ManifestEntry:
+    return ManifestEntry(PUBLIC, source)
+
+
+def _release(entry: str) -> ManifestEntry:
+    return ManifestEntry(RELEASE, entry)
+
+
+def _derived(source: str) -> ManifestEntry:
+    return ManifestEntry(DERIVED, source)
+
+
+_COMMON: dict[str, ManifestEntry] = {
+    "/format": _public("the file format"),
+    "/version": _public("the file format"),
+    "/dpviz_version": _public("the installed dpviz"),
+    "/kind": _public("the file format"),
+    "/schema/inferred": _public("the schema's status (inferred: NOT private)"),
+    "/schema/inferred_note": _public("the schema's status (inferred: NOT private)"),
+    "/schema/declaration": _public("who declared the schema public, in fixed words"),
+    "/schema/label": _public("the declared schema"),
+    "/schema/classes": _public("the declared schema"),
+    "/schema/features/[]/name": _public("the declared schema"),
+    "/schema/features/[]/type": _public("the declared schema"),
+    "/schema/features/[]/min": _public("the declared schema"),
+    "/schema/features/[]/max": _public("the declared schema"),
+    "/schema/features/[]/values": _public("the declared schema"),
+    "/schema/features/[]/missing": _public("the declared schema's missing-value rule"),
+    "/schema/features/[]/inferred": _public("the schema's status (inferred: NOT private)"),
+    "/classes": _public("the declared schema"),
+    "/feature_order": _public("the declared schema"),
+    "/algorithm": _public("settings"),
+    "/releases": _public("settings (what a leaf releases)"),
+    "/epsilon": _public("settings"),
+    "/noise": _public("settings (secret, or replayable: NOT private)"),
+    "/schema_inferred": _public("the schema's status"),
+    "/privacy/epsilon_total": _derived("the ledger (every booked release)"),
+    "/privacy/private": _derived("the ledger and the settings"),
+    "/privacy/summary": _derived("the ledger (every booked release), in words"),
+    "/signature/algorithm": _public("the file format"),
+    "/signature/key_id": _public("this installation's signing key, by name"),
+    "/signature/value": _derived("an HMAC of every other field, under this installation's key"),
+}
+
+_FOREST: dict[str, ManifestEntry] = {
+    "/mechanism": _public("settings"),
+    "/depth_rule": _public("settings"),
+    "/data_split": _public("settings"),
+    "/split_points": _public("settings"),
+    "/record_hash_seed": _public("the public seed (random_state)"),
+    "/n_batches": _public("the updates the user ran"),
+    "/batches/[]/batch": _public("the updates the user ran"),
+    "/batches/[]/epsilon": _public("settings of each update"),
+    "/n_estimators": _derived("settings, or the booked noisy record count ('auto')"),
+    "/depth": _derived("settings, or the booked noisy record count (counted depth rules)"),
+    "/tree_epsilon": _derived("settings and the booked noisy record count"),
+    "/prior_epsilon": _derived("settings and the booked noisy record count"),
+    "/depth_count_epsilon": _derived("settings"),
+    "/split_epsilon": _derived("settings"),
+    "/prior_counts": _release("noisy class histogram (the prior)"),
+    "/prior_weight": _derived("the noisy class histogram, settings and the tree count"),
+    "/trees/[]/feature": _derived("the public seed and the noisy split tables"),
+    "/trees/[]/threshold": _derived("the public seed and the noisy split tables"),
+    "/trees/[]/first_child": _derived("the public seed and the noisy split tables"),
+    "/trees/[]/output": _release("leaf outputs"),
+}
+
+_GREEDY: dict[str, ManifestEntry] = {
+    "/params/*": _public("settings"),
+    "/n_bins": _public("settings"),
+    "/max_depth": _derived("settings, or the booked noisy record count ('auto')"),
+    "/tree/feature": _release("split choices (exponential mechanism)"),
+    "/tree/first_child": _derived("the split choices and the noisy stopping counts"),
+    "/tree/output": _release("leaf counts (and the noisy counts a fallback reads)"),
+}
+
+_BOOST: dict[str, ManifestEntry] = {
+    "/params/*": _public("settings"),
+    "/n_bins": _public("settings"),
+    "/learning_rate": _public("settings"),
+    "/max_depth": _public("settings"),
+    "/models/[]/target": _public("the declared classes"),
+    "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
+    "/models/[]/weight": _derived("the prior and the held-out check's noisy count"),
+    "/models/[]/trees/[]/feature": _release("split choices (exponential mechanism)"),
+    "/models/[]/trees/[]/threshold": _release("split choices (exponential mechanism)"),
+    "/models/[]/trees/[]/equal": _release("split choices (exponential mechanism)"),
+    "/models/[]/trees/[]/value": _release("leaf values (Laplace)"),
+}
+
+MANIFEST: dict[str, dict[str, ManifestEntry]] = {
+    "dpviz-forest": {**_COMMON, **_FOREST},
+    "dpviz-tree": {**_COMMON, **_GREEDY},
+    "dpviz-boost": {**_COMMON, **_BOOST},
+}
+
+
+def field_paths(document: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf field of a JSON document as (path, value); the elements of a list of
+    objects share the path segment ``[]``, a list of scalars (or of lists) is one field."""
+    if isinstance(document, dict):
+        for name, value in document.items():
+            yield from field_paths(value, f"{path}/{name}")
+    elif isinstance(document, list) and any(isinstance(v, dict) for v in document):
+        for value in document:
+            yield from field_paths(value, f"{path}/[]")
+    else:
+        yield path, document
+
+
+def entry(fmt: str, path: str) -> ManifestEntry | None:
+    """The manifest's entry for ``path`` in a file of format ``fmt`` (None: not named)."""
+    fields = MANIFEST.get(fmt, {})
+    if path in fields:
+        return fields[path]
+    parent = re.sub(r"/[^/]+$", "/*", path)
+    return fields.get(parent)
+
+
+def unaccounted(document: dict) -> list[str]:
+    """The paths of ``document`` that the manifest does not name (empty: every field
+    is accounted for)."""
+    fmt = document.get("format")
+    if fmt not in MANIFEST:
+        return [f"/format: {fmt!r} is not a dpviz model format"]
+    return sorted({p for p, _ in field_paths(document) if entry(fmt, p) is None})
+
+
+def public_fields(document: dict) -> dict[str, list]:
+    """The ``public`` fields of ``document``: path → every value at that path, in order.
+    Two files released from neighbouring datasets with the same settings must agree on
+    all of them."""
+    fmt = document["format"]
+    out: dict[str, list] = {}
+    for path, value in field_paths(document):
+        found = entry(fmt, path)
+        if found is not None and found.kind == PUBLIC:
+            out.setdefault(path, []).append(value)
+    return out
