@@ -46,6 +46,21 @@ CONTENT_SECURITY_POLICY = (
 # The plotly logo in the mode bar links to plotly's site: turned off.
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 WITHHELD = "[withheld]"
+# The report's manifest (as :mod:`dpviz.models.release_manifest` is the model file's):
+# each section holds public input (the schema as declared, the settings and seeds, the
+# people's own words, formulas of ε), the ledger's words (post-processing of booked
+# releases), or scores on held-out records, which are NOT private, say so in the section,
+# and are for the people deciding, not for publication.
+SECTION_PUBLIC, SECTION_LEDGER, SECTION_NOT_PRIVATE = "public", "ledger", "NOT private"
+REPORT_SECTIONS = {
+    "Decision": SECTION_PUBLIC,
+    "Candidates compared": SECTION_NOT_PRIVATE,
+    "Curves": SECTION_NOT_PRIVATE,
+    "Algorithm and parameters": SECTION_PUBLIC,
+    "Public seeds": SECTION_PUBLIC,
+    "Privacy ledger": SECTION_LEDGER,
+    "Dataset (what is safe to share)": SECTION_PUBLIC,
+}
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -161,8 +176,8 @@ def _schema_section(
             "own values: they are withheld here.</div>"
         )
     if schema.declaration and not schema.inferred:
-        # The warning the data owner accepted (who declared what, and which domains
-        # equal the data's own values) travels with the schema.
+        # Who declared the schema public, in a fixed sentence (nothing read from the
+        # records: which domains equal the data's own values is shown on screen only).
         parts.append(
             '<div class="banner declaration"><strong>Schema declaration.</strong> '
             f"{_e(schema.declaration)}</div>"

@@ -10,7 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dpviz.app.report import WITHHELD, decision_report, dpviz_version, redact_figure
+from dpviz.app.report import (
+    REPORT_SECTIONS,
+    SECTION_NOT_PRIVATE,
+    WITHHELD,
+    decision_report,
+    dpviz_version,
+    redact_figure,
+)
 from dpviz.models.forest import build_ledger
 from dpviz.privacy.risk import candidate_table, smallest_epsilon
 from dpviz.privacy.schema import Feature, Schema
@@ -326,3 +333,14 @@ def test_the_trivial_baseline_is_a_column_and_a_line():
         created=WHEN,
     )
     assert "trivial baseline" not in plain  # nothing to show without a baseline
+
+
+def test_every_section_is_in_the_report_manifest_and_not_private_ones_say_so(html):
+    """Each <h2> section is named in REPORT_SECTIONS; a section of held-out scores (NOT
+    private) says so inside itself."""
+    sections = re.split(r"<h2>", html)[1:]
+    headings = [section.split("</h2>", 1)[0] for section in sections]
+    assert headings and set(headings) <= set(REPORT_SECTIONS), headings
+    for heading, section in zip(headings, sections):
+        if REPORT_SECTIONS[heading] == SECTION_NOT_PRIVATE:
+            assert "NOT private" in section, heading
