@@ -8,12 +8,24 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dpviz.app.curves import SweepSettings
 from dpviz.evaluation.resources import default_datasets_dir, read_dataset, reference_file
 from dpviz.privacy.schema import Feature, Schema
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _config_dir(tmp_path_factory):
+    """dpviz's signing key (dpviz.privacy.signing) in a folder of the test run, never in
+    the real home; subprocesses of the tests inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPVIZ_CONFIG_DIR", str(tmp_path_factory.mktemp("dpviz-config")))
+        yield
+
+
 # The real datasets: ../shared/datasets beside the clone when present, else the bundled,
 # gzipped copy in data/uci (dpviz.evaluation.resources reads either).
 DATASETS = default_datasets_dir()

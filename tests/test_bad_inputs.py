@@ -566,6 +566,40 @@ def test_update_of_a_valid_counts_model_works(capsys, tmp_path):
     assert status == 0, err
     updated = json.loads((tmp_path / "u.json").read_text())
     assert updated["n_batches"] == 2 and updated["privacy"]["private"] is True
+    # The corpus file is unsigned: the update says so and is written unsigned and marked.
+    assert "note: privacy claim not verified by this installation (the file is not signed)" in err
+    assert updated["claim"] == "not verified" and "signature" not in updated
+    assert [b["batch"] for b in updated["batches"]] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        pytest.param("model_valid.json", "the file is not signed", id="unsigned"),
+        pytest.param(
+            "model_signed_elsewhere.json",
+            "it was signed by another installation's key",
+            id="signed-elsewhere",
+        ),
+        pytest.param(
+            "model_counts_marked_unverified.json", "the file says so itself", id="marked"
+        ),
+    ],
+)
+def test_unverified_models_predict_with_the_note(model, reason, capsys):
+    status, out, err = run_cli(predict(model, "predict_input.csv"), capsys)
+    assert status == 0, err
+    assert f"note: privacy claim not verified by this installation ({reason}" in err
+    assert out.splitlines()[0].startswith("prediction")
+
+
+def test_update_of_a_marked_model_stays_marked(capsys, tmp_path):
+    argv = update("model_counts_marked_unverified.json", str(tmp_path / "u.json"))
+    status, out, err = run_cli([*argv[:-3], c("update_batch.csv"), *argv[-2:]], capsys)
+    assert status == 0, err
+    assert "not verified by this installation" in err and "claim: not verified" in out
+    saved = json.loads((tmp_path / "u.json").read_text())
+    assert saved["claim"] == "not verified" and "signature" not in saved
 
 
 def test_schema_nested_deeply_is_one_line(capsys):
@@ -588,10 +622,13 @@ def test_schema_with_a_utf8_bom_is_accepted(capsys):
 
 def test_loaded_privacy_statement_is_recomputed_not_the_files():
     """A hand-written (or flipped-leaf) model is shown with its own ledger's words, never
-    the file's summary; flipped leaves are indistinguishable from noise."""
+    the file's summary, and (unsigned) with the note that its claim is not verified."""
     forest = ReleasedForest.from_json((CORPUS / "model_valid.json").read_bytes())
     assert forest.meta["privacy"]["summary"] != "hand-written test model"
-    assert forest.meta["privacy"]["summary"].endswith("1-differentially private.")
+    assert (
+        "1-differentially private. Privacy claim not verified by this installation"
+        in (forest.meta["privacy"]["summary"])
+    )
     flipped = make_corpus.model_with(tree={"output": [None, 1, 0]})
     assert ReleasedForest.from_json(json.dumps(flipped)).meta["privacy"]["epsilon_total"] == 1.0
 

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from dpviz.models._file_format import REPLAYABLE, number_in, whole
+from dpviz.models._forest_ledger import batch_epsilons
 from dpviz.models.boosting import DPBoostClassifier
 from dpviz.models.depth import MAX_DEPTH
 from dpviz.models.forest import build_ledger
@@ -18,6 +19,7 @@ from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema
+from dpviz.privacy.signing import NOT_VERIFIED_NOTE
 
 
 def check_forest_meta(meta: dict, n_trees: int) -> None:
@@ -58,13 +60,14 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
             "the model's record-count, split-histogram and prior budgets leave nothing for "
             "the trees"
         )
-    if "tree_epsilon" in meta:
-        expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
-        if not math.isclose(number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):
-            raise ValueError(
-                f"the model's per-tree ε {meta['tree_epsilon']!r} does not follow from its ε, "
-                f"trees and data split (that gives {expected:g})"
-            )
+    expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
+    # A file that does not state its per-tree ε (hand-written, or older) reads as the rest.
+    meta.setdefault("tree_epsilon", expected)
+    if not math.isclose(number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):
+        raise ValueError(
+            f"the model's per-tree ε {meta['tree_epsilon']!r} does not follow from its ε, "
+            f"trees and data split (that gives {expected:g})"
+        )
 
 
 def check_prior(meta: dict[str, Any], k: int) -> float:
@@ -80,9 +83,22 @@ def check_prior(meta: dict[str, Any], k: int) -> float:
     return float(weight)
 
 
+def note_claim(ledger: PrivacyLedger, meta: dict) -> PrivacyLedger:
+    """``ledger`` with the note of a privacy claim this installation does not vouch for
+    (``meta`` marked ``"claim"``), so that the guarantee text says so."""
+    if "claim" in meta:
+        ledger.notes.append(
+            NOT_VERIFIED_NOTE[:1].upper()
+            + NOT_VERIFIED_NOTE[1:]
+            + ": the file is not one dpviz signed here and nobody edited since, so its ε, "
+            "its noise mode, its schema's status and its leaves are the file's word only."
+        )
+    return ledger
+
+
 def forest_ledger(meta: dict) -> PrivacyLedger:
     """The ledger a forest file's own parameters give (never the file's claim)."""
-    return build_ledger(
+    ledger = build_ledger(
         meta["mechanism"],
         float(meta["epsilon"]),
         int(meta["n_estimators"]),
@@ -94,6 +110,7 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         split_epsilon=float(meta.get("split_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
     )
+    return note_claim(ledger, meta)
 
 
 def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
@@ -121,7 +138,7 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
         inferred = meta.get("schema_inferred", False)
         if type(inferred) is not bool:
             raise ValueError("the model's 'schema_inferred' must be true or false")
-        return estimator.privacy_ledger(inferred)
+        return note_claim(estimator.privacy_ledger(inferred), meta)
     except (TypeError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as exc:
         raise ValueError(f"the model's parameters are not valid ({exc})") from None
 
@@ -158,3 +175,41 @@ def verified_privacy(meta: dict, ledger: PrivacyLedger) -> dict:
             "is not its own"
         )
     return privacy_statement(ledger)
+
+
+def batch_list(meta: dict, ledger: PrivacyLedger) -> list[dict]:
+    """A forest's batches as its file lists them: each batch's number and the ε it spent
+    (None without a guarantee), from the parameters and ``ledger`` (its total)."""
+    structure = float(meta.get("depth_count_epsilon", 0.0)) + float(meta.get("split_epsilon", 0.0))
+    epsilons = batch_epsilons(ledger.epsilon_total, int(meta.get("n_batches", 1)), structure)
+    return [{"batch": b + 1, "epsilon": e} for b, e in enumerate(epsilons)]
+
+
+def verified_batches(meta: dict, ledger: PrivacyLedger) -> list[dict]:
+    """The batch list recomputed from the file's parameters; a file that lists other
+    batches is refused (a file without the list, from before it, gets it)."""
+    truth = batch_list(meta, ledger)
+    declared = meta.get("batches", truth)
+    same = (
+        isinstance(declared, list)
+        and len(declared) == len(truth)
+        and all(map(_same_batch, declared, truth))
+    )
+    if not same:
+        raise ValueError(
+            "the model file's batch list ('batches') does not follow from its ε, budgets and "
+            f"n_batches ({len(truth)} batch(es), batch 1 ε = {truth[0]['epsilon']}): the file "
+            "was edited; dpviz refuses a model whose privacy claim is not its own"
+        )
+    return truth
+
+
+def _same_batch(said: Any, true: dict) -> bool:
+    if not isinstance(said, dict) or said.keys() != true.keys():
+        return False
+    if type(said["batch"]) is not int or said["batch"] != true["batch"]:
+        return False
+    eps, expected = said["epsilon"], true["epsilon"]
+    if expected is None:
+        return eps is None
+    return type(eps) in (int, float) and math.isclose(eps, expected, rel_tol=1e-9, abs_tol=1e-12)

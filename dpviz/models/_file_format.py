@@ -24,6 +24,7 @@ from dpviz.models.trees import node_bytes
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.safe_json import parse_json
 from dpviz.privacy.schema import Schema
+from dpviz.privacy.signing import NOT_VERIFIED, NOT_VERIFIED_NOTE, signature, unverified_reason
 
 FORMAT = "dpviz-forest"
 TREE_FORMAT = "dpviz-tree"
@@ -109,15 +110,21 @@ def check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[
 
 
 def document_json(fmt: str, schema: Schema, meta: dict, body: dict) -> str:
-    """The file's text: format, version, writer, schema, then ``meta`` and ``body``."""
+    """The file's text: format, version, writer, schema, then ``meta`` and ``body``, and
+    this installation's signature of all of them (:mod:`dpviz.privacy.signing`), unless
+    ``meta`` has a ``claim`` field (a claim not verified: such a file is never signed)."""
     document = {
         "format": fmt,
         "version": FORMAT_VERSION,
         "dpviz_version": dpviz_version(),
         "schema": schema.to_dict(),
-        **meta,
+        **{k: v for k, v in meta.items() if k != "signature"},
         **body,
     }
+    if "claim" in document:
+        document["claim"] = NOT_VERIFIED
+    else:
+        document["signature"] = signature(document)
     return json.dumps(document, separators=(",", ":"), allow_nan=False)
 
 
@@ -134,6 +141,22 @@ class ReleasedFile:
     meta: dict[str, Any]
     schema: Schema
     classes_: np.ndarray
+    # Why the privacy claim is not verified (set when a file is read), or None.
+    claim_reason: str | None = None
+
+    @property
+    def claim_verified(self) -> bool:
+        """Whether this installation vouches for the privacy claim: the model was released
+        here, or read from a file this installation signed and nobody edited since. An
+        unverified model still predicts; its files are written unsigned and marked."""
+        return "claim" not in self.meta
+
+    @property
+    def claim_note(self) -> str | None:
+        """The note every view of an unverified model shows (None when verified)."""
+        if self.claim_verified:
+            return None
+        return NOT_VERIFIED_NOTE + (f" ({self.claim_reason})" if self.claim_reason else "")
 
     def to_json(self) -> str:
         return document_json(
@@ -153,9 +176,16 @@ class ReleasedFile:
         return cls.from_json(read_bytes(path))
 
     @classmethod
-    def meta_of(cls, doc: dict) -> dict[str, Any]:
-        """A checked document's parameters: all but the container's keys and the body."""
-        return {k: v for k, v in doc.items() if k not in ("format", "version", "schema", cls.body)}
+    def meta_of(cls, doc: dict) -> tuple[dict[str, Any], str | None]:
+        """A checked document's parameters (all but the container's keys, the signature and
+        the body) and why its privacy claim is not verified (None when it is). An
+        unverified document's parameters carry ``"claim": "not verified"``."""
+        reason = unverified_reason(doc)
+        skip = ("format", "version", "schema", "signature", "claim", cls.body)
+        meta = {k: v for k, v in doc.items() if k not in skip}
+        if reason is not None:
+            meta["claim"] = NOT_VERIFIED
+        return meta, reason
 
     def predict(self, X) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models._file_claims import (
+    batch_list,
     check_forest_meta,
     check_prior,
     forest_ledger,
+    verified_batches,
     verified_privacy,
 )
 from dpviz.models._file_format import (
@@ -114,10 +116,13 @@ class ReleasedForest(ReleasedFile):
             raise ValueError("the model's 'releases' must be 'label' or 'counts'")
         if not isinstance(doc["trees"], list) or not doc["trees"]:
             raise ValueError("the model has no trees")
-        meta = cls.meta_of(doc)
+        meta, reason = cls.meta_of(doc)
         check_forest_meta(meta, len(doc["trees"]))
         forest = cls(meta, schema, doc["trees"])
-        forest.meta["privacy"] = verified_privacy(meta, forest_ledger(meta))
+        forest.claim_reason = reason
+        ledger = forest_ledger(meta)
+        forest.meta["privacy"] = verified_privacy(meta, ledger)
+        forest.meta["batches"] = verified_batches(meta, ledger)
         return forest
 
     # --- prediction and updates ---------------------------------------------------------
@@ -153,7 +158,10 @@ class ReleasedForest(ReleasedFile):
         fresh secret unless ``noise_seed`` makes it replayable (NOT private).
         """
         meta, trees = update_forest(self, frame, noise_seed)
-        return ReleasedForest(meta, self.schema, trees)
+        updated = ReleasedForest(meta, self.schema, trees)
+        # An unverified claim stays unverified: the meta keeps its "claim" mark.
+        updated.claim_reason = self.claim_reason
+        return updated
 
 
 # --- export -----------------------------------------------------------------------------------
@@ -192,7 +200,7 @@ def _node_lists(full, output: np.ndarray, n_trees: int) -> list[dict[str, list]]
 def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str, Any]:
     """What a forest file states besides its trees: parameters, budgets and the ledger."""
     ledger = model.ledger_.to_dict()
-    return {
+    meta = {
         "kind": KINDS[FORMAT],
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
@@ -223,3 +231,6 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
             "summary": ledger["summary"],
         },
     }
+    # Each batch of records and the ε it spent (the ledger's note says how they compose).
+    meta["batches"] = batch_list(meta, model.ledger_)
+    return meta

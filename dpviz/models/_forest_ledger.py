@@ -42,12 +42,14 @@ def build_ledger(
         eps_t = float("inf")
     book_inferred_schema(ledger, schema_inferred)
     book_noise_mode(ledger, replayable)
+    # The structure (record count, split tables) reads the training data, batch 1, only.
+    first = "all records" if n_batches == 1 else "the records of batch 1 (the training data)"
     if depth_count_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
                 "noisy record count that sizes the trees (their depth rule or their "
                 "count; discrete Laplace)",
-                "all records",
+                first,
                 depth_count_epsilon,
             )
         )
@@ -56,11 +58,11 @@ def build_ledger(
             LedgerEntry(
                 "noisy class × value tables of every feature: where the trees split "
                 "and which features they favour (discrete Laplace)",
-                "all records",
+                first,
                 split_epsilon,
             )
         )
-    if prior_epsilon > 0:
+    if prior_epsilon > 0 and n_batches == 1:
         ledger.add_sequential(
             LedgerEntry(
                 "noisy class histogram, the prior that noise-only votes fall back on "
@@ -68,6 +70,23 @@ def build_ledger(
                 "all records",
                 prior_epsilon,
             )
+        )
+    elif prior_epsilon > 0:
+        # Each batch adds its own class totals with fresh noise: one entry per batch.
+        ledger.add_parallel(
+            [
+                LedgerEntry(
+                    f"noisy class histogram of batch {b + 1} (added to the prior; discrete "
+                    "Laplace)",
+                    f"the records of batch {b + 1}",
+                    prior_epsilon,
+                )
+                for b in range(n_batches)
+            ],
+            summary=(
+                f"The class prior took in each of {n_batches} batches with fresh noise, "
+                f"ε = {prior_epsilon:g} each"
+            ),
         )
     for number, (earlier_mech, earlier_eps) in enumerate(earlier_releases, start=1):
         earlier = get_mechanism(earlier_mech)
@@ -125,10 +144,40 @@ def build_ledger(
                 ),
             )
     if n_batches > 1:
-        ledger.notes.append(
-            f"The model was updated {n_batches - 1} time(s) with new, disjoint batches; each "
-            "batch is read once, so updates do not add to ε (Jagannathan et al. 2012, §V-B)."
-        )
+        structure = depth_count_epsilon + split_epsilon
+        ledger.notes.append(batch_note(batch_epsilons(ledger.epsilon_total, n_batches, structure)))
     if not mech.private:
         ledger.notes.append(f"The leaf mechanism {mech.id} is NOT differentially private.")
     return ledger
+
+
+def batch_epsilons(total: float | None, n_batches: int, structure_epsilon: float) -> list:
+    """The ε each batch of records spent, in order (None each when the model has no
+    guarantee): batch 1, the training data, the whole ``total``; each later batch, added
+    by an update, all but the ``structure_epsilon`` of the record count and split tables,
+    which read batch 1 only (its leaf counts and class histogram, and any earlier release
+    of the leaves, counted in full)."""
+    if total is None:
+        return [None] * n_batches
+    return [total] + [total - structure_epsilon] * (n_batches - 1)
+
+
+def batch_note(epsilons: list) -> str:
+    """The ledger's note on a model updated with new batches: what each batch spent and
+    the composition the total assumes (each person's records in one batch only)."""
+    n = len(epsilons)
+    head = f"The model was updated {n - 1} time(s) with new batches of records"
+    first, later = epsilons[0], epsilons[1]
+    if first is None:
+        return head + "; it carries no privacy guarantee."
+    rest = f"batch 2 ε = {later:g}" if n == 2 else f"batches 2–{n} ε = {later:g} each"
+    return (
+        f"{head}: batch 1 (the training data) spent ε = {first:g}, {rest}. Each batch is read "
+        "only by its own releases, so batches compose in parallel and the total holds for a "
+        "person whose records all arrive in one batch (Jagannathan et al. 2012, §V-B). This "
+        "assumes each person's records arrive in one batch only: a person whose records are "
+        "in several batches (the training data sent again, or one batch sent twice) is "
+        "protected only at the sum of those batches' ε, by sequential composition: "
+        f"ε = {first + later:g} for batches 1 and 2"
+        + (f", ε = {2 * later:g} for two updates." if n > 2 else ".")
+    )

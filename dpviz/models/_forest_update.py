@@ -3,8 +3,9 @@
 Jagannathan et al. 2012, §V-B: the new, disjoint batch is counted once, fresh discrete
 Laplace noise of the model's per-tree budget goes to every leaf (empty ones too, so what is
 released never depends on which leaves the batch reached) and is added to the released
-counts; the class prior takes the batch's noisy class totals. The model's ε is unchanged;
-its ledger books one more batch.
+counts; the class prior takes the batch's noisy class totals. The model's ε is unchanged
+for a person whose records are in one batch only; its ledger and its file's ``batches``
+list one more batch with its ε (a person in several batches: the sum of their ε).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from dpviz.models._file_claims import forest_ledger, privacy_statement
+from dpviz.models._file_claims import batch_list, forest_ledger, privacy_statement
 from dpviz.models._file_format import REPLAYABLE, number
 from dpviz.models.data import encode
 from dpviz.models.forest import hash_trees
@@ -78,5 +79,8 @@ def update_forest(
         "prior_counts": prior,
         "noise": "secret" if not replayable else REPLAYABLE,
     }
-    new_meta["privacy"] = privacy_statement(forest_ledger({**new_meta, "n_estimators": n_trees}))
+    ledger = forest_ledger({**new_meta, "n_estimators": n_trees})
+    new_meta["privacy"] = privacy_statement(ledger)
+    # One entry per batch with its ε; the ledger's note states how batches compose.
+    new_meta["batches"] = batch_list(new_meta, ledger)
     return new_meta, trees

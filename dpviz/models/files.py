@@ -145,8 +145,9 @@ class ReleasedTree(ReleasedFile):
         doc, schema = check_document(doc, TREE_FORMAT, ("n_bins", "tree"))
         if not isinstance(doc["tree"], dict):
             raise ValueError("the model's 'tree' must be an object with the node lists")
-        meta = cls.meta_of(doc)
+        meta, reason = cls.meta_of(doc)
         tree = cls(meta, schema, doc["tree"])
+        tree.claim_reason = reason
         tree.meta["privacy"] = verified_privacy(meta, estimator_ledger(meta, schema, "tree"))
         return tree
 
@@ -286,8 +287,9 @@ class ReleasedBoost(ReleasedFile):
     @classmethod
     def from_document(cls, doc: Any) -> ReleasedBoost:
         doc, schema = check_document(doc, BOOST_FORMAT, ("n_bins", "learning_rate", "models"))
-        meta = cls.meta_of(doc)
+        meta, reason = cls.meta_of(doc)
         boost = cls(meta, schema, doc["models"])
+        boost.claim_reason = reason
         boost.meta["privacy"] = verified_privacy(meta, estimator_ledger(meta, schema, "boost"))
         return boost
 

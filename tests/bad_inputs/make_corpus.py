@@ -7,6 +7,8 @@ changing a case; it overwrites the files it owns and touches nothing else.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from pathlib import Path
 
@@ -113,6 +115,23 @@ def model_with(**changes) -> dict:
 
 def dumps(obj) -> str:
     return json.dumps(obj, indent=2) + "\n"
+
+
+# A published key, so that the file below is signed "by another installation" and the
+# corpus stays deterministic (dpviz.privacy.signing: HMAC-SHA256 of the canonical JSON).
+OTHER_KEY = bytes(range(32))
+
+
+def signed_elsewhere(model: dict) -> dict:
+    canonical = json.dumps(model, sort_keys=True, separators=(",", ":")).encode("ascii")
+    return {
+        **model,
+        "signature": {
+            "algorithm": "HMAC-SHA256",
+            "key_id": hashlib.sha256(b"dpviz signing key id|" + OTHER_KEY).hexdigest()[:16],
+            "value": hmac.new(OTHER_KEY, canonical, hashlib.sha256).hexdigest(),
+        },
+    }
 
 
 def corpus() -> dict[str, bytes]:
@@ -244,6 +263,11 @@ def corpus() -> dict[str, bytes]:
         ]
         + [(x, c, lab) for x, c, lab in ROWS]
     )
+
+    # --- issue 26: privacy claims this installation cannot verify (they still predict) --
+    files["model_signed_elsewhere.json"] = dumps(signed_elsewhere(COUNTS_MODEL))
+    # Saved by dpviz from an unverified file: marked, unsigned, and an update keeps it so.
+    files["model_counts_marked_unverified.json"] = dumps({**COUNTS_MODEL, "claim": "not verified"})
 
     # --- bad schema files -------------------------------------------------------------
     no_classes = {k: v for k, v in SCHEMA.items() if k != "classes"}
