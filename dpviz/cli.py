@@ -20,7 +20,7 @@ import pandas as pd
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
-from dpviz.models.columns import guess_label, people_columns, suggest_drops
+from dpviz.models.columns import guess_label, suggest_drops
 from dpviz.models.data import encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
     COUNTED_RULES,
@@ -46,13 +46,7 @@ from dpviz.models.sizing import suggest_trees
 from dpviz.privacy.audit import audit
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
-from dpviz.privacy.schema import (
-    DECLARED_BY_SCHEMA_OPTION,
-    MAX_CLASSES,
-    PrivacyLeakWarning,
-    Schema,
-    infer_schema,
-)
+from dpviz.privacy.schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
 
 
 class CliError(Exception):
@@ -230,9 +224,7 @@ def _load_data(args) -> tuple:
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
     else:
-        frame = _leave_out_people(frame, args, schema)
         try:
-        frame = _leave_out_people(frame, args, None)
             schema = infer_schema(frame, args.label)
         except ValueError as exc:
             raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
@@ -245,39 +237,10 @@ def _load_data(args) -> tuple:
 
 
 def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
-def _leave_out_people(frame: pd.DataFrame, args, schema: Schema | None) -> pd.DataFrame:
-    """Leave out columns that look like personal data (names, e-mail addresses, phone
-    numbers, postal addresses: a model lists a discrete feature's values) unless
-    ``--keep`` names them; a ``--schema`` that uses one without ``--keep`` is refused.
-    The judgement reads the records: it is said on stderr, for the user only."""
-    keep = _split_list(args.keep, str, "--keep") if args.keep else []
-    unknown = [c for c in keep if c not in frame.columns]
-    if unknown:
-        raise ValueError(
-            f"--keep names {', '.join(map(repr, unknown))}, not a column of {args.data}"
-        )
-    used = set(schema.feature_names) if schema is not None else set()
-    drop = []
-    for name, why in people_columns(frame, args.label).items():
-        if name in keep:
-            print(f"warning: keeping {name!r} (--keep), {why}", file=sys.stderr)
-        elif name in used:
-            raise ValueError(
-                f"the schema uses {name!r}: {why}. Remove it from the schema, or pass "
-                f"--keep {name} to publish its values"
-            )
-        elif schema is None:
-            print(f"note: left out {name!r}, {why}: pass --keep {name} to use it", file=sys.stderr)
-            drop.append(name)
-    return frame.drop(columns=drop) if drop else frame
-
-
-    """A schema file's public status: a file still marked inferred is not public (any
-    declaration it carries is dropped); otherwise the schema is declared public by the
-    user's ``--schema`` file, in a fixed sentence that goes into the model file. Ranges
-    equal to the data's own min and max are named on stderr only: read from the
-    records, for the user, never written into a released file."""
-    from dpviz.app.data import NOT_PRIVATE_CHECK, data_derived
+    """Say what a schema file's public status rests on, and keep it in the schema (and
+    so in the model file): a file still marked inferred is not public; ranges equal to
+    the data's own min and max are named."""
+    from dpviz.app.data import data_derived
 
     if schema.inferred:
         print(
@@ -285,15 +248,22 @@ def _leave_out_people(frame: pd.DataFrame, args, schema: Schema | None) -> pd.Da
             "model is NOT differentially private until every mark is removed",
             file=sys.stderr,
         )
-        return dataclasses.replace(schema, declaration="")
+        return schema
     derived = data_derived(schema, frame, lists=False)
-    if derived:
-        print(
-            f"note ({NOT_PRIVATE_CHECK}): in {path}, {'; '.join(derived)}: if read off these "
-            "records, the guarantee is void",
-            file=sys.stderr,
-        )
-    return dataclasses.replace(schema, declaration=DECLARED_BY_SCHEMA_OPTION)
+    if not derived:
+        return schema
+    listed = "; ".join(derived)
+    print(
+        f"note: in {path}, {listed}: if read off these records, the guarantee is void",
+        file=sys.stderr,
+    )
+    declaration = (
+        f"Declared public by the user, by passing the schema file {Path(path).name}, whose "
+        f"ranges equal the data's own values: {listed}."
+    )
+    if schema.declaration:
+        declaration = f"{schema.declaration} {declaration}"
+    return dataclasses.replace(schema, declaration=declaration)
 
 
 def _warn_mechanism(name: str) -> None:
@@ -635,9 +605,6 @@ def _train_on_cluster(args, algorithm, params):
         raise ValueError("training on a cluster needs a public schema: pass --schema")
     schema = Schema.load(args.schema)
     ddf = read_dask(args.data, schema)
-    # The same fixed declaration as a --schema file read whole (see _declared).
-    declaration = "" if schema.inferred else DECLARED_BY_SCHEMA_OPTION
-    schema = dataclasses.replace(schema, declaration=declaration)
     missing = [c for c in [*schema.feature_names, schema.label] if c not in ddf.columns]
     if missing:
         raise ValueError(f"{args.data} lacks the schema's columns: {', '.join(missing[:10])}")
@@ -655,6 +622,7 @@ def _train_on_cluster(args, algorithm, params):
 def cmd_predict(args) -> dict:
     check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
+    _note_claim(model)
     frame = read_csv(args.data, min_columns=1)
     for note in frame.attrs.get("read_notes", ()):
         print(f"note: {note}", file=sys.stderr)
@@ -674,9 +642,19 @@ def cmd_predict(args) -> dict:
     return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
 
 
+def _note_claim(model) -> None:
+    """Say on stderr when this installation does not vouch for a model file's claim."""
+    if model.claim_note:
+        print(
+            f"note: {model.claim_note}: its ε, noise mode and leaves are the file's word only",
+            file=sys.stderr,
+        )
+
+
 def cmd_update(args) -> dict:
     check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
+    _note_claim(model)
     if not isinstance(model, ReleasedForest):
         raise ValueError(
             f"only forest models that release counts (jpw) can be updated; this is a "
@@ -689,7 +667,25 @@ def cmd_update(args) -> dict:
     _warn_noise_seed(args)
     updated = model.updated(frame, noise_seed=args.noise_seed)
     write_text(args.out, updated.to_json())
-    return {"model": str(args.out), "n_records": len(frame), "privacy": updated.meta["privacy"]}
+    # The ε printed holds per batch: say who is protected at less (the ledger's note).
+    batches = updated.meta["batches"]
+    if batches[0]["epsilon"] is not None:
+        first, later = batches[0]["epsilon"], batches[-1]["epsilon"]
+        print(
+            f"note: the model is {first:g}-DP for a person whose records are all in one batch "
+            f"({len(batches)} batches now). A person whose records are in several batches "
+            "(the training data again, or this batch twice) is protected only at the sum of "
+            f"their ε: {first + later:g} for the training data and this batch, "
+            f"{2 * later:g} for this batch twice",
+            file=sys.stderr,
+        )
+    return {
+        "model": str(args.out),
+        "n_records": len(frame),
+        "privacy": updated.meta["privacy"],
+        "batches": batches,
+        "claim": "verified" if updated.claim_verified else "not verified",
+    }
 
 
 def cmd_info(args) -> dict:
@@ -909,9 +905,8 @@ def _warn_algorithm(name: str, params: dict) -> None:
 # --- the parser: shared argument groups, then one function per subcommand --------------------
 
 
-def _data_args(p: argparse.ArgumentParser, label: bool = True, keep: bool = True) -> None:
-    """The CSV to read: file, label column, public schema, columns to leave out (and,
-    with ``keep``, personal-data columns to use anyway)."""
+def _data_args(p: argparse.ArgumentParser, label: bool = True) -> None:
+    """The CSV to read: file, label column, public schema, columns to leave out."""
     p.add_argument("--data", required=True, help="CSV file")
     p.add_argument("--label", required=label, help="label column")
     p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
@@ -949,13 +944,6 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
     p.add_argument("--max-depth", type=_positive_int, help="tree depth D (greedy trees)")
     p.add_argument(
-    if keep:
-        p.add_argument(
-            "--keep",
-            help="comma-separated columns that look like personal data (names, e-mail "
-            "addresses, phone numbers, postal addresses; `info` lists them) to use anyway: "
-            "the model publishes their values. Without it they are left out",
-        )
         "--steps",
         type=_positive_int,
         help="layers per EM step d (dpea; d > 2 samples by MCMC: approximate, not DP; "
@@ -1144,7 +1132,7 @@ def _add_update(sub) -> None:
 
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    _data_args(p, label=False, keep=False)
+    _data_args(p, label=False)
     p.add_argument(
         "--schema-out",
         help='write the schema JSON here (an inferred one is marked "inferred": remove '
