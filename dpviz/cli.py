@@ -20,7 +20,7 @@ import pandas as pd
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
-from dpviz.models.columns import guess_label, suggest_drops
+from dpviz.models.columns import guess_label, people_columns, suggest_drops
 from dpviz.models.data import encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
     COUNTED_RULES,
@@ -46,7 +46,13 @@ from dpviz.models.sizing import suggest_trees
 from dpviz.privacy.audit import audit
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, smooth_sensitivity
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
-from dpviz.privacy.schema import MAX_CLASSES, PrivacyLeakWarning, Schema, infer_schema
+from dpviz.privacy.schema import (
+    DECLARED_BY_SCHEMA_OPTION,
+    MAX_CLASSES,
+    PrivacyLeakWarning,
+    Schema,
+    infer_schema,
+)
 
 
 class CliError(Exception):
@@ -223,7 +229,9 @@ def _load_data(args) -> tuple:
             raise ValueError(
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
+        frame = _leave_out_people(frame, args, schema)
     else:
+        frame = _leave_out_people(frame, args, None)
         try:
             schema = infer_schema(frame, args.label)
         except ValueError as exc:
@@ -236,11 +244,40 @@ def _load_data(args) -> tuple:
     return frame, schema, encoded
 
 
+def _leave_out_people(frame: pd.DataFrame, args, schema: Schema | None) -> pd.DataFrame:
+    """Leave out columns that look like personal data (names, e-mail addresses, phone
+    numbers, postal addresses: a model lists a discrete feature's values) unless
+    ``--keep`` names them; a ``--schema`` that uses one without ``--keep`` is refused.
+    The judgement reads the records: it is said on stderr, for the user only."""
+    keep = _split_list(args.keep, str, "--keep") if args.keep else []
+    unknown = [c for c in keep if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"--keep names {', '.join(map(repr, unknown))}, not a column of {args.data}"
+        )
+    used = set(schema.feature_names) if schema is not None else set()
+    drop = []
+    for name, why in people_columns(frame, args.label).items():
+        if name in keep:
+            print(f"warning: keeping {name!r} (--keep), {why}", file=sys.stderr)
+        elif name in used:
+            raise ValueError(
+                f"the schema uses {name!r}: {why}. Remove it from the schema, or pass "
+                f"--keep {name} to publish its values"
+            )
+        elif schema is None:
+            print(f"note: left out {name!r}, {why}: pass --keep {name} to use it", file=sys.stderr)
+            drop.append(name)
+    return frame.drop(columns=drop) if drop else frame
+
+
 def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
-    """Say what a schema file's public status rests on, and keep it in the schema (and
-    so in the model file): a file still marked inferred is not public; ranges equal to
-    the data's own min and max are named."""
-    from dpviz.app.data import data_derived
+    """A schema file's public status: a file still marked inferred is not public (any
+    declaration it carries is dropped); otherwise the schema is declared public by the
+    user's ``--schema`` file, in a fixed sentence that goes into the model file. Ranges
+    equal to the data's own min and max are named on stderr only: read from the
+    records, for the user, never written into a released file."""
+    from dpviz.app.data import NOT_PRIVATE_CHECK, data_derived
 
     if schema.inferred:
         print(
@@ -248,22 +285,15 @@ def _declared(schema: Schema, frame: pd.DataFrame, path: str) -> Schema:
             "model is NOT differentially private until every mark is removed",
             file=sys.stderr,
         )
-        return schema
+        return dataclasses.replace(schema, declaration="")
     derived = data_derived(schema, frame, lists=False)
-    if not derived:
-        return schema
-    listed = "; ".join(derived)
-    print(
-        f"note: in {path}, {listed}: if read off these records, the guarantee is void",
-        file=sys.stderr,
-    )
-    declaration = (
-        f"Declared public by the user, by passing the schema file {Path(path).name}, whose "
-        f"ranges equal the data's own values: {listed}."
-    )
-    if schema.declaration:
-        declaration = f"{schema.declaration} {declaration}"
-    return dataclasses.replace(schema, declaration=declaration)
+    if derived:
+        print(
+            f"note ({NOT_PRIVATE_CHECK}): in {path}, {'; '.join(derived)}: if read off these "
+            "records, the guarantee is void",
+            file=sys.stderr,
+        )
+    return dataclasses.replace(schema, declaration=DECLARED_BY_SCHEMA_OPTION)
 
 
 def _warn_mechanism(name: str) -> None:
@@ -604,6 +634,9 @@ def _train_on_cluster(args, algorithm, params):
     if not args.schema:
         raise ValueError("training on a cluster needs a public schema: pass --schema")
     schema = Schema.load(args.schema)
+    # The same fixed declaration as a --schema file read whole (see _declared).
+    declaration = "" if schema.inferred else DECLARED_BY_SCHEMA_OPTION
+    schema = dataclasses.replace(schema, declaration=declaration)
     ddf = read_dask(args.data, schema)
     missing = [c for c in [*schema.feature_names, schema.label] if c not in ddf.columns]
     if missing:
@@ -905,8 +938,9 @@ def _warn_algorithm(name: str, params: dict) -> None:
 # --- the parser: shared argument groups, then one function per subcommand --------------------
 
 
-def _data_args(p: argparse.ArgumentParser, label: bool = True) -> None:
-    """The CSV to read: file, label column, public schema, columns to leave out."""
+def _data_args(p: argparse.ArgumentParser, label: bool = True, keep: bool = True) -> None:
+    """The CSV to read: file, label column, public schema, columns to leave out (and,
+    with ``keep``, personal-data columns to use anyway)."""
     p.add_argument("--data", required=True, help="CSV file")
     p.add_argument("--label", required=label, help="label column")
     p.add_argument("--schema", help="public schema JSON (else inferred: NOT private)")
@@ -914,6 +948,13 @@ def _data_args(p: argparse.ArgumentParser, label: bool = True) -> None:
         "--drop",
         help="comma-separated columns to leave out (IDs, names, free text; `info` suggests them)",
     )
+    if keep:
+        p.add_argument(
+            "--keep",
+            help="comma-separated columns that look like personal data (names, e-mail "
+            "addresses, phone numbers, postal addresses; `info` lists them) to use anyway: "
+            "the model publishes their values. Without it they are left out",
+        )
 
 
 def _cluster_args(p: argparse.ArgumentParser) -> None:
@@ -1132,7 +1173,7 @@ def _add_update(sub) -> None:
 
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    _data_args(p, label=False)
+    _data_args(p, label=False, keep=False)
     p.add_argument(
         "--schema-out",
         help='write the schema JSON here (an inferred one is marked "inferred": remove '

@@ -148,18 +148,11 @@ def choose_upload() -> None:
             schema_name=workspace.schema_name,
             edits=edits,
             classes=classes,
+            people=workspace.people(label),
         )
         choice = app_data.choose_schema(frame, label, **settings)
         lower = data_ui.choose_missing(frame, label, choice.schema, upload.frame_id)
-        if not choice.public or edits is not None:
-            prompt = app_data.declaration_prompt(
-                choice.schema,
-                frame,
-                choice.filled,
-                lists=workspace.schema_file is None and edits is None,
-            )
-            if st.checkbox(prompt, key=f"{KEEP_PREFIX}data.declare.{upload.frame_id}"):
-                choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
+        choice = data_ui.declare(workspace, frame, label, settings, choice)
         choice = dataclasses.replace(
             choice, schema=app_data.with_missing_rule(choice.schema, lower)
         )

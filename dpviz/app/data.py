@@ -1,14 +1,15 @@
 """What the Data page does: read an upload (decimal commas and NA cells converted, with
 notes), choose the columns to keep (IDs and free text left out by default) and the label,
 settle the public schema (uploaded, inferred or edited; missing-value rules; a
-declaration that names every domain equal to the data's own) and report missing and
-out-of-domain values.
+declaration) and report missing and out-of-domain values.
 
 Privacy (SPEC §1): the class list and the feature domains must be public knowledge.
 A schema inferred from the records voids the guarantee; :func:`choose_schema` marks it
 ``inferred`` unless it came from an uploaded schema file or the user declares the
-(edited) schema public, and it says which features still equal the data's own range;
-that warning is kept in ``Schema.declaration`` (sidebar, ledger text, model file, report).
+(edited) schema public. ``Schema.declaration`` (sidebar, ledger text, model file,
+report) then holds only who declared it, in a fixed sentence; which features still
+equal the data's own range is read from the records and shown to the data owner only
+(:data:`NOT_PRIVATE_CHECK`), never written into a released file.
 The data report reads the raw records: it is for the data owner, NOT private.
 """
 
@@ -28,7 +29,7 @@ from dpviz.app.support import (
     frame_id,
     read_uploaded_csv,
 )
-from dpviz.models.columns import suggest_drops
+from dpviz.models.columns import PEOPLE_REASON, people_columns, suggest_drops
 from dpviz.models.data import (
     Progress,
     as_numbers,
@@ -37,9 +38,21 @@ from dpviz.models.data import (
     parsed_numbers,
     to_numbers,
 )
-from dpviz.privacy.schema import MISSING, Feature, Schema, as_text, infer_feature, infer_schema
+from dpviz.privacy.schema import (
+    DECLARED_BY_SCHEMA_UPLOAD,
+    DECLARED_ON_DATA_PAGE,
+    MISSING,
+    Feature,
+    Schema,
+    as_text,
+    infer_feature,
+    infer_schema,
+)
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
+PUBLISHED_COLUMNS = ("column", "type", "published", "personal data")
+# A value list longer than this is shown cut, with the number of values left out.
+PUBLISHED_SHOWN = 50
 COLUMN_TABLE = ("keep", "column", "suggestion", "missing", "distinct", "example")
 MISSING_HELP = (
     "A continuous feature either drops the row in training (the default; "
@@ -58,6 +71,12 @@ DECLARED_NOTE = (
     "(written or checked without reading them off these records)."
 )
 UPLOADED_NOTE = "Public schema: the schema file you uploaded ({name})."
+DECLARATION_PROMPT = (
+    "I declare the class list and every domain public knowledge: I wrote or checked them "
+    "without reading them off these records."
+)
+# The label of every check that compares the schema with the records (screen, stderr).
+NOT_PRIVATE_CHECK = "not private: read from your records, for you only"
 
 
 @dataclass
@@ -94,6 +113,11 @@ class UploadWorkspace:
         if label not in self._suggested:
             self._suggested[label] = suggest_drops(self.upload.frame, label)
         return self._suggested[label]
+
+    def people(self, label: str) -> dict[str, str]:
+        """The suggested drops that look like personal data (names, e-mail addresses,
+        phone numbers, postal addresses), with the reason."""
+        return {c: r for c, r in self.suggestions(label).items() if r.startswith(PEOPLE_REASON)}
 
     def drops(self, label: str) -> list[str]:
         """The columns left out: the user's choice, else the suggested ones (never the
@@ -339,6 +363,8 @@ def choose_schema(
     edits: pd.DataFrame | None = None,
     classes=None,
     declared_public: bool = False,
+    people: dict[str, str] | None = None,
+    published=(),
 ) -> SchemaChoice:
     """Settle the schema of an upload.
 
@@ -346,7 +372,11 @@ def choose_schema(
     public). ``edits`` (a :func:`schema_table`) and ``classes`` replace it; blank cells
     are filled from the data, which counts as inferred. The result is public when it
     came from the file without data fills, or when ``declared_public`` (the user says
-    every entry is public knowledge). Raises ``ValueError`` with a message to show.
+    every entry is public knowledge), and in either case only when every feature that
+    looks like personal data (``people``: column -> reason, by default
+    :func:`dpviz.models.columns.people_columns` of ``frame``) is in ``published``: the
+    data owner ticked it on its own, since the model file lists its values. Raises
+    ``ValueError`` with a message to show.
     """
     if label not in frame.columns:
         raise ValueError(f"label column {label!r} is not in the file")
@@ -373,10 +403,20 @@ def choose_schema(
         schema = dataclasses.replace(base, classes=split_list(classes))
     if declared_public:
         public = True
+    if people is None:
+        people = people_columns(frame[schema.feature_names], label)
+    unconfirmed = [f for f in schema.feature_names if f in people and f not in set(published)]
     # Class and value lists are named too when nothing but the data supplied them (no
     # schema file, no edits); lists a person wrote or checked are usually known.
-    derived = data_derived(schema, frame, filled, lists=schema_file is None and edits is None)
-    warnings = []
+    check = data_check(schema, frame, filled, lists=schema_file is None and edits is None)
+    warnings = [check] if check else []
+    if unconfirmed:
+        listed = _listing([f"{c!r} ({people[c]})" for c in unconfirmed])
+        warnings.append(
+            f"Personal data: {listed}. The model file and report would list its values: "
+            "tick 'Publish the values of' for each such column to keep it, or leave it out "
+            "in 'Leave out these columns'. Until then the schema is not declared public."
+        )
     declaration = ""
     if not public:
         note = INFERRED_SCHEMA_WARNING
@@ -393,28 +433,41 @@ def choose_schema(
                 "so part of the schema was inferred from the data: the differential-privacy "
                 "guarantee is VOID. Fill them from public knowledge, or tick the declaration."
             )
+    elif unconfirmed:
+        public = False
+        note = (
+            f"The schema is NOT declared public: {', '.join(map(repr, unconfirmed))} looks "
+            "like personal data and its values are not confirmed for publishing (see the "
+            "personal-data warning): the export is refused until then."
+        )
     else:
         note = DECLARED_NOTE if declared_public else UPLOADED_NOTE.format(name=schema_name)
-        who = (
-            "the data owner, by ticking the declaration on the Data page"
-            if declared_public
-            else f"the data owner, by uploading the schema file {schema_name}"
-        )
-        if derived:
-            warnings.append(
-                f"{len(derived)} part(s) of the schema equal what the records themselves "
-                f"show: {_listing(derived)}. If they were read off these records rather "
-                "than known in advance, the guarantee is void: replace them with public "
-                "bounds (for example round ranges outwards)."
-            )
-            declaration = (
-                f"Declared public by {who}, who was warned that these equal the data's "
-                f"own values: {_listing(derived)}."
-            )
-        else:
-            declaration = f"Declared public by {who}; no domain equals the data's own range."
+        # Who declared, in fixed words: this sentence goes into model files and reports.
+        declaration = DECLARED_ON_DATA_PAGE if declared_public else DECLARED_BY_SCHEMA_UPLOAD
     schema = dataclasses.replace(schema, inferred=not public, declaration=declaration)
     return SchemaChoice(schema, note, tuple(warnings), tuple(filled))
+
+
+def published_values(schema: Schema, people: dict[str, str] | None = None) -> pd.DataFrame:
+    """What the model file and report publish of the schema, one row per column: the
+    class list, each continuous feature's range and each discrete feature's value list
+    (cut after :data:`PUBLISHED_SHOWN` values), with the personal-data reason if any.
+    Shown before the declaration, so that value lists are published one column at a
+    time and knowingly."""
+    people = people or {}
+    rows = [{"column": schema.label, "type": "label", "published": _values(schema.classes)}]
+    for f in schema.features:
+        shown = f"[{f.low:g}, {f.high:g}]" if f.kind == "continuous" else _values(f.values)
+        rows.append({"column": f.name, "type": f.kind, "published": shown})
+    table = pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
+    table["personal data"] = table["column"].map(people).fillna("")
+    return table
+
+
+def _values(values) -> str:
+    shown = ", ".join(values[:PUBLISHED_SHOWN])
+    more = len(values) - PUBLISHED_SHOWN
+    return f"{len(values)} values: {shown}" + (f" … and {more} more" if more > 0 else "")
 
 
 def _listing(items: list[str], limit: int = 8) -> str:
@@ -453,18 +506,18 @@ def data_derived(
     return out
 
 
-def declaration_prompt(schema: Schema, frame: pd.DataFrame, filled=(), lists=True) -> str:
-    """The declaration's checkbox text, naming each part that equals the data's own."""
+def data_check(schema: Schema, frame: pd.DataFrame, filled=(), *, lists: bool = True) -> str:
+    """The parts of the schema that equal what these records show, as a warning for the
+    data owner labelled :data:`NOT_PRIVATE_CHECK` ("" when none do). Shown on screen
+    only: it is computed from the records, so no released file or report carries it."""
     derived = data_derived(schema, frame, filled, lists=lists)
-    base = (
-        "I declare the class list and every domain public knowledge: I wrote or checked "
-        "them without reading them off these records."
-    )
     if not derived:
-        return base
+        return ""
     return (
-        f"{base} That includes {len(derived)} part(s) that equal what these records show: "
-        f"{_listing(derived)}."
+        f"Check ({NOT_PRIVATE_CHECK}): {len(derived)} part(s) of the schema equal what the "
+        f"records themselves show: {_listing(derived)}. If they were read off these records "
+        "rather than known in advance, the guarantee is void: replace them with public "
+        "bounds (for example round ranges outwards)."
     )
 
 
@@ -520,14 +573,19 @@ def prepare(
     """The upload (as :func:`working_frame` shapes it) and its schema as the app's
     current dataset."""
     if workspace is None:
-        return PreparedData(
-            upload.name, upload.frame, choice.schema, choice.note, upload.frame_id, "upload"
-        )
-    frame = working_frame(upload, workspace, choice.schema.label)
-    shape = "|".join([*map(str, frame.columns), "numbers:", *workspace.numbers])
-    digest = hashlib.sha1(shape.encode()).hexdigest()[:8]
+        frame, frame_key = upload.frame, upload.frame_id
+    else:
+        frame = working_frame(upload, workspace, choice.schema.label)
+        shape = "|".join([*map(str, frame.columns), "numbers:", *workspace.numbers])
+        frame_key = f"{upload.frame_id}.{hashlib.sha1(shape.encode()).hexdigest()[:8]}"
     return PreparedData(
-        upload.name, frame, choice.schema, choice.note, f"{upload.frame_id}.{digest}", "upload"
+        upload.name,
+        frame,
+        choice.schema,
+        choice.note,
+        frame_key,
+        "upload",
+        owner_warnings=choice.warnings,
     )
 
 

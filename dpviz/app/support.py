@@ -51,6 +51,9 @@ class PreparedData:
     schema_note: str  # why the schema is public, or INFERRED_SCHEMA_WARNING
     frame_id: str = ""
     source: str = "upload"
+    # Checks of the schema against the records (a range equal to the data's min and
+    # max): NOT private, shown to the data owner on screen and never released.
+    owner_warnings: tuple[str, ...] = ()
 
     @property
     def schema_public(self) -> bool:

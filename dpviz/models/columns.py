@@ -1,5 +1,7 @@
-"""Column roles of an uploaded CSV: which columns to drop (IDs, row indexes, free text)
-and which one is probably the label. Used by the Data page and the CLI's ``info``.
+"""Column roles of an uploaded CSV: which columns to drop (personal data such as names,
+e-mail addresses, phone numbers and postal addresses; IDs, row indexes, free text) and
+which one is probably the label. Used by the Data page and the CLI's ``info`` and
+``train``.
 
 These suggestions read the raw records (distinct counts, orderings): they help the data
 owner set up the schema and are never released. Nothing here decides a public domain.
@@ -8,6 +10,7 @@ owner set up the schema and are never released. Nothing here decides a public do
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
@@ -52,11 +55,127 @@ FREE_TEXT_MIN_VALUES = 50
 # Below this many rows "every value distinct" says little: no ID suggestion from it.
 ID_MIN_ROWS = 20
 
+# The reason of every people-like suggestion starts so: keeping such a column needs its
+# own confirmation, since a discrete feature's value list is published with the model.
+PEOPLE_REASON = "personal data"
+# Words of a column name (accents dropped) that say what people-like values it holds:
+# English plus common French, German, Spanish, Italian, Dutch and Portuguese words.
+PEOPLE_NAME_WORDS = {
+    "people's names": (
+        "name", "names", "firstname", "lastname", "surname", "forename", "fullname",
+        "givenname", "familyname", "nom", "prenom", "nombre", "apellido", "apellidos",
+        "vorname", "nachname", "voornaam", "achternaam", "cognome", "nome", "naam",
+    ),
+    "e-mail addresses": ("email", "mail", "courriel", "correo"),
+    "phone numbers": (
+        "phone", "telephone", "tel", "mobile", "cellphone", "telefon", "telefono",
+        "telefone", "telefoon", "handy",
+    ),
+    "postal addresses": (
+        "address", "street", "zip", "zipcode", "postcode", "postal", "adresse",
+        "direccion", "indirizzo", "strasse", "rue", "calle", "plz", "adres", "straat",
+        "endereco",
+    ),
+}  # fmt: skip
+_UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+# Cell shapes of people-like values (whole cell, case-sensitive unless said).
+_EMAIL = r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}"
+# "Anna Rossi", "Rossi, Anna", "Mary J. Smith": 2-4 capitalised words.
+_PERSON = rf"[{_UPPER}][{_LOWER}'’-]+,?(?: [{_UPPER}][{_LOWER}'’-]*\.?){{1,3}}"
+_PHONE = r"\+?[\d(][\d ()./-]{5,}\d"
+_DATE = r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}"
+_STREET_WORDS = (
+    r"(?i:\b(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|way|court|ct|"
+    r"place|pl|square|sq|terrace|close|crescent|rue|calle|via|avenida|laan|straat|weg|"
+    r"gasse|platz|str)\b|(?:strasse|straße|weg|gasse|platz|straat|laan)\b)"
+)
+_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}|\d{5}-\d{4}"
+# A share of the filled cells this large makes a column "mostly" people-like.
+PEOPLE_SHARE = 0.5
+# Distinct matching values a value shape needs (a handful of "Full Time" is a category).
+PEOPLE_MIN_NAMES, PEOPLE_MIN_VALUES = 10, 3
+# The value shapes are judged on at most this many evenly spaced cells (a million-row
+# column takes tens of milliseconds, not seconds).
+PEOPLE_SAMPLE = 20_000
+
 
 def _words(name: str) -> list[str]:
     """``passengerClass`` -> passenger, class; ``default.payment`` -> default, payment."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", str(name))
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def _people_by_name(name) -> str:
+    """What people-like values a column's name announces ("" for none)."""
+    text = unicodedata.normalize("NFKD", str(name).replace("ß", "ss"))
+    words = _words(text.encode("ascii", "ignore").decode())
+    for what, names in PEOPLE_NAME_WORDS.items():
+        if "".join(words) in names or any(w in names for w in words):
+            return what
+    return ""
+
+
+def _people_by_values(column: pd.Series) -> str:
+    """What most filled cells of a text column look like, if people-like ("" if not):
+    e-mail addresses, phone numbers, people's names or postal addresses. Repeated
+    values count (a name on many rows is still a name). Vectorised, on at most
+    :data:`PEOPLE_SAMPLE` evenly spaced cells."""
+    text = column.iloc[:: max(1, len(column) // PEOPLE_SAMPLE)].astype(str).str.strip()
+    digits = text.str.count(r"\d")
+    phone = (
+        text.str.fullmatch(_PHONE)
+        & digits.between(7, 15)
+        & ~text.str.fullmatch(_DATE)
+        & (text.str.contains(r"[ ()./-]") | text.str.match(r"[+0]"))
+    )
+    street = text.str.contains(r"\b\d{1,5}[A-Za-z]?\b") & text.str.contains(_STREET_WORDS)
+    shapes = (
+        ("e-mail addresses", text.str.fullmatch(_EMAIL), PEOPLE_MIN_VALUES),
+        ("phone numbers", phone, PEOPLE_MIN_VALUES),
+        ("people's names (Firstname Lastname)", text.str.fullmatch(_PERSON), PEOPLE_MIN_NAMES),
+        ("postal addresses", street | text.str.fullmatch(_POSTCODE), PEOPLE_MIN_VALUES),
+    )
+    for what, match, minimum in shapes:
+        match = match.to_numpy(dtype=bool)
+        share = match.mean()
+        if share >= PEOPLE_SHARE and text[match].nunique() >= minimum:
+            return f"{share:.0%} of its cells look like {what}"
+    return ""
+
+
+def people_columns(frame: pd.DataFrame, label: str | None = None) -> dict[str, str]:
+    """Columns that look like personal data, each with the reason (see
+    :func:`suggest_drops`); the label is never one. Reads the records: NOT private."""
+    out = {}
+    for name in frame.columns:
+        column = frame[name].dropna()
+        if name != label and not column.empty:
+            distinct = pd.Series(column.unique(), dtype=object)
+            numeric = not pd.to_numeric(distinct, errors="coerce").isna().any()
+            why = _people_reason(name, column, len(distinct), numeric)
+            if why:
+                out[str(name)] = why
+    return out
+
+
+def _people_reason(name, column: pd.Series, n_distinct: int, numeric: bool) -> str:
+    """The people-like suggestion for one column's filled cells ("" for none), given
+    its number of distinct values and whether they are all numbers."""
+    if n_distinct <= 2:
+        return ""  # a flag such as has_email publishes no one's data
+    by_name = _people_by_name(name)
+    if by_name:
+        what = f"its name {str(name)!r} says {by_name}"
+    else:
+        if numeric:
+            return ""  # numbers only: no name, e-mail or address, no separated phone
+        what = _people_by_values(column)
+        if not what:
+            return ""
+    return (
+        f"{PEOPLE_REASON}: {what}; a model that uses it publishes its values (a discrete "
+        "feature lists each one), so keeping it needs its own confirmation"
+    )
 
 
 def _is_unnamed(name: str) -> bool:
@@ -66,6 +185,10 @@ def _is_unnamed(name: str) -> bool:
 def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, str]:
     """Columns to drop by default, each with the reason to show.
 
+    Personal data (reason starting :data:`PEOPLE_REASON`), first: a column named like
+    names, e-mail addresses, phone numbers or postal addresses (with more than two
+    values), or one whose filled cells are mostly e-mail addresses, phone numbers,
+    capitalised "Firstname Lastname" names or street addresses, repeats included.
     ID-like: an unnamed first column or one named like an ID (``id``, ``rownames``,
     ``PassengerId``, ``customer_id``) with over half its values distinct (or first, with
     many values); integers that are a permutation of a run (a row index, 1..N);
@@ -89,6 +212,10 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
         all_distinct = n_distinct == len(column) == n
         numbers = pd.to_numeric(distinct, errors="coerce")
         numeric = not numbers.isna().any()
+        people = _people_reason(name, column, n_distinct, numeric)
+        if people:
+            out[str(name)] = people
+            continue
         integers = numeric and bool(np.all(np.floor(numbers) == numbers))
         # Mostly numbers with a few text values is a numeric column to fix, not text.
         text_share = float(numbers.isna().mean())

@@ -35,6 +35,17 @@ INFERRED_NOTE = (
     'then delete every "inferred" entry; until then dpviz treats this schema as inferred.'
 )
 
+# The only sentences a schema's declaration may hold: who declared the schema public, in
+# words fixed before any record is read. A declaration travels into model files, reports
+# and the ledger text, so nothing computed from the records (which range equals the data's
+# min and max) may enter it (SPEC §1: every released byte is accounted for).
+DECLARED_ON_DATA_PAGE = "Declared public by the data owner on the Data page."
+DECLARED_BY_SCHEMA_UPLOAD = (
+    "Declared public by the data owner, by uploading a schema file on the Data page."
+)
+DECLARED_BY_SCHEMA_OPTION = "Declared public by the user's --schema file."
+DECLARATIONS = ("", DECLARED_ON_DATA_PAGE, DECLARED_BY_SCHEMA_UPLOAD, DECLARED_BY_SCHEMA_OPTION)
+
 
 class PrivacyLeakWarning(UserWarning):
     """The privacy guarantee does not hold because public facts were read from the data."""
@@ -102,11 +113,17 @@ class Schema:
     classes: tuple[str, ...]
     features: tuple[Feature, ...]
     inferred: bool = field(default=False, compare=False)
-    # Who declared what public, in words (the data owner's accepted warning): carried
-    # into model files, the ledger view and the report. Empty when nothing was declared.
+    # Who declared the schema public, one of DECLARATIONS (data-independent words):
+    # carried into model files, the ledger view and the report. Empty: none was made.
     declaration: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if self.declaration not in DECLARATIONS:
+            raise ValueError(
+                "a schema declaration says only who declared the schema public, in one of "
+                "dpviz's fixed sentences (dpviz.privacy.schema.DECLARATIONS); nothing read "
+                "from the records may go into it"
+            )
         if len(self.classes) < 2:
             raise ValueError(
                 f"label {self.label!r} needs at least 2 classes, got {len(self.classes)}; "
@@ -209,13 +226,15 @@ class Schema:
         inferred = bool(data.get("inferred")) or any(
             isinstance(item, dict) and bool(item.get("inferred")) for item in data["features"]
         )
+        # Any other text (an older dpviz's sentence naming the data's min and max, or
+        # a hand edit) is dropped: it would travel into the next model file.
         declaration = data.get("declaration", "")
         return cls(
             label=str(data["label"]),
             classes=tuple(str(c) for c in data["classes"]),
             features=tuple(features),
             inferred=inferred,
-            declaration=declaration if isinstance(declaration, str) else "",
+            declaration=declaration if declaration in DECLARATIONS else "",
         )
 
     @classmethod

@@ -74,8 +74,8 @@ def edit_schema(workspace, label: str, base, frame) -> None:
 
 
 def choose_columns(workspace, label: str) -> None:
-    """Keep or drop each column BEFORE anything is validated; IDs and free text are
-    dropped by default, with the reason."""
+    """Keep or drop each column BEFORE anything is validated; personal data, IDs and
+    free text are dropped by default, with the reason."""
     upload = workspace.upload
     drops = workspace.drops(label)
     table = app_data.column_table(upload.frame, label, drops, workspace.suggestions(label))
@@ -86,8 +86,9 @@ def choose_columns(workspace, label: str) -> None:
         options,
         default=[c for c in drops if c in options],
         key=f"data.drop.{upload.frame_id}.{label}",
-        help="Identifier columns (row numbers, names) and free text are left out by "
-        "default: a tree that splits on them learns nothing that generalises.",
+        help="Personal data (names, e-mail addresses, phone numbers, postal addresses), "
+        "identifier columns and free text are left out by default: a tree that splits on "
+        "them learns nothing that generalises, and the model would publish their values.",
     )
     if set(chosen) != set(drops):
         workspace.keep = {c: c not in chosen for c in options}
@@ -104,6 +105,30 @@ def offer_numbers(workspace, frame) -> None:
         if st.button(f"Read {column!r} as numbers", key=f"data.numbers.{column}"):
             workspace.numbers = (*workspace.numbers, column)
             st.rerun()
+
+
+def declare(workspace, frame, label: str, settings: dict, choice):
+    """What the schema would publish, column by column; a tick of its own for each kept
+    column that looks like personal data; the declaration. Returns the schema choice."""
+    frame_id = workspace.upload.frame_id
+    people = {c: r for c, r in settings["people"].items() if c in choice.schema.feature_names}
+    with st.expander("What the model file and report will publish", expanded=bool(people)):
+        st.dataframe(app_data.published_values(choice.schema, people), hide_index=True)
+        st.caption("Every value here goes into the released model and the report.")
+    published = [
+        column
+        for column, why in people.items()
+        if st.checkbox(
+            f"Publish the values of {column!r} — {why}",
+            key=f"{KEEP_PREFIX}data.publish.{frame_id}.{column}",
+        )
+    ]
+    settings = {**settings, "published": published}
+    choice = app_data.choose_schema(frame, label, **settings)
+    if not choice.public or settings["edits"] is not None:
+        if st.checkbox(app_data.DECLARATION_PROMPT, key=f"{KEEP_PREFIX}data.declare.{frame_id}"):
+            choice = app_data.choose_schema(frame, label, **settings, declared_public=True)
+    return choice
 
 
 def choose_missing(frame, label: str, schema, frame_id: str) -> list[str]:

@@ -24,7 +24,7 @@ from dpviz.models.data import encode
 from dpviz.models.files import ReleasedForest
 from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy.mechanisms import MECHANISMS
-from dpviz.privacy.schema import MISSING, Schema
+from dpviz.privacy.schema import DECLARED_ON_DATA_PAGE, MISSING, Schema
 
 CORPUS = Path(__file__).resolve().parent.parent / "bad_inputs"
 DEMO_BYTES = DEMO_CSV.read_bytes()
@@ -141,7 +141,7 @@ def test_declared_public_schema_flags_domains_equal_to_the_data_range(demo_frame
     assert "(the data's own min and max)" in inferred.warnings[0]
     assert all(f"'x{i}' [" in inferred.warnings[0] for i in range(5))
     assert "the class list of 'label' (read from the data)" in inferred.warnings[0]
-    assert "the data's own" in inferred.schema.declaration
+    assert inferred.schema.declaration == DECLARED_ON_DATA_PAGE  # who, never what
     table = app_data.schema_table(inferred.schema)
     table["min"], table["max"] = -10.0, 10.0
     widened = app_data.choose_schema(demo_frame, "label", edits=table, declared_public=True)

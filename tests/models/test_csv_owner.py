@@ -7,6 +7,7 @@ traits (tests/data_owner/make_files.py writes them).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from pathlib import Path
@@ -25,7 +26,15 @@ from dpviz.cli import main
 from dpviz.models.columns import guess_label, suggest_drops
 from dpviz.models.data import as_numbers, encode, normalise_numbers, numeric_suspects, read_csv
 from dpviz.models.registry import ALGORITHMS, get_algorithm
-from dpviz.privacy.schema import Feature, PrivacyLeakWarning, Schema, infer_schema
+from dpviz.privacy.schema import (
+    DECLARED_BY_SCHEMA_OPTION,
+    DECLARED_BY_SCHEMA_UPLOAD,
+    DECLARED_ON_DATA_PAGE,
+    Feature,
+    PrivacyLeakWarning,
+    Schema,
+    infer_schema,
+)
 from tests.page_checks import key, texts
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -127,7 +136,8 @@ def test_ids_and_names_are_suggested_drops_and_the_label_is_guessed(name):
     frame = read(name)
     suggested = suggest_drops(frame)
     assert set(suggested) == drops, suggested
-    assert all(why.startswith(("ID-like", "free text", "mixed")) for why in suggested.values())
+    reasons = ("ID-like", "free text", "mixed", "personal data")
+    assert all(why.startswith(reasons) for why in suggested.values())
     assert guess_label(frame, list(suggested)) == label
     assert frame.columns[-1] != label  # the old guess (last column) was wrong
 
@@ -182,9 +192,15 @@ def test_an_inferred_schema_file_stays_inferred_until_every_mark_is_removed(tmp_
     for f in doc["features"]:
         f.pop("inferred")
     assert not Schema.from_dict(doc).inferred
-    declared = Schema.from_dict({**doc, "declaration": "Declared public by A."})
-    assert declared.declaration == "Declared public by A."
-    assert json.loads(declared.to_json())["declaration"] == "Declared public by A."
+    declared = Schema.from_dict({**doc, "declaration": DECLARED_ON_DATA_PAGE})
+    assert declared.declaration == DECLARED_ON_DATA_PAGE
+    assert json.loads(declared.to_json())["declaration"] == DECLARED_ON_DATA_PAGE
+    # Any other sentence (an older dpviz's, naming the data's min and max) is dropped on
+    # reading and refused on building: it would travel into the next model file.
+    old = "Declared public by A., warned that 'Age' [0.9, 80] is the data's own min and max."
+    assert Schema.from_dict({**doc, "declaration": old}).declaration == ""
+    with pytest.raises(ValueError, match="fixed sentences"):
+        dataclasses.replace(declared, declaration=old)
 
 
 def test_missing_rule_is_validated_and_round_trips():
@@ -221,14 +237,15 @@ def test_lower_branch_rule_keeps_rows_and_routes_training_and_prediction_alike()
     assert encode(rows, schema, training=False).report.routed_low == {"Age": 40}
 
 
-def test_a_declaration_names_data_ranges_and_travels_to_the_report():
+def test_a_declaration_names_who_declared_and_the_data_check_stays_on_screen():
     frame = read("titanic_eu.csv").drop(columns=DROPS)
-    prompt = app_data.declaration_prompt(infer_schema(frame, "Survived", warn=False), frame)
-    assert "'Age' [0.9, 80] (the data's own min and max)" in prompt
-    assert "the class list of 'Survived' (read from the data)" in prompt
+    check = app_data.data_check(infer_schema(frame, "Survived", warn=False), frame)
+    assert check.startswith(f"Check ({app_data.NOT_PRIVATE_CHECK})")
+    assert "'Age' [0.9, 80] (the data's own min and max)" in check
+    assert "the class list of 'Survived' (read from the data)" in check
     choice = app_data.choose_schema(frame, "Survived", declared_public=True)
     assert choice.public and "the data's own min and max" in choice.warnings[0]
-    assert choice.schema.declaration.startswith("Declared public by the data owner")
+    assert choice.schema.declaration == DECLARED_ON_DATA_PAGE
     html = decision_report(
         schema=choice.schema,
         algorithm="fletcher_islam",
@@ -236,8 +253,8 @@ def test_a_declaration_names_data_ranges_and_travels_to_the_report():
         seeds={},
         chosen_epsilon=1.0,
     )
-    assert "Schema declaration." in html
-    assert "&#x27;Age&#x27; [0.9, 80] (the data&#x27;s own min and max)" in html
+    assert "Schema declaration." in html and DECLARED_ON_DATA_PAGE in html
+    assert "min and max" not in html
     assert "public knowledge by assumption" not in html
 
 
@@ -256,8 +273,8 @@ def test_an_uploaded_schema_with_data_ranges_is_public_but_reported():
         }
     )
     choice = app_data.choose_schema(frame, "Survived", schema_file=unmarked, schema_name="s.json")
-    assert choice.public and "uploading the schema file s.json" in choice.schema.declaration
-    assert "'Fare' [" in choice.schema.declaration and "Pclass" not in choice.schema.declaration
+    assert choice.public and choice.schema.declaration == DECLARED_BY_SCHEMA_UPLOAD
+    assert "'Fare' [" in choice.warnings[0] and "Pclass" not in choice.warnings[0]
 
 
 # --- the CLI ------------------------------------------------------------------------------
@@ -447,10 +464,12 @@ def test_titanic_eu_trains_with_the_missing_rule_and_an_honest_declaration():
     missing = next(m for m in at.multiselect if m.label.startswith("Keep rows"))
     missing.set_value(["Age"]).run()
     declare = next(c for c in at.checkbox if c.label.startswith("I declare"))
-    assert "'Age' [0.9, 80] (the data's own min and max)" in declare.label
+    assert declare.label == app_data.DECLARATION_PROMPT
+    assert "'Age' [0.9, 80] (the data's own min and max)" in texts(at.warning)
+    assert app_data.NOT_PRIVATE_CHECK in texts(at.warning)
     declare.check().run()
     data = at.session_state[DATA_KEY]
-    assert data.schema_public and "the data's own min and max" in data.schema.declaration
+    assert data.schema_public and data.schema.declaration == DECLARED_ON_DATA_PAGE
     assert "go to its lower branch" in texts(at.caption)
     at.switch_page("pages/train.py").run()
     at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(10)
@@ -464,7 +483,8 @@ def test_titanic_eu_trains_with_the_missing_rule_and_an_honest_declaration():
     released = json.loads(run.model_json)
     names = [f["name"] for f in released["schema"]["features"]]
     assert "PassengerId" not in names and "Name" not in names
-    assert "the data's own min and max" in run.privacy_summary
+    assert DECLARED_ON_DATA_PAGE in run.privacy_summary
+    assert "min and max" not in run.privacy_summary and "min and max" not in run.model_json
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -496,11 +516,11 @@ def test_the_sidebar_carries_the_accepted_declaration():
     state.set_data(PreparedData("t.csv", frame, choice.schema, choice.note, "t"))
     lines = "\n".join(state.summary())
     assert "Schema: public" in lines and "Schema declaration: Declared public" in lines
-    assert "(the data's own min and max)" in lines
+    assert "min and max" not in lines  # the data check is on the Data page, not here
     assert state.clear_data() == ["the dataset"] and state.data is None
 
 
-def test_cli_names_schema_ranges_equal_to_the_data_and_keeps_it_in_the_model(capsys, tmp_path):
+def test_cli_names_schema_ranges_equal_to_the_data_on_stderr_only(capsys, tmp_path):
     frame = read("penguins_r.csv").drop(columns="rownames")
     doc = json.loads(infer_schema(frame, "species", warn=False).to_json())
     doc.pop("inferred")
@@ -526,10 +546,12 @@ def test_cli_names_schema_ranges_equal_to_the_data_and_keeps_it_in_the_model(cap
     )
     assert code == 0, err
     assert "'bill_length_mm' [" in err and "(the data's own min and max)" in err
+    assert app_data.NOT_PRIVATE_CHECK in err
     result = json.loads(out)
-    assert result["privacy"]["private"] and "p.json" in result["schema_declaration"]
-    saved = json.loads(model.read_text())["schema"]["declaration"]
-    assert "'body_mass_g' [" in saved and "the data's own min and max" in saved
+    assert result["privacy"]["private"]
+    assert result["schema_declaration"] == DECLARED_BY_SCHEMA_OPTION
+    assert json.loads(model.read_text())["schema"]["declaration"] == DECLARED_BY_SCHEMA_OPTION
+    assert "min and max" not in model.read_text() and "min and max" not in out
 
 
 def test_an_inferred_schema_file_uploaded_in_the_app_stays_inferred_until_unmarked():
@@ -549,4 +571,4 @@ def test_an_inferred_schema_file_uploaded_in_the_app_stays_inferred_until_unmark
     data = at.session_state[DATA_KEY]
     assert not data.schema.inferred and "the schema file you uploaded (t.json)" in texts(at.info)
     assert "'age' [" in texts(at.warning) and "the data's own min and max" in texts(at.warning)
-    assert "uploading the schema file t.json" in data.schema.declaration
+    assert data.schema.declaration == DECLARED_BY_SCHEMA_UPLOAD
