@@ -153,9 +153,12 @@ class ReleasedForest(ReleasedFile):
         Counts only the new records, adds fresh discrete Laplace noise of the model's
         per-tree budget to every leaf (empty ones too, so what is released never depends
         on which leaves the batch reached) and adds that to the released counts. The new
-        batch is read once, so the model's ε is unchanged. With disjoint data each new
-        record goes to the tree its public record hash names. The noise comes from a
-        fresh secret unless ``noise_seed`` makes it replayable (NOT private).
+        batch is read once, so the model's ε is unchanged for a person whose records are
+        all in one batch; ``meta["batches"]`` lists each batch's ε (a person in several
+        batches is protected at their sum). With disjoint data each new record goes to
+        the tree its public record hash names. The noise comes from a fresh secret
+        unless ``noise_seed`` makes it replayable (NOT private). An unverified model
+        stays unverified (its file is written unsigned and marked).
         """
         meta, trees = update_forest(self, frame, noise_seed)
         updated = ReleasedForest(meta, self.schema, trees)

@@ -532,7 +532,10 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         The structure is kept; only the new batch is counted, fresh discrete Laplace
         noise is drawn for every leaf, and the result is added to the released counts.
         The new release reads only the new records, so old and new releases compose in
-        parallel and the model stays ``epsilon``-DP. Needs a count-releasing mechanism
+        parallel and the model stays ``epsilon``-DP for a person whose records are all in
+        one batch (in several: the sum of those batches' ε, as the ledger's note says;
+        a batch's ε is ``epsilon`` less the record count's and split tables' shares,
+        which read the first batch only). Needs a count-releasing mechanism
         (``laplace_counts``): a released label cannot absorb more data. On an unfitted
         model it is ``fit``; ``classes`` is accepted for scikit-learn's API, the class
         list itself comes from the schema.

@@ -83,6 +83,7 @@ _COMMON: dict[str, ManifestEntry] = {
     "/signature/algorithm": _public("the file format"),
     "/signature/key_id": _public("this installation's signing key, by name"),
     "/signature/value": _derived("an HMAC of every other field, under this installation's key"),
+    "/claim": _public("the file format: saved from a file whose claim was not verified"),
 }
 
 _FOREST: dict[str, ManifestEntry] = {

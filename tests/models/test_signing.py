@@ -16,6 +16,7 @@ import pytest
 from dpviz.cli import main
 from dpviz.models.files import REPLAYABLE, load_model, model_from_json, release
 from dpviz.models.registry import get_algorithm
+from dpviz.models.release_manifest import unaccounted
 from dpviz.privacy import signing
 from dpviz.privacy.schema import infer_schema
 from tests.conftest import MIXED_SCHEMA, mixed_records
@@ -228,6 +229,7 @@ def test_update_of_a_forged_file_stays_not_verified(config):
     saved = forged.updated(FRAME.head(40)).to_json()
     doc = json.loads(saved)
     assert doc["claim"] == "not verified" and "signature" not in doc
+    assert unaccounted(doc) == []  # the mark is a field the release manifest names
     again = model_from_json(saved)
     assert not again.claim_verified and "says so itself" in again.claim_note
     # Twice removed, still marked; and no edit of the saved file makes it verified:
