@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.app import data as app_data
+from dpviz.app import train as app_train
 from dpviz.app.report import decision_report
 from dpviz.app.session import AppState
 from dpviz.app.support import PreparedData
@@ -472,7 +473,9 @@ def test_titanic_eu_trains_with_the_missing_rule_and_an_honest_declaration():
     assert data.schema_public and data.schema.declaration == DECLARED_ON_DATA_PAGE
     assert "go to its lower branch" in texts(at.caption)
     at.switch_page("pages/train.py").run()
-    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(10)
+    trees = key("train.fletcher_islam.n_estimators")  # "auto" by default: choose 10
+    at.selectbox(key=trees).set_value(app_train.FIXED_TREES).run()
+    at.number_input(key=trees + ".number").set_value(10)
     at.number_input(key=key("train.folds")).set_value(2)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()
