@@ -100,11 +100,17 @@ def read_csv(
         raise ValueError("the file is empty: upload a CSV with a header row and data rows")
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise ValueError("the file looks binary (it contains NUL bytes), not a CSV text file")
+    carriage_returns = b"\r" in raw and b"\n" not in raw
+    if carriage_returns:
+        # Classic Mac OS line endings (a lone CR): read each CR as a line break.
+        raw = raw.replace(b"\r", b"\n")
     # The sample is enough to sniff the delimiter; pyarrow checks the rest is UTF-8,
     # and when it refuses, decoding the whole file below says where the bad byte is.
     sample = raw[: 4 * _SNIFF_BYTES].decode("utf-8-sig", errors="ignore")
     delimiter = _sniff_delimiter(sample[:_SNIFF_BYTES])
-    first = next(csv.reader(io.StringIO(sample[:_SNIFF_BYTES]), delimiter=delimiter), [])
+    # The whole header line, however long: a repeated name far to the right is found too.
+    header_line = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="ignore")
+    first = next(csv.reader(io.StringIO(header_line), delimiter=delimiter), [])
     header = [c.strip() for c in first]
     rows = max(raw.count(b"\n") - 1, 1) if memory_budget is not None else 0
     frame = None
@@ -150,6 +156,9 @@ def read_csv(
         frame = frame.apply(lambda col: col.str.strip())
     say(0.75, "checking how numbers are written")
     frame, notes = normalise_numbers(frame, delimiter)
+    if carriage_returns:
+        cr = "lines end in a lone carriage return (classic Mac OS): read as line breaks"
+        notes = [cr, *notes]
     # What reading changed, for the caller to show (CLI notes, the Data page).
     frame.attrs["read_notes"] = notes
     say(1.0, f"read {len(frame):,} rows × {frame.shape[1]} columns")

@@ -1,0 +1,38 @@
+"""Files that used to end in a traceback or a silent change, now read or refused in one
+line: lone carriage returns as line breaks, a repeated column name past the header's
+first 64 KB. Each file is generated here (tests/bad_inputs/README.md: no copied data)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpviz.app import data as app_data
+from dpviz.cli import main
+from dpviz.models.data import read_csv
+
+CR_ONLY = b"a,b,label\r1,2,x\r3,4,y\r5,6,x\r"
+
+
+def test_lone_carriage_returns_are_line_breaks_with_a_note():
+    frame = read_csv(CR_ONLY)
+    assert list(frame.columns) == ["a", "b", "label"] and len(frame) == 3
+    assert frame["label"].tolist() == ["x", "y", "x"]
+    assert any("carriage return" in note for note in frame.attrs["read_notes"])
+    # The Data page reads uploads the same way.
+    upload = app_data.read_upload("mac.csv", CR_ONLY)
+    assert len(upload.frame) == 3
+
+
+def test_cli_info_reads_a_file_with_lone_carriage_returns(tmp_path, capsys):
+    path = tmp_path / "mac.csv"
+    path.write_bytes(CR_ONLY)
+    assert main(["info", "--data", str(path), "--label", "label"]) == 0
+    assert "carriage return" in capsys.readouterr().out
+
+
+def test_a_repeated_name_past_the_first_64_kb_of_the_header_is_refused():
+    names = [f"column_{i:06d}" for i in range(9_000)] + ["column_000005", "label"]
+    assert len(",".join(names)) > 64 * 1024
+    text = ",".join(names) + "\n" + ",".join("1" for _ in names) + "\n"
+    with pytest.raises(ValueError, match="names column 'column_000005' twice"):
+        read_csv(text.encode())
