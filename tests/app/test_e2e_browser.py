@@ -52,6 +52,9 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
             sync_api.expect(sidebar.get_by_text("accuracy", exact=False)).to_be_visible()
             assert "demo.csv" in sidebar.inner_text()
             assert page.locator('[data-testid="stException"]').count() == 0
+            # No Deploy button in a tool for sensitive data (.streamlit/config.toml).
+            assert page.get_by_role("button", name="Deploy").count() == 0
+            assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
             shot = tmp_path / "dpviz_home_upload.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
