@@ -44,6 +44,7 @@ from dpviz.models.files import MAX_EXPORT_NODES, Released, check_public_schema, 
 from dpviz.models.forest import DPRandomForestClassifier
 from dpviz.models.outputs import csv_text
 from dpviz.models.registry import Algorithm, get_algorithm
+from dpviz.privacy.signing import signing_key
 
 if TYPE_CHECKING:
     from dpviz.app.train import TrainSettings
@@ -333,6 +334,7 @@ class ReleasedModel:
         values the file would list; too many nodes to list), or None."""
         try:
             check_public_schema(self.model.schema_)
+            signing_key()  # the download is signed: a damaged key is said here, not raised
         except ValueError as exc:
             return str(exc)
         if isinstance(self.model, DPRandomForestClassifier):

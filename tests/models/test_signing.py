@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpviz.app import support
+from dpviz.app import train as app_train
 from dpviz.cli import main
 from dpviz.models.files import REPLAYABLE, load_model, model_from_json, release
 from dpviz.models.registry import get_algorithm
@@ -295,3 +297,15 @@ def test_key_file_mode_survives_a_permissive_umask(config):
         os.umask(old)
     assert stat.S_IMODE((config / "signing.key").stat().st_mode) == 0o600
     assert stat.S_IMODE(config.stat().st_mode) == 0o700
+
+
+def test_the_apps_download_is_signed_and_a_bad_key_is_said_not_raised(config):
+    settings = app_train.TrainSettings(
+        algorithm="friedman_schuster", folds=2, sklearn_reference=False
+    )
+    run = app_train.train(support.prepare_demo("demo_csv"), settings)
+    assert run.export_problem is None
+    assert model_from_json(run.model_json).claim_verified
+    (config / "signing.key").write_bytes(b"short")
+    again = app_train.train(support.prepare_demo("demo_csv"), settings)
+    assert "is 5 bytes, not 32" in again.export_problem
