@@ -51,6 +51,30 @@ class PrivacyLeakWarning(UserWarning):
     """The privacy guarantee does not hold because public facts were read from the data."""
 
 
+# A continuous domain is cut into equal-width bins and split at thresholds inside it: its
+# width must be a finite float holding at least this many distinct steps.
+DOMAIN_STEPS = 2**16
+
+
+def _check_width(name: str, low: float, high: float) -> None:
+    """``ValueError`` for a domain too wide for floats (its width overflows) or too narrow
+    to cut into :data:`DOMAIN_STEPS` distinct steps."""
+    if low == high:
+        return
+    width = high - low
+    if not math.isfinite(width):
+        raise ValueError(
+            f"feature {name!r}: the domain [{low:g}, {high:g}] is too wide to split (its "
+            "width overflows a float); give tighter public bounds or rescale the column"
+        )
+    if width / DOMAIN_STEPS < np.spacing(max(abs(low), abs(high))):
+        raise ValueError(
+            f"feature {name!r}: the domain [{low:g}, {high:g}] is too narrow to split (fewer "
+            f"than {DOMAIN_STEPS:,} distinct numbers between its bounds); rescale the column "
+            "or give wider public bounds"
+        )
+
+
 @dataclass(frozen=True)
 class Feature:
     """One feature and its public domain.
@@ -80,6 +104,7 @@ class Feature:
                 raise ValueError(
                     f"feature {self.name!r}: min {self.low} is above max {self.high}; swap them"
                 )
+            _check_width(self.name, float(self.low), float(self.high))
         elif self.kind == "discrete":
             if len(self.values) == 0:
                 raise ValueError(f"discrete feature {self.name!r} needs at least one value")

@@ -36,3 +36,22 @@ def test_a_repeated_name_past_the_first_64_kb_of_the_header_is_refused():
     text = ",".join(names) + "\n" + ",".join("1" for _ in names) + "\n"
     with pytest.raises(ValueError, match="names column 'column_000005' twice"):
         read_csv(text.encode())
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "words"),
+    [(-1e308, 1e308, "too wide"), (0.0, 5e-324, "too narrow"), (1.0, 1.0 + 1e-13, "too narrow")],
+)
+def test_a_domain_floats_cannot_split_is_one_line_of_error(tmp_path, capsys, low, high, words):
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        '{"label": "label", "classes": ["x", "y"], "features": '
+        f'[{{"name": "a", "type": "continuous", "min": {low!r}, "max": {high!r}}}]}}'
+    )
+    data = tmp_path / "d.csv"
+    data.write_text("a,label\n0.5,x\n0.25,y\n")
+    argv = ["train", "--data", str(data), "--label", "label", "--schema", str(schema)]
+    assert main([*argv, "--epsilon", "1", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: feature 'a'") and words in err and "\n" not in err
+    assert not (tmp_path / "m.json").exists()
