@@ -358,6 +358,7 @@ def cmd_audit(args) -> dict:
     ledger's ε, never prove it."""
     if args.release is None:
         extra = [f"--{n}" for n in ("runs", "confidence", "seed") if getattr(args, n) is not None]
+        extra += ["--sharpened"] if args.sharpened else []
         if extra:
             raise CliError(f"{', '.join(extra)} apply to --release only")
         if args.epsilon is None:
@@ -377,6 +378,7 @@ def cmd_audit(args) -> dict:
         n_runs=args.runs,
         confidence=0.95 if args.confidence is None else args.confidence,
         random_state=0 if args.seed is None else args.seed,
+        sharpened=args.sharpened,
     )
     if found.consistent is None:
         verdict = "no proven ε to check: the ledger claims none"
@@ -410,6 +412,7 @@ def cmd_audit(args) -> dict:
         "claimed_pair_loss": found.claimed_pair_loss,
         "reads": found.reads,
         "params": found.params,
+        "sharpened": found.sharpened,
         "seconds": round(found.seconds, 3),
     }
     if args.json:
@@ -1061,6 +1064,12 @@ def _add_audit(sub) -> None:
         type=_whole,
         help="--release: public seed (tree structure, record→tree hash; default 0); never "
         "the noise",
+    )
+    p.add_argument(
+        "--sharpened",
+        action="store_true",
+        help="--release: audit the sharpened configuration (one leaf carries the budget) "
+        "instead of the registry defaults a user's fit releases",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)

@@ -85,6 +85,7 @@ def test_audit_release_json(capsys):
     assert 0 <= result["lower_bound"] <= result["ledger_epsilon"]
     assert result["consistent"] is True and "never prove" in result["verdict"]
     assert result["n_runs"] == 200 and result["confidence"] == 0.95
+    assert result["sharpened"] is False and result["params"] == {}  # the registry defaults
     assert result["events"] and {"event", "hits_d", "hits_d_prime"} <= set(result["events"][0])
     assert "warning" not in err
 
@@ -99,8 +100,10 @@ def test_audit_release_text_and_epsilon(capsys):
 
 
 def test_audit_release_refutes_a_mutant(capsys, monkeypatch):
-    """DPBoost with its leaf noise quartered: the visible loss is 2ε > the ledger's ε
-    (see tests/test_release_audit.py); 400 fits per dataset refute it."""
+    """DPBoost with its leaf noise quartered, audited --sharpened (the registry
+    defaults deal x to a secret one of 10 trees; tests/privacy/test_ledger_entries.py
+    guards their leaves): the visible loss is 2ε > the ledger's ε
+    (see tests/evaluation/test_release_audit.py); 400 fits per dataset refute it."""
     from dpviz.privacy.noise import SecureGenerator
 
     real = SecureGenerator.laplace
@@ -109,7 +112,9 @@ def test_audit_release_refutes_a_mutant(capsys, monkeypatch):
         "laplace",
         lambda self, loc=0.0, scale=1.0, size=None: real(self, loc, scale / 4, size),
     )
-    status, out, err = run(capsys, "audit", "--release", "dpboost", "--runs", 400, "--json")
+    status, out, err = run(
+        capsys, "audit", "--release", "dpboost", "--sharpened", "--runs", 400, "--json"
+    )
     assert status == 0
     result = json.loads(out)
     assert result["consistent"] is False and result["lower_bound"] > 1.0

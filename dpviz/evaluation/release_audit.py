@@ -21,7 +21,46 @@ refute a claim, never confirm one. It is a test with teeth against real bugs (to
 noise, noise reused across releases, a record moving other records between trees), as
 the test suite shows with such mutants, not a proof of privacy.
 
-**The pair.** A public schema with one discrete feature ``colour`` (``blue``, ``red``)
+**Two variants.** By default (``sharpened=False``) every fit is the release users get:
+the registry defaults (:func:`dpviz.evaluation.defaults.parameters`; the CLI's ``dpviz
+audit --release`` runs the same), on a pair with a continuous feature, so that the
+record count, the split tables, the class prior and the leaves are all released.
+``sharpened=True`` runs the older, narrower configuration (:data:`SHARPENED_PARAMS`, the
+pair :data:`AUDIT_SCHEMA`) that puts all of a small budget where one leaf shows it: it
+has more power per fit against the leaves, none against the rest.
+
+**The defaults pair.** :data:`DEFAULTS_SCHEMA` adds a continuous feature ``size`` in
+[0, 10] to ``colour``; D holds 40 red records of evenly spread sizes, alternately ``no``
+and ``yes``, and x is a blue ``yes`` of size 5. At the defaults the structure itself is
+a release (a noisy record count sizes the trees, noisy class tables place their split
+points, the greedy trees choose splits by the exponential mechanism), so it varies
+from fit to fit. Each fit is read where x can show, with the true counts of D and of
+D' in the released structure (NOT-private diagnostics and the known pair) as the two
+claimed centres, every value shifted by exactly one record between D and D':
+
+- ``fletcher_islam``, ``jpw``: the noisy record count (5% of ε), the class prior's
+  ``yes`` count, and the noisy ``yes`` count of every leaf x reaches (one leaf with
+  disjoint data; one per tree for ``jpw``, whose trees share the records);
+- ``friedman_schuster``, ``dpea``: the root's noisy ``yes`` count (the record count,
+  stopping test and prior of the auto depth), the stopping rule's noisy ``yes`` count of
+  every node on x's path, and x's leaf's noisy ``yes`` count;
+- ``dpboost``: the class prior's ``yes`` count.
+
+Λ is the sum over these values of the claimed discrete-Laplace log-likelihood ratio;
+the event thresholds are simulated from the scales of two probe fits. Any fixed event
+gives a valid bound, so the structure varying between fits costs power, never validity.
+
+*Where the defaults audit lacks power, the per-entry tests guard the entry*
+(``tests/privacy/test_ledger_entries.py``: each entry's released noise against its
+booked law, and a 4ε mutant of it refuted): the forest's split tables (their release
+is read only through the split points they place: noisy CDFs and feature weights, a
+weak, diluted signal); the greedy trees' and DPBoost's split choices (x moves a split
+score by at most one record's share); DPBoost's leaves and held-out check (the defaults
+deal x to one of 10 trees or the held-out cell with a secret draw, so no single leaf's
+law is fixed — the sharpened variant reads the leaf with one tree). The audit reads the
+rest; ``claimed_pair_loss`` is the most its readings can show.
+
+**The sharpened pair.** A public schema with one discrete feature ``colour`` (``blue``, ``red``)
 and two classes (``no``, ``yes``); D holds 20 red records, ten of each class; x is a
 blue ``yes``. Every algorithm here must split on ``colour`` (it is the only feature and
 it is binary), so x's leaf is the blue leaf, which no record of D reaches: D gives it
@@ -41,8 +80,8 @@ single released number is read, the parity of its position in steps of the claim
 shift (a release that reuses its noise moves by exactly one step, so the parity always
 flips). Each event is tried in both directions.
 
-**Per algorithm** (registry defaults except where a parameter makes the audit sharper;
-the parameters used are in the result):
+**Per algorithm, sharpened** (registry defaults except where a parameter makes the audit
+sharper; the parameters used are in the result):
 
 - ``fletcher_islam``: registry defaults (100 trees, ``theorem2`` depth, ``permute_flip``,
   disjoint data) but ``prior_share=0`` (here and for ``jpw``), so that no share of ε goes
@@ -73,8 +112,9 @@ DPBoost). Where it is below the ledger's ε, the rest of the budget goes on choi
 pair cannot see, and a mutant must more than double the visible part to exceed the
 ledger.
 
-**Blind spots.** The split choices of the greedy trees and DPBoost and the noisy record
-count of the ``jpw`` depth rule are not exercised by this pair. Noise reused across
+**Blind spots of the sharpened variant.** The split choices of the greedy trees and
+DPBoost and the noisy record count of the ``jpw`` depth rule are not exercised by this
+pair. Noise reused across
 releases (a fixed key) makes each release deterministic; it is caught with certainty
 where the read number moves by one step between D and D' (``jpw``, the greedy trees),
 but a released label separates D from D' only when the fixed noise lies in the band the
@@ -117,8 +157,27 @@ AUDIT_SCHEMA = Schema(
 BACKGROUND = pd.DataFrame({"colour": ["red"] * 20, "label": ["no", "yes"] * 10})
 EXTRA_RECORD = pd.DataFrame({"colour": ["blue"], "label": ["yes"]})
 
-# Parameters over the registry defaults that sharpen the audit (see the module docstring).
-AUDIT_PARAMS: dict[str, dict[str, Any]] = {
+# The defaults pair: a continuous feature too, so that every release of the defaults is
+# made (see the module docstring). D: 40 red records; x: a blue "yes" of size 5.
+DEFAULTS_SCHEMA = Schema(
+    "label",
+    ("no", "yes"),
+    (
+        Feature("colour", "discrete", values=("blue", "red")),
+        Feature("size", "continuous", low=0.0, high=10.0),
+    ),
+)
+DEFAULTS_BACKGROUND = pd.DataFrame(
+    {
+        "colour": ["red"] * 40,
+        "size": np.linspace(0.1, 9.9, 40),
+        "label": ["no", "yes"] * 20,
+    }
+)
+DEFAULTS_EXTRA = pd.DataFrame({"colour": ["blue"], "size": [5.0], "label": ["yes"]})
+
+# Parameters over the registry defaults of the sharpened variant (see the module docstring).
+SHARPENED_PARAMS: dict[str, dict[str, Any]] = {
     # The class prior is off so that all of ε is on the leaves this audit reads (the
     # prior is a discrete-Laplace histogram, the sampler jpw's reading audits).
     # The forest is audited with the paper's label mechanism, whose release is subtler
@@ -131,9 +190,18 @@ AUDIT_PARAMS: dict[str, dict[str, Any]] = {
     "dpea": {"max_depth": 2},
     "dpboost": {"n_estimators": 1, "trees_per_ensemble": 1, "preset": "paper"},
 }
-# Fits per dataset for the default check: 2–6 s per algorithm on one core (a jpw fit
-# costs about 1.7 ms, a greedy tree 0.7 ms, the others 0.3–0.4 ms, each a whole fit).
+# Fits per dataset at the registry defaults (a fit of the defaults on 41 records costs
+# about 2–3 ms for jpw and the greedy trees, 7–10 ms for the forest and DPBoost).
 DEFAULT_RUNS: dict[str, int] = {
+    "fletcher_islam": 300,
+    "jpw": 600,
+    "friedman_schuster": 1000,
+    "dpea": 1000,
+    "dpboost": 150,
+}
+# Fits per dataset for the sharpened check (a jpw fit costs about 1.7 ms, a greedy tree
+# 0.7 ms, the others 0.3–0.4 ms, each a whole fit).
+SHARPENED_RUNS: dict[str, int] = {
     "fletcher_islam": 3000,
     "jpw": 1500,
     "friedman_schuster": 2500,
@@ -179,7 +247,7 @@ class ReleaseAuditResult:
     epsilon : float
         The ε the algorithm was asked for.
     params : dict
-        Parameters given over the registry defaults.
+        Parameters given over the registry defaults (the sharpened ones included).
     ledger_epsilon : float or None
         ``ledger_.epsilon_total`` of a fitted model: the claim under test (None when the
         ledger proves no ε; then there is no claim to refute).
@@ -206,6 +274,8 @@ class ReleaseAuditResult:
         Every event tried.
     seconds : float
         Wall time of the audit.
+    sharpened : bool
+        Whether the sharpened configuration was audited (False: the registry defaults).
     """
 
     algorithm: str
@@ -223,6 +293,7 @@ class ReleaseAuditResult:
     reads: str
     events: list[EventCount] = field(default_factory=list)
     seconds: float = 0.0
+    sharpened: bool = False
 
     def to_dict(self) -> dict:
         """A JSON-ready dictionary (infinite values become None)."""
@@ -438,9 +509,12 @@ class _Event:
     test: Callable[[np.ndarray, np.ndarray | None], np.ndarray]
 
 
-def _choose_events(reading: _Reading, rng: np.random.Generator) -> list[_Event]:
+def _choose_events(
+    reading: _Reading, rng: np.random.Generator, parity: bool = True
+) -> list[_Event]:
     """The events, from the claimed law only (simulated with ``rng``), before any
-    release is read; duplicates (same outcome on every simulated draw) are dropped."""
+    release is read; duplicates (same outcome on every simulated draw) are dropped.
+    ``parity``: add the step-parity event when a single number is read."""
     sims = [reading.simulate(rng, _SIMULATED, neighbour) for neighbour in (False, True)]
     loss_d, loss_d2 = (reading.loss(s) for s in sims)
     events = [
@@ -453,11 +527,11 @@ def _choose_events(reading: _Reading, rng: np.random.Generator) -> list[_Event]:
     for t in np.quantile(loss_d, [1 - q for q in _QUANTILES], method="nearest"):
         if np.isfinite(t):
             events.append(_Event(f"Λ ≤ {t:.4g}", lambda lam, cell, t=t: lam <= t + _TOLERANCE))
-    if reading.cells(sims[0]) is not None:
+    if parity and reading.cells(sims[0]) is not None:
         events.append(_Event("step index even", lambda lam, cell: cell % 2 == 0))
     loss = np.concatenate([loss_d, loss_d2])
     cells = [reading.cells(s) for s in sims]
-    cell = None if cells[0] is None else np.concatenate(cells)
+    cell = None if cells[0] is None or not parity else np.concatenate(cells)
     kept, seen = [], set()
     for event in events:
         outcome = event.test(loss, cell)
@@ -470,21 +544,142 @@ def _choose_events(reading: _Reading, rng: np.random.Generator) -> list[_Event]:
     return kept
 
 
-# --- the audit ---------------------------------------------------------------------------
+# --- what the defaults audit reads ---------------------------------------------------------
+
+_YES = 1  # x's class; D' adds one to every "yes" count x reaches and to the record count
 
 
-def neighbouring_datasets() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _scale(epsilon: float) -> float:
+    """Scale 1/ε' of the discrete Laplace sampler's exact rate ε' (noise.epsilon_fraction)."""
+    s, t = epsilon_fraction(epsilon)
+    return t / s
+
+
+@dataclass
+class _Items:
+    """Released values of one fit, their centres under D (D' adds one to each) and their
+    discrete-Laplace scales."""
+
+    values: list[float] = field(default_factory=list)
+    centres: list[float] = field(default_factory=list)
+    scales: list[float] = field(default_factory=list)
+
+    def add(self, value, centre, epsilon) -> None:
+        self.values.append(float(value))
+        self.centres.append(float(centre))
+        self.scales.append(_scale(epsilon))
+
+    def loss(self) -> float:
+        """Claimed ln P(v | D') − ln P(v | D), summed over the values."""
+        v, c, b = (np.asarray(a) for a in (self.values, self.centres, self.scales))
+        return float(((np.abs(v - c) - np.abs(v - c - 1)) / b).sum())
+
+
+def _forest_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> _Items:
+    """The noisy record count, the prior's "yes" count and every leaf x reaches."""
+    items = _Items()
+    n_d = data.n_records - on_prime
+    yes_d = int(np.sum(data.y == _YES)) - on_prime
+    if model.depth_count_epsilon_ > 0:
+        items.add(model.depth_n_, n_d, model.depth_count_epsilon_)
+    if model.prior_counts_ is not None:
+        items.add(model.prior_counts_[_YES], yes_d, model.prior_epsilon_)
+    keys = model.leaf_counts_of(x, model._split_seed, keep_nodes=False).keys
+    pos = np.minimum(np.searchsorted(model.leaf_keys_, keys), len(model.leaf_keys_) - 1)
+    trained = model.leaf_keys_[pos] == keys
+    true_yes = np.where(trained, model.leaf_counts_[pos, _YES], 0) - on_prime
+    released = model.released_outputs(keys).noisy_counts[:, _YES]
+    for value, centre in zip(released, true_yes, strict=True):
+        items.add(value, centre, model.tree_epsilon_)
+    return items
+
+
+def _greedy_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> _Items:
+    """The root's noisy "yes" count, the stopping rule's on x's path, x's leaf's."""
+    items = _Items()
+    parent, depth = np.asarray(model.parent_), np.asarray(model.node_depth_)
+    leaf = int(model._leaf_of(x)[0])
+    record_leaf = model._leaf_of(data)
+    path, node = [], leaf
+    while node >= 0:
+        path.append(node)
+        node = int(parent[node])
+    counted = {int(n): r for r, n in enumerate(model.counted_nodes_)}
+    for node in reversed(path):
+        row = counted.get(node)
+        if row is None:
+            continue
+        # Records through `node`: their leaf's ancestor at node's depth is `node`.
+        ancestor = record_leaf.copy()
+        for _ in range(int(depth.max())):
+            ancestor = np.where(depth[ancestor] > depth[node], parent[ancestor], ancestor)
+        yes = int(np.sum((ancestor == node) & (data.y == _YES))) - on_prime
+        items.add(model.counted_noisy_counts_[row, _YES], yes, model.counted_epsilon_[row])
+    row = int(np.searchsorted(model.leaf_nodes_, leaf))
+    items.add(
+        model.leaf_noisy_counts_[row, _YES],
+        model.leaf_counts_[row, _YES] - on_prime,
+        model.leaf_epsilon_[row],
+    )
+    return items
+
+
+def _boost_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> _Items:
+    """The class prior's "yes" count (the rest: the per-entry tests, see the docstring)."""
+    items = _Items()
+    yes_d = int(np.sum(data.y == _YES)) - on_prime
+    items.add(model.prior_counts_[_YES], yes_d, model.prior_epsilon_)
+    return items
+
+
+_DEFAULT_ITEMS: dict[str, tuple[str, Callable[[Any, EncodedData, EncodedData, int], _Items]]] = {
+    "fletcher_islam": (
+        "the noisy record count, the class prior's and x's leaf's noisy 'yes' counts",
+        _forest_items,
+    ),
+    "jpw": (
+        "the noisy record count, the class prior's and x's leaves' (one per tree) noisy "
+        "'yes' counts",
+        _forest_items,
+    ),
+    "friedman_schuster": (
+        "the noisy 'yes' counts of the root, of the stopping rule on x's path and of x's leaf",
+        _greedy_items,
+    ),
+    "dpea": (
+        "the noisy 'yes' counts of the root, of the stopping rule on x's path and of x's leaf",
+        _greedy_items,
+    ),
+    "dpboost": ("the class prior's noisy 'yes' count", _boost_items),
+}
+
+
+def neighbouring_datasets(
+    sharpened: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The audit's pair of neighbouring datasets.
+
+    Parameters
+    ----------
+    sharpened : bool, default=True
+        The sharpened pair over :data:`AUDIT_SCHEMA` (D: 20 red records, ten of each
+        class; x a blue ``yes``), or (False) the defaults pair over
+        :data:`DEFAULTS_SCHEMA` (D: 40 red records of spread sizes; x a blue ``yes`` of
+        size 5).
 
     Returns
     -------
     d, d_prime, x : DataFrame
-        D (20 red records, ten of each class), D' = D ∪ {x} with x appended last, and
-        x (a blue ``yes``), as frames over :data:`AUDIT_SCHEMA` (label column included).
+        D, D' = D ∪ {x} with x appended last, and x, label column included.
     """
-    d = BACKGROUND.copy()
-    d_prime = pd.concat([BACKGROUND, EXTRA_RECORD], ignore_index=True)
-    return d, d_prime, EXTRA_RECORD.copy()
+    background, extra = (
+        (BACKGROUND, EXTRA_RECORD) if sharpened else (DEFAULTS_BACKGROUND, DEFAULTS_EXTRA)
+    )
+    d_prime = pd.concat([background, extra], ignore_index=True)
+    return background.copy(), d_prime, extra.copy()
+
+
+# --- the audit ---------------------------------------------------------------------------
 
 
 def audit_release(
@@ -495,11 +690,12 @@ def audit_release(
     params: dict | None = None,
     confidence: float = 0.95,
     random_state: int = 0,
+    sharpened: bool = False,
 ) -> ReleaseAuditResult:
     """Empirical lower bound on the privacy loss of an algorithm's whole release.
 
     Fits ``algorithm_id`` ``n_runs`` times on D and ``n_runs`` times on D' = D ∪ {x}
-    (see the module docstring for the pair and what is read), each fit with fresh
+    (see the module docstring for the pairs and what is read), each fit with fresh
     secret noise through the algorithm's real ``fit_encoded``, counts a few events
     chosen in advance from the claimed noise law, and returns
 
@@ -512,7 +708,8 @@ def audit_release(
     and D' is at least ``lower_bound``, so a bound above the ledger's ε refutes the
     ledger. What it cannot: a bound at or below the ledger's ε does not show the model
     is private (one pair, a few events, finite runs); and the audit sees only the part
-    of the budget this pair exercises (``claimed_pair_loss``).
+    of the budget its readings exercise (``claimed_pair_loss``; the module docstring
+    names the per-entry tests that guard the rest).
 
     Parameters
     ----------
@@ -521,14 +718,18 @@ def audit_release(
     epsilon : float, default=1.0
         Budget the algorithm is asked for.
     n_runs : int or None, default=None
-        Fits per dataset; None uses :data:`DEFAULT_RUNS` (a few seconds per algorithm).
+        Fits per dataset; None uses :data:`DEFAULT_RUNS` (:data:`SHARPENED_RUNS`).
     params : dict or None, default=None
-        Parameters over :data:`AUDIT_PARAMS` (which are over the registry defaults).
+        Parameters over the registry defaults (over :data:`SHARPENED_PARAMS` when
+        ``sharpened``).
     confidence : float, default=0.95
         Joint confidence of the bounds; 1 − confidence bounds the false-alarm rate.
     random_state : int, default=0
         Public randomness only: the tree structure, the record→tree hash and the
         simulation that places the event thresholds. Never the noise.
+    sharpened : bool, default=False
+        False: the release users get (registry defaults, the defaults pair). True: the
+        sharpened configuration and pair, more power on one leaf, blind to the rest.
 
     Returns
     -------
@@ -538,15 +739,16 @@ def audit_release(
     algorithm = get_algorithm(algorithm_id)
     epsilon = _check_epsilon(epsilon)
     if n_runs is None:
-        n_runs = DEFAULT_RUNS[algorithm.id]
+        n_runs = (SHARPENED_RUNS if sharpened else DEFAULT_RUNS)[algorithm.id]
     if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:
         raise ValueError(f"n_runs must be a whole number ≥ 1, got {n_runs!r}")
     n_runs = int(n_runs)
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    used = {**AUDIT_PARAMS[algorithm.id], **(params or {})}
-    schema = AUDIT_SCHEMA
-    d, d_prime, x = neighbouring_datasets()
+    base = SHARPENED_PARAMS[algorithm.id] if sharpened else {}
+    used = {**base, **(params or {})}
+    schema = AUDIT_SCHEMA if sharpened else DEFAULTS_SCHEMA
+    d, d_prime, x = neighbouring_datasets(sharpened)
     data = [encode(d, schema), encode(d_prime, schema)]
     x_encoded = encode(x, schema)
 
@@ -558,19 +760,40 @@ def audit_release(
     # claimed law; their releases are not counted.
     probe = [fit(0), fit(1)]
     ledger_epsilon = probe[0].ledger_.epsilon_total
-    reading = _READINGS[algorithm.id](probe[0], probe[1], x_encoded)
-    if reading.n_items == 0:
-        raise RuntimeError("D and D' give the same claimed law for everything read")
-    events = _choose_events(reading, np.random.default_rng(random_state))
+    rng = np.random.default_rng(random_state)
+    if sharpened:
+        reading = _READINGS[algorithm.id](probe[0], probe[1], x_encoded)
+        if reading.n_items == 0:
+            raise RuntimeError("D and D' give the same claimed law for everything read")
+        events = _choose_events(reading, rng)
 
-    values = [[], []]
-    for _ in range(n_runs):
-        for which in (0, 1):
-            values[which].append(reading.read(fit(which)))
+        def observe(model, which: int) -> tuple[float, int]:
+            values = reading.read(model)[None, :]
+            cells = reading.cells(values)
+            return float(reading.loss(values)[0]), 0 if cells is None else int(cells[0])
+
+        reads, claimed = reading.reads, reading.claimed_pair_loss()
+    else:
+        reads, items_of = _DEFAULT_ITEMS[algorithm.id]
+        scales = np.asarray(items_of(probe[0], data[0], x_encoded, 0).scales)
+        # The thresholds: Λ's law for the probe's scales (the structure, and with it the
+        # number and scales of the values, varies between fits; any event is valid).
+        law = _Reading(
+            reads=reads,
+            read=lambda m: None,
+            centres=(np.zeros(len(scales)), np.ones(len(scales))),
+            scale=scales,
+        )
+        events = _choose_events(law, rng, parity=False)
+        claimed = law.claimed_pair_loss()
+
+        def observe(model, which: int) -> tuple[float, int]:
+            return items_of(model, data[which], x_encoded, which).loss(), 0
+
+    observed = [[observe(fit(which), which) for _ in range(n_runs)] for which in (0, 1)]
     hits = []
     for which in (0, 1):
-        observed = np.asarray(values[which])
-        loss, cell = reading.loss(observed), reading.cells(observed)
+        loss, cell = (np.asarray(a) for a in zip(*observed[which], strict=True))
         hits.append(np.array([int(e.test(loss, cell).sum()) for e in events]))
 
     alpha = (1.0 - float(confidence)) / (2 * 2 * len(events))
@@ -598,8 +821,9 @@ def audit_release(
         hits_d_prime=int(hits[1][i]),
         n_runs=n_runs,
         confidence=float(confidence),
-        claimed_pair_loss=reading.claimed_pair_loss(),
-        reads=reading.reads,
+        claimed_pair_loss=claimed,
+        reads=reads,
         events=table,
         seconds=time.perf_counter() - start,
+        sharpened=sharpened,
     )
