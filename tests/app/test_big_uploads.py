@@ -16,7 +16,7 @@ from dpviz.app.session import DATA_KEY, RUN_KEY
 from dpviz.evaluation.demos import DEMO_CSV
 from dpviz.models import data as data
 from dpviz.models.data import ARROW_TEXT, read_csv, to_numbers
-from tests.app.test_pages import open_page, upload_csv
+from tests.app.test_pages import open_page, set_forest_trees, upload_csv
 from tests.page_checks import key, texts
 
 CORPUS = Path(__file__).resolve().parent.parent / "bad_inputs"
@@ -125,7 +125,7 @@ def test_cv_sample_is_stratified_public_and_bounded():
 def test_train_on_huge_data_cross_validates_a_sample_and_says_so(monkeypatch):
     monkeypatch.setattr(app_train, "CV_SAMPLE_ROWS", 600)
     at = open_page("pages/train.py")
-    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(10)
+    set_forest_trees(at, 10)
     at.number_input(key=key("train.folds")).set_value(2)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tests.app.test_pages import downloads, open_page, trained, upload_csv
+from tests.app.test_pages import downloads, open_page, set_forest_trees, trained, upload_csv
 from tests.page_checks import key, texts
 
 
@@ -27,7 +27,7 @@ def email_csv() -> bytes:
 def test_inferred_schema_model_is_not_offered_for_download():
     at = upload_csv(open_page("pages/data.py"), "people.csv", email_csv())
     at.switch_page("pages/train.py").run()
-    at.number_input(key=key("train.fletcher_islam.n_estimators")).set_value(5)
+    set_forest_trees(at, 5)
     at.number_input(key=key("train.folds")).set_value(2)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()
