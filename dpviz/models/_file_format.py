@@ -20,7 +20,9 @@ import numpy as np
 from dpviz.models.depth import MAX_DEPTH
 from dpviz.models.forest import feature_order
 from dpviz.models.outputs import write_text
-from dpviz.models.trees import node_bytes
+from dpviz.models.trees import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
+from dpviz.models.trees import MAX_EXPORT_NODES as MAX_EXPORT_NODES
+from dpviz.models.trees import export_node_limit as export_node_limit
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.safe_json import parse_json
 from dpviz.privacy.schema import Schema
@@ -32,17 +34,10 @@ BOOST_FORMAT = "dpviz-boost"
 KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted trees"}
 FORMAT_VERSION = 1
 REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
-MAX_EXPORT_NODES = 2_000_000
+# The export limits (MAX_EXPORT_NODES, export_node_limit) live with the trees, since a
+# release draws every leaf within them; the model files name them from here.
 # The largest model file dpviz reads: an export of MAX_EXPORT_NODES nodes is ~100 MB.
 MAX_MODEL_BYTES = 256 * 2**20
-# Listing the nodes holds each level's frontier (a sub-domain per node): on wide data
-# that bounds an export before the node count does.
-EXPORT_FRONTIER_BYTES = 512 * 2**20
-
-
-def export_node_limit(space) -> int:
-    """Most nodes an export of trees over ``space`` may list (memory-aware)."""
-    return int(min(MAX_EXPORT_NODES, EXPORT_FRONTIER_BYTES // node_bytes(space)))
 
 
 def dpviz_version() -> str:

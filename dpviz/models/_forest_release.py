@@ -4,10 +4,19 @@ Privacy role: this is the release. :class:`ReleaseMixin` passes each counted lea
 counts through the leaf mechanism at the tree's ε (ε − the noisy record count − the
 split histograms − the prior, divided by τ when every tree sees every record), with
 fresh noise from the release's :class:`~dpviz.privacy.noise.NoiseSource`; a leaf no
-record reached releases the mechanism's output on zero counts, drawn on first use (the
-same random model). The
-class prior is the noisy class histogram (discrete Laplace) at :attr:`prior_epsilon_`.
-Every release, earlier ones included, is booked in :attr:`ledger_`.
+record reached releases the mechanism's output on zero counts. The class prior is the
+noisy class histogram (discrete Laplace) at :attr:`prior_epsilon_`. Every release, earlier
+ones included, is booked in :attr:`ledger_`.
+
+A fitted model is one release: every leaf of the trees is drawn at the release (fit,
+:meth:`~ReleaseMixin.relabel`, ``partial_fit``) and the key is dropped, so every copy,
+pickle and exported file answers identically, and a prediction looks every leaf up the
+same way whether records reached it or not. Trees with more nodes than an export may list
+(:func:`~dpviz.models.trees.export_node_limit`) cannot be drawn whole: their untrained
+leaves are drawn when a prediction first reaches them and kept, so such a model refuses
+to be copied (a copy would draw them again and disagree exactly where no record went,
+which shows where records are) and the time of a first prediction at an untrained leaf
+differs from a trained one's.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import numpy as np
 from dpviz.models._forest_ledger import build_ledger
 from dpviz.models._forest_records import LeafOutputs
 from dpviz.models._forest_scoring import prior_epsilon
+from dpviz.models.trees import export_node_limit, leaf_space_keys
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism, largest_count
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
@@ -134,21 +144,42 @@ class ReleaseMixin:
 
     # --- leaves no training record reached ---------------------------------------------
 
+    def _leaf_space(self) -> np.ndarray | None:
+        """Sorted keys of every leaf of the trees (public structure), or None when the
+        trees hold more nodes than an export may list; kept while the structure is."""
+        cached = self.__dict__.get("_space_cache")
+        if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
+            return cached[2]
+        keys = leaf_space_keys(self.space_, self.root_keys_, export_node_limit(self.space_))
+        self._space_cache = (self.root_keys_, self.space_, keys)
+        return keys
+
     def _reset_empty_outputs(self) -> None:
+        """Draw the release of every leaf no training record reached: the mechanism's
+        output on all-zero counts, with this release's fresh noise. Beyond what an export
+        lists (:meth:`_leaf_space` is None) they are drawn when first reached instead."""
         k = len(self.classes_)
-        self._empty_keys = np.empty(0, dtype=np.uint64)
+        space = self._leaf_space()
+        self._empty_complete = space is not None
         self._empty_sorted = True
-        self._empty_labels = np.empty(0, dtype=np.int64)
-        self._empty_noisy = np.zeros((0, k), dtype=np.int64)
+        if space is None:
+            self._empty_keys = np.empty(0, dtype=np.uint64)
+            self._empty_labels = np.empty(0, dtype=np.int64)
+            self._empty_noisy = np.zeros((0, k), dtype=np.int64)
+            return
+        self._empty_keys = space[self._trained(space) < 0]
+        self._empty_labels, self._empty_noisy = self._draw_empty(self._empty_keys)
 
     def _empty_outputs(self, keys: np.ndarray, *, distinct: bool = False) -> LeafOutputs:
-        """Released outputs of untrained leaves, drawn when first asked for.
+        """Released outputs of untrained leaves ``keys``.
 
-        An untrained leaf releases the mechanism's output on all-zero counts. Drawing it
-        on first use from fresh noise and keeping it is the same random model as drawing
-        every leaf at fit time (lazy sampling), without keeping any key. ``distinct``
-        says the keys hold no repeats: then a first draw needs no sorting (a sweep)."""
+        Every one was drawn at the release when the trees fit in an export; otherwise a
+        leaf is drawn when first asked for, from fresh noise, and kept (the same random
+        model, lazily sampled, with no key kept). ``distinct`` says the keys hold no
+        repeats: then a first lazy draw needs no sorting (a sweep)."""
         keys = np.asarray(keys, dtype=np.uint64)
+        if getattr(self, "_empty_complete", False):
+            return self._drawn_outputs(keys)
         if distinct and not len(self._empty_keys) and len(keys):
             labels, noisy = self._draw_empty(keys)
             self._empty_keys, self._empty_labels, self._empty_noisy = keys, labels, noisy
@@ -168,7 +199,14 @@ class ReleaseMixin:
             self._empty_keys = np.concatenate([self._empty_keys, new])[order]
             self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
             self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
-        pos = np.searchsorted(self._empty_keys, keys)
+        return self._drawn_outputs(keys)
+
+    def _drawn_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Outputs of untrained leaves already drawn (``ValueError`` for another key)."""
+        drawn = self._empty_keys
+        pos = np.minimum(np.searchsorted(drawn, keys), max(0, len(drawn) - 1))
+        if len(keys) and (not len(drawn) or np.any(drawn[pos] != keys)):
+            raise ValueError("asked for a leaf that is not an untrained leaf of this forest")
         noisy = self._empty_noisy[pos] if self.leaf_noisy_counts_ is not None else None
         return LeafOutputs(self._empty_labels[pos], noisy)
 
@@ -184,6 +222,25 @@ class ReleaseMixin:
             noisy = noisy + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
             labels = largest_count(noisy, KeyedLeafNoise(source, keys))
         return labels, zeros if noisy is None else noisy
+
+    def __getstate__(self):
+        """A copy (pickle, deepcopy, joblib, Dask) of a release holds every leaf's drawn
+        output; a release whose untrained leaves are drawn on first use cannot be copied
+        (``ValueError``), since a copy would answer differently where no record went."""
+        if getattr(self, "_releases", None) and not getattr(self, "_empty_complete", True):
+            raise ValueError(
+                f"this forest ({self.n_estimators_} trees of depth {self.depth_}) has more "
+                f"than {export_node_limit(self.space_):,} nodes, more than an export lists, "
+                "so a leaf no training record reached releases its output when a prediction "
+                "first reaches it. A copy (pickle, deepcopy, a parallel worker) would draw "
+                "those leaves again and answer differently exactly where no record went, "
+                "which shows where the records are: copying it is refused. Refit with a "
+                "smaller depth (or fewer trees) so that every leaf is drawn at fit time, "
+                "or use this model in the process that fitted it."
+            )
+        state = super().__getstate__()
+        state.pop("_space_cache", None)  # recomputed from the structure when needed
+        return state
 
     # --- the ledger -------------------------------------------------------------------
 

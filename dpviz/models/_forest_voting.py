@@ -144,8 +144,8 @@ class VotingMixin:
 
     def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
         """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
-        sees. Leaves no training record reached get the mechanism's output on all-zero
-        counts, drawn on first use and kept."""
+        sees. Leaves no training record reached give the mechanism's output on all-zero
+        counts, drawn at the release (on first use for trees beyond an export's size)."""
         self._check_fitted()
         keys = np.asarray(keys, dtype=np.uint64)
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)

@@ -51,7 +51,7 @@ def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray) -> Schema:
 def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
     """Validate (X, y) scikit-learn style, resolve the schema and encode the records.
 
-    Returns the encoded records, the schema and the class labels in the type of ``y``.
+    Returns the encoded records, the schema and the class labels (:func:`class_labels`).
     """
     if isinstance(X, pd.DataFrame):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
@@ -84,13 +84,13 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
             )
         if not schema.discrete:
             encoded = encode_array(array, y, schema, training=True, ranges=ranges)
-            classes = class_array(schema.classes, y, encoded.y)
+            classes = class_labels(schema, y, encoded.y)
             return _checked(encoded, schema), schema, classes
         frame.columns = schema.feature_names
     frame = frame.copy()
     frame[schema.label] = np.asarray(y, dtype=object)
     encoded = encode(frame, schema, training=True)
-    return _checked(encoded, schema), schema, class_array(schema.classes, y)
+    return _checked(encoded, schema), schema, class_labels(schema, y)
 
 
 def _finite_ranges(array: np.ndarray) -> tuple[bool, tuple | None]:
@@ -131,6 +131,20 @@ def batch_data(estimator, X, y) -> EncodedData:
         frame = pd.DataFrame(array, columns=estimator.schema_.feature_names)
     frame[estimator.schema_.label] = np.asarray(y, dtype=object)
     return encode(frame, estimator.schema_, training=True)
+
+
+def class_labels(schema: Schema, y: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+    """``classes_`` of a fit, and so the values and dtype of ``predict``.
+
+    A public schema decides them alone: its class texts (object dtype), whatever the
+    labels hold, so which classes occur in the training data shows in neither the values
+    nor the dtype (a model file and the evaluation engine give the same). An inferred
+    schema was read from the labels themselves (such a model is NOT private): its
+    classes keep the labels' type where they round-trip (:func:`class_array`), as
+    scikit-learn's estimator API expects of integer labels."""
+    if schema.inferred:
+        return class_array(schema.classes, y, codes)
+    return np.asarray(schema.classes, dtype=object)
 
 
 def class_array(

@@ -62,6 +62,19 @@ def node_bytes(space: TreeSpace) -> int:
     return 16 * space.n_continuous + space.n_discrete + 48
 
 
+# The most nodes an exported model lists (every node of every tree), and the frontier
+# bytes listing them may hold (a sub-domain per node): on wide data the bytes bound an
+# export before the node count does. Leaves no record reached are drawn at fit time
+# exactly when the trees fit within this limit (:func:`leaf_space_keys`).
+MAX_EXPORT_NODES = 2_000_000
+EXPORT_FRONTIER_BYTES = 512 * 2**20
+
+
+def export_node_limit(space: TreeSpace) -> int:
+    """Most nodes an export of trees over ``space`` may list (memory-aware)."""
+    return int(min(MAX_EXPORT_NODES, EXPORT_FRONTIER_BYTES // node_bytes(space)))
+
+
 # Bytes a node store may hold: each node keeps its continuous sub-domain, so on wide data
 # a store of (records × depth) lazily built nodes would not fit (300 columns, depth 40:
 # 3.8 GB for 200 records), and building whole levels eagerly must stop sooner.
@@ -1264,6 +1277,50 @@ def _count_tree(space, root, tree, max_frontier):
         )
         frontier = expand(space, frontier, splits, parent, child, None, depth)
     return total
+
+
+# Trees enumerated together by leaf_space_keys: a group's frontier stays a small share of
+# what an export may hold.
+LEAF_SPACE_TREES = 8
+
+
+def leaf_space_keys(space: TreeSpace, root_keys: np.ndarray, max_nodes: int) -> np.ndarray | None:
+    """Sorted keys of every leaf of every tree, or None when the trees hold more than
+    ``max_nodes`` nodes (inner nodes too, as an export counts them).
+
+    Public structure only. Trees of continuous features have 2^(depth+1) − 1 nodes each,
+    known before any work; other trees are enumerated level by level, a few at a time,
+    and given up as soon as the count passes ``max_nodes``."""
+    root_keys = np.asarray(root_keys, dtype=np.uint64)
+    if space.n_continuous and len(root_keys) * (2 ** (space.max_depth + 1) - 1) > max_nodes:
+        return None
+    if not space.n_discrete:
+        # Every node splits in two down to the full depth: the leaves are the keys of
+        # every path of children 0/1, whatever the splits (their thresholds are not read).
+        keys = root_keys
+        for _ in range(space.max_depth):
+            keys = child_keys(np.repeat(keys, 2), np.tile(np.arange(2), len(keys)))
+        return np.sort(keys)
+    found, total = [], 0
+    for first in range(0, len(root_keys), LEAF_SPACE_TREES):
+        roots = root_keys[first : first + LEAF_SPACE_TREES]
+        frontier = Frontier.roots(space, roots, np.arange(len(roots)), 0)
+        for depth in range(space.max_depth + 1):
+            total += len(frontier)
+            if total > max_nodes:
+                return None
+            leaf = is_leaf(space, frontier, depth)
+            found.append(frontier.keys[leaf])
+            frontier = frontier.take(np.flatnonzero(~leaf))
+            if not len(frontier):
+                break
+            splits = choose_splits(space, frontier)
+            parent = np.repeat(np.arange(len(frontier)), splits.n_children)
+            child = np.arange(len(parent)) - np.repeat(
+                np.cumsum(splits.n_children) - splits.n_children, splits.n_children
+            )
+            frontier = expand(space, frontier, splits, parent, child, None, depth)
+    return np.sort(np.concatenate(found))
 
 
 def estimate_leaves(
