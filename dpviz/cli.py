@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpviz.evaluation import defaults
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
@@ -907,7 +908,7 @@ def seed_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed",
         type=_whole,
-        default=0,
+        default=defaults.SEED,
         help="public seed: folds, tree structure and the record→tree hash; never the noise",
     )
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
@@ -980,7 +981,7 @@ def _cluster_args(p: argparse.ArgumentParser) -> None:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     """One algorithm of the registry and its parameters (evaluate, train)."""
-    p.add_argument("--algorithm", default="fletcher_islam", choices=list(ALGORITHMS))
+    p.add_argument("--algorithm", default=defaults.ALGORITHM, choices=list(ALGORITHMS))
     p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
     p.add_argument("--epsilon", type=_epsilon, required=True)
     p.add_argument("--trees", type=_tree_count, help="trees, or auto (default: the algorithm's)")
@@ -1079,7 +1080,7 @@ def _add_evaluate(sub) -> None:
     p = sub.add_parser("evaluate", help="cross-validate a DP forest")
     _data_args(p)
     _model_args(p)
-    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument("--folds", type=_positive_int, default=defaults.TRAIN_FOLDS)
     p.add_argument("--repeats", type=_repeats, default=1)
     p.set_defaults(func=cmd_evaluate)
 
@@ -1089,13 +1090,13 @@ def _add_sweep(sub) -> None:
     _data_args(p)
     p.add_argument(
         "--algorithm",
-        default="fletcher_islam",
+        default=defaults.ALGORITHM,
         help=f"comma-separated, any of {','.join(ALGORITHMS)}: all on the same folds "
         "(--trees, --depth, --mechanism and --split apply to fletcher_islam; the others "
         "run their defaults)",
     )
     p.add_argument("--epsilons", required=True, help="comma-separated, e.g. 0.01,0.1,1,10")
-    forest = get_algorithm("fletcher_islam").defaults()
+    forest = defaults.forest_parameters()
     p.add_argument(
         "--trees",
         default=str(forest["n_estimators"]),
@@ -1103,8 +1104,10 @@ def _add_sweep(sub) -> None:
     )
     p.add_argument("--depth", default=forest["depth"], help="comma-separated depth rules")
     p.add_argument("--mechanism", default=forest["mechanism"], help="comma-separated mechanisms")
-    p.add_argument("--split", default="disjoint", help="comma-separated: disjoint,shared")
-    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument(
+        "--split", default=forest["data_split"], help="comma-separated: disjoint,shared"
+    )
+    p.add_argument("--folds", type=_positive_int, default=defaults.SWEEP_FOLDS)
     p.add_argument("--repeats", type=_repeats, default=1)
     seed_args(p)
     p.add_argument("--n-jobs", type=_n_jobs, default=1)
@@ -1125,7 +1128,7 @@ def _add_sweep(sub) -> None:
 def _add_reproduce(sub) -> None:
     p = sub.add_parser("reproduce", help="re-run a figure of Fletcher & Islam 2017")
     p.add_argument("--figure", required=True, choices=FIGURES)
-    p.add_argument("--folds", type=_positive_int, default=5)
+    p.add_argument("--folds", type=_positive_int, default=5)  # the papers'
     p.add_argument("--repeats", type=_repeats, default=1)
     p.add_argument("--generator-seeds", type=_int_between(1, 100), default=3)
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
