@@ -176,7 +176,9 @@ def read_dask(path: str, schema: Schema, blocksize: str | int = "64MB"):
         raise ValueError(f"file {str(path)!r} does not exist; check the path")
     if str(path).endswith((".parquet", ".pq")) or where.is_dir():
         return dd.read_parquet(path)
-    if where.stat().st_size == 0 or not where.read_bytes()[:65536].strip():
+    with where.open("rb") as stream:  # the start only: the file is never read whole here
+        start = stream.read(65536)
+    if not start.strip():
         raise ValueError(f"{str(path)!r} is empty: it needs a header row and data rows")
     dtypes = {f.name: "float64" for f in schema.continuous}
     dtypes.update({f.name: str for f in schema.discrete})

@@ -24,7 +24,7 @@ from dpviz.models.trees import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
 from dpviz.models.trees import MAX_EXPORT_NODES as MAX_EXPORT_NODES
 from dpviz.models.trees import export_node_limit as export_node_limit
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
-from dpviz.privacy.safe_json import parse_json
+from dpviz.privacy.safe_json import parse_json, read_bounded
 from dpviz.privacy.schema import Schema
 from dpviz.privacy.signing import NOT_VERIFIED, NOT_VERIFIED_NOTE, signature, unverified_reason
 
@@ -56,19 +56,9 @@ def noise_mode(model) -> str:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """A model file's bytes (``ValueError`` if missing, a folder or over the size limit)."""
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_MODEL_BYTES:
-            raise ValueError(
-                f"model file {str(path)!r} is {size:,} bytes; the limit is "
-                f"{MAX_MODEL_BYTES:,} bytes — is it the right file?"
-            )
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"model file {str(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise ValueError(f"{str(path)!r} is a folder, not a model file") from None
+    """A model file's bytes (``ValueError`` if missing, a folder or over the size limit;
+    a device or pipe is read no further than the limit)."""
+    return read_bounded(path, MAX_MODEL_BYTES, "model file")
 
 
 def parse_document(text: str | bytes) -> Any:

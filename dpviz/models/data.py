@@ -411,17 +411,22 @@ def _read_bytes(source, max_bytes: int) -> bytes:
             raise ValueError(f"{str(path)!r} is a folder, not a CSV file")
         if path.stat().st_size > max_bytes:
             raise ValueError(_too_large(path.stat().st_size, max_bytes))
-        raw = path.read_bytes()
+        # The reported size is not trusted (a device or a pipe reports 0): read at most
+        # one byte past the limit.
+        with path.open("rb") as stream:
+            raw = stream.read(max_bytes + 1)
     else:
         raw = source.read(max_bytes + 1)
     if len(raw) > max_bytes:
-        raise ValueError(_too_large(len(raw), max_bytes))
+        raise ValueError(_too_large(len(raw), max_bytes, known=False))
     return raw
 
 
-def _too_large(size: int, max_bytes: int) -> str:
+def _too_large(size: int, max_bytes: int, known: bool = True) -> str:
+    """``known``: ``size`` is the file's size, not just how far reading got."""
+    what = _human_size(size) if known else f"larger than {_human_size(max_bytes)}"
     return (
-        f"the file is {_human_size(size)}; the limit is {_human_size(max_bytes)} "
+        f"the file is {what}; the limit is {_human_size(max_bytes)} "
         "— sample it first, or use the CLI on a machine with more memory"
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,30 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _OPEN = np.zeros(256, dtype=np.int8)
 _OPEN[[ord("["), ord("{")]] = 1
 _OPEN[[ord("]"), ord("}")]] = -1
+
+
+def read_bounded(path: str | Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of the file at ``path``, reading at most ``max_bytes`` + 1 of them.
+
+    The size a file system reports is not trusted: a device (``/dev/zero``), a pipe or a
+    file growing while it is read is cut off after the limit, never read without bound.
+    Raises ``ValueError`` naming ``what`` for a missing path, a folder or a file over
+    the limit."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{str(path)!r} is a folder, not a {what}") from None
+    except PermissionError:
+        raise ValueError(f"{what} {str(path)!r} cannot be read (permission denied)") from None
+    if len(data) > max_bytes:
+        raise ValueError(
+            f"{what} {str(path)!r} is larger than the limit of {max_bytes:,} bytes — is it "
+            "the right file?"
+        )
+    return data
 
 
 def nesting_depth(text: str) -> int:

@@ -271,18 +271,9 @@ class Schema:
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
-        try:
-            size = Path(path).stat().st_size
-            if size > MAX_SCHEMA_BYTES:
-                raise ValueError(
-                    f"schema file {str(path)!r} is {size:,} bytes; the limit is "
-                    f"{MAX_SCHEMA_BYTES:,} bytes — is it the right file?"
-                )
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise ValueError(f"schema file {str(path)!r} does not exist") from None
-        except IsADirectoryError:
-            raise ValueError(f"{str(path)!r} is a folder, not a schema file") from None
+        from dpviz.privacy.safe_json import read_bounded
+
+        data = read_bounded(path, MAX_SCHEMA_BYTES, "schema file")
         return cls.from_json(data, what=f"schema file {str(path)!r}")
 
 

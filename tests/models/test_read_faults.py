@@ -55,3 +55,20 @@ def test_a_domain_floats_cannot_split_is_one_line_of_error(tmp_path, capsys, low
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: feature 'a'") and words in err and "\n" not in err
     assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("option", ["--data", "--schema", "--model"])
+def test_a_device_as_input_is_read_no_further_than_the_limit(tmp_path, capsys, option):
+    """/dev/zero reports a size of 0 and never ends: reading stops one byte past the
+    limit and says so in one line."""
+    data = tmp_path / "d.csv"
+    data.write_text("a,label\n0.5,x\n0.25,y\n")
+    paths = {"--data": str(data), "--schema": None, "--model": None, option: "/dev/zero"}
+    if option == "--model":
+        argv = ["predict", "--model", "/dev/zero", "--data", str(data)]
+    else:
+        argv = ["train", "--data", paths["--data"], "--label", "label", "--epsilon", "1"]
+        argv += ["--schema", paths["--schema"]] if paths["--schema"] else []
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "larger than" in err and "\n" not in err
