@@ -57,6 +57,9 @@ SCALING_SIZES = (3_000, 30_000, 300_000, 3_000_000)
 SCALING_EPSILONS = (0.01, 0.1, 1.0)
 
 
+REFERENCE_COLUMNS = ("figure", "metric", "series", "epsilon", "trees", "dataset", "value")
+
+
 def reference_rows(reference_csv: Path | None, figure: str) -> pd.DataFrame:
     """The paper's printed rows of ``figure`` (``reference_csv`` None: the package's copy)."""
     if reference_csv is None:
@@ -68,9 +71,24 @@ def reference_rows(reference_csv: Path | None, figure: str) -> pd.DataFrame:
             )
     if not Path(reference_csv).is_file():
         raise ValueError(f"reference table {reference_csv} is missing; pass --reference")
-    table = pd.read_csv(reference_csv)
+    try:
+        table = pd.read_csv(reference_csv)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"reference table {reference_csv} cannot be read as CSV: {first}"
+        ) from None
+    missing = [c for c in REFERENCE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"reference table {reference_csv} lacks the column(s) {', '.join(missing)}, as "
+            "dpviz/reference/fletcher2017_results.csv has them"
+        )
+    table["value"] = pd.to_numeric(table["value"], errors="coerce")
+    table["epsilon"] = pd.to_numeric(table["epsilon"], errors="coerce")
     prefix = f"Fig{figure}"
-    return table[table.figure.str.fullmatch(prefix + "[ab]?")].reset_index(drop=True)
+    chosen = table.figure.astype(str).str.fullmatch(prefix + "[ab]?")
+    return table[chosen].reset_index(drop=True)
 
 
 def _datasets(name: str, datasets_dir: Path | None, generator_seeds: int):

@@ -72,3 +72,15 @@ def test_a_device_as_input_is_read_no_further_than_the_limit(tmp_path, capsys, o
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "larger than" in err and "\n" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(b"a,label\n1,x\n", "lacks the column(s) figure"), (b"x\n\x00\xff\n", "cannot be read")],
+)
+def test_reproduce_with_a_wrong_reference_table_is_one_line(tmp_path, capsys, content, words):
+    reference = tmp_path / "reference.csv"
+    reference.write_bytes(content)
+    assert main(["reproduce", "--figure", "11", "--reference", str(reference)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: reference table") and words in err and "\n" not in err
