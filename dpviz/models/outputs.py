@@ -4,7 +4,8 @@
   paths, and the same file through a link), or two outputs that name one file.
 * :func:`write_text` and :func:`write_csv` write to a temporary file in the target's
   folder and rename it over the target (``os.replace``), so a failure midway leaves
-  the old file, or none, never a truncated one.
+  the old file, or none, never a truncated one; a FIFO or ``/dev/stdout`` is written
+  to as a stream.
 * :func:`escape_formulas` prefixes text cells that a spreadsheet would run as a
   formula (``=``, ``+``, ``-``, ``@``, tab, CR) with an apostrophe; numbers, also
   negative ones, stay numbers.
@@ -67,8 +68,15 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` atomically: temporary file in the same folder, then rename."""
+    """Write ``data`` atomically: temporary file in the same folder, then rename.
+
+    A target that exists and is not a regular file (a FIFO, ``/dev/stdout``, a terminal)
+    is a stream: it is written to as it is, never replaced by a regular file."""
     target = Path(path)
+    if target.exists() and not target.is_file():
+        with target.open("wb") as stream:
+            stream.write(data)
+        return
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise ValueError(f"the folder of {str(path)!r} does not exist; create it first")

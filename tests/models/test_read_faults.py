@@ -84,3 +84,30 @@ def test_reproduce_with_a_wrong_reference_table_is_one_line(tmp_path, capsys, co
     assert main(["reproduce", "--figure", "11", "--reference", str(reference)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: reference table") and words in err and "\n" not in err
+
+
+def test_out_naming_a_fifo_writes_to_it_and_keeps_it_a_fifo(tmp_path, capsys):
+    import json
+    import os
+    import stat
+    import threading
+
+    data = tmp_path / "d.csv"
+    rows = "".join(f"{i / 40:.3f},{'xy'[i % 2]}\n" for i in range(40))
+    data.write_text("a,label\n" + rows)
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        '{"label": "label", "classes": ["x", "y"], "features": '
+        '[{"name": "a", "type": "continuous", "min": 0, "max": 1}]}'
+    )
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    argv = ["train", "--data", str(data), "--label", "label", "--schema", str(schema)]
+    code = main([*argv, "--epsilon", "1", "--out", str(fifo)])
+    reader.join(timeout=60)
+    capsys.readouterr()
+    assert code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert json.loads(received[0])["format"] == "dpviz-forest"
