@@ -100,6 +100,10 @@ class SweepCancelled(Exception):
     """The user stopped the sweep; no partial result is returned."""
 
 
+# A curve needs a few ε per decade; thousands only multiply the work and the output.
+MAX_EPSILONS = 200
+
+
 @dataclass(frozen=True)
 class SweepGrid:
     """The configurations a sweep evaluates, every combination of the lists."""
@@ -131,6 +135,11 @@ class SweepGrid:
             if len(values) == 0:
                 raise ValueError(f"the sweep's {name.replace('_', ' ')} list is empty")
             object.__setattr__(self, name, tuple(values))
+        if len(self.epsilons) > MAX_EPSILONS:
+            raise ValueError(
+                f"the sweep has {len(self.epsilons):,} ε values; at most {MAX_EPSILONS} "
+                "are swept at once (a curve needs a few per decade)"
+            )
         for eps in self.epsilons:
             _check_epsilon(eps)
         for trees in self.n_estimators:

@@ -35,7 +35,8 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_outputs(
     inputs: Iterable[str | Path | None], outputs: dict[str, str | Path | None]
 ) -> None:
-    """Raise ``ValueError`` when an output path names an input file or another output.
+    """Raise ``ValueError`` when an output path names an input file or another output,
+    or lies in a folder that does not exist.
 
     ``outputs`` maps the option name (for the message, e.g. ``--out``) to its path;
     ``None`` entries (options not given) are skipped.
@@ -48,6 +49,10 @@ def check_outputs(
         path = Path(raw).resolve()
         if path.is_dir():
             raise ValueError(f"{option} {str(raw)!r} is a folder; give a file name")
+        if not path.parent.is_dir():
+            # Said before any work: a later output's missing folder must not leave the
+            # earlier outputs written and the command failed.
+            raise ValueError(f"{option} {str(raw)!r}: its folder does not exist; create it first")
         for source in given_inputs:
             if _same_file(path, source):
                 raise ValueError(

@@ -111,3 +111,20 @@ def test_out_naming_a_fifo_writes_to_it_and_keeps_it_a_fifo(tmp_path, capsys):
     capsys.readouterr()
     assert code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
     assert json.loads(received[0])["format"] == "dpviz-forest"
+
+
+def test_sweep_checks_every_output_folder_and_bounds_the_epsilons_before_any_work(
+    tmp_path, capsys
+):
+    data = tmp_path / "d.csv"
+    data.write_text("a,label\n" + "".join(f"{i / 40:.3f},{'xy'[i % 2]}\n" for i in range(40)))
+    out = tmp_path / "results.csv"
+    argv = ["sweep", "--data", str(data), "--label", "label", "--out", str(out)]
+    missing = str(tmp_path / "no_such_folder" / "summary.csv")
+    assert main([*argv, "--epsilons", "0.1,1", "--summary", missing]) == 2
+    assert "its folder does not exist" in capsys.readouterr().err
+    assert not out.exists()
+    many = ",".join(f"{0.001 * (i + 1):g}" for i in range(5_000))
+    assert main([*argv, "--epsilons", many]) == 2
+    assert "at most 200" in capsys.readouterr().err
+    assert not out.exists()
