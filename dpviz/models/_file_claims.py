@@ -109,8 +109,27 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
         split_epsilon=float(meta.get("split_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
+        earlier_releases=earlier_releases(meta),
     )
     return note_claim(ledger, meta)
+
+
+def earlier_releases(meta: dict) -> list[tuple[str, float]]:
+    """A forest file's earlier releases of the same leaves, as (mechanism, ε) pairs
+    (``ValueError`` for anything else)."""
+    listed = meta.get("earlier_releases", [])
+    if not isinstance(listed, list) or len(listed) > 10_000:
+        raise ValueError("the model's 'earlier_releases' must be a list of [mechanism, ε]")
+    out = []
+    for item in listed:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            raise ValueError("each of the model's 'earlier_releases' must be [mechanism, ε]")
+        mech = get_mechanism(item[0])
+        eps = item[1]
+        if type(eps) not in (int, float) or not 0 < eps < 1e300:
+            raise ValueError("an earlier release's ε must be a positive number")
+        out.append((mech.id, float(eps)))
+    return out
 
 
 def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:

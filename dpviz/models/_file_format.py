@@ -32,6 +32,12 @@ FORMAT = "dpviz-forest"
 TREE_FORMAT = "dpviz-tree"
 BOOST_FORMAT = "dpviz-boost"
 KINDS = {FORMAT: "forest", TREE_FORMAT: "greedy tree", BOOST_FORMAT: "boosted trees"}
+# The registry algorithms each format holds (a file naming another is not dpviz's).
+ALGORITHMS_OF = {
+    FORMAT: ("fletcher_islam", "jpw"),
+    TREE_FORMAT: ("friedman_schuster", "dpea"),
+    BOOST_FORMAT: ("dpboost",),
+}
 FORMAT_VERSION = 1
 REPLAYABLE = f"replayable from a seed ({NOT_PRIVATE_NOTE})"
 # The export limits (MAX_EXPORT_NODES, export_node_limit) live with the trees, since a
@@ -84,6 +90,12 @@ def check_document(doc: Any, expected: str, required: tuple[str, ...]) -> tuple[
     missing = [k for k in ("schema", "classes", "feature_order", *required) if k not in doc]
     if missing:
         raise ValueError("the model file lacks: " + ", ".join(missing))
+    known = ALGORITHMS_OF[expected]
+    if doc.get("algorithm", known[0]) not in known:
+        raise ValueError(
+            f"the model's 'algorithm' {doc['algorithm']!r} is not one a dpviz {KINDS[expected]} "
+            f"file holds ({', '.join(known)})"
+        )
     schema = Schema.from_dict(doc["schema"])
     if not isinstance(doc["classes"], list):
         raise ValueError("the model's 'classes' must be a list of class names")

@@ -228,6 +228,8 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "split_epsilon": float(model.split_epsilon_),
         "noise": noise_mode(model),
         "record_hash_seed": int(model._split_seed),
+        # Releases of the same leaves before this one (relabel): they add to the ε.
+        "earlier_releases": [[m, float(e)] for m, e in model._releases[:-1]],
         "privacy": {
             "epsilon_total": ledger["epsilon_total"],
             "private": ledger["private"],

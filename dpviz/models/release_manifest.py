@@ -93,6 +93,7 @@ _FOREST: dict[str, ManifestEntry] = {
     "/split_points": _public("settings"),
     "/record_hash_seed": _public("the public seed (random_state)"),
     "/n_batches": _public("the updates the user ran"),
+    "/earlier_releases": _public("the relabels the user ran (mechanism and ε of each)"),
     "/batches/[]/batch": _public("the updates the user ran"),
     "/batches/[]/epsilon": _public("settings of each update"),
     "/n_estimators": _derived("settings, or the booked noisy record count ('auto')"),
