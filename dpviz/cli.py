@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 import math
+import shlex
 import sys
 import warnings
 from contextlib import nullcontext
@@ -21,7 +22,7 @@ from dpviz.evaluation import defaults
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
-from dpviz.models.columns import guess_label, people_columns, suggest_drops
+from dpviz.models.columns import PEOPLE_REASON, guess_label, suggest_drops
 from dpviz.models.data import encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
     COUNTED_RULES,
@@ -214,7 +215,12 @@ def _with_drop_hint(message: str, frame: pd.DataFrame, label: str) -> str:
     if not drops:
         return message
     why = "; ".join(f"{c}: {r}" for c, r in drops.items())
-    return f"{message} (suggested: --drop {','.join(drops)} — {why})"
+    return f"{message} (suggested: {drop_option(drops)} — {why})"
+
+
+def drop_option(columns) -> str:
+    """``--drop`` with ``columns``, quoted so that it can be pasted into a shell."""
+    return f"--drop {shlex.quote(','.join(columns))}"
 
 
 def _load_data(args) -> tuple:
@@ -230,9 +236,9 @@ def _load_data(args) -> tuple:
             raise ValueError(
                 f"the schema's label is {schema.label!r} but --label is {args.label!r}"
             )
-        frame = _leave_out_people(frame, args, schema)
+        frame = _leave_out_suggested(frame, args, schema)
     else:
-        frame = _leave_out_people(frame, args, None)
+        frame = _leave_out_suggested(frame, args, None)
         try:
             schema = infer_schema(frame, args.label)
         except ValueError as exc:
@@ -245,29 +251,36 @@ def _load_data(args) -> tuple:
     return frame, schema, encoded
 
 
-def _leave_out_people(frame: pd.DataFrame, args, schema: Schema | None) -> pd.DataFrame:
-    """Leave out columns that look like personal data (names, e-mail addresses, phone
-    numbers, postal addresses: a model lists a discrete feature's values) unless
-    ``--keep`` names them; a ``--schema`` that uses one without ``--keep`` is refused.
-    The judgement reads the records: it is said on stderr, for the user only."""
-    keep = _split_list(args.keep, str, "--keep") if args.keep else []
+def _leave_out_suggested(frame: pd.DataFrame, args, schema: Schema | None) -> pd.DataFrame:
+    """Leave out the columns `info` suggests — personal data (names, e-mail addresses,
+    phone numbers, postal addresses: a model lists a discrete feature's values), ID-like,
+    free-text and empty columns — unless ``--keep`` names them, as the app's Data page
+    does. With a ``--schema`` the schema decides which columns are features, but one that
+    uses a personal-data column without ``--keep`` is refused. The judgement reads the
+    records: it is said on stderr, for the user only."""
+    keep = _split_list(args.keep, str, "--keep") if getattr(args, "keep", None) else []
     unknown = [c for c in keep if c not in frame.columns]
     if unknown:
         raise ValueError(
             f"--keep names {', '.join(map(repr, unknown))}, not a column of {args.data}"
         )
-    used = set(schema.feature_names) if schema is not None else set()
+    used = set(schema.feature_names) if schema is not None else None
     drop = []
-    for name, why in people_columns(frame, args.label).items():
+    for name, why in suggest_drops(frame, args.label).items():
+        people = why.startswith(PEOPLE_REASON)
         if name in keep:
             print(f"warning: keeping {name!r} (--keep), {why}", file=sys.stderr)
-        elif name in used:
-            raise ValueError(
-                f"the schema uses {name!r}: {why}. Remove it from the schema, or pass "
-                f"--keep {name} to publish its values"
+        elif used is not None:
+            if name in used and people:
+                raise ValueError(
+                    f"the schema uses {name!r}: {why}. Remove it from the schema, or pass "
+                    f"--keep {shlex.quote(name)} to publish its values"
+                )
+        else:
+            print(
+                f"note: left out {name!r} ({why}); pass --keep {shlex.quote(name)} to use it",
+                file=sys.stderr,
             )
-        elif schema is None:
-            print(f"note: left out {name!r}, {why}: pass --keep {name} to use it", file=sys.stderr)
             drop.append(name)
     return frame.drop(columns=drop) if drop else frame
 
@@ -725,6 +738,26 @@ def cmd_update(args) -> dict:
     }
 
 
+def _info_without_schema(args, frame, drops, suspects, guessed, problem: str) -> dict:
+    """What `info` says of a file whose schema cannot be inferred: its columns, the
+    suggestions and the reason (exit 0: describing the file is the command's job)."""
+    print(f"warning: no schema could be inferred: {problem}", file=sys.stderr)
+    if args.schema_out:
+        print("warning: --schema-out not written (no schema)", file=sys.stderr)
+    return {
+        "n_rows": len(frame),
+        "label": args.label,
+        "label_guessed": guessed,
+        "columns": list(map(str, frame.columns)),
+        "schema": None,
+        "schema_problem": problem,
+        "read_notes": list(frame.attrs.get("read_notes", ())),
+        "suggested_drops": drops,
+        "suggested_drop_option": drop_option(drops) if drops else "",
+        "numeric_suspects": suspects,
+    }
+
+
 def cmd_info(args) -> dict:
     check_outputs([args.data, args.schema], {"--schema-out": args.schema_out})
     frame = _read_data(args)
@@ -740,11 +773,17 @@ def cmd_info(args) -> dict:
             + f" (a guess: --label {guess_label(frame, list(suggest_drops(frame)))})"
         )
     drops = suggest_drops(frame, args.label)
-    suspects = numeric_suspects(frame.drop(columns=list(drops)))
+    keep = set(_split_list(args.keep, str, "--keep")) if args.keep else set()
+    kept = frame.drop(columns=[c for c in drops if c not in keep])
+    suspects = numeric_suspects(kept)
+    # Like train, the inferred schema leaves the suggested columns out; one that still
+    # cannot be inferred is described, not fatal: `info` exists to describe the file.
     try:
-        schema = Schema.load(args.schema) if args.schema else infer_schema(frame, args.label)
+        schema = Schema.load(args.schema) if args.schema else infer_schema(kept, args.label)
     except ValueError as exc:
-        raise ValueError(_with_drop_hint(str(exc), frame, args.label)) from None
+        if args.schema:
+            raise
+        return _info_without_schema(args, frame, drops, suspects, guessed, str(exc))
     if schema.label != args.label:
         raise ValueError(f"the schema's label is {schema.label!r} but --label is {args.label!r}")
     s, r = len(schema.continuous), len(schema.discrete)
@@ -774,7 +813,7 @@ def cmd_info(args) -> dict:
         "depth": depths,
         "read_notes": list(frame.attrs.get("read_notes", ())),
         "suggested_drops": drops,
-        "suggested_drop_option": f"--drop {','.join(drops)}" if drops else "",
+        "suggested_drop_option": drop_option(drops) if drops else "",
         "numeric_suspects": suspects,
         "notes": [
             "the jpw depth uses the record count, which is not private",
@@ -955,9 +994,10 @@ def _data_args(p: argparse.ArgumentParser, label: bool = True, keep: bool = True
     if keep:
         p.add_argument(
             "--keep",
-            help="comma-separated columns that look like personal data (names, e-mail "
-            "addresses, phone numbers, postal addresses; `info` lists them) to use anyway: "
-            "the model publishes their values. Without it they are left out",
+            help="comma-separated columns that `info` suggests leaving out (personal data: "
+            "names, e-mail addresses, phone numbers, postal addresses; ID-like; free text) "
+            "to use anyway: the model publishes a discrete feature's values. Without it "
+            "they are left out",
         )
 
 
@@ -1185,7 +1225,7 @@ def _add_update(sub) -> None:
 
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="schema, feature types and depths of a CSV")
-    _data_args(p, label=False, keep=False)
+    _data_args(p, label=False)
     p.add_argument(
         "--schema-out",
         help='write the schema JSON here (an inferred one is marked "inferred": remove '

@@ -155,7 +155,10 @@ def test_the_cli_lists_it_leaves_it_out_and_keeps_it_only_with_keep(capsys, tmp_
     features = [f["name"] for f in json.loads(model.read_text())["schema"]["features"]]
     assert "applicant" in features and "keeping 'applicant'" in err
     # A declared schema that lists the names is refused without --keep.
-    inferred = Schema.from_dict(info["schema"])
+    code, out, err = cli(capsys, "info", *base, "--keep", "applicant", "--json")
+    assert code == 0, err
+    inferred = Schema.from_dict(json.loads(out)["schema"])
+    assert "applicant" in inferred.feature_names
     schema = Schema(inferred.label, inferred.classes, inferred.features)  # marks removed
     path = tmp_path / "s.json"
     path.write_text(schema.to_json())

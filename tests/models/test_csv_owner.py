@@ -342,10 +342,13 @@ def test_drop_option_errors_are_one_line(capsys):
     assert code != 0 and "--drop names the label" in err
 
 
-def test_free_text_column_error_suggests_the_drop(capsys):
+def test_free_text_column_is_left_out_by_default_and_suggested(capsys):
     data = str(CORPUS / "free_text_column.csv")
-    code, _, err = run_cli(capsys, "info", "--data", data, "--label", "label")
-    assert code != 0 and "--drop comment" in err and "free text" in err
+    code, out, _ = run_cli(capsys, "info", "--data", data, "--label", "label", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["suggested_drop_option"] == "--drop comment"
+    assert "free text" in info["suggested_drops"]["comment"]
+    assert "comment" not in info["features"]
     code, out, _ = run_cli(
         capsys, "info", "--data", data, "--label", "label", "--drop", "comment", "--json"
     )
