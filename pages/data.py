@@ -128,7 +128,9 @@ def choose_upload() -> None:
         "Label column (what to predict)",
         columns,
         key=label_key,
-        help="Guessed from the column names and the number of distinct values.",
+        help="Guessed from the column names, the number of distinct values and the order "
+        "(a target name first, else the last column; never a demographic column such as "
+        "gender while another qualifies).",
     )
     st.caption("The label was guessed — check it: it should be the column the model predicts.")
     data_ui.choose_columns(workspace, label)

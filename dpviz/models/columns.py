@@ -18,31 +18,40 @@ import pandas as pd
 
 from dpviz.privacy.schema import MAX_DISCRETE_VALUES
 
-# Names of label columns, best first: an exact name beats a word inside a longer name.
+# Names of label columns, best first (most specific first: seaborn's titanic has both
+# "survived" and a "class" feature). Matched on the whole name or on every word of it
+# (is_fraud, target_class), case and accents ignored; common French, German, Spanish,
+# Italian, Dutch and Portuguese words for label, target, class and result included.
 TARGET_NAMES = (
-    "label",
-    "target",
-    "class",
-    "y",
-    "outcome",
-    "survived",
-    "default",
-    "diagnosis",
-    "species",
-    "income",
-    "churn",
-    "response",
-    "result",
-    "fraud",
-    "spam",
-    "approved",
-    "decision",
-    "disease",
-    "variety",
-    "category",
-    "grade",
-    "quality",
-)
+    "label", "labels", "target", "y", "outcome", "response", "survived", "diagnosis",
+    "churn", "churned", "attrition", "fraud", "fraudulent", "approved", "species", "class",
+    "etiqueta", "etiquette", "etichetta", "cible", "objetivo", "ziel", "zielvariable",
+    "doel", "alvo", "classe", "klasse", "clase", "especie", "espece", "resultado",
+    "resultat", "ergebnis", "risultato", "uitkomst",
+)  # fmt: skip
+# Target names that well-known files also use for a feature (bank marketing's "default",
+# German credit's "status", a census "income"): they win only after the last column.
+AMBIGUOUS_TARGET_NAMES = (
+    "default", "status", "result", "quality", "income", "decision", "disease", "spam",
+    "risk", "grade", "category", "variety", "rating", "exited", "readmitted",
+    "subscribed", "converted", "purchased", "claim",
+)  # fmt: skip
+# Words around a target name that keep it one: is_fraud, y_true, fraud_flag, churn_yn.
+TARGET_FILLERS = (
+    "is", "has", "was", "did", "the", "true", "yn", "flag", "binary", "final", "var",
+)  # fmt: skip
+# Words of columns a data owner does not mean as the label: demographic attributes (a
+# model that predicts them profiles people). Guessed only when nothing else qualifies.
+DEMOGRAPHIC_WORDS = (
+    "gender", "sex", "race", "ethnicity", "ethnic", "age", "nationality", "native",
+    "citizenship", "marital", "married", "religion", "religious", "disability",
+    "orientation", "pregnant", "genero", "sexe", "geschlecht", "sesso", "geslacht",
+    "edad", "alter", "idade", "leeftijd", "raza", "raca", "rasse", "etnia", "ethnie",
+    "nacionalidad", "nationalite", "nazionalita", "nacionalidade", "religione",
+    "religiao", "civil", "familienstand",
+)  # fmt: skip
+# Whole names of date columns, passed over likewise (penguins end with "year").
+DATE_NAMES = ("year", "month", "day", "date", "week", "time", "timestamp", "datetime")
 # Names of identifier or row-index columns (R's write.csv writes "rownames" or "").
 ID_NAMES = ("id", "rownames", "rowname", "row", "index", "idx", "key", "uid", "uuid", "")
 # Words that make a column name an identifier's: PassengerId, customer_id, row_uuid.
@@ -105,10 +114,15 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
 
 
+def _plain_words(name) -> list[str]:
+    """:func:`_words` with accents dropped: ``Géschlecht`` -> geschlecht."""
+    text = unicodedata.normalize("NFKD", str(name).replace("ß", "ss"))
+    return _words(text.encode("ascii", "ignore").decode())
+
+
 def _people_by_name(name) -> str:
     """What people-like values a column's name announces ("" for none)."""
-    text = unicodedata.normalize("NFKD", str(name).replace("ß", "ss"))
-    words = _words(text.encode("ascii", "ignore").decode())
+    words = _plain_words(name)
     for what, names in PEOPLE_NAME_WORDS.items():
         if "".join(words) in names or any(w in names for w in words):
             return what
@@ -253,9 +267,10 @@ def suggest_drops(frame: pd.DataFrame, label: str | None = None) -> dict[str, st
 
 
 def _low_cardinality(column: pd.Series) -> int:
-    """The number of distinct values when 2..GUESS_MAX_CLASSES, else 0."""
-    k = int(column.dropna().nunique())
-    return k if 2 <= k <= GUESS_MAX_CLASSES else 0
+    """The number of distinct values when 2..GUESS_MAX_CLASSES and each repeats on
+    average (a column of 20 distinct values in 20 rows holds no classes), else 0."""
+    k = int(column.nunique(dropna=True))
+    return k if 2 <= k <= GUESS_MAX_CLASSES and 2 * k <= column.count() else 0
 
 
 def _is_text(column: pd.Series) -> bool:
@@ -263,46 +278,90 @@ def _is_text(column: pd.Series) -> bool:
     return bool(len(present)) and pd.to_numeric(present, errors="coerce").isna().any()
 
 
+def _target_rank(words: list[str], names: tuple[str, ...]) -> int | None:
+    """Rank in ``names`` of a column name's words when they name a target: the whole
+    name (``Class``, ``Zielvariable``) or target words with fillers only (``is_fraud``,
+    ``target_class``: best rank of its words, after every whole name); else None."""
+    joined = "".join(words)
+    if joined in names:
+        return names.index(joined)
+    core = [w for w in words if w not in TARGET_FILLERS]
+    known = TARGET_NAMES + AMBIGUOUS_TARGET_NAMES
+    if core and all(w in known for w in core) and any(w in names for w in core):
+        return len(names) + min(names.index(w) for w in core if w in names)
+    return None
+
+
+def _not_label(name, drops: set) -> bool:
+    """A column the guess passes over while anything else qualifies: suggested drops
+    (IDs, personal data, free text), ID or personal-data names, demographic attributes
+    (:data:`DEMOGRAPHIC_WORDS`) and dates (:data:`DATE_NAMES`)."""
+    words = _plain_words(name)
+    return (
+        name in drops
+        or "".join(words) in ID_NAMES + DATE_NAMES
+        or any(w in ID_WORDS or w in DEMOGRAPHIC_WORDS for w in words)
+        or bool(_people_by_name(name))
+    )
+
+
 def guess_label(frame: pd.DataFrame | Iterable[str], drops: Iterable[str] = ()) -> str:
     """A likely label column, read from the data (a guess: the user must check it).
 
-    Best: a column with 2..``GUESS_MAX_CLASSES`` values named like a target (exact
-    name before a word of the name, earlier in :data:`TARGET_NAMES` first; text
-    before numbers). Else the last such text column, else the last low-cardinality
-    column, else the last column. A list of names (no data) uses the names only.
+    In order: a column named like a target (:data:`TARGET_NAMES`, whole name before
+    target words with fillers such as ``is_fraud``, earlier in the list first, a later
+    column on a tie) with 2..``GUESS_MAX_CLASSES`` values (``label``, ``target`` and
+    ``class`` with any number); else the last column with 2..``GUESS_MAX_CLASSES``
+    values (exports usually put the target last); else a column with an ambiguous
+    target name (:data:`AMBIGUOUS_TARGET_NAMES`, such as ``income`` or ``status``);
+    else one with a target word anywhere in its name (``default.payment.next.month``);
+    else the last such text column, else the last such column. Suggested drops, ID and
+    personal-data names, demographic attributes (``gender``, ``race``, ``age``, …) and
+    dates are passed over unless nothing else has 2..``GUESS_MAX_CLASSES`` values;
+    then the last kept column. A list of names (no data) uses the names only.
+    Reads the records (distinct counts): for the data owner, never released.
     """
     if not isinstance(frame, pd.DataFrame):
         columns = [str(c) for c in frame]
-        frame = pd.DataFrame({c: ["a", "b"] for c in columns}, columns=columns)
+        frame = pd.DataFrame({c: ["a", "b"] * 2 for c in columns}, columns=columns)
     dropped = set(drops)
     columns = list(frame.columns)
-    rank = {name: i for i, name in enumerate(TARGET_NAMES)}
-    best, best_key = None, None
-    text_low, any_low = None, None
-    for position, name in enumerate(columns):
-        lower = str(name).strip().lower()
-        if name in dropped and lower not in ("label", "target", "class"):
-            continue
-        k = _low_cardinality(frame[name])
-        text = _is_text(frame[name])
-        if lower in rank and (k or lower in ("label", "target", "class")):
-            # A column called "label" is meant as the label even with one class (the
-            # schema then says why it cannot be used).
-            key = (0, rank[lower], not text, position)
-            if best_key is None or key < best_key:
-                best, best_key = name, key
-            continue
-        if not k:
-            continue
-        any_low = name
-        if text:
-            text_low = name
-        words = _words(name)
-        hits = [rank[w] for w in words if w in rank]
-        if not hits:
-            continue
-        key = (1, min(hits), not text, position)
-        if best_key is None or key < best_key:
-            best, best_key = name, key
     kept = [c for c in columns if c not in dropped] or columns
-    return str(best or text_low or any_low or kept[-1])
+    low = {name: _low_cardinality(frame[name]) for name in columns}
+    candidates = [c for c in columns if low[c] and not _not_label(c, dropped)]
+    # A column called "label" is meant as the label even with one class or many (the
+    # schema then says why it cannot be used), and even if suggested as a drop.
+    always = {"label", "target", "class"}
+    named = [c for c in columns if "".join(_plain_words(c)) in always]
+    last = kept[-1]
+    tiers = (
+        lambda: _best_named(set(candidates) | set(named), columns, TARGET_NAMES),
+        lambda: last if last in candidates else None,
+        lambda: _best_named(candidates, columns, AMBIGUOUS_TARGET_NAMES),
+        lambda: _best_named(candidates, columns, TARGET_NAMES + AMBIGUOUS_TARGET_NAMES, True),
+        lambda: next((c for c in reversed(candidates) if _is_text(frame[c])), None),
+        lambda: candidates[-1] if candidates else None,
+        lambda: next((c for c in reversed(kept) if low[c]), None),
+    )
+    for tier in tiers:
+        found = tier()
+        if found is not None:
+            return str(found)
+    return str(last)
+
+
+def _best_named(names: Iterable, columns: list, targets: tuple[str, ...], anywhere=False):
+    """The column of ``names`` whose name ranks best in ``targets`` (a later column on a
+    tie); ``anywhere``: a target word anywhere in the name counts. None if none."""
+    best, best_key = None, None
+    for name in names:
+        words = _plain_words(name)
+        if anywhere:
+            hits = [targets.index(w) for w in words if w in targets]
+            rank = min(hits) if hits else None
+        else:
+            rank = _target_rank(words, targets)
+        key = (rank, -columns.index(name))
+        if rank is not None and (best_key is None or key < best_key):
+            best, best_key = name, key
+    return best
