@@ -1,5 +1,6 @@
 """Dask: the distributed fit equals the in-memory fit; sweeps run as cluster tasks."""
 
+import dataclasses
 import os
 import signal
 import threading
@@ -18,6 +19,7 @@ from dpviz.distributed import dask_client, fit_dask  # noqa: E402
 from dpviz.evaluation.sweep import SweepGrid, run_sweep  # noqa: E402
 from dpviz.evaluation.synthetic import make_synth  # noqa: E402
 from dpviz.models.data import encode  # noqa: E402
+from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +162,11 @@ def test_cli_train_on_local_cluster(tmp_path, capsys, text_frame):
         "3",
     ]
     assert main([*args, "--local-cluster", "2", "--out", str(tmp_path / "a.json")]) == 0
-    memory = DPRandomForestClassifier(n_estimators=10, schema=schema, random_state=0, noise_seed=3)
+    # A --schema file is declared public in the CLI's fixed words, on either path.
+    declared = dataclasses.replace(schema, declaration=DECLARED_BY_SCHEMA_OPTION)
+    memory = DPRandomForestClassifier(
+        n_estimators=10, schema=declared, random_state=0, noise_seed=3
+    )
     memory.fit(pd.read_csv(tmp_path / "d.csv", dtype=str).drop(columns="label"), frame["label"])
     assert (tmp_path / "a.json").read_text() == ReleasedForest.from_estimator(memory).to_json()
     capsys.readouterr()

@@ -139,7 +139,8 @@ def test_default_sweep_is_small_and_private():
     assert s.mechanisms == (forest["mechanism"],) and s.depths == (forest["depth"],)
     assert not s.sklearn_reference
     assert s.n_configurations <= 20 and s.epsilons[0] == 0.05 and s.epsilons[-1] == 10.0
-    assert s.n_estimators == (10,)
+    # The forest Train releases by default: the same "auto" tree count rule.
+    assert s.n_estimators == (forest["n_estimators"],) == ("auto",)
 
 
 def test_curve_choices_put_proven_mechanisms_first(sweep):

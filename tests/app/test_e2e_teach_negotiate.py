@@ -97,9 +97,10 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             page.get_by_label("Approved by").press("Enter")  # applies both fields
             report = tmp_path / "report.html"
             # Under load the rerun that applies the two fields can land after a click: the
-            # report is fetched again (at most 3 times) until it carries them.
-            for _ in range(3):
-                page.wait_for_timeout(500)
+            # report is fetched again (at most 10 times, a second apart) until it carries
+            # them.
+            for _ in range(10):
+                page.wait_for_timeout(1000)
                 download = download_from(
                     page,
                     browser_api,
