@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import math
 import shlex
@@ -23,7 +24,7 @@ from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, reference_costs, run_sweep
 from dpviz.models.columns import PEOPLE_REASON, guess_label, suggest_drops
-from dpviz.models.data import encode, numeric_suspects, read_csv
+from dpviz.models.data import _sniff_delimiter, encode, numeric_suspects, read_csv
 from dpviz.models.depth import (
     COUNTED_RULES,
     DEPTH_RULES,
@@ -36,6 +37,7 @@ from dpviz.models.depth import (
 )
 from dpviz.models.files import (
     INFERRED_REFUSAL,
+    ReleasedBoost,
     ReleasedForest,
     check_forest_export,
     load_model,
@@ -51,6 +53,7 @@ from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.schema import (
     DECLARED_BY_SCHEMA_OPTION,
     MAX_CLASSES,
+    MISSING,
     PrivacyLeakWarning,
     Schema,
     infer_schema,
@@ -670,18 +673,21 @@ def _train_on_cluster(args, algorithm, params):
 
 
 def cmd_predict(args) -> dict:
+    """Predict every row of ``--data`` (none is dropped), the ``--id`` columns first."""
     check_outputs([args.model, args.data], {"--out": args.out})
     model = load_model(args.model)
     _note_claim(model)
     frame = read_csv(args.data, min_columns=1)
     for note in frame.attrs.get("read_notes", ()):
         print(f"note: {note}", file=sys.stderr)
-    # Say how rows with missing or unknown values were routed (the schema's public rules).
-    for message in encode(frame, model.schema, training=False).report.messages():
+    outputs = ["prediction", *(f"proba[{c}]" for c in model.classes_)]
+    ids = _id_columns(args, frame, outputs)
+    encoded = encode(frame, model.schema, training=False)
+    for message in _prediction_notes(model, frame, encoded):
         print(f"note: {message}", file=sys.stderr)
     proba = model.predict_proba(frame)
     predictions = model.classes_[np.argmax(proba, axis=1)]
-    out = frame[[]].copy()
+    out = _ids_as_written(args.data, frame, ids)
     out["prediction"] = predictions
     for i, c in enumerate(model.classes_):
         out[f"proba[{c}]"] = proba[:, i]
@@ -689,7 +695,115 @@ def cmd_predict(args) -> dict:
         write_csv(args.out, out)
     elif not args.json:
         sys.stdout.write(csv_text(out))
-    return {"n_records": len(out), "out": args.out, "predictions": predictions.tolist()[:10]}
+    return {
+        "n_records": len(out),
+        "out": args.out,
+        "id_columns": ids,
+        "predictions": predictions.tolist()[:10],
+    }
+
+
+def _id_columns(args, frame: pd.DataFrame, outputs: list[str]) -> list[str]:
+    """The ``--id`` columns, checked: each a column of the data, named once, and not a
+    name the predictions take."""
+    if args.id is None:
+        return []
+    ids = _split_list(args.id, str, "--id")
+    unknown = [c for c in ids if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"--id names {', '.join(map(repr, unknown))}, not a column of {args.data}; "
+            "columns are: " + ", ".join(frame.columns[:20])
+        )
+    twice = next((c for i, c in enumerate(ids) if c in ids[:i]), None)
+    if twice is not None:
+        raise ValueError(f"--id names {twice!r} twice")
+    clash = [c for c in ids if c in outputs]
+    if clash:
+        raise ValueError(
+            f"--id column {clash[0]!r} has the name of an output column; rename it in {args.data}"
+        )
+    return ids
+
+
+def _ids_as_written(path: str, frame: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
+    """The ``ids`` columns as the file writes them. Reading may rewrite a column (dates
+    as day numbers, decimal commas, ``NA`` as missing, said in its notes): such an ID
+    column is read again as plain text from the file; from a pipe, which cannot be
+    read twice, it stays as read, with a warning."""
+    out = frame[ids].copy()
+    notes = frame.attrs.get("read_notes", ())
+    rewritten = [c for c in ids if any(repr(c) in note for note in notes)]
+    if not rewritten:
+        return out
+    if Path(path).is_file():
+        text = Path(path).read_text(encoding="utf-8-sig")
+        try:
+            raw = pd.read_csv(
+                io.StringIO(text),
+                sep=_sniff_delimiter(text[:65536]),
+                dtype=str,
+                usecols=rewritten,
+                keep_default_na=False,
+                na_values=[""],
+            )
+        except (ValueError, pd.errors.ParserError):
+            raw = None
+        if raw is not None and len(raw) == len(out):
+            for name in rewritten:
+                out[name] = raw[name].str.strip().to_numpy()
+            return out
+    print(
+        f"warning: --id column(s) {', '.join(map(repr, rewritten))} are written as read "
+        "(see the notes above), not as the file writes them",
+        file=sys.stderr,
+    )
+    return out
+
+
+def _prediction_notes(model, frame: pd.DataFrame, encoded) -> list[str]:
+    """What predicting does with missing and unknown values, per column and in rows
+    (the schema's public rules; the counts read the records, for the user only). Every
+    row is predicted: none is dropped."""
+    report, schema = encoded.report, model.schema
+    if isinstance(model, ReleasedForest):
+        unknown_route = "the trees that split on it abstain for those rows"
+    elif isinstance(model, ReleasedBoost):
+        unknown_route = "a split on it sends those rows to its left branch"
+    else:
+        unknown_route = "at a split on it, the tree gives those rows every class equally"
+    notes = []
+    for feat in schema.continuous:
+        if feat.name in report.imputed:
+            notes.append(
+                f"{report.imputed[feat.name]} rows had no value for continuous "
+                f"{feat.name!r}: predicted at its public domain midpoint "
+                f"{0.5 * (feat.low + feat.high):g}"
+            )
+    for name, n in report.routed_low.items():
+        notes.append(
+            f"{n} missing values of {name!r} go to its lower branch (set to its public min, "
+            "the feature's missing-value rule)"
+        )
+    for name, n in report.missing_discrete.items():
+        notes.append(f"{n} missing values of {name!r} were read as the category {MISSING!r}")
+    for name, n in report.unknown_discrete.items():
+        notes.append(
+            f"{n} rows had a value of {name!r} outside its value list (or none): "
+            f"predicted anyway, {unknown_route}"
+        )
+    for name, n in report.clipped.items():
+        notes.append(f"{n} values of {name!r} were outside its public domain and were clipped")
+    # Rows, not values: a row missing two features counts once.
+    defaulted = frame[schema.feature_names].isna().to_numpy().any(axis=1)
+    if encoded.discrete.size:
+        defaulted |= (encoded.discrete < 0).any(axis=1)
+    if defaulted.any():
+        notes.append(
+            f"all {len(frame):,} rows predicted (none dropped); {int(defaulted.sum()):,} of "
+            "them had a missing or unknown feature value and took the route above"
+        )
+    return notes
 
 
 def _note_claim(model) -> None:
@@ -1209,6 +1323,13 @@ def _add_predict(sub) -> None:
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out")
+    p.add_argument(
+        "--id",
+        "--keep-columns",
+        dest="id",
+        metavar="COL[,COL]",
+        help="comma-separated input columns (IDs) written first, beside each prediction",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
 
