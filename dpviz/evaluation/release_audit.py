@@ -89,7 +89,8 @@ sharper; the parameters used are in the result):
   every leaf whose true counts differ between D and D' (x's leaf only, with the real
   per-record hash) through the model's
   public ``released_outputs``, which is the path prediction and export use (untrained
-  leaves are drawn from fresh noise on first use).
+  leaves are drawn from the release's fresh noise at fit time, or on first use beyond an
+  export's size).
 - ``jpw``: ``n_estimators=1`` (the registry default is 10). Every Private-RDT tree
   sees every record and spends ε/τ, so one tree puts the whole leaf budget (0.95ε after
   the 5% noisy record count of the ``jpw`` depth rule, which this schema's depth does

@@ -11,7 +11,11 @@ ones included, is booked in :attr:`ledger_`.
 A fitted model is one release: every leaf of the trees is drawn at the release (fit,
 :meth:`~ReleaseMixin.relabel`, ``partial_fit``) and the key is dropped, so every copy,
 pickle and exported file answers identically, and a prediction looks every leaf up the
-same way whether records reached it or not. Trees with more nodes than an export may list
+same way whether records reached it or not. (An evaluation sweep's
+:meth:`~ReleaseMixin.release_instead` draws the leaves its test records reach as it
+goes, and the rest before anything public reads the model.)
+
+Trees with more nodes than an export may list
 (:func:`~dpviz.models.trees.export_node_limit`) cannot be drawn whole: their untrained
 leaves are drawn when a prediction first reaches them and kept, so such a model refuses
 to be copied (a copy would draw them again and disagree exactly where no record went,
@@ -65,9 +69,13 @@ class ReleaseMixin:
         )
         return float(self.epsilon) - spent
 
-    def _release_leaves(self, source: NoiseSource) -> None:
-        """Release every trained leaf under the current ε and mechanism with fresh noise
-        from ``source`` (used here and then dropped), and book it in the ledger."""
+    def _release_leaves(self, source: NoiseSource, *, every_leaf: bool = True) -> None:
+        """Release every leaf under the current ε and mechanism with fresh noise from
+        ``source`` (used here and then dropped), and book it in the ledger.
+
+        ``every_leaf=False`` (an evaluation sweep's alternative releases) leaves the
+        untrained leaves to be drawn as the sweep reaches them; anything public (a
+        prediction, ``released_outputs``, a copy) draws the rest first."""
         mech = get_mechanism(self.mechanism)
         leaf_eps = self.leaf_epsilon_
         if leaf_eps <= 0:
@@ -91,7 +99,7 @@ class ReleaseMixin:
             )
         self._releases.append((mech.id, leaf_eps + self.prior_epsilon_))
         self._release_private = source.private
-        self._reset_empty_outputs()
+        self._reset_empty_outputs(every_leaf)
         self._ledger = None  # built when first read: a sweep releases many times
         self.__dict__.pop("_diagnostics", None)
 
@@ -103,12 +111,15 @@ class ReleaseMixin:
         noise = source.child(_PRIOR_STREAM).generator()
         return totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
 
-    def relabel(self, epsilon: float | None = None, mechanism: str | None = None):
+    def relabel(
+        self, epsilon: float | None = None, mechanism: str | None = None, *, every_leaf=True
+    ):
         """Release the leaves again under another ε or mechanism, keeping the trees and
         the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
 
         The new release draws fresh noise. The earlier releases were published too, so
-        the ledger adds their ε (sequential composition).
+        the ledger adds their ε (sequential composition). ``every_leaf``: see
+        :meth:`release_instead`.
         """
         self._check_fitted()
         before = self.epsilon, self.mechanism
@@ -118,7 +129,7 @@ class ReleaseMixin:
             self.mechanism = mechanism
         try:
             self._validate_params()
-            self._release_leaves(self._release_source(0))
+            self._release_leaves(self._release_source(0), every_leaf=every_leaf)
         except ValueError:
             # A refused release leaves the model and its ledger as they were.
             self.epsilon, self.mechanism = before
@@ -131,10 +142,13 @@ class ReleaseMixin:
         For evaluation sweeps, where each (mechanism, ε) is an alternative model of the
         same trees, never two published releases: the ledger books only the new one.
         Use :meth:`relabel` for a model whose release was already shown or exported.
+        Untrained leaves are drawn as :meth:`votes` reaches them (a sweep's test records
+        reach a few), the rest before anything public reads the model (a prediction,
+        :meth:`released_outputs`, a copy): the same release, drawn in another order.
         """
         self._check_fitted()
         self._releases = self._releases[:-1]
-        return self.relabel(epsilon, mechanism)
+        return self.relabel(epsilon, mechanism, every_leaf=False)
 
     def _release(self, counts: np.ndarray, noise) -> LeafOutputs:
         """Release leaves from their counts and their noise."""
@@ -150,56 +164,79 @@ class ReleaseMixin:
         cached = self.__dict__.get("_space_cache")
         if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
             return cached[2]
-        keys = leaf_space_keys(self.space_, self.root_keys_, export_node_limit(self.space_))
+        limit = export_node_limit(self.space_)
+        built = self.__dict__.get("_route_cache")
+        if built is not None and built[0] is self.root_keys_ and built[1] is self.space_:
+            # The fit built every tree whole for routing: its leaves are the leaf space.
+            store = built[2].store
+            keys = np.sort(store.key[built[2].leaf_nodes]) if store.size <= limit else None
+        else:
+            keys = leaf_space_keys(self.space_, self.root_keys_, limit)
         self._space_cache = (self.root_keys_, self.space_, keys)
         return keys
 
-    def _reset_empty_outputs(self) -> None:
-        """Draw the release of every leaf no training record reached: the mechanism's
-        output on all-zero counts, with this release's fresh noise. Beyond what an export
-        lists (:meth:`_leaf_space` is None) they are drawn when first reached instead."""
+    def _reset_empty_outputs(self, every_leaf: bool = True) -> None:
+        """Forget the untrained leaves' outputs of the previous release; with
+        ``every_leaf``, draw all of this release's at once (:meth:`_complete_release`)."""
         k = len(self.classes_)
-        space = self._leaf_space()
-        self._empty_complete = space is not None
+        self._empty_keys = np.empty(0, dtype=np.uint64)
+        self._empty_labels = np.empty(0, dtype=np.int64)
+        self._empty_noisy = np.zeros((0, k), dtype=np.int64)
         self._empty_sorted = True
-        if space is None:
-            self._empty_keys = np.empty(0, dtype=np.uint64)
-            self._empty_labels = np.empty(0, dtype=np.int64)
-            self._empty_noisy = np.zeros((0, k), dtype=np.int64)
+        self._empty_complete = False
+        if every_leaf:
+            self._complete_release()
+
+    def _complete_release(self) -> None:
+        """Draw every untrained leaf not drawn yet: the mechanism's output on all-zero
+        counts, with this release's fresh noise. Beyond what an export lists
+        (:meth:`_leaf_space` is None) they stay drawn when first reached instead."""
+        if getattr(self, "_empty_complete", True):
             return
-        self._empty_keys = space[self._trained(space) < 0]
-        self._empty_labels, self._empty_noisy = self._draw_empty(self._empty_keys)
+        space = self._leaf_space()
+        if space is None:
+            return
+        self._sort_empty()
+        missing = (self._trained(space) < 0) & ~np.isin(space, self._empty_keys)
+        self._add_drawn(space[missing])
+        self._empty_complete = True
 
     def _empty_outputs(self, keys: np.ndarray, *, distinct: bool = False) -> LeafOutputs:
         """Released outputs of untrained leaves ``keys``.
 
-        Every one was drawn at the release when the trees fit in an export; otherwise a
-        leaf is drawn when first asked for, from fresh noise, and kept (the same random
-        model, lazily sampled, with no key kept). ``distinct`` says the keys hold no
-        repeats: then a first lazy draw needs no sorting (a sweep)."""
+        Every one was drawn at the release when the trees fit in an export (or, after
+        :meth:`release_instead`, is drawn now and kept: lazy sampling, the same random
+        model, with no key kept). ``distinct`` says the keys hold no repeats: then a first
+        lazy draw needs no sorting (a sweep)."""
         keys = np.asarray(keys, dtype=np.uint64)
-        if getattr(self, "_empty_complete", False):
+        if self._empty_complete:
             return self._drawn_outputs(keys)
         if distinct and not len(self._empty_keys) and len(keys):
             labels, noisy = self._draw_empty(keys)
             self._empty_keys, self._empty_labels, self._empty_noisy = keys, labels, noisy
             self._empty_sorted = False
             return LeafOutputs(labels, noisy if self.leaf_noisy_counts_ is not None else None)
+        self._sort_empty()
+        self._add_drawn(np.unique(keys[~np.isin(keys, self._empty_keys)]))
+        return self._drawn_outputs(keys)
+
+    def _sort_empty(self) -> None:
         if not getattr(self, "_empty_sorted", True):
             order = np.argsort(self._empty_keys)
             self._empty_keys = self._empty_keys[order]
             self._empty_labels = self._empty_labels[order]
             self._empty_noisy = self._empty_noisy[order]
             self._empty_sorted = True
-        known = np.isin(keys, self._empty_keys)
-        new = np.unique(keys[~known])
-        if len(new):
-            labels, noisy = self._draw_empty(new)
-            order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
-            self._empty_keys = np.concatenate([self._empty_keys, new])[order]
-            self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
-            self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
-        return self._drawn_outputs(keys)
+
+    def _add_drawn(self, new: np.ndarray) -> None:
+        """Draw the untrained leaves ``new`` (sorted, none drawn yet) and keep them."""
+        if not len(new):
+            return
+        labels, noisy = self._draw_empty(new)
+        order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
+        self._empty_keys = np.concatenate([self._empty_keys, new])[order]
+        self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
+        self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
 
     def _drawn_outputs(self, keys: np.ndarray) -> LeafOutputs:
         """Outputs of untrained leaves already drawn (``ValueError`` for another key)."""
@@ -227,7 +264,9 @@ class ReleaseMixin:
         """A copy (pickle, deepcopy, joblib, Dask) of a release holds every leaf's drawn
         output; a release whose untrained leaves are drawn on first use cannot be copied
         (``ValueError``), since a copy would answer differently where no record went."""
-        if getattr(self, "_releases", None) and not getattr(self, "_empty_complete", True):
+        if getattr(self, "_releases", None):
+            self._complete_release()
+        if getattr(self, "_releases", None) and not self._empty_complete:
             raise ValueError(
                 f"this forest ({self.n_estimators_} trees of depth {self.depth_}) has more "
                 f"than {export_node_limit(self.space_):,} nodes, more than an export lists, "

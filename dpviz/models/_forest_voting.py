@@ -147,6 +147,7 @@ class VotingMixin:
         sees. Leaves no training record reached give the mechanism's output on all-zero
         counts, drawn at the release (on first use for trees beyond an export's size)."""
         self._check_fitted()
+        self._complete_release()
         keys = np.asarray(keys, dtype=np.uint64)
         pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
         trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
@@ -173,7 +174,9 @@ class VotingMixin:
 
     def predict_proba(self, X) -> np.ndarray:
         """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
-        return _normalise(self._votes(self._encode_predict(X)))
+        encoded = self._encode_predict(X)
+        self._complete_release()  # every leaf is looked up alike, trained or not
+        return _normalise(self._votes(encoded))
 
     def predict(self, X) -> np.ndarray:
         """Majority vote of the trees; vote ties go to the lowest class index."""

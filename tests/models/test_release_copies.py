@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.models.data import encode
 from dpviz.models.files import model_from_json, release
 from dpviz.models.registry import ALGORITHMS
 from dpviz.models.trees import build_full, export_node_limit, leaf_space_keys
@@ -80,6 +81,17 @@ def test_copies_after_a_relabel_answer_identically(cls):
     _assert_same_answers(model, _copies(model), _probes())
 
 
+def test_a_sweeps_alternative_release_is_whole_before_it_is_read():
+    # release_instead draws untrained leaves as a sweep reaches them; a copy or a
+    # prediction first draws the rest, so copies still answer identically.
+    X, y = _training()
+    model = DPRandomForestClassifier(schema=MIXED_SCHEMA, random_state=0).fit(X, y)
+    model.release_instead(0.5)
+    model.votes(model.route_records(encode(mixed_records(4, 20), MIXED_SCHEMA)))
+    _assert_untrained_leaves(model)
+    _assert_same_answers(model, _copies(model), _probes())
+
+
 def test_copies_after_an_update_answer_identically():
     X, y = _training()
     model = PrivateRDTClassifier(schema=MIXED_SCHEMA, depth=4, random_state=0).fit(X, y)
@@ -121,6 +133,8 @@ def test_leaf_space_is_every_leaf_an_export_lists(schema):
     full = build_full(model.space_, model.root_keys_, 10**6)
     expected = np.sort(full.key[full.feature < 0])
     np.testing.assert_array_equal(leaf_space_keys(model.space_, model.root_keys_, 10**6), expected)
+    # What the model drew from (the trees its fit built for routing, where it kept them).
+    np.testing.assert_array_equal(model._leaf_space(), expected)
     # One node fewer than the trees hold: too many to draw at fit time.
     assert leaf_space_keys(model.space_, model.root_keys_, len(full.key) - 1) is None
 
