@@ -1,5 +1,5 @@
 """Data page: a bundled demo or an uploaded CSV (previewed as read), the label (guessed:
-check it), the columns to keep (IDs and free text unticked), the public schema with its
+check it), the columns to keep (IDs and free text left out), the public schema with its
 missing-value rules and declaration, and a report of missing and out-of-domain values.
 Logic: dpviz.app.data."""
 
@@ -14,16 +14,14 @@ from dpviz.app import support as support
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.evaluation.demos import DEFAULT_DEMO, DEMOS
 from pages.ui import data as data_ui
+from pages.ui.frame import frame_first
 
 DEMO, UPLOAD = "A bundled demo dataset", "My own CSV file"
 K_SOURCE = KEEP_PREFIX + "data.source"
 K_DEMO = KEEP_PREFIX + "data.demo"
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/data.py"):
-    st.switch_page("app.py")
+frame_first("pages/data.py")
 
 state = AppState(st.session_state)
 demo = st.cache_data(show_spinner="Loading the demo dataset…")(support.prepare_demo)
@@ -114,7 +112,7 @@ def choose_upload() -> None:
     if upload.header_warning:
         st.warning(upload.header_warning, icon="⚠️")
     st.markdown(f"**Your file** · {upload.name} · {len(upload.frame):,} rows")
-    st.dataframe(upload.frame.head(50), height=200)
+    st.dataframe(upload.frame.head(50), height=200, placeholder="—")
     for note in upload.notes:
         st.info(f"Reading the file: {note}.")
     columns = [str(c) for c in upload.frame.columns]

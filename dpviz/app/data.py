@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -199,8 +200,8 @@ def column_hint(message: str, columns) -> str:
     for name in columns:
         if f"{str(name)!r}" in message:
             return (
-                f"{message}. To leave {str(name)!r} out, untick it: add it to 'Leave out "
-                "these columns' above."
+                f"{message}. To leave {str(name)!r} out, add it to 'Leave out these "
+                "columns' above."
             )
     return message
 
@@ -241,7 +242,7 @@ def schema_table(schema: Schema, columns=None) -> pd.DataFrame:
             "type": f.kind,
             "min": f.low if f.kind == "continuous" else None,
             "max": f.high if f.kind == "continuous" else None,
-            "values": ", ".join(f.values) if f.kind == "discrete" else "",
+            "values": join_list(f.values) if f.kind == "discrete" else "",
         }
         for f in schema.features
     ]
@@ -266,11 +267,100 @@ def _blank(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
 
 
+# One entry of a comma-separated list: "double-quoted" (a comma inside is kept, "" is a
+# quote) or plain text up to the next comma; the comma or the end of the text follows.
+_ENTRY = re.compile(r'\s*(?:"((?:[^"]|"")*)"|([^,]*?))\s*(,|$)', re.DOTALL)
+
+
 def split_list(text) -> tuple[str, ...]:
-    """Comma-separated text as a tuple of stripped, non-empty entries."""
+    """Comma-separated text as a tuple of non-empty entries, CSV-style: an entry in
+    double quotes keeps its commas and spaces (``"Boston, MA", "Austin, TX"``; ``""``
+    inside quotes is a quote); plain entries are stripped. :func:`join_list` writes it."""
     if _blank(text):
         return ()
-    return tuple(v.strip() for v in str(text).split(",") if v.strip())
+    text, out, pos = str(text), [], 0
+    while True:
+        # Always matches: the plain alternative takes any text up to a comma or the end.
+        entry = _ENTRY.match(text, pos)
+        quoted, plain, comma = entry.groups()
+        value = quoted.replace('""', '"') if quoted is not None else plain
+        if value.strip():
+            out.append(value)
+        if not comma:
+            return tuple(out)
+        pos = entry.end()
+
+
+def join_list(values) -> str:
+    """Values as the comma-separated text :func:`split_list` reads back: an entry holding
+    a comma or a quote, or with spaces at either end, is double-quoted."""
+    return ", ".join(_quoted(str(v)) for v in values)
+
+
+def _quoted(value: str) -> str:
+    if "," in value or '"' in value or value != value.strip():
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def nice_step(span: float) -> float:
+    """The smallest step on the 1-2-5 ladder (…, 0.5, 1, 2, 5, 10, 20, …) that cuts
+    ``span`` into at most 10 parts (1 for a span of 0)."""
+    if not span > 0:
+        return 1.0
+    target = span / 10
+    power = 10.0 ** math.floor(math.log10(target))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= target * (1 - 1e-12))
+
+
+def round_outwards(low: float, high: float) -> tuple[float, float]:
+    """``[low, high]`` widened to multiples of a 1-2-5 step (:func:`nice_step` of the
+    span, or of the value itself when ``low == high``): a range that always contains the
+    original one and reads as a round, public-looking domain (``[17.3, 79.6]`` →
+    ``[10, 80]``).
+
+    Privacy: the result is still computed from the given bounds. When those were read
+    off the records it reveals less (only the scale of the data), but it is not public
+    knowledge until a person declares it so.
+    """
+    step = nice_step(high - low if high > low else abs(low))
+    # Round the step's decimals away so 0.1 + 0.2 noise does not show up as 0.30000000004.
+    decimals = max(0, -math.floor(math.log10(step)))
+    low_steps, high_steps = _steps(low, step), _steps(high, step)
+    rounded = (
+        round(math.floor(low_steps) * step, decimals),
+        round(math.ceil(high_steps) * step, decimals),
+    )
+    return rounded[0] + 0.0, rounded[1] + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _steps(value: float, step: float) -> float:
+    """``value / step``, snapped to a whole number when only rounding error keeps it off
+    one (1000.3 / 0.05 is 20005.999999999996 in floating point, not 20006)."""
+    steps = value / step
+    whole = round(steps)
+    return whole if abs(steps - whole) <= 1e-9 * max(1.0, abs(steps)) else steps
+
+
+def rounded_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The schema table with each continuous feature's filled min and max rounded
+    outwards (:func:`round_outwards`); blank cells and discrete rows are left as they
+    are. A blank side keeps its own blank (filled from the data later, inferred)."""
+    out = table.copy()
+    for index, row in table.iterrows():
+        low, high = row["min"], row["max"]
+        if str(row["type"]).strip().lower() != "continuous" or _blank(low) and _blank(high):
+            continue
+        low_f = float(high if _blank(low) else low)
+        high_f = float(low if _blank(high) else high)
+        if low_f > high_f:
+            continue  # table_to_schema says which to swap
+        new_low, new_high = round_outwards(low_f, high_f)
+        if not _blank(low):
+            out.at[index, "min"] = new_low
+        if not _blank(high):
+            out.at[index, "max"] = new_high
+    return out
 
 
 def observed_values(column: pd.Series) -> tuple[str, ...]:

@@ -39,35 +39,54 @@ def read_schema_upload(workspace: app_data.UploadWorkspace, label_key: str) -> N
 
 
 def edit_schema(workspace, label: str, base, frame) -> None:
-    """The editable schema table; edits apply on submit (one rerun, not one per cell)."""
+    """The editable schema table; edits apply on submit (one rerun, not one per cell).
+    "Round min/max outwards" applies them with every filled continuous range widened to
+    round numbers (:func:`dpviz.app.data.rounded_table`)."""
     edits, classes = workspace.applied_edits(label)
     table = edits if edits is not None else app_data.schema_table(base, frame)
-    classes = classes if classes is not None else ", ".join(base.classes)
-    with st.expander("Feature types and public domains (edit)", expanded=False):
+    classes = classes if classes is not None else app_data.join_list(base.classes)
+    # Open again after an edit was applied: the user sees what the edit (or rounding) did.
+    with st.expander("Feature types and public domains (edit)", expanded=edits is not None):
         st.caption(
             "Cells prefilled from the file were read off the records. Replace them with "
             "public bounds, or leave them and accept that the guarantee is void. A blank "
-            "min/max or value list is filled from the data (inferred)."
+            "min/max or value list is filled from the data (inferred). Lists are "
+            'comma-separated; quote a value that holds a comma: "Boston, MA", "Austin, TX".'
         )
         with st.form(f"data.schema_form.{workspace.upload.frame_id}.{label}"):
             edited = st.data_editor(
                 table,
                 hide_index=True,
                 disabled=["feature"],
+                # Blank, not "None": a blank cell is what the caption above talks about.
+                placeholder="",
                 column_config={
-                    "use": st.column_config.CheckboxColumn("use", width="small"),
+                    "use": st.column_config.CheckboxColumn("use", width=65),
+                    "feature": st.column_config.TextColumn("feature", width=140),
                     "type": st.column_config.SelectboxColumn(
-                        "type", options=list(app_data.KINDS), required=True
+                        "type", options=list(app_data.KINDS), required=True, width=105
                     ),
-                    "min": st.column_config.NumberColumn("min", format="%g"),
-                    "max": st.column_config.NumberColumn("max", format="%g"),
+                    # Wide enough for a sign and every digit; the default number format
+                    # shows them all (%g would cut -318427.8 to -318428).
+                    "min": st.column_config.NumberColumn("min", width=120),
+                    "max": st.column_config.NumberColumn("max", width=120),
                     "values": st.column_config.TextColumn("values (comma-separated)"),
                 },
                 key=f"data.editor.{workspace.upload.frame_id}.{label}.{workspace.edit_version}",
             )
             new_classes = st.text_input("Class list (comma-separated, public)", value=classes)
-            if st.form_submit_button("Apply schema changes"):
-                workspace.edits, workspace.classes = edited, new_classes
+            apply, round_out = st.columns([1, 2])
+            applied = apply.form_submit_button("Apply schema changes")
+            rounded = round_out.form_submit_button(
+                "Round min/max outwards and apply",
+                help="Widens each continuous feature's filled range to round numbers on a "
+                "1-2-5 step (17.3 to 79.6 becomes 10 to 80), so the bounds no longer equal "
+                "the data's own min and max. Rounded bounds still came from the records: "
+                "declare them public only if you would have written them without looking.",
+            )
+            if applied or rounded:
+                workspace.edits = app_data.rounded_table(edited) if rounded else edited
+                workspace.classes = new_classes
                 workspace.edits_for = (label, workspace.schema_file_id)
                 workspace.edit_version += 1
                 st.rerun()
@@ -80,7 +99,9 @@ def choose_columns(workspace, label: str) -> None:
     drops = workspace.drops(label)
     table = app_data.column_table(upload.frame, label, drops, workspace.suggestions(label))
     options = table["column"].tolist()
-    st.markdown("**Columns** — untick what the model must not use")
+    st.markdown(
+        "**Columns** — list the ones the model must not use under 'Leave out these columns'"
+    )
     chosen = st.multiselect(
         "Leave out these columns",
         options,
@@ -93,7 +114,7 @@ def choose_columns(workspace, label: str) -> None:
     if set(chosen) != set(drops):
         workspace.keep = {c: c not in chosen for c in options}
     table["keep"] = ~table["column"].isin(chosen)
-    st.dataframe(table, hide_index=True, height=min(36 * (len(table) + 1), 300))
+    st.dataframe(table, hide_index=True, height=min(36 * (len(table) + 1), 300), placeholder="—")
     st.caption("Suggestions and counts read the raw records: for you only, not private.")
 
 
@@ -113,7 +134,9 @@ def declare(workspace, frame, label: str, settings: dict, choice):
     frame_id = workspace.upload.frame_id
     people = {c: r for c, r in settings["people"].items() if c in choice.schema.feature_names}
     with st.expander("What the model file and report will publish", expanded=bool(people)):
-        st.dataframe(app_data.published_values(choice.schema, people), hide_index=True)
+        st.dataframe(
+            app_data.published_values(choice.schema, people), hide_index=True, placeholder="—"
+        )
         st.caption("Every value here goes into the released model and the report.")
     published = [
         column
@@ -166,7 +189,7 @@ def show_current(data: support.PreparedData | None, upload_mode: bool) -> None:
         f"{', '.join(f'`{c}`' for c in schema.classes)} · {len(schema.continuous)} "
         f"continuous and {len(schema.discrete)} discrete features"
     )
-    st.dataframe(data.frame.head(200), height=240)
+    st.dataframe(data.frame.head(200), height=240, placeholder="—")
     # The report encodes every record (seconds on a million rows): once per dataset.
     cached = st.session_state.get(K_REPORT)
     if cached is None or cached[0] != data.fingerprint:
@@ -174,7 +197,7 @@ def show_current(data: support.PreparedData | None, upload_mode: bool) -> None:
         st.session_state[K_REPORT] = cached
     report = cached[1]
     st.markdown(f"**Data report** — {support.NOT_PRIVATE_DIAGNOSTICS}")
-    st.dataframe(report.table, hide_index=True)
+    st.dataframe(report.table, hide_index=True, placeholder="—")
     if report.error:
         st.error(f"Training would fail: {report.error}")
     for message in report.messages:

@@ -443,12 +443,13 @@ def test_a_dropped_id_can_be_kept_again_and_a_failed_label_clears_the_dataset():
     assert at.session_state[DATA_KEY].schema.label == "survived"
 
 
-def test_too_many_values_error_says_which_column_to_untick():
+def test_too_many_values_error_says_which_column_to_leave_out():
     at = upload("free_text_column.csv", (CORPUS / "free_text_column.csv").read_bytes())
     assert drop_box(at).value == ["comment"] and not at.error
     drop_box(at).set_value([]).run()
     message = texts(at.error)
-    assert "'comment' has 1010 values" in message and "untick it" in message.lower()
+    assert "'comment' has 1010 values" in message
+    assert "To leave 'comment' out, add it to 'Leave out these columns'" in message
 
 
 def test_numbers_with_some_text_offer_the_fix():
