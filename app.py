@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpviz.app import support as support
-from dpviz.app.session import AppState, kept_widget_keys
+from dpviz.app.session import DATA_PARAM, AppState, kept_widget_keys
 from dpviz.app.sweep import warm_up
 from dpviz.evaluation.demos import DEFAULT_DEMO
 
@@ -29,7 +29,7 @@ demo = st.cache_data(show_spinner="Loading the demo dataset…")(support.prepare
 state = AppState(st.session_state)
 wanted = state.mark_frame()
 if state.data is None:
-    state.set_data(demo(DEFAULT_DEMO))
+    state.start(demo(DEFAULT_DEMO), st.query_params.get(DATA_PARAM))
 
 DATA = st.Page("pages/data.py", title="Data", icon=":material/table:")
 TRAIN = st.Page("pages/train.py", title="Train", icon=":material/model_training:")
@@ -103,7 +103,13 @@ page = st.navigation(
 if wanted:  # a page opened before this frame existed: show it now
     st.switch_page(wanted)
 summary = st.sidebar.container()
+if state.lost_upload:
+    st.warning(state.lost_upload, icon=":material/cloud_off:")
 page.run()
+# The address remembers where the data came from, so that a new session can tell the
+# user their upload was lost (never the file's name or content).
+if state.data_param is not None and st.query_params.get(DATA_PARAM) != state.data_param:
+    st.query_params[DATA_PARAM] = state.data_param
 # Drawn after the page ran, so it already shows what this run trained or loaded (pages
 # return early instead of calling st.stop(), so this line is always reached).
 with summary:

@@ -17,6 +17,7 @@ from dpviz.figures.curves import curve_figure
 from dpviz.models.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
+from pages.ui.frame import frame_first
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
 K.update({n: f"{KEEP_PREFIX}curves.{n}" for n in ("depths",)})
@@ -27,10 +28,7 @@ DEPTH_OPTIONS = (*DEPTH_RULES, 4, 6, 8, 10, 12, 15)
 LABEL_MECHANISMS = [m for m in MECHANISMS if m != "none"]  # none is the reference
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/curves.py"):
-    st.switch_page("app.py")
+frame_first("pages/curves.py")
 
 
 def param_key(algorithm: str, name: str) -> str:

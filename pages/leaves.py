@@ -12,15 +12,13 @@ from dpviz.app import models as app_models
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.models.outputs import csv_text
+from pages.ui.frame import frame_first
 
 K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
 MAX_TABLE_ROWS = 20_000
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/leaves.py"):
-    st.switch_page("app.py")
+frame_first("pages/leaves.py")
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import EpsilonChoice
 from pages.ui import candidates as candidates_ui
 from pages.ui import negotiate as negotiate_ui
+from pages.ui.frame import frame_first
 
 K = {
     n: f"{KEEP_PREFIX}negotiate.{n}"
@@ -29,10 +30,7 @@ K.update({n: f"{KEEP_PREFIX}negotiate.pin.{n}" for n in negotiate.CURVE_KEYS})
 FOLLOWED = "negotiate.followed"
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/negotiate.py"):
-    st.switch_page("app.py")
+frame_first("pages/negotiate.py")
 
 
 def target_section(sweep: SweepRun) -> tuple[dict, str, EpsilonChoice] | None:

@@ -13,6 +13,7 @@ from dpviz.evaluation import teach as teach
 from dpviz.figures.teach import privacy_loss_heatmap, tree_figure
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import teach as teach_ui
+from pages.ui.frame import frame_first
 
 K = {
     n: f"{KEEP_PREFIX}teach.{n}"
@@ -25,10 +26,7 @@ WALK_CACHE = "teach.walk_cache"
 LOSS_MECHANISMS = [m for m in teach.PLAYGROUND_MECHANISMS if m != "none"] + ["none"]
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/teach.py"):
-    st.switch_page("app.py")
+frame_first("pages/teach.py")
 
 
 def loss_section() -> None:

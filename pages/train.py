@@ -11,6 +11,7 @@ from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from pages.ui import parameters
 from pages.ui import train as results
+from pages.ui.frame import frame_first
 
 K = {
     name: f"{KEEP_PREFIX}train.{name}"
@@ -32,10 +33,7 @@ def param_key(algorithm: str, name: str) -> str:
     return f"{KEEP_PREFIX}train.{algorithm}.{name}"
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/train.py"):
-    st.switch_page("app.py")
+frame_first("pages/train.py")
 
 
 def eps_from_slider() -> None:

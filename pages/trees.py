@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpviz.app import models as app_models
 from dpviz.app.session import KEEP_PREFIX, AppState
+from pages.ui.frame import frame_first
 
 RELEASED = "Released model (what an outsider sees)"
 DIAGNOSTICS = "Data-owner diagnostics (not private)"
@@ -18,10 +19,7 @@ K_VIEW, K_TREE, K_DEPTH, K_PART, K_ENSEMBLE, K_MEMBER = (
 )
 
 
-# Opened before app.py ran in this session (a fresh server's first deep link): let app.py
-# draw its frame first; it comes back to this page.
-if AppState(st.session_state).needs_frame("pages/trees.py"):
-    st.switch_page("app.py")
+frame_first("pages/trees.py")
 
 
 def clamp(key: str, low: int, high: int, default: int) -> None:

@@ -60,9 +60,10 @@ def wait_for_server(url: str, server: subprocess.Popen, deadline: float) -> None
 
 
 @contextmanager
-def streamlit_app(app: Path, log_path: Path) -> Iterator[str]:
-    """``streamlit run app`` on a free port of 127.0.0.1; yields its URL; always stopped."""
-    port = free_port()
+def streamlit_app(app: Path, log_path: Path, port: int | None = None) -> Iterator[str]:
+    """``streamlit run app`` on ``port`` (default: a free one) of 127.0.0.1; yields its
+    URL; always stopped."""
+    port = free_port() if port is None else port
     log = log_path.open("w")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
     process = subprocess.Popen(

@@ -27,6 +27,17 @@ KEEP_PREFIX = "keep."
 # alone (Streamlit's pages/ folder mode). The page then asks app.py to run first.
 FRAME_KEY = "dpviz.frame"
 WANTED_KEY = "dpviz.wanted_page"
+# The address's query parameter that says where the session's data came from ("upload"
+# or "demo"): the only trace of an upload that outlives the session (nothing of the file).
+DATA_PARAM = "data"
+LOST_KEY = "dpviz.lost_upload"
+PARAM_KEY = "dpviz.data_param"
+LOST_UPLOAD = (
+    "Your uploaded file is gone: this session is new (the server restarted or the session "
+    "expired) but the address says it held an upload. Uploads live only in a session's "
+    "memory, never on disk, so the file and anything trained on it were lost, and the demo "
+    "dataset is loaded instead. Upload the file again on the Data page."
+)
 
 
 class AppState:
@@ -53,6 +64,8 @@ class AppState:
         records under another schema) no longer describes it and is dropped; returns
         what was dropped, for the page to say so."""
         current = self.data
+        if current is not None and current.fingerprint != data.fingerprint:
+            self.store.pop(LOST_KEY, None)  # the user chose data again
         if current is not None and current.fingerprint == data.fingerprint:
             # The same records and schema: models stay valid, but keep the newest note
             # and declaration (where the schema came from, what was declared).
@@ -75,6 +88,24 @@ class AppState:
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
         return dropped
+
+    def start(self, demo: PreparedData, data_param: str | None) -> None:
+        """A session's first run: the demo becomes current; when the address says the
+        session held an upload (``data_param``), remember to say it was lost."""
+        self.set_data(demo)
+        # A deep link's page saw the address before the switch to app.py cleared it.
+        if "upload" in (data_param, self.store.pop(PARAM_KEY, None)):
+            self.store[LOST_KEY] = LOST_UPLOAD
+
+    @property
+    def lost_upload(self) -> str | None:
+        """The notice that an upload was lost, until the user chooses data again."""
+        return self.store.get(LOST_KEY)
+
+    @property
+    def data_param(self) -> str | None:
+        """The value of the address's :data:`DATA_PARAM` for the current data."""
+        return None if self.data is None else self.data.source
 
     # --- results ----------------------------------------------------------------------
 
@@ -113,12 +144,15 @@ class AppState:
         self.store[FRAME_KEY] = True
         return self.store.pop(WANTED_KEY, None)
 
-    def needs_frame(self, page: str) -> bool:
+    def needs_frame(self, page: str, data_param: str | None = None) -> bool:
         """True when app.py has not run in this session yet; remembers ``page`` so that
-        app.py can open it once it has."""
+        app.py can open it once it has, and the address's ``data_param``, which the
+        switch to app.py clears."""
         if self.store.get(FRAME_KEY):
             return False
         self.store[WANTED_KEY] = page
+        if data_param is not None:
+            self.store[PARAM_KEY] = data_param
         return True
 
     # --- sidebar ----------------------------------------------------------------------

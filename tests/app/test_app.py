@@ -8,6 +8,7 @@ is driven with real uploads through AppTest in tests/test_pages.py
 browser's ``<input type=file>`` path is covered by tests/test_e2e_browser.py.
 """
 
+import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dpviz.app import support as support
 from dpviz.app.session import (
     DATA_KEY,
+    DATA_PARAM,
     KEEP_PREFIX,
     RUN_KEY,
     SWEEP_KEY,
@@ -271,3 +273,34 @@ def test_two_sessions_never_see_each_others_data():
     alice.switch_page("pages/data.py").run()
     assert alice.session_state[DATA_KEY].name == "alice.csv"
     assert secret in alice.session_state[DATA_KEY].schema.feature_names
+
+
+def test_a_new_session_whose_address_held_an_upload_says_the_upload_was_lost():
+    """A server restart gives the browser a new session: the address's ?data=upload is
+    all that is left, and the app says the file is gone instead of silently showing the
+    demo. A fresh session without it says nothing and marks the address "demo"."""
+    fresh = run_app()
+    assert "Your uploaded file is gone" not in texts(fresh.warning)
+    assert fresh.query_params.get(DATA_PARAM) == "demo"
+
+    restarted = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    restarted.query_params[DATA_PARAM] = "upload"
+    restarted.run()
+    assert not restarted.exception
+    assert "Your uploaded file is gone" in texts(restarted.warning)
+    assert restarted.session_state[DATA_KEY].source == "demo"
+
+
+def test_the_lost_upload_notice_lasts_until_data_is_chosen_again():
+    state = AppState({})
+    demo = support.prepare_demo(DEFAULT_DEMO)
+    state.start(demo, "upload")
+    assert state.lost_upload and state.data_param == "demo"
+    state.set_data(demo)  # the same demo again: still lost
+    assert state.lost_upload
+    upload = dataclasses.replace(demo, name="mine.csv", frame_id="upload:1", source="upload")
+    state.set_data(upload)
+    assert state.lost_upload is None and state.data_param == "upload"
+    fresh = AppState({})
+    fresh.start(demo, None)
+    assert fresh.lost_upload is None

@@ -9,7 +9,14 @@ import re
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    free_port,
+    playwright_or_skip,
+    streamlit_app,
+)
 
 
 @pytest.fixture
@@ -58,5 +65,34 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
             shot = tmp_path / "dpviz_home_upload.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
+        finally:
+            browser.close()
+
+
+def test_a_server_restart_says_the_upload_was_lost(tmp_path):
+    """Upload a CSV, restart the server on the same port: the page the browser still
+    shows reconnects to a new session, which says the upload is gone (the address kept
+    ?data=upload, nothing of the file) instead of silently showing the demo."""
+    sync_api = playwright_or_skip()
+    port = free_port()
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.set_default_timeout(60_000)
+            with streamlit_app(ROOT / "app.py", tmp_path / "first.log", port) as url:
+                page.goto(url + "/data")
+                page.get_by_text("My own CSV file", exact=True).click()
+                page.locator('input[type="file"]').first.set_input_files(
+                    str(ROOT / "data/demo.csv")
+                )
+                sidebar = page.locator('[data-testid="stSidebar"]')
+                sync_api.expect(sidebar.get_by_text("demo.csv", exact=False)).to_be_visible()
+                page.wait_for_url("**data=upload**")
+            with streamlit_app(ROOT / "app.py", tmp_path / "second.log", port):
+                page.reload()
+                notice = page.get_by_text("Your uploaded file is gone", exact=False)
+                sync_api.expect(notice).to_be_visible()
+                assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
