@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from dpviz.models import kernels
+from dpviz.models import _cell_formats, kernels
 from dpviz.privacy.schema import MISSING, Schema, as_text, missing_label
 
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
@@ -276,17 +276,25 @@ def _text_bytes(frame: pd.DataFrame) -> int:
     return total
 
 
-# A number written with a decimal comma and optional dot (or space) thousands groups:
-# 39,1 / -1.234,5 / 1234. Or with a decimal point and comma groups: 1,234.5 / 12.
-_DECIMAL_COMMA = r"[+-]?(?:\d{1,3}(?:[.\u00a0 ]\d{3})+|\d+)(?:,\d+)?"
-_COMMA_GROUPS = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# How numbers are written (decimal commas, comma thousands) is decided as for currency
+# and unit cells (``_cell_formats``).
+_DECIMAL_COMMA, _COMMA_GROUPS = _cell_formats.DECIMAL_COMMA, _cell_formats.COMMA_GROUPS
 _THOUSANDS_DOTS = r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)"
 # Cells that mean "no value" in a column that otherwise holds numbers (R writes NA).
 MISSING_TOKENS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "None", "?", "-")
+_FIRST_LOOK = 1000  # distinct values checked before all of them
 
 
 def _reads_as_numbers(values: pd.Series) -> bool:
-    return bool(values.size) and not pd.to_numeric(values, errors="coerce").isna().any()
+    # The first values settle most text columns without parsing a million of them.
+    return bool(values.size) and all(
+        not pd.to_numeric(part, errors="coerce").isna().any()
+        for part in (values.iloc[:_FIRST_LOOK], values)
+    )
+
+
+def _all_match(values: pd.Series, pattern: str) -> bool:
+    return all(part.str.fullmatch(pattern).all() for part in (values.iloc[:_FIRST_LOOK], values))
 
 
 def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.DataFrame, list[str]]:
@@ -297,11 +305,16 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
     notation (``39.1``, ``1234.5``); cells such as ``NA`` or ``?`` in a column that
     otherwise holds numbers become missing. ``1,234`` alone is ambiguous: it is read
     as a decimal comma when the file is ``;``-separated, else as thousands. In a file
-    with decimal commas, a number column written like ``3.750`` reads as 3750. Returns
-    the frame (text cells, as :func:`read_csv`) and one note per change.
+    with decimal commas, a number column written like ``3.750`` reads as 3750. A column of
+    amounts with one currency sign or code, or of numbers with one unit (``€1.234,50``,
+    ``12 %``), is read without it, and a column of dates as days since 1970-01-01
+    (:mod:`dpviz.models._cell_formats`; a ``;``-separated file or decimal commas elsewhere
+    decide ``€1,234`` and ``1/2/2020`` the European way). Returns the frame (text cells,
+    as :func:`read_csv`) and one note per change.
     """
     notes = []
     out = {}
+    others = []  # text columns: currency, unit or date cells?
     for name in frame.columns:
         column = frame[name]
         present = column.dropna()
@@ -314,8 +327,8 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
             continue
         mapping = None
         if not _reads_as_numbers(values):
-            comma = values.str.fullmatch(_DECIMAL_COMMA).all()
-            groups = values.str.fullmatch(_COMMA_GROUPS).all()
+            comma = _all_match(values, _DECIMAL_COMMA)
+            groups = _all_match(values, _COMMA_GROUPS)
             if comma and (not groups or delimiter == ";"):
                 plain = values.str.replace(r"[.\u00a0 ]", "", regex=True).str.replace(",", ".")
                 example = values[values.str.contains(",")]
@@ -332,6 +345,7 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
                     f"({shown!r} as {plain[values == shown].iloc[0]})"
                 )
             else:
+                others.append(name)
                 continue
             mapping = dict(zip(values, plain))
         if len(tokens):
@@ -342,6 +356,13 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
             continue
         replaced = column.where(~column.isin(tokens))
         out[name] = replaced.map(mapping).where(replaced.notna()) if mapping else replaced
+    file_comma = delimiter == ";" or any("decimal commas" in n for n in notes)
+    for name in others:
+        read = _cell_formats.affixed_numbers(name, frame[name], file_comma, MISSING_TOKENS)
+        read = read or _cell_formats.date_numbers(name, frame[name], file_comma, MISSING_TOKENS)
+        if read:
+            out[name] = read[0]
+            notes.append(read[1])
     if any("decimal commas" in n for n in notes):
         # The file writes decimals with commas, so in its other number columns a dot
         # followed by groups of three digits ("3.750") is a thousands separator.
