@@ -186,7 +186,9 @@ def affixed_numbers(
     dash, empty = pa.scalar("-", plain.type), pa.scalar("", plain.type)
     minus = pc.binary_join_element_wise(dash, plain, empty)
     plain = pc.if_else(negative, minus, plain)
-    shown = int(np.flatnonzero(with_affix & ok)[0])
+    # The longest amount as the example: it shows the thousands separator if any.
+    length = pc.utf8_length(cells.originals).to_numpy(zero_copy_only=False)
+    shown = int(np.argmax(np.where(with_affix & ok, length, -1)))
     before, after = cells.originals[shown].as_py(), plain[shown].as_py()
     what = f"amounts in {used!r}" if used in CURRENCIES else f"numbers with the unit {used!r}"
     how = " written with decimal commas" if decimal_comma else ""
