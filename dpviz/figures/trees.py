@@ -8,6 +8,8 @@ and says so in the title.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -131,13 +133,41 @@ def _layout_positions(nodes: pd.DataFrame) -> np.ndarray:
 
 
 def _split_text(nodes: pd.DataFrame) -> list[str]:
-    """The question at each inner node: "x3 < 0.52" for a continuous split (its left
-    child's rule), the feature name for a discrete one."""
+    """The question at each inner node: a two-way split's left branch rule ("x3 < 0.52",
+    a one-hot "population ≠ urban"), "city = ?" for a split into one branch per value
+    and "size (3 bins)" for one into bins (each branch carries its value or bin)."""
     first_child_edge = nodes[nodes["parent"] >= 0].groupby("parent")["edge"].first().to_dict()
     out = []
-    for node, split in zip(nodes["node"], nodes["split"]):
+    for node, split, width in zip(nodes["node"], nodes["split"], nodes["n_children"]):
         edge = first_child_edge.get(int(node), "")
-        out.append(edge if "<" in edge else (f"{split} = ?" if split else ""))
+        if not split:
+            out.append("")
+        elif width == 2 and edge:
+            out.append(edge)
+        else:
+            out.append(f"{split} ({width} bins)" if _is_threshold(edge) else f"{split} = ?")
+    return out
+
+
+def _is_threshold(edge: str) -> bool:
+    return " < " in edge or " ≥ " in edge
+
+
+def _edge_values(nodes: pd.DataFrame) -> np.ndarray:
+    """The text each branch carries on its link ("" for none): the value of a split
+    into one branch per value ("Boston, MA"; a bin "[1.5, 3)"), "= urban" / "≠ urban"
+    for a one-hot split. Two-way threshold splits carry none (the node says it)."""
+    split = dict(zip(nodes["node"].tolist(), nodes["split"].tolist()))
+    width = dict(zip(nodes["node"].tolist(), nodes["n_children"].tolist()))
+    out = np.full(len(nodes), "", dtype=object)
+    for i, (parent, edge) in enumerate(zip(nodes["parent"].tolist(), nodes["edge"].tolist())):
+        if parent < 0 or (width[parent] == 2 and _is_threshold(edge)):
+            continue
+        text = edge.removeprefix(f"{split[parent]} ")
+        if width[parent] > 2:
+            for sign in ("= ", "∈ "):
+                text = text.removeprefix(sign)
+        out[i] = text
     return out
 
 
@@ -174,6 +204,43 @@ def shorten(text: str, limit: int) -> str:
     return "" if limit < 4 else text[: limit - 1] + "…"
 
 
+TITLE_CHARS = 80  # the 17 px title: about this many characters on a 720 px figure
+NOTE_CHARS = 110  # the 12 px note under it
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters (plotly never wraps a
+    title or an annotation: a long one is cut at the figure's edge); ``<br>`` stays."""
+    lines = []
+    for line in str(text).split("<br>"):
+        lines.extend(textwrap.wrap(line, width, break_on_hyphens=False) or [""])
+    return "<br>".join(lines)
+
+
+def tree_title(name: str, title: str) -> str:
+    """ "<name> · <title>" on one line when it fits, else the name and the title on lines
+    of their own (each wrapped to :data:`TITLE_CHARS`)."""
+    full = f"{name} · {title}"
+    if len(full) <= TITLE_CHARS:
+        return full
+    return f"{wrap(name, TITLE_CHARS)}<br>{wrap(title, TITLE_CHARS)}"
+
+
+def _lines(text: str) -> int:
+    return str(text).count("<br>") + 1
+
+
+def _top_margin(title: str, note: str) -> int:
+    """Room above the plot for the title's and the note's lines."""
+    return 24 + 24 * _lines(title) + 17 * _lines(note) + 12
+
+
+def _title_layout(title: str) -> dict:
+    """The title pinned to the top of the figure, so that its lines never run into the
+    note below it."""
+    return {"text": title, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 16}}
+
+
 def _fit_labels(
     nodes: pd.DataFrame, x: np.ndarray, text: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -205,13 +272,126 @@ def _fit_labels(
     return text, position
 
 
+BRANCHES_LISTED = 30  # a node's hover lists at most this many branch values
+
+
 def _with_rules(hover: np.ndarray, nodes: pd.DataFrame) -> np.ndarray:
-    """Hover texts with each inner node's full split rule (labels may be cut)."""
+    """Hover texts with each inner node's full split rule and, for a split into one
+    branch per value, the values in branch order (labels on the links may be cut)."""
     rules = np.asarray(_split_text(nodes), dtype=object)
+    values = _edge_values(nodes)
+    parent = nodes["parent"].to_numpy()
     out = hover.copy()
-    for i, rule in enumerate(rules):
-        if "<" in str(rule):
-            out[i] = f"{out[i]}<br>left branch: {rule}"
+    for i, (node, width) in enumerate(zip(nodes["node"], nodes["n_children"])):
+        if width == 2 and rules[i]:
+            out[i] = f"{out[i]}<br>left branch: {rules[i]}"
+        elif width > 2:
+            listed = [v for v in values[parent == node] if v]
+            more = len(listed) - BRANCHES_LISTED
+            if listed:
+                out[i] = f"{out[i]}<br>branches: {' · '.join(listed[:BRANCHES_LISTED])}" + (
+                    f" … and {more} more" if more > 0 else ""
+                )
+    return out
+
+
+EDGE_FONT = 10  # px
+MIN_FLAT_CHARS = 8  # fewer characters than this beside a neighbour: labels turn vertical
+VERTICAL_CHARS = 18  # a vertical branch label is cut after this many characters
+LABEL_CLEAR_PX = 28  # split labels sit within this many px above and below their node
+MAX_TREE_HEIGHT = 1_100  # px: a figure grown for vertical labels stops here
+
+
+def _edge_levels(nodes: pd.DataFrame, x: np.ndarray) -> list[dict]:
+    """The branch labels (:func:`_edge_values`) level by level: the rows of each
+    label's parent and child, its text and whole rule, the characters that fit beside
+    its neighbours when it lies flat at the middle of its link, and whether the level's
+    labels lie flat: they do when every label keeps :data:`MIN_FLAT_CHARS` characters
+    or all of its text (a one-hot branch: at least its "=" or "≠", the node names the
+    value), else they stand vertical."""
+    values = _edge_values(nodes)
+    child = np.flatnonzero(values != "")
+    if not len(child):
+        return []
+    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
+    parent = np.asarray([row_of[int(p)] for p in nodes["parent"].to_numpy()[child]])
+    low, high = float(x.min()) - 0.8, float(x.max()) + 0.8
+    px_per_unit = PLOT_PX / (high - low)
+    depth = nodes["depth"].to_numpy()[child]
+    levels = []
+    for d in np.unique(depth):
+        at = np.flatnonzero(depth == d)
+        mid = (x[parent[at]] + x[child[at]]) / 2
+        order = np.argsort(mid, kind="stable")
+        at, mid = at[order], mid[order]
+        gaps = np.diff(mid) * px_per_unit
+        room = np.minimum(
+            np.r_[2 * (mid[0] - low) * px_per_unit, gaps],
+            np.r_[gaps, 2 * (high - mid[-1]) * px_per_unit],
+        )
+        chars = (room / CHAR_PX - 1).astype(int)
+        texts = values[child[at]]
+        need = [1 if _one_hot(t) else min(len(t), MIN_FLAT_CHARS) for t in texts]
+        levels.append(
+            {
+                "parent": parent[at],
+                "child": child[at],
+                "texts": texts,
+                "rules": nodes["edge"].to_numpy()[child[at]],
+                "chars": chars,
+                "flat": bool(np.all(chars >= need)),
+            }
+        )
+    return levels
+
+
+def _one_hot(text: str) -> bool:
+    return text.startswith(("= ", "≠ "))
+
+
+def _flat_text(text: str, chars: int) -> str:
+    """A flat branch label cut to ``chars``; a one-hot one keeps its sign at least."""
+    if len(text) <= chars or not _one_hot(text):
+        return shorten(text, chars)
+    return text[0] if chars < 6 else shorten(text, chars)
+
+
+def _vertical_px(levels: list[dict]) -> float:
+    """The room between two depths that the vertical labels need (0 when all lie flat)."""
+    longest = [max(len(t) for t in level["texts"]) for level in levels if not level["flat"]]
+    if not longest:
+        return 0.0
+    return min(max(longest), VERTICAL_CHARS) * CHAR_PX + 2 * LABEL_CLEAR_PX
+
+
+def _edge_annotations(levels: list[dict], x: np.ndarray, y: np.ndarray, level_px: float):
+    """The branch labels as annotations that never overprint each other (see
+    :func:`_edge_levels`): flat ones at the middle of their link; vertical ones rising
+    from just above the child's split label towards the parent, cut to the room between
+    the depths (``level_px``: pixels from one depth to the next). Each label's hover
+    holds its whole rule."""
+    clear = LABEL_CLEAR_PX / level_px  # in depth units
+    tall = max(1, int((level_px - 2 * LABEL_CLEAR_PX) / CHAR_PX))
+    out = []
+    for level in levels:
+        flat = level["flat"]
+        along = 0.5 if flat else 1 - clear
+        for p, c, text, rule, chars in zip(
+            level["parent"], level["child"], level["texts"], level["rules"], level["chars"]
+        ):
+            out.append(
+                {
+                    "x": x[p] + along * (x[c] - x[p]),
+                    "y": y[p] + along * (y[c] - y[p]),
+                    "yanchor": "middle" if flat else "bottom",
+                    "text": _flat_text(text, chars) if flat else shorten(text, tall),
+                    "textangle": 0 if flat else -90,
+                    "hovertext": rule,
+                    "showarrow": False,
+                    "font": {"size": EDGE_FONT, "color": "#555555"},
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                }
+            )
     return out
 
 
@@ -264,36 +444,10 @@ def node_link_figure(
     classes = [str(c) for c in classes]
     x = _layout_positions(nodes)
     y = -nodes["depth"].to_numpy(dtype=float)
-    row_of = {int(n): i for i, n in enumerate(nodes["node"])}
     fig = go.Figure(_links_trace(nodes, x, y, "#999999"))
     hover = np.asarray(node_hover(nodes, classes, diagnostics=diagnostics), dtype=object)
     hover = _with_rules(hover, nodes)
     inner = ~nodes["is_leaf"].to_numpy()
-    discrete_edges = nodes["edge"].str.contains(" = ", regex=False).to_numpy()
-    if discrete_edges.any():
-        # Discrete branches carry their value on the link.
-        values = nodes["edge"].str.split(" = ", n=1).str[-1].to_numpy()
-        parents = nodes["parent"].to_numpy()
-        mid = [
-            (
-                (x[row_of[int(p)]] + x[i]) / 2,
-                (y[row_of[int(p)]] + y[i]) / 2,
-                v,
-            )
-            for i, (p, v, d) in enumerate(zip(parents, values, discrete_edges))
-            if d
-        ]
-        fig.add_trace(
-            go.Scatter(
-                x=[m[0] for m in mid],
-                y=[m[1] for m in mid],
-                mode="text",
-                text=[shorten(m[2], LABEL_CHARS // 2) for m in mid],
-                textfont={"size": 10, "color": "#555555"},
-                hoverinfo="skip",
-                showlegend=False,
-            )
-        )
     text, position = _fit_labels(nodes, x, np.asarray(_split_text(nodes), dtype=object))
     fig.add_trace(
         _split_trace(x, y, inner, text, position, hover, size=10, name="split (rule: left branch)")
@@ -344,7 +498,7 @@ def node_link_figure(
             "which leaves held records."
         )
     _node_link_layout(
-        fig, nodes, x, title=f"{name or f'Tree {tree}'} · {title}", note=note, height=height
+        fig, nodes, x, title=tree_title(name or f"Tree {tree}", title), note=note, height=height
     )
     return fig
 
@@ -387,17 +541,28 @@ def _split_trace(x, y, inner, text, position, hover, *, size: int, name: str) ->
 def _node_link_layout(
     fig: go.Figure, nodes: pd.DataFrame, x: np.ndarray, *, title: str, note: str, height: int
 ) -> None:
-    """Title, note, legend below, and a depth axis for a node-link tree."""
+    """Title, note, legend below, a depth axis and the branch labels of a node-link
+    tree."""
+    note = wrap(note, NOTE_CHARS)
+    top = _top_margin(title, note)
+    depth = int(nodes["depth"].max())
+    levels = _edge_levels(nodes, x)
+    # The plot area (the legend takes about 40 px) spans depth + 1.2 units of y; it
+    # grows to give vertical branch labels their room.
+    frame_px = top + 30 + 40
+    needed = _vertical_px(levels) * (depth + 1.2) + frame_px
+    height = int(min(MAX_TREE_HEIGHT, max(height, needed)))
+    level_px = (height - frame_px) / (depth + 1.2)
+    y = -nodes["depth"].to_numpy(dtype=float)
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": title},
+        title=_title_layout(title),
         height=height,
-        margin={"t": 100, "b": 30, "l": 30, "r": 30},
+        margin={"t": top, "b": 30, "l": 30, "r": 30},
         legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
-        annotations=[_note(note)],
+        annotations=[_note(note), *_edge_annotations(levels, x, y, level_px)],
         hovermode="closest",
     )
-    depth = int(nodes["depth"].max())
     fig.update_xaxes(visible=False, range=[x.min() - 0.8, x.max() + 0.8])
     fig.update_yaxes(
         title_text="depth",
@@ -515,18 +680,19 @@ def icicle_figure(
         _legend_entry(fig, "no record", EMPTY_COLOR, outline="#999999")
     if STRUCTURE_COLOR in colors:
         _legend_entry(fig, "no label drawn (deeper)", STRUCTURE_COLOR, outline="#999999")
-    _icicle_layout(fig, f"{name or f'Tree {tree}'} · {title}", note, height)
+    _icicle_layout(fig, tree_title(name or f"Tree {tree}", title), note, height)
     return fig
 
 
 def _icicle_layout(fig: go.Figure, title: str, note: str, height: int) -> None:
     """Title, note, the colour legend below, and labels that are hidden (hover shows
     them) rather than shrunk to unreadable size in thin boxes."""
+    note = wrap(note, NOTE_CHARS)
     fig.update_layout(
         template=TEMPLATE,
-        title={"text": title},
+        title=_title_layout(title),
         height=height,
-        margin={"t": 110, "b": 10, "l": 10, "r": 10},
+        margin={"t": _top_margin(title, note), "b": 10, "l": 10, "r": 10},
         annotations=[_note(note)],
         uniformtext={"minsize": 9, "mode": "hide"},
         legend={"orientation": "h", "yanchor": "top", "y": -0.01, "x": 0},
@@ -700,7 +866,7 @@ def boost_tree_figure(
             "hover a node for the rest."
         )
         title = BOOST_RELEASED_TITLE
-    _node_link_layout(fig, nodes, x, title=f"{name} · {title}", note=note, height=height)
+    _node_link_layout(fig, nodes, x, title=tree_title(name, title), note=note, height=height)
     return fig
 
 
@@ -749,14 +915,13 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
         + ("true value, width ∝ records (NOT private)" if diagnostics else "released value")
         + f"; blue pushes towards {positive}, red away."
     )
+    title = tree_title(name, BOOST_DIAGNOSTICS_TITLE if diagnostics else BOOST_RELEASED_TITLE)
+    note = wrap(note, NOTE_CHARS)
     fig.update_layout(
         template=TEMPLATE,
-        title={
-            "text": f"{name} · "
-            + (BOOST_DIAGNOSTICS_TITLE if diagnostics else BOOST_RELEASED_TITLE)
-        },
+        title=_title_layout(title),
         height=620,
-        margin={"t": 110, "b": 10, "l": 10, "r": 10},
+        margin={"t": _top_margin(title, note), "b": 10, "l": 10, "r": 10},
         annotations=[_note(note)],
         uniformtext={"minsize": 9, "mode": "hide"},
     )

@@ -377,10 +377,10 @@ def test_a_small_greedy_tree_is_drawn_node_by_node_with_discrete_branches():
     for view in ("released", "diagnostics"):
         figure = app_models.draw_tree(run, view).figure
         assert {t.type for t in figure.data} == {"scatter"}  # node-link, not an icicle
-        drawn = " ".join(
-            str(t) for trace in figure.data if trace.text is not None for t in trace.text
-        )
-        assert "size < 3.333" in drawn  # the first of the public bins [0, 10] / 3
+        drawn = [str(t) for trace in figure.data if trace.text is not None for t in trace.text]
+        branches = [a.text for a in figure.layout.annotations]
+        # The split into the public bins [0, 10] / 3, each bin on its branch.
+        assert "size (3 bins)" in drawn and "< 3.333" in branches
     nodes = app_models.treeviz.greedy_nodes(run.model)
     root = nodes.iloc[0]
     assert root["records"] == run.n_records and root["released_label"] in ("other", "red", "small")
