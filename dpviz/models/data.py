@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -283,6 +284,7 @@ _THOUSANDS_DOTS = r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)"
 # Cells that mean "no value" in a column that otherwise holds numbers (R writes NA).
 MISSING_TOKENS = ("NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "None", "?", "-")
 _FIRST_LOOK = 1000  # distinct values checked before all of them
+_FEW_CELLS = 50  # unreadable distinct cells parsed one by one, to find 1e309
 
 
 def _reads_as_numbers(values: pd.Series) -> bool:
@@ -291,6 +293,22 @@ def _reads_as_numbers(values: pd.Series) -> bool:
         not pd.to_numeric(part, errors="coerce").isna().any()
         for part in (values.iloc[:_FIRST_LOOK], values)
     )
+
+
+def _not_finite(values: pd.Series) -> np.ndarray:
+    """Which distinct cells are numbers no domain can hold: ``inf``, ``-Infinity``, or
+    beyond a float (``1e309``). A column that otherwise holds numbers reads them as
+    missing, with a note, instead of turning into a category of every value."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    found = np.isinf(numbers.to_numpy(dtype=np.float64))
+    unread = np.flatnonzero(numbers.isna().to_numpy() & ~values.isin(MISSING_TOKENS).to_numpy())
+    if 0 < len(unread) <= _FEW_CELLS:  # a few odd cells of a number column, not a text one
+        for i in unread:
+            try:
+                found[i] = math.isinf(float(values.iloc[i]))
+            except (TypeError, ValueError):
+                pass
+    return found
 
 
 def _all_match(values: pd.Series, pattern: str) -> bool:
@@ -319,10 +337,13 @@ def normalise_numbers(frame: pd.DataFrame, delimiter: str = ",") -> tuple[pd.Dat
         column = frame[name]
         present = column.dropna()
         distinct = pd.Series(present.unique(), dtype=object)
-        if distinct.empty or _reads_as_numbers(distinct):
+        if distinct.empty:
             continue
-        tokens = distinct[distinct.isin(MISSING_TOKENS)]
-        values = distinct[~distinct.isin(MISSING_TOKENS)]
+        infinite = _not_finite(distinct)
+        if not infinite.any() and _reads_as_numbers(distinct):
+            continue
+        missing = distinct.isin(MISSING_TOKENS).to_numpy() | infinite
+        tokens, values = distinct[missing], distinct[~missing]
         if values.empty:
             continue
         mapping = None

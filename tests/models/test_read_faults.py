@@ -4,6 +4,9 @@ first 64 KB. Each file is generated here (tests/bad_inputs/README.md: no copied 
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from dpviz.app import data as app_data
@@ -128,3 +131,18 @@ def test_sweep_checks_every_output_folder_and_bounds_the_epsilons_before_any_wor
     assert main([*argv, "--epsilons", many]) == 2
     assert "at most 200" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_infinite_cells_in_a_number_column_are_missing_with_a_note(tmp_path, capsys):
+    """145 numbers and four cells no domain can hold: the column stays a continuous
+    feature (it once became a 146-value category without a word)."""
+    cells = [f"{v:.3f}" for v in np.linspace(0, 1, 145)] + ["inf", "1e309", "-Infinity", "nan"]
+    path = tmp_path / "inf.csv"
+    path.write_text("x,label\n" + "".join(f"{c},{'ab'[i % 2]}\n" for i, c in enumerate(cells)))
+    assert main(["info", "--data", str(path), "--label", "label", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["features"] == {"x": "continuous"}
+    assert "'1e309'" in captured.err and "read as missing values" in captured.err
+    # A text column that merely holds the word inf stays text.
+    text = read_csv(b"x,label\ninf,a\ncat,b\ndog,a\n")
+    assert text["x"].tolist() == ["inf", "cat", "dog"] and not text.attrs["read_notes"]
