@@ -10,6 +10,8 @@ same ``random_state``, and so does the whole model when its noise is replayable.
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +51,10 @@ def _partition_tables(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
     # TRUE class × value counts per feature for quantile split points: summed over the
     # partitions, then released once with noise by the model (never sent anywhere else).
     return split_tables(encode(frame, schema, training=True, require_rows=False), schema)
+
+
+# pandas' words when a cell of a float64 column is text (the worker's parse of a partition).
+_NOT_A_NUMBER = re.compile(r"could not convert string to float: ('.*?'|\".*?\")")
 
 
 def _compute(tasks: list, source: str | None = None) -> list:
@@ -99,6 +105,15 @@ def _compute(tasks: list, source: str | None = None) -> list:
             f"{where}cannot be read as CSV ({message}); fix that line (every row needs the "
             "header's fields) or save the file as UTF-8 CSV"
         ) from None
+    except ValueError as exc:
+        text = _NOT_A_NUMBER.search(str(exc))
+        if text is None:
+            raise
+        where = f"{source}: " if source else ""
+        raise ValueError(
+            f"{where}a column the schema declares continuous holds text ({text.group(1)}); "
+            "fix that cell, leave it empty (a missing value), or declare the column discrete"
+        ) from None
 
 
 def fit_dask(
@@ -120,6 +135,7 @@ def fit_dask(
             "would read the whole data without noise"
         )
     start = time.perf_counter()
+    before = _file_state(data_path)
     model.schema_ = schema
     model.n_features_in_ = len(schema.features)
     model.classes_ = np.asarray(schema.classes, dtype=object)
@@ -139,16 +155,33 @@ def fit_dask(
     results = _compute([dask.delayed(_partition_counts)(p, model) for p in parts], data_path)
     counts = [c for c, _ in results]
     report = _sum_reports([r for _, r in results])
+    if report.rows_in == 0:
+        raise ValueError(f"{data_path or 'the data'} has a header but no data rows")
     if report.rows_used == 0:
         # The same rule, and the same message, as the in-memory fit: on the whole data.
         raise ValueError(
             "no usable rows are left after dropping rows: " + "; ".join(report.messages())
+        )
+    if _file_state(data_path) != before:
+        # Partitions read before and after a change would mix two files (a truncated
+        # file gave a model of 1.46 M of its 5 M rows): nothing is released.
+        raise ValueError(
+            f"{data_path} changed while it was being read (its size or time changed); "
+            "nothing was written — train again once the file is complete"
         )
     model.encoding_report_ = report
     model._add_counts([LeafCounts.combine(counts, len(schema.classes))], report.rows_used)
     model._release_leaves(source)
     model.fit_seconds_ = time.perf_counter() - start
     return model
+
+
+def _file_state(path: str | None) -> tuple[int, int] | None:
+    """A data file's size and modification time (None for a folder or no path)."""
+    if path is None or not Path(path).is_file():
+        return None
+    stat = Path(path).stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _sum_reports(reports: list[EncodingReport]) -> EncodingReport:
@@ -214,6 +247,10 @@ def locked_down_config(dashboard: bool = False) -> dict:
     return config
 
 
+def _quiet_worker_log() -> None:
+    logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
+
+
 @contextmanager
 def dask_client(
     scheduler: str | None = None,
@@ -267,6 +304,9 @@ def dask_client(
                     f"no Dask worker started within {start_timeout:.0f} s; try fewer workers "
                     "or train without --local-cluster"
                 ) from None
+            # A worker logs a failed task with its traceback on the terminal; the command
+            # says it once, in dpviz's words.
+            client.run(_quiet_worker_log)
             yield client
         finally:
             client.close()

@@ -97,7 +97,7 @@ def test_cli_header_only_file_on_a_cluster_is_one_line(tmp_path, sorted_frame, c
     assert main([*argv, "--out", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.rstrip().splitlines()[-1].startswith("error: no usable rows")
+    assert err.rstrip().splitlines()[-1].endswith("has a header but no data rows")
     assert not (tmp_path / "m.json").exists()
 
 
@@ -136,3 +136,47 @@ def test_workers_that_all_die_stop_the_fit(monkeypatch, sorted_frame):
                 fit_dask(_model(schema), dd.from_pandas(frame, npartitions=2), schema)
     finally:
         cluster.close()
+
+
+def _cli_train(tmp_path, frame, schema, name: str) -> list[str]:
+    data, schema_path = tmp_path / name, tmp_path / "schema.json"
+    frame.to_csv(data, index=False)
+    schema_path.write_text(schema.to_json())
+    return ["train", "--data", str(data), "--label", "label", "--schema", str(schema_path)]
+
+
+def test_text_in_a_number_column_on_a_cluster_is_dpviz_words_without_tracebacks(tmp_path, capfd):
+    """Text in a continuous column on a local cluster: one line in dpviz's words, and no
+    worker traceback on the terminal (capfd sees the worker processes' stderr too)."""
+    frame, schema = make_synth("SynthF", 400, seed=3)
+    frame = frame.astype(str)
+    name = schema.continuous[0].name
+    frame.loc[200, name] = "about 2"
+    argv = _cli_train(tmp_path, frame, schema, "text.csv")
+    out = ["--epsilon", "1", "--local-cluster", "1", "--out", str(tmp_path / "m.json")]
+    assert main([*argv, *out]) == 2
+    err = capfd.readouterr().err
+    assert "declares continuous holds text ('about 2')" in err
+    assert "Traceback" not in err and "could not convert" not in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_file_that_changes_during_a_cluster_fit_releases_nothing(tmp_path, monkeypatch):
+    """The file's size and time are read before and after the passes: a file truncated
+    (or rewritten) in between stops the fit instead of releasing a model of part of it."""
+    frame, schema = make_synth("SynthF", 2000, seed=5)
+    path = tmp_path / "d.csv"
+    frame.astype(str).to_csv(path, index=False)
+    model = _model(schema)
+    passes = dist._compute
+
+    def truncate_after_first_pass(tasks, source=None):
+        result = passes(tasks, source)
+        with open(path, "r+b") as stream:
+            stream.truncate(path.stat().st_size // 2)
+        return result
+
+    monkeypatch.setattr(dist, "_compute", truncate_after_first_pass)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match="changed while it was being read"):
+            fit_dask(model, read_dask(str(path), schema), schema, data_path=str(path))
