@@ -13,7 +13,6 @@ from dpviz.app import negotiate as negotiate
 from dpviz.app.curves import SweepRun
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.figures.common import METRICS
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import EpsilonChoice
 from pages.ui import candidates as candidates_ui
@@ -40,9 +39,10 @@ def target_section(sweep: SweepRun) -> tuple[dict, str, EpsilonChoice] | None:
     config = negotiate_ui.pick_curve(sweep, K)
     if not MECHANISMS[config["mechanism"]].private:
         st.badge(f"{config['mechanism']}: NOT DP", color="red", icon=":material/gpp_bad:")
-    st.session_state.setdefault(K["metric"], "accuracy")
+    names = negotiate.metric_choices(sweep)
+    if st.session_state.get(K["metric"]) not in names:
+        st.session_state[K["metric"]] = "accuracy"
     st.session_state.setdefault(K["loss"], 2.0)
-    names = dict(METRICS)
     a, b = st.columns([2, 1])
     metric = a.radio(
         "Metric",
@@ -51,7 +51,9 @@ def target_section(sweep: SweepRun) -> tuple[dict, str, EpsilonChoice] | None:
         key=K["metric"],
         horizontal=True,
         help="Accuracy: share of test records classified right. ROC AUC: chance that a random "
-        "positive is scored above a random negative. F1: balance of precision and recall.",
+        "positive is scored above a random negative. F1: balance of precision and recall. "
+        "Macro F1: the mean of every class's F1, so a rare class counts as much as a common "
+        "one.",
     )
     loss = b.number_input(
         "Acceptable loss (points)",
@@ -67,13 +69,11 @@ def target_section(sweep: SweepRun) -> tuple[dict, str, EpsilonChoice] | None:
     except ValueError as exc:
         st.error(str(exc))
         return None
-    if choice.epsilon is not None:
-        st.success(f"**Smallest ε that meets it: {choice.epsilon:g}.** {choice.reason}")
-    else:
-        st.warning(choice.reason)
-    trivial = negotiate.suggestion_warning(sweep, choice, config)
-    if trivial:
-        st.warning(trivial, icon=":material/warning:")
+    # Green only for a real answer: not beside a model that predicts a single class.
+    view = negotiate.suggestion_view(sweep, choice, config)
+    (st.success if view.state == "met" else st.warning)(view.text)
+    if view.caveat:
+        st.warning(view.caveat, icon=":material/warning:")
     st.caption(
         "dpviz takes the **lower** edge of each point's ±1 standard-deviation band (how much "
         "the score varied between folds), so that an unlucky model, not only the average "

@@ -27,7 +27,7 @@ from dpviz.app.curves import SweepRun, SweepSettings
 from dpviz.app.report import WITHHELD, decision_report
 from dpviz.evaluation import defaults
 from dpviz.evaluation.sweep import SERIES_DP, SERIES_NONPRIVATE
-from dpviz.figures.common import majority_mean, mechanism_label
+from dpviz.figures.common import ALL_METRIC_NAMES, majority_mean, mechanism_label
 from dpviz.figures.curves import add_majority_line
 from dpviz.figures.teach import epsilon_choice_figure
 from dpviz.models.forest import AUTO_TREES
@@ -130,6 +130,13 @@ def swept_epsilons(sweep: SweepRun, config: dict) -> list[float]:
     return sorted(float(e) for e in _curve_rows(sweep, config)["epsilon"].unique())
 
 
+def metric_choices(sweep: SweepRun) -> dict[str, str]:
+    """The metrics the sweep scored (``<metric>_mean`` in its summary), by name as the
+    page offers them: accuracy, ROC AUC, F1 and macro F1."""
+    columns = set(forest_summary(sweep).columns)
+    return {m: ALL_METRIC_NAMES[m] for m in METRIC_NAMES if f"{m}_mean" in columns}
+
+
 def suggest(sweep: SweepRun, metric: str, acceptable_loss: float, config: dict) -> EpsilonChoice:
     """dpviz's answer: the smallest swept ε whose lower ±1-std band is within
     ``acceptable_loss`` points of the non-private forest
@@ -170,8 +177,54 @@ def suggestion_warning(sweep: SweepRun, choice: EpsilonChoice, config: dict) -> 
         text += f" ({100 * baseline:.1f}% {METRIC_NAMES[choice.metric]} here)"
     return (
         text + ". Meeting the target then says nothing about what the model learnt: look "
-        "at F1 or ROC AUC before agreeing on an ε."
+        "at F1, macro F1 or ROC AUC before agreeing on an ε."
     )
+
+
+@dataclass(frozen=True)
+class SuggestionView:
+    """How the page states dpviz's suggestion. ``state``: ``"met"`` (shown green) when
+    an ε meets the target and nothing empties that of meaning; ``"hollow"`` when it is
+    met only on paper (``caveat``: the model or its reference predicts a single class,
+    or the reference is no better than the majority class); ``"unmet"`` when no swept ε
+    meets it."""
+
+    state: str
+    text: str
+    caveat: str | None = None
+
+
+def suggestion_view(sweep: SweepRun, choice: EpsilonChoice, config: dict) -> SuggestionView:
+    """The suggestion as the page shows it (:class:`SuggestionView`): never a green
+    "meets it" beside a model that predicts a single class."""
+    if choice.epsilon is None:
+        return SuggestionView("unmet", choice.reason)
+    caveat = suggestion_warning(sweep, choice, config)
+    if caveat is None:
+        return SuggestionView(
+            "met", f"**Smallest ε that meets it: {choice.epsilon:g}.** {choice.reason}"
+        )
+    return SuggestionView(
+        "hollow",
+        f"**ε = {choice.epsilon:g} meets it only on paper** (see below). {choice.reason}",
+        caveat,
+    )
+
+
+def follow_candidates(
+    current: Sequence[float] | None,
+    followed: object,
+    epsilons: Sequence[float],
+    suggestion: float | None,
+) -> list[float] | None:
+    """The candidate ε values to show anew, or None to keep ``current``: the default
+    ones around the ``suggestion`` (:func:`default_candidates`) when ``current`` is empty
+    or holds an ε the curve lacks, or when the suggestion moved since the one they last
+    ``followed`` (a new metric or loss). Values the people deciding picked stay until
+    the suggestion moves."""
+    if current and set(current) <= set(epsilons) and followed == suggestion:
+        return None
+    return default_candidates(epsilons, suggestion)
 
 
 def _where(share: float) -> str:
@@ -395,7 +448,7 @@ def compare(
         The attacker's prior belief, in [0, 1], that a person is in the data (for the
         membership bound) and that her record holds a given value (for the attribute
         bound of a person known to be in the data).
-    metric : {"accuracy", "auc", "f1"}
+    metric : {"accuracy", "auc", "f1", "macro_f1"}
     config : dict
         The curve (see :func:`curve_choices`).
 

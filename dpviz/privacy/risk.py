@@ -46,7 +46,9 @@ ArrayLike = float | Sequence[float] | np.ndarray
 
 SERIES_DP = "dp_forest"
 REFERENCE_SERIES = ("nonprivate_forest", "sklearn_random_forest")
-METRIC_NAMES = {"accuracy": "accuracy", "auc": "ROC AUC", "f1": "F1"}
+# macro F1: the mean of every class's F1 (dpviz.evaluation.metrics.score), so that a rare
+# class counts as much as a common one.
+METRIC_NAMES = {"accuracy": "accuracy", "auc": "ROC AUC", "f1": "F1", "macro_f1": "macro F1"}
 # Columns that pick one DP curve out of a sweep summary.
 CONFIG_KEYS = ("algorithm", "mechanism", "n_estimators", "depth_rule", "data_split")
 # A DP row's mean minus one std is compared with the target at this slack, so that a
@@ -628,7 +630,7 @@ class EpsilonChoice:
     reason : str
         One or two plain sentences: the answer and how it was reached.
     metric : str
-        ``"accuracy"``, ``"auc"`` or ``"f1"``.
+        ``"accuracy"``, ``"auc"``, ``"f1"`` or ``"macro_f1"``.
     acceptable_loss : float
         In points (percentage points of the metric).
     reference_mean : float
@@ -770,7 +772,7 @@ def smallest_epsilon(
     ----------
     summary : DataFrame
         ``SweepResult.summary`` of :func:`dpviz.evaluation.sweep.run_sweep`, with references.
-    metric : {"accuracy", "auc", "f1"}, default="accuracy"
+    metric : {"accuracy", "auc", "f1", "macro_f1"}, default="accuracy"
     acceptable_loss : float, default=2.0
         Points (percentage points) the data owner accepts to lose, ≥ 0.
     reference : {"nonprivate_forest", "sklearn_random_forest"}, default="nonprivate_forest"

@@ -7,9 +7,13 @@ import streamlit as st
 
 from dpviz.app import negotiate as negotiate
 from dpviz.app.curves import SweepRun
-from dpviz.figures.common import METRICS
+from dpviz.figures.common import ALL_METRIC_NAMES
 from dpviz.figures.teach import hypothesis_testing_figure
 from dpviz.privacy.risk import EpsilonChoice
+
+# Plain session value: the suggestion the candidates last followed (none yet: a marker
+# that equals no ε, not even "no suggestion").
+FOLLOWED, NOT_FOLLOWED = "negotiate.candidates_followed", "not yet"
 
 
 def section(
@@ -19,9 +23,17 @@ def section(
     (candidates, prior)."""
     st.header("2 · What each candidate ε means for a person in the data")
     epsilons = negotiate.swept_epsilons(sweep, config)
-    current = st.session_state.get(K["candidates"])
-    if not current or not set(current) <= set(epsilons):
-        st.session_state[K["candidates"]] = negotiate.default_candidates(epsilons, choice.epsilon)
+    # The candidates follow dpviz's suggestion (a new metric or loss moves it) until the
+    # people deciding pick their own.
+    fresh = negotiate.follow_candidates(
+        st.session_state.get(K["candidates"]),
+        st.session_state.get(FOLLOWED, NOT_FOLLOWED),
+        epsilons,
+        choice.epsilon,
+    )
+    if fresh is not None:
+        st.session_state[K["candidates"]] = fresh
+        st.session_state[FOLLOWED] = choice.epsilon
     st.session_state.setdefault(K["prior"], 0.5)
     a, b = st.columns([3, 2])
     candidates = a.multiselect(
@@ -58,7 +70,7 @@ def section(
 def cards_row(cards: list[negotiate.Candidate], metric: str, *, drawn: bool) -> None:
     """One card per candidate ε side by side, then (``drawn``: every line has a
     guarantee) the hypothesis-testing region of the candidates."""
-    metric_name = dict(METRICS)[metric]
+    metric_name = ALL_METRIC_NAMES[metric]
     for col, card in zip(st.columns(len(cards), border=True), cards):
         with col:
             st.subheader(f"ε = {card.epsilon:g}")
