@@ -65,6 +65,18 @@ MISSING_HELP = (
     "facts read from the data: they do not change the privacy guarantee."
 )
 KINDS = ("continuous", "discrete")
+EDITOR_NOTE = (
+    "Cells prefilled from the file were read off the records. Replace them with public "
+    "bounds, or leave them and accept that the guarantee is void. A blank min/max or value "
+    "list is filled from the data (inferred). Lists are comma-separated; quote a value that "
+    'holds a comma: "Boston, MA", "Austin, TX".'
+)
+ROUND_HELP = (
+    "Widens each continuous feature's filled range to round numbers on a 1-2-5 step (17.3 "
+    "to 79.6 becomes 10 to 80), so the bounds no longer equal the data's own min and max. "
+    "Rounded bounds still came from the records: declare them public only if you would "
+    "have written them without looking."
+)
 # A header whose cells are mostly numbers is probably the first data row.
 HEADER_NUMERIC_SHARE = 0.5
 DECLARED_NOTE = (

@@ -39,27 +39,20 @@ def read_schema_upload(workspace: app_data.UploadWorkspace, label_key: str) -> N
 
 
 def edit_schema(workspace, label: str, base, frame) -> None:
-    """The editable schema table; edits apply on submit (one rerun, not one per cell).
-    "Round min/max outwards" applies them with every filled continuous range widened to
-    round numbers (:func:`dpviz.app.data.rounded_table`)."""
+    """The editable schema table; edits apply on submit (one rerun, not one per cell),
+    rounded outwards on request (:func:`dpviz.app.data.rounded_table`)."""
     edits, classes = workspace.applied_edits(label)
     table = edits if edits is not None else app_data.schema_table(base, frame)
     classes = classes if classes is not None else app_data.join_list(base.classes)
     # Open again after an edit was applied: the user sees what the edit (or rounding) did.
     with st.expander("Feature types and public domains (edit)", expanded=edits is not None):
-        st.caption(
-            "Cells prefilled from the file were read off the records. Replace them with "
-            "public bounds, or leave them and accept that the guarantee is void. A blank "
-            "min/max or value list is filled from the data (inferred). Lists are "
-            'comma-separated; quote a value that holds a comma: "Boston, MA", "Austin, TX".'
-        )
+        st.caption(app_data.EDITOR_NOTE)
         with st.form(f"data.schema_form.{workspace.upload.frame_id}.{label}"):
             edited = st.data_editor(
                 table,
                 hide_index=True,
                 disabled=["feature"],
-                # Blank, not "None": a blank cell is what the caption above talks about.
-                placeholder="",
+                placeholder="",  # blank, not "None": the caption speaks of blank cells
                 column_config={
                     "use": st.column_config.CheckboxColumn("use", width=65),
                     "feature": st.column_config.TextColumn("feature", width=140),
@@ -78,11 +71,7 @@ def edit_schema(workspace, label: str, base, frame) -> None:
             apply, round_out = st.columns([1, 2])
             applied = apply.form_submit_button("Apply schema changes")
             rounded = round_out.form_submit_button(
-                "Round min/max outwards and apply",
-                help="Widens each continuous feature's filled range to round numbers on a "
-                "1-2-5 step (17.3 to 79.6 becomes 10 to 80), so the bounds no longer equal "
-                "the data's own min and max. Rounded bounds still came from the records: "
-                "declare them public only if you would have written them without looking.",
+                "Round min/max outwards and apply", help=app_data.ROUND_HELP
             )
             if applied or rounded:
                 workspace.edits = app_data.rounded_table(edited) if rounded else edited
@@ -99,9 +88,7 @@ def choose_columns(workspace, label: str) -> None:
     drops = workspace.drops(label)
     table = app_data.column_table(upload.frame, label, drops, workspace.suggestions(label))
     options = table["column"].tolist()
-    st.markdown(
-        "**Columns** — list the ones the model must not use under 'Leave out these columns'"
-    )
+    st.markdown("**Columns** — list what the model must not use under 'Leave out these columns'")
     chosen = st.multiselect(
         "Leave out these columns",
         options,
