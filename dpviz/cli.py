@@ -44,6 +44,8 @@ from dpviz.models.files import (
     release,
 )
 from dpviz.models.forest import AUTO_TREES, DATA_SPLITS, DPRandomForestClassifier
+from dpviz.models.objective import ACCURACY, OBJECTIVES
+from dpviz.models.objective import HELP as OBJECTIVE_HELP
 from dpviz.models.outputs import check_outputs, csv_text, write_csv, write_text
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.models.sizing import suggest_trees
@@ -447,6 +449,7 @@ def _model_params(args) -> dict:
         "max_depth": args.max_depth,
         "steps": args.steps,
         "n_bins": args.bins,
+        "objective": args.objective,
     }
     params = {k: v for k, v in given.items() if v is not None}
     params.update(_extra_params(args))
@@ -686,7 +689,7 @@ def cmd_predict(args) -> dict:
     for message in _prediction_notes(model, frame, encoded):
         print(f"note: {message}", file=sys.stderr)
     proba = model.predict_proba(frame)
-    predictions = model.classes_[np.argmax(proba, axis=1)]
+    predictions = model.predict(frame, args.objective)
     out = _ids_as_written(args.data, frame, ids)
     out["prediction"] = predictions
     for i, c in enumerate(model.classes_):
@@ -974,6 +977,7 @@ def cmd_sweep(args) -> dict:
         mechanisms=_split_list(args.mechanism, str, "--mechanism"),
         data_splits=_split_list(args.split, str, "--split"),
         references=not args.no_references,
+        presets={name: {"objective": args.objective} for name in algorithms},
     )
     _warn_noise_seed(args)
     for epsilon in grid.epsilons:
@@ -1149,6 +1153,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
         "its chain length is --param mcmc_steps=N)",
     )
     p.add_argument("--bins", type=_positive_int, help="bins per continuous feature")
+    _objective_arg(p)
     p.add_argument(
         "--param",
         action="append",
@@ -1158,6 +1163,16 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     seed_args(p)
     p.add_argument("--json", action="store_true")
     _cluster_args(p)
+
+
+def _objective_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--objective``: what predictions (and the scores of them) optimise."""
+    p.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default=default,
+        help=OBJECTIVE_HELP + ("" if default else " (default: the model's, else accuracy)"),
+    )
 
 
 def _add_depth(sub) -> None:
@@ -1262,6 +1277,7 @@ def _add_sweep(sub) -> None:
         "--split", default=forest["data_split"], help="comma-separated: disjoint,shared"
     )
     p.add_argument("--folds", type=_positive_int, default=defaults.SWEEP_FOLDS)
+    _objective_arg(p, default=ACCURACY)
     p.add_argument("--repeats", type=_repeats, default=1)
     seed_args(p)
     p.add_argument("--n-jobs", type=_n_jobs, default=1)
@@ -1330,6 +1346,7 @@ def _add_predict(sub) -> None:
         metavar="COL[,COL]",
         help="comma-separated input columns (IDs) written first, beside each prediction",
     )
+    _objective_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_predict)
 

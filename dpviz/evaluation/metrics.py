@@ -33,9 +33,17 @@ def binary_auc(positive: np.ndarray, score: np.ndarray) -> float:
 
 
 def score(
-    y_true: np.ndarray, proba: np.ndarray, y_train: np.ndarray, n_classes: int
+    y_true: np.ndarray,
+    proba: np.ndarray,
+    y_train: np.ndarray,
+    n_classes: int,
+    y_pred: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Accuracy, F1, ROC AUC and macro F1 of class-index predictions from vote fractions.
+
+    ``y_pred``: the class indices the model predicts (its ``objective``'s decision,
+    :mod:`dpviz.models.objective`); None is the argmax of ``proba``. Accuracy, F1 and
+    macro F1 score ``y_pred``; AUC ranks ``proba``.
 
     Binary labels: F1 and AUC with the least frequent training class as positive.
     More classes: macro F1 over all classes and macro one-vs-rest AUC over the classes
@@ -44,7 +52,8 @@ def score(
     equals ``f1``). ``one_class`` says whether the predictions hold a single class, and
     ``only_class`` is that class's index (-1 when several classes are predicted).
     """
-    y_pred = np.argmax(proba, axis=1)
+    if y_pred is None:
+        y_pred = np.argmax(proba, axis=1)
     out = {"accuracy": float(np.mean(y_pred == y_true))}
     macro = float(np.mean([_f1(y_true == c, y_pred == c) for c in range(n_classes)]))
     predicted = np.unique(y_pred)

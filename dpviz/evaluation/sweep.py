@@ -37,6 +37,7 @@ from dpviz.models.forest import (
     flipped_labels,
 )
 from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
@@ -472,10 +473,12 @@ def _fold_rows(
             empty_pct = model.diagnostics_["empty_leaf_pct"]
             private = {}  # whether a release is proven does not depend on its ε
             points = list(itertools.product(mechanisms, epsilons))
-            for (mech, eps), votes, point_seconds, diagnostics in release_votes(
+            for (mech, eps), votes, point_seconds, (diagnostics, prior) in release_votes(
                 model, routed, points, functools.partial(_point_facts, private=private)
             ):
                 seconds = route_seconds + point_seconds
+                fractions = _fractions(votes)
+                predicted = decide(fractions, prior, model.objective)
                 rows.append(
                     {
                         **base,
@@ -487,7 +490,7 @@ def _fold_rows(
                         "depth_rule": str(depth),
                         "depth": model.depth_,
                         "data_split": split,
-                        **score(test.y, _fractions(votes), train.y, k),
+                        **score(test.y, fractions, train.y, k, predicted),
                         "empty_leaf_pct": empty_pct,
                         **diagnostics,
                         "fit_seconds": seconds,
@@ -612,14 +615,16 @@ def release_votes(
         yield point, votes, seconds + share + time.perf_counter() - begin, info
 
 
-def _point_facts(model: DPRandomForestClassifier, private: dict) -> dict:
+def _point_facts(model: DPRandomForestClassifier, private: dict) -> tuple[dict, np.ndarray]:
     """A sweep point's leaf diagnostics and the ε its model spent before the leaves
-    (:data:`BUDGET_COLUMNS`); notes in ``private`` whether its mechanism's release is
-    proven (read from the ledger once per mechanism)."""
+    (:data:`BUDGET_COLUMNS`), and the class prior its ``objective`` weighs by (each
+    point releases its own noisy prior); notes in ``private`` whether its mechanism's
+    release is proven (read from the ledger once per mechanism)."""
     if model.mechanism not in private:
         private[model.mechanism] = bool(model.ledger_.private)
     budget = (model.depth_count_epsilon_, model.split_epsilon_, model.prior_epsilon_)
-    return {**_leaf_diagnostics(model), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
+    facts = {**_leaf_diagnostics(model), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
+    return facts, model.decision_prior_
 
 
 def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:
@@ -658,7 +663,13 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, 
                 # "auto" (greedy trees) is resolved when fitting: the depth used.
                 "depth": getattr(model, "depth_", model.max_depth),
                 "data_split": "all",
-                **score(test.y, model._proba(test), train.y, len(schema.classes)),
+                **score(
+                    test.y,
+                    model._proba(test),
+                    train.y,
+                    len(schema.classes),
+                    model._decision(test),
+                ),
                 **{key: diag[key] for key in DIAGNOSTICS if key in diag},
                 "fit_seconds": seconds,
                 "private": bool(model.ledger_.private),

@@ -15,6 +15,7 @@ from dpviz.models._boost_tree import tree_scores
 from dpviz.models.data import EncodedData
 from dpviz.models.greedy import bin_codes
 from dpviz.models.inputs import prediction_data
+from dpviz.models.objective import ACCURACY, decide, prior_from_counts
 
 
 def scores_to_proba(scores: np.ndarray) -> np.ndarray:
@@ -25,6 +26,20 @@ def scores_to_proba(scores: np.ndarray) -> np.ndarray:
         return np.stack([1 - positive, positive], axis=1)
     shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
     return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def decision_scores(scores: np.ndarray, scale: float) -> np.ndarray:
+    """Class scores on the probability scale for an ``objective``: each part's score
+    over κ = ``scale`` (the share of E[y|x] the trees reach, :attr:`reach_`), mapped
+    from [−1, 1] to [0, 1]; two classes: (1 − q, q). The scores estimate about
+    κ·E[y|x] (with a prior-centred start: κ·p̂ plus the trees' κ·(E[y|x] − p̂)), so
+    unlike :func:`scores_to_proba` these sit near the class shares, which the objective
+    compares with the prior (a 6% class scores 0.06, not 0.47). A function of released
+    scores and κ (public settings and the released prior): post-processing."""
+    q = np.clip((scores / (scale if scale > 0 else 1.0) + 1) / 2, 0.0, 1.0)
+    if scores.shape[1] == 1:
+        return np.stack([1 - q[:, 0], q[:, 0]], axis=1)
+    return q
 
 
 def leaf_diagnostics(leaf_records: list[tuple]) -> dict:
@@ -65,9 +80,27 @@ class _FittedBoost:
         check_is_fitted(self, "models_")
         return self._proba(prediction_data(self, X))
 
-    def predict(self, X) -> np.ndarray:
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs by: the released noisy class
+        histogram, one added per class (:func:`~dpviz.models.objective.prior_from_counts`),
+        or uniform and public without one (paper preset). Post-processing."""
         check_is_fitted(self, "models_")
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return prior_from_counts(self.prior_counts_, len(self.classes_))
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index under the ``objective`` (accuracy: the argmax of
+        :meth:`_proba`, as before; otherwise :func:`decision_scores` weighed against
+        :attr:`decision_prior_`)."""
+        if self.objective == ACCURACY:
+            return np.argmax(self._proba(encoded), axis=1)
+        scores = decision_scores(self._scores(encoded), self.reach_)
+        return decide(scores, self.decision_prior_, self.objective)
+
+    def predict(self, X) -> np.ndarray:
+        """The most likely class, weighed by the ``objective`` (post-processing)."""
+        check_is_fitted(self, "models_")
+        return self.classes_[self._decision(prediction_data(self, X))]
 
     @property
     def diagnostics_(self) -> dict:

@@ -19,6 +19,7 @@ import numpy as np
 
 from dpviz.models.depth import MAX_DEPTH
 from dpviz.models.forest import feature_order
+from dpviz.models.objective import ACCURACY, check_objective, decide
 from dpviz.models.outputs import write_text
 from dpviz.models.trees import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
 from dpviz.models.trees import MAX_EXPORT_NODES as MAX_EXPORT_NODES
@@ -180,12 +181,38 @@ class ReleasedFile:
         reason = unverified_reason(doc)
         skip = ("format", "version", "schema", "signature", "claim", cls.body)
         meta = {k: v for k, v in doc.items() if k not in skip}
+        # A file written before objectives existed predicts as it did: accuracy.
+        check_objective(meta.get("objective", ACCURACY))
         if reason is not None:
             meta["claim"] = NOT_VERIFIED
         return meta, reason
 
-    def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+    @property
+    def objective(self) -> str:
+        """What ``predict`` optimises (the file's public setting; "accuracy" in a file
+        that names none)."""
+        return self.meta.get("objective", ACCURACY)
+
+    @property
+    def decision_prior(self) -> np.ndarray:
+        """The class prior the objective weighs by: the file's ``decision_prior``
+        (post-processing of its released counts), uniform (public) if it has none."""
+        k = len(self.classes_)
+        prior = self.meta.get("decision_prior")
+        return np.full(k, 1.0 / k) if prior is None else np.asarray(prior, dtype=np.float64)
+
+    def decision_scores(self, X) -> np.ndarray:
+        """The per-class scores the objective weighs (``predict_proba`` unless a format
+        says otherwise)."""
+        return self.predict_proba(X)
+
+    def predict(self, X, objective: str | None = None) -> np.ndarray:
+        """Each record's class under ``objective`` (default: the file's own), as the
+        fitted estimator predicts it: post-processing of the release."""
+        objective = check_objective(self.objective if objective is None else objective)
+        if objective == ACCURACY:
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return self.classes_[decide(self.decision_scores(X), self.decision_prior, objective)]
 
 
 # --- value checks -----------------------------------------------------------------------------
@@ -223,6 +250,19 @@ def number_in(meta: dict, name: str, low: float, high: float, default: Any = Non
     if not low <= value <= high:
         raise ValueError(f"the model's {name!r} must be from {low:g} to {high:g}, got {value!r}")
     return float(value)
+
+
+def prior_row(meta: dict, k: int) -> None:
+    """Check a file's ``decision_prior`` (absent, or k positive finite shares)."""
+    prior = meta.get("decision_prior")
+    if prior is None:
+        return
+    if (
+        not isinstance(prior, list)
+        or len(prior) != k
+        or not all(type(v) in (int, float) and finite(v) and 0 < v <= 1 for v in prior)
+    ):
+        raise ValueError(f"the model's 'decision_prior' must be {k} shares in (0, 1]")
 
 
 def counts_row(value: Any, k: int, where: str) -> np.ndarray:

@@ -147,6 +147,12 @@ class ReleasedForest(ReleasedFile):
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return _normalise(self._votes(X))
 
+    @property
+    def decision_prior(self) -> np.ndarray:
+        """The prior the objective weighs votes by, as the estimator's: the released
+        ``prior_counts`` plus one per class, or uniform (public) without them."""
+        return count_prior(self.meta.get("prior_counts"), len(self.classes_))
+
     def updated(self, frame: pd.DataFrame, noise_seed: int | None = None) -> ReleasedForest:
         """Add a new, disjoint batch of labelled records (Jagannathan et al. 2012, §V-B).
 
@@ -225,6 +231,7 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "prior_epsilon": float(model.prior_epsilon_),
         "depth_count_epsilon": float(model.depth_count_epsilon_),
         "split_points": model.split_points,
+        "objective": model.objective,
         "split_epsilon": float(model.split_epsilon_),
         "noise": noise_mode(model),
         "record_hash_seed": int(model._split_seed),

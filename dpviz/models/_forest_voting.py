@@ -22,6 +22,7 @@ from dpviz.models._forest_scoring import (
     prior_weight,
 )
 from dpviz.models.data import EncodedData
+from dpviz.models.objective import ACCURACY, decide
 from dpviz.models.trees import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
 
@@ -178,7 +179,18 @@ class VotingMixin:
         self._complete_release()  # every leaf is looked up alike, trained or not
         return _normalise(self._votes(encoded))
 
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs votes by: the shares the votes start
+        from (:func:`count_prior`: the released noisy class prior plus one per class, or
+        uniform and public without one, ``prior_share=0``). Post-processing only."""
+        return count_prior(self.prior_counts_, len(self.classes_))
+
     def predict(self, X) -> np.ndarray:
-        """Majority vote of the trees; vote ties go to the lowest class index."""
+        """Majority vote of the trees (vote ties to the lowest class index), weighed by
+        the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
         self._check_fitted()
-        return self.classes_[vote_labels(self.predict_proba(X))]
+        proba = self.predict_proba(X)
+        if self.objective == ACCURACY:
+            return self.classes_[vote_labels(proba)]
+        return self.classes_[decide(proba, self.decision_prior_, self.objective)]

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpviz.models._greedy_select import bin_codes
 from dpviz.models.data import EncodedData
 from dpviz.models.inputs import prediction_data
+from dpviz.models.objective import ACCURACY, decide, prior_from_counts
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 
 
@@ -126,9 +127,33 @@ class _FittedTree:
         :func:`~dpviz.models._greedy_predict.leaf_proba`)."""
         return leaf_proba(self._leaf_of(encoded), self.leaf_nodes_, self.leaf_proba_)
 
-    def predict(self, X) -> np.ndarray:
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs the leaves' shares by: the root's
+        released noisy class counts (``max_depth="auto"`` without ``declared_n``), else
+        the sum of the leaves' released noisy counts (every record reaches one leaf),
+        one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
+        Post-processing of released counts only."""
         check_is_fitted(self, "feature_")
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        root = np.flatnonzero(self.counted_nodes_ == 0)
+        if len(root):
+            counts = self.counted_noisy_counts_[root[0]]
+        else:
+            counts = self.leaf_noisy_counts_.sum(axis=0)
+        return prior_from_counts(counts, len(self.classes_))
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index: the leaf's shares weighed by the ``objective``
+        (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
+        proba = self._proba(encoded)
+        if self.objective == ACCURACY:
+            return np.argmax(proba, axis=1)
+        return decide(proba, self.decision_prior_, self.objective)
+
+    def predict(self, X) -> np.ndarray:
+        """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
+        check_is_fitted(self, "feature_")
+        return self.classes_[self._decision(prediction_data(self, X))]
 
     def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf

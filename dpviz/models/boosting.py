@@ -156,6 +156,7 @@ from dpviz.models.data import EncodedData
 from dpviz.models.forest import prior_epsilon
 from dpviz.models.greedy import bin_codes
 from dpviz.models.inputs import training_data
+from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
 
@@ -222,6 +223,11 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         None (the default): secret noise from a fresh OS key, never stored. An integer
         makes every random choice replayable (same seed, same model) for tests,
         teaching and figures: NOT private (the noise can be replayed and subtracted).
+    objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
+        What ``predict`` optimises: the argmax, or the scores over κ weighed against
+        :attr:`decision_prior_` (:mod:`dpviz.models.objective`,
+        :func:`~dpviz.models._boost_predict.decision_scores`). Post-processing: the
+        privacy guarantee does not change; ``predict_proba`` neither.
 
     Attributes
     ----------
@@ -256,6 +262,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         schema=None,
         random_state=None,
         noise_seed: int | None = None,
+        objective: str = ACCURACY,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -268,6 +275,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.schema = schema
         self.random_state = random_state
         self.noise_seed = noise_seed
+        self.objective = objective
         apply_preset(self)
 
     def set_params(self, **params):
@@ -283,6 +291,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
 
     def _validate_params(self) -> None:
         check_params(self)
+        check_objective(self.objective)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from dpviz.models._boost_predict import decision_scores, scores_to_proba
 from dpviz.models._file_claims import estimator_ledger, verified_privacy
 from dpviz.models._file_format import (
     BOOST_FORMAT,
@@ -43,7 +44,9 @@ from dpviz.models._file_format import (
     finite,
     int_array,
     noise_mode,
+    number_in,
     parse_document,
+    prior_row,
     read_bytes,
     whole,
 )
@@ -154,6 +157,7 @@ class ReleasedTree(ReleasedFile):
     def _compile(self) -> None:
         n_bins = whole(self.meta.get("n_bins"), "n_bins", low=2, high=10_000)
         k = len(self.classes_)
+        prior_row(self.meta, k)
         widths = np.asarray(
             [n_bins] * len(self.schema.continuous) + [len(f.values) for f in self.schema.discrete]
         )
@@ -281,6 +285,7 @@ class ReleasedBoost(ReleasedFile):
             "n_bins": int(model.n_bins),
             "learning_rate": float(model.learning_rate),
             "max_depth": int(model.max_depth),
+            "decision_scale": float(model.reach_),
         }
         return cls(meta, model.schema_, models)
 
@@ -300,6 +305,8 @@ class ReleasedBoost(ReleasedFile):
             raise ValueError("the model's 'learning_rate' must be a number in (0, 1)")
         self._eta = float(eta)
         k = len(self.classes_)
+        prior_row(self.meta, k)
+        self._scale = number_in(self.meta, "decision_scale", 0.0, 1.0, default=1.0)
         m = len(self.schema.features)
         widths = np.asarray(
             [self._n_bins] * len(self.schema.continuous)
@@ -379,12 +386,12 @@ class ReleasedBoost(ReleasedFile):
         )
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        scores = self.scores(encode(X, self.schema, training=False))
-        if scores.shape[1] == 1:
-            positive = (np.clip(scores[:, 0], -1, 1) + 1) / 2
-            return np.stack([1 - positive, positive], axis=1)
-        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
-        return shifted / shifted.sum(axis=1, keepdims=True)
+        return scores_to_proba(self.scores(encode(X, self.schema, training=False)))
+
+    def decision_scores(self, X: pd.DataFrame) -> np.ndarray:
+        """The scores over the file's ``decision_scale`` κ on the probability scale, as
+        the estimator weighs them (:func:`~dpviz.models._boost_predict.decision_scores`)."""
+        return decision_scores(self.scores(encode(X, self.schema, training=False)), self._scale)
 
 
 Released = ReleasedForest | ReleasedTree | ReleasedBoost
@@ -455,7 +462,7 @@ def _common_meta(model) -> dict:
     params = {
         k: v
         for k, v in model.get_params().items()
-        if k not in ("schema", "random_state", "noise_seed")
+        if k not in ("schema", "random_state", "noise_seed", "objective")
         and isinstance(v, str | int | float | bool)
     }
     return {
@@ -463,6 +470,8 @@ def _common_meta(model) -> dict:
         "feature_order": feature_order(model.schema_),
         "epsilon": float(model.epsilon),
         "params": params,
+        "objective": model.objective,
+        "decision_prior": [float(v) for v in model.decision_prior_],
         "noise": noise_mode(model),
         "schema_inferred": bool(model.schema_.inferred),
         "privacy": {

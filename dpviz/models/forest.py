@@ -70,6 +70,7 @@ from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
 from dpviz.models.inputs import batch_data, check_whole_numbers, training_data
+from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.sizing import TREE_STEPS, suggest_trees
 from dpviz.models.trees import TreeSpace, record_trees
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, largest_count
@@ -301,6 +302,10 @@ class DPRandomForestClassifier(
         split uniformly in their distribution function and features are drawn partly
         by their relevance to the class; without continuous features it spends nothing
         and splits as ``uniform``.
+    objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
+        What ``predict`` optimises: the votes' argmax, or the votes weighed against
+        :attr:`decision_prior_` (:mod:`dpviz.models.objective`). Post-processing of
+        the release: the privacy guarantee does not change; ``predict_proba`` neither.
     """
 
     def __init__(
@@ -316,6 +321,7 @@ class DPRandomForestClassifier(
         declared_n: int | None = None,
         prior_share: float = 0.1,
         split_points: str = "quantile",
+        objective: str = ACCURACY,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -328,11 +334,13 @@ class DPRandomForestClassifier(
         self.declared_n = declared_n
         self.prior_share = prior_share
         self.split_points = split_points
+        self.objective = objective
 
     # --- validation -------------------------------------------------------------------
 
     def _validate_params(self) -> None:
         _check_epsilon(self.epsilon)
+        check_objective(self.objective)
         check_tree_count(self.n_estimators)
         get_mechanism(self.mechanism)
         if self.data_split not in DATA_SPLITS:
@@ -500,6 +508,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
     Privacy: ``epsilon``-DP under add/remove-one neighbours when the schema is public.
     The ``jpw`` depth rule reads the record count: give ``declared_n`` (public), or 5%
     of ε buys a noisy count, booked in the ledger. ``noise_seed`` voids the guarantee.
+    ``objective`` is post-processing (see :class:`DPRandomForestClassifier`).
     """
 
     mechanism = "laplace_counts"
@@ -516,6 +525,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         noise_seed: int | None = None,
         declared_n: int | None = None,
         prior_share: float = 0.1,
+        objective: str = ACCURACY,
     ):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -525,6 +535,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         self.noise_seed = noise_seed
         self.declared_n = declared_n
         self.prior_share = prior_share
+        self.objective = objective
 
     def partial_fit(self, X, y, classes=None):
         """Add a new, disjoint batch of records (Jagannathan et al. 2012, §V-B).

@@ -118,6 +118,7 @@ from dpviz.models._greedy_select import (
 from dpviz.models._greedy_stopping import auto_depth, choose_depth, stopping_rule
 from dpviz.models.data import EncodedData
 from dpviz.models.inputs import training_data
+from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
@@ -210,6 +211,10 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         None (the default): secret noise from a fresh OS key, never stored. An integer
         makes every random choice replayable (same seed, same model) for tests,
         teaching and figures: NOT private (the noise can be replayed and subtracted).
+    objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
+        What ``predict`` optimises: the leaf's argmax, or its shares weighed against
+        :attr:`decision_prior_` (:mod:`dpviz.models.objective`). Post-processing: the
+        privacy guarantee does not change; ``predict_proba`` neither.
 
     Attributes
     ----------
@@ -258,6 +263,7 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         schema=None,
         random_state=None,
         noise_seed: int | None = None,
+        objective: str = ACCURACY,
     ):
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -271,9 +277,11 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         self.schema = schema
         self.random_state = random_state
         self.noise_seed = noise_seed
+        self.objective = objective
 
     def _validate_params(self) -> None:
         check_params(self)
+        check_objective(self.objective)
 
     @property
     def _auto(self) -> bool:

@@ -20,6 +20,8 @@ from dpviz.models.forest import (
     check_tree_count,
 )
 from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.objective import ACCURACY, OBJECTIVES
+from dpviz.models.objective import HELP as OBJECTIVE_HELP
 from dpviz.privacy.mechanisms import MECHANISMS, get_mechanism
 
 
@@ -178,6 +180,8 @@ _GREEDY_TAIL = (
     ),
 )
 _BINS = Parameter("n_bins", 8, "equal-width bins per continuous feature", low=2, high=64)
+# Every algorithm's: what predict optimises (post-processing of the release, no ε).
+_OBJECTIVE = Parameter("objective", ACCURACY, OBJECTIVE_HELP, choices=OBJECTIVES)
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -232,6 +236,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 ),
                 _prior_share("forest", counted=True),
                 _declared_n("records"),
+                _OBJECTIVE,
             ),
             build=DPRandomForestClassifier,
             reference="nonprivate_forest",
@@ -256,6 +261,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 ),
                 _prior_share("Private-RDT", counted=False),
                 _declared_n("jpw"),
+                _OBJECTIVE,
             ),
             build=PrivateRDTClassifier,
             reference="nonprivate_forest",
@@ -270,7 +276,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 "leaves release counts with discrete Laplace noise."
             ),
             privacy="ε-DP",
-            parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, _BINS),
+            parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, _BINS, _OBJECTIVE),
             build=lambda **kw: DPDecisionTreeClassifier(steps=1, **kw),
             reference="sklearn_random_forest",
         ),
@@ -301,6 +307,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     high=100_000,
                 ),
                 *_GREEDY_TAIL,
+                _OBJECTIVE,
             ),
             build=DPDecisionTreeClassifier,
             reference="sklearn_random_forest",
@@ -342,6 +349,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 Parameter(
                     "n_bins", 16, "split candidates per continuous feature", low=2, high=256
                 ),
+                _OBJECTIVE,
             ),
             build=DPBoostClassifier,
             reference="sklearn_hist_gradient_boosting",

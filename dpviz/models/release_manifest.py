@@ -77,6 +77,7 @@ _COMMON: dict[str, ManifestEntry] = {
     "/epsilon": _public("settings"),
     "/noise": _public("settings (secret, or replayable: NOT private)"),
     "/schema_inferred": _public("the schema's status"),
+    "/objective": _public("settings (what predict optimises; post-processing)"),
     "/privacy/epsilon_total": _derived("the ledger (every booked release)"),
     "/privacy/private": _derived("the ledger and the settings"),
     "/privacy/summary": _derived("the ledger (every booked release), in words"),
@@ -117,6 +118,7 @@ _GREEDY: dict[str, ManifestEntry] = {
     "/tree/feature": _release("split choices (exponential mechanism)"),
     "/tree/first_child": _derived("the split choices and the noisy stopping counts"),
     "/tree/output": _release("leaf counts (and the noisy counts a fallback reads)"),
+    "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }
 
 _BOOST: dict[str, ManifestEntry] = {
@@ -124,6 +126,8 @@ _BOOST: dict[str, ManifestEntry] = {
     "/n_bins": _public("settings"),
     "/learning_rate": _public("settings"),
     "/max_depth": _public("settings"),
+    "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
+    "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
     "/models/[]/target": _public("the declared classes"),
     "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
     "/models/[]/weight": _derived("the prior and the held-out check's noisy count"),
