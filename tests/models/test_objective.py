@@ -183,3 +183,16 @@ def test_the_cli_option(tmp_path, capsys):
     argv = ["predict", "--model", str(model), "--data", str(path), "--objective", "recall"]
     assert main(argv) != 0
     assert "invalid choice: 'recall'" in capsys.readouterr().err
+
+
+def test_the_train_page_offers_the_objective():
+    """The Train page builds its widgets from the registry: each algorithm gets an
+    objective selectbox at "accuracy" with the three choices."""
+    from tests.app.test_algorithms_app import open_train
+    from tests.page_checks import key
+
+    at = open_train()
+    for algorithm in ALGORITHMS:
+        at.selectbox(key=key("train.algorithm")).set_value(algorithm).run()
+        box = at.selectbox(key=key(f"train.{algorithm}.objective"))
+        assert box.value == "accuracy" and tuple(box.options) == OBJECTIVES
