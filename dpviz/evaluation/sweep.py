@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
 from dpviz.models import kernels
 from dpviz.models import trees as routing
-from dpviz.models._forest_splits import split_epsilon
+from dpviz.models._forest_splits import SplitRelease, TableLayout, release_splits, split_epsilon
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, check_rule
 from dpviz.models.forest import (
@@ -35,12 +35,14 @@ from dpviz.models.forest import (
     LeafCounts,
     RoutedRecords,
     flipped_labels,
+    split_tables,
 )
 from dpviz.models.greedy import DPDecisionTreeClassifier
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
+from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
 
 METRICS = ("accuracy", "auc", "f1", "macro_f1")
@@ -809,6 +811,15 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
     return model.votes(same)
 
 
+def _exact_splits(train, schema) -> SplitRelease:
+    """The split release of the ε = ∞ twin: the TRUE class tables of ``train`` read
+    without noise (a NOT private reference), thresholds then drawn as the DP forest
+    draws them, from the public seed."""
+    # At ε = 10¹² the discrete Laplace noise is 0 with probability 1 − 10⁻⁴³⁴²⁹⁴⁴⁸¹⁹⁰.
+    source = NoiseSource.replayable(0)
+    return release_splits(split_tables(train, schema), TableLayout.of(schema), 1e12, source)
+
+
 def _nonprivate_row(
     base,
     train,
@@ -837,11 +848,16 @@ def _nonprivate_row(
     splits = getattr(dp, "split_points", "uniform")
     model = _nonprivate_twin(trees, depth, random_state, counts, splits)
     declare_fold_size(model, train.n_records)
-    votes = _twin_votes(model, dp, train, schema, routed)
+    exact = _exact_splits(train, schema) if getattr(dp, "splits_", None) is not None else None
+    # Trees drawn from noisy split tables differ with the DP noise: the twin draws its
+    # own from the exact tables, so that the reference is the same on every page and run
+    # with the same settings. Uniform split points are the same trees: their routing
+    # is reused.
+    votes = None if exact is not None else _twin_votes(model, dp, train, schema, routed)
     if votes is None:
         model = _nonprivate_twin(trees, depth, random_state, counts, splits)
         declare_fold_size(model, train.n_records)
-        model.fit_encoded(train, schema, getattr(dp, "splits_", None))
+        model.fit_encoded(train, schema, exact)
         votes = model._votes(test)
     return {
         **base,
