@@ -91,7 +91,10 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             # is pre-selected (with an unmet target nothing is, and no report is offered).
             page.get_by_role("spinbutton", name="Acceptable loss (points)").fill("50")
             page.get_by_role("spinbutton", name="Acceptable loss (points)").press("Enter")
-            expect(page.get_by_text("Smallest ε that meets it").first).to_be_visible()
+            # At the smallest ε the fresh noise may leave a fold answering one class: the
+            # page then says the target is met only on paper, and still pre-selects it.
+            met = re.compile("Smallest ε that meets it|meets it only on paper")
+            expect(page.get_by_text(met).first).to_be_visible()
             page.get_by_label("Rationale").fill(RATIONALE)
             page.get_by_label("Approved by").fill("Ada (privacy officer)")
             page.get_by_label("Approved by").press("Enter")  # applies both fields
