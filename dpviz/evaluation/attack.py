@@ -53,7 +53,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -189,7 +189,6 @@ class AttackResult:
     dp: AttackCurve
     reference: AttackCurve | None
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def refuted(self) -> bool:
