@@ -176,6 +176,15 @@ def attack_verdict(result: AttackResult) -> tuple[str, str]:
         f"[{dp.ci_low:.3f}, {dp.ci_high:.3f}], against the bound {result.bound:.3f} that "
         f"ε = {result.ledger_epsilon:g} allows."
     )
+    if result.claim_note:
+        head += f" Note: {result.claim_note}."
+    ref = result.reference
+    if ref is not None and ref.ci_low <= 0:
+        # Without power on the reference, "within the bound" says little about ε.
+        head += (
+            " Even with the noise off the attack finds no members here: at these settings "
+            "the trees hold many records per leaf, so this attack has little power."
+        )
     if result.refuted:
         return "error", head + " The whole interval lies above the bound: the attack REFUTES "
         "the claimed ε on your data."

@@ -159,7 +159,10 @@ class AttackResult:
     algorithm, epsilon, params :
         The configuration attacked (``params``: every parameter, defaults included).
     ledger_epsilon : float or None
-        The fitted DP model's ledger total (None when it proves no ε).
+        The ε whose bound is tested: the fitted DP model's ledger total, or the
+        configuration's ε when the ledger proves none only because of replayable noise
+        or an inferred schema (``claim_note`` says so); None for a configuration that
+        is not DP.
     bound : float
         (e^ε − 1)/(e^ε + 1) for the ledger's ε (None without one).
     confidence : float
@@ -174,6 +177,8 @@ class AttackResult:
         The attack on the DP model and on the non-private reference (None if skipped).
     seconds : float
         Wall time.
+    claim_note : str
+        Why the bound is the configuration's ε when the ledger proves none ("" else).
     """
 
     algorithm: str
@@ -189,6 +194,7 @@ class AttackResult:
     dp: AttackCurve
     reference: AttackCurve | None
     seconds: float = 0.0
+    claim_note: str = ""
 
     @property
     def refuted(self) -> bool:
@@ -418,7 +424,7 @@ def membership_attack(
     models = [("DP model", epsilon, True)]
     if reference:
         models.append(("non-private reference", REFERENCE_EPSILON, False))
-    curves, ledger_epsilon = [], None
+    curves, ledger_epsilon, claim_note = [], None, ""
     for i, (name, eps, private) in enumerate(models):
         share = 1.0 / len(models)
         say(i * share, f"{name}: fitting on {int(member.sum()):,} member records")
@@ -430,10 +436,15 @@ def membership_attack(
             )
         if private:
             ledger_epsilon = model.ledger_.epsilon_total
-            if ledger_epsilon is None and noise_seed is not None and algo.private(values):
-                # Replayable noise voids the release's guarantee (the ledger proves no
-                # ε), but its noise has the same law: the bound is the configuration's.
+            if ledger_epsilon is None and algo.private(values):
+                # Replayable noise or a schema inferred from the records voids the
+                # release's guarantee (the ledger proves no ε), but the noise has the
+                # same law: the bound tested is the configuration's ε.
                 ledger_epsilon = epsilon
+                claim_note = (
+                    "the ledger proves no ε (replayable noise or a schema inferred from "
+                    f"the records); the bound is that of the configuration's ε = {epsilon:g}"
+                )
         say((i + 0.6) * share, f"{name}: scoring every record from the released model")
         with np.errstate(divide="ignore", invalid="ignore"):
             scores, reads = attack_scores(model, records)
@@ -466,4 +477,5 @@ def membership_attack(
         dp=curves[0],
         reference=curves[1] if reference else None,
         seconds=time.perf_counter() - start,
+        claim_note=claim_note,
     )
