@@ -197,7 +197,8 @@ def attack_verdict(result: AttackResult) -> tuple[str, str]:
 def audit_verdict(result: ReleaseAuditResult) -> tuple[str, str]:
     """(level, sentence) for the whole-release audit."""
     stopped = (
-        f" Stopped after {result.n_runs} fits per dataset: the bound holds for them, with "
+        f" Stopped after {result.n_runs} fit{'' if result.n_runs == 1 else 's'} per dataset: "
+        "the bound holds for them, with "
         "less power."
         if result.stopped
         else ""
