@@ -88,7 +88,7 @@ def audit_configuration(
     values = {**algo.defaults(), **(params or {})}
     # Only what differs from the defaults is passed: the result lists what was set.
     given = {k: v for k, v in values.items() if algo.defaults().get(k) != v}
-    return audit_release(
+    result = audit_release(
         algo.id,
         epsilon=epsilon,
         n_runs=n_runs,
@@ -99,3 +99,6 @@ def audit_configuration(
         progress=progress,
         cancel=cancel,
     )
+    # x's class is the schema's second: name it as the user does.
+    result.reads = result.reads.replace("'yes'", repr(str(schema.classes[1])))
+    return result

@@ -31,8 +31,10 @@ def show_audit(result: ReleaseAuditResult) -> None:
     """The whole-release audit's verdict and what it read."""
     level, text = app_audit.audit_verdict(result)
     _SAY[level](text)
-    st.caption(
-        f"It read {result.reads}; the best event was {result.event} "
-        f"({result.hits_d} of {result.n_runs} fits on D, {result.hits_d_prime} on D′). "
-        f"{result.seconds:.1f} s."
+    best = (
+        "no event separated D from D′"
+        if result.event == "none"
+        else f"the best event was {result.event} ({result.hits_d} of {result.n_runs} fits "
+        f"on D, {result.hits_d_prime} on D′)"
     )
+    st.caption(f"It read {result.reads}; {best}. {result.seconds:.1f} s.")

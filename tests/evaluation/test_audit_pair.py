@@ -56,6 +56,7 @@ def test_real_code_is_consistent_and_params_are_kept():
         SCHEMA, "fletcher_islam", epsilon=1.0, params=LEAVES_ONLY, n_runs=100, confidence=0.999
     )
     assert result.params == LEAVES_ONLY and not result.stopped
+    assert "'high'" in result.reads and "'yes'" not in result.reads
     assert result.ledger_epsilon == pytest.approx(1.0)
     assert result.consistent is True  # false alarm ≤ 0.1%
 
