@@ -38,6 +38,7 @@ LEAVES = st.Page("pages/leaves.py", title="Leaves", icon=":material/eco:")
 CURVES = st.Page("pages/curves.py", title="Curves", icon=":material/show_chart:")
 TEACH = st.Page("pages/teach.py", title="Teach", icon=":material/school:")
 NEGOTIATE = st.Page("pages/negotiate.py", title="Negotiate", icon=":material/handshake:")
+AUDIT = st.Page("pages/audit.py", title="Audit", icon=":material/policy:")
 
 
 def home() -> None:
@@ -97,7 +98,7 @@ def home() -> None:
 page = st.navigation(
     {
         "dpviz": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-        "Work": [DATA, TRAIN, TREES, LEAVES, CURVES, TEACH, NEGOTIATE],
+        "Work": [DATA, TRAIN, TREES, LEAVES, CURVES, TEACH, NEGOTIATE, AUDIT],
     }
 )
 if wanted:  # a page opened before this frame existed: show it now

@@ -1137,8 +1137,8 @@ def _cluster_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
-    """One algorithm of the registry and its parameters (evaluate, train)."""
+def _model_args(p: argparse.ArgumentParser, cluster: bool = True) -> None:
+    """One algorithm of the registry and its parameters (evaluate, train, attack)."""
     p.add_argument("--algorithm", default=defaults.ALGORITHM, choices=list(ALGORITHMS))
     p.add_argument("--mechanism", help="leaf mechanism (default: the algorithm's)")
     p.add_argument("--epsilon", type=_epsilon, required=True)
@@ -1162,7 +1162,8 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     )
     seed_args(p)
     p.add_argument("--json", action="store_true")
-    _cluster_args(p)
+    if cluster:
+        _cluster_args(p)
 
 
 def _objective_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
@@ -1243,6 +1244,78 @@ def _add_audit(sub) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
+
+
+def cmd_attack(args) -> dict:
+    """``attack``: a membership-inference attack on this configuration over the CSV's
+    records (NOT private: a diagnostic for the data owner, printed, never released), and
+    with ``--release-audit`` the whole-release audit on a pair built from the schema."""
+    from dpviz.app.audit import AuditConfig, attack_verdict, audit_verdict, summary
+    from dpviz.evaluation.attack import membership_attack
+    from dpviz.evaluation.audit_pair import audit_configuration
+
+    _warn_epsilon(args.epsilon)
+    params = _model_params(args)
+    _warn_algorithm(args.algorithm, params)
+    _warn_noise_seed(args)
+    _, schema, encoded = _load_data(args)
+    config = AuditConfig(args.algorithm, args.epsilon, params, args.seed)
+    result = membership_attack(
+        encoded,
+        schema,
+        algorithm=config.algorithm,
+        epsilon=config.epsilon,
+        params=config.params,
+        random_state=config.seed,
+        noise_seed=args.noise_seed,
+    )
+    print("note: " + NOT_PRIVATE_ATTACK, file=sys.stderr)
+    level, _ = attack_verdict(result)
+    if level == "error":
+        print(f"warning: {attack_verdict(result)[1]}", file=sys.stderr)
+    audit = None
+    if args.release_audit:
+        audit = audit_configuration(
+            schema,
+            config.algorithm,
+            epsilon=config.epsilon,
+            params=config.params,
+            n_runs=args.runs,
+            random_state=config.seed,
+        )
+        if audit.consistent is False:
+            print(f"warning: {audit_verdict(audit)[1]}", file=sys.stderr)
+    return summary(result, audit)
+
+
+NOT_PRIVATE_ATTACK = (
+    "the attack's numbers are computed from the records: NOT private, a diagnostic for "
+    "the data owner; an attack within the bound does not prove the claimed ε"
+)
+
+
+def _add_attack(sub) -> None:
+    p = sub.add_parser(
+        "attack",
+        help="membership-inference attack on a configuration over your records: ROC AUC "
+        "and advantage against the ε-DP bound, beside the non-private reference (NOT "
+        "private: a diagnostic)",
+    )
+    _data_args(p)
+    _model_args(p, cluster=False)
+    p.add_argument(
+        "--release-audit",
+        action="store_true",
+        help="also run the whole-release audit of this configuration on a neighbouring "
+        "pair built from the schema (a lower bound on ε that can refute the claim)",
+    )
+    p.add_argument(
+        "--runs",
+        type=_positive_int,
+        default=300,
+        help="--release-audit: fits per dataset (default 300)",
+    )
+    p.set_defaults(func=cmd_attack)
 
 
 def _add_evaluate(sub) -> None:
@@ -1378,6 +1451,7 @@ SUBCOMMANDS = (
     _add_depth,
     _add_mechanism,
     _add_audit,
+    _add_attack,
     _add_evaluate,
     _add_sweep,
     _add_reproduce,

@@ -310,8 +310,8 @@ def options(parser: argparse.ArgumentParser) -> dict[str, tuple]:
 def test_each_subcommand_runs_its_own_handler_in_the_documented_order():
     names = list(subparsers(cli.build_parser()))
     assert names == [
-        "depth", "mechanism", "audit", "evaluate", "sweep", "reproduce", "train", "predict",
-        "update", "info",
+        "depth", "mechanism", "audit", "attack", "evaluate", "sweep", "reproduce", "train",
+        "predict", "update", "info",
     ]  # fmt: skip
     for name, sub in subparsers(cli.build_parser()).items():
         assert sub.get_default("func") is getattr(cli, f"cmd_{name}")

@@ -277,6 +277,9 @@ class ReleaseAuditResult:
         Wall time of the audit.
     sharpened : bool
         Whether the sharpened configuration was audited (False: the registry defaults).
+    stopped : bool
+        True when ``cancel`` stopped the audit early: ``n_runs`` fits per dataset were
+        made, fewer than asked (the bound is valid for them, with less power).
     """
 
     algorithm: str
@@ -295,6 +298,7 @@ class ReleaseAuditResult:
     events: list[EventCount] = field(default_factory=list)
     seconds: float = 0.0
     sharpened: bool = False
+    stopped: bool = False
 
     def to_dict(self) -> dict:
         """A JSON-ready dictionary (infinite values become None)."""
@@ -692,6 +696,9 @@ def audit_release(
     confidence: float = 0.95,
     random_state: int = 0,
     sharpened: bool = False,
+    pair: tuple[Schema, pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> ReleaseAuditResult:
     """Empirical lower bound on the privacy loss of an algorithm's whole release.
 
@@ -731,6 +738,15 @@ def audit_release(
     sharpened : bool, default=False
         False: the release users get (registry defaults, the defaults pair). True: the
         sharpened configuration and pair, more power on one leaf, blind to the rest.
+    pair : (schema, D, D', x) or None, default=None
+        Another neighbouring pair for the defaults audit (e.g. built from a user's
+        schema, :func:`dpviz.evaluation.audit_pair.schema_pair`): x must be the last
+        record of D' and of the schema's second class, as in :data:`DEFAULTS_EXTRA`.
+    progress : callable or None, default=None
+        ``progress(done, total)`` after each pair of fits (one on D, one on D').
+    cancel : callable or None, default=None
+        Checked after each pair of fits; True stops the audit, which then bounds ε
+        from the fits made so far (``stopped`` in the result).
 
     Returns
     -------
@@ -748,8 +764,13 @@ def audit_release(
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     base = SHARPENED_PARAMS[algorithm.id] if sharpened else {}
     used = {**base, **(params or {})}
-    schema = AUDIT_SCHEMA if sharpened else DEFAULTS_SCHEMA
-    d, d_prime, x = neighbouring_datasets(sharpened)
+    if pair is not None and sharpened:
+        raise ValueError("a custom pair is audited at the defaults, not sharpened")
+    if pair is not None:
+        schema, d, d_prime, x = pair
+    else:
+        schema = AUDIT_SCHEMA if sharpened else DEFAULTS_SCHEMA
+        d, d_prime, x = neighbouring_datasets(sharpened)
     data = [encode(d, schema), encode(d_prime, schema)]
     x_encoded = encode(x, schema)
 
@@ -791,7 +812,17 @@ def audit_release(
         def observe(model, which: int) -> tuple[float, int]:
             return items_of(model, data[which], x_encoded, which).loss(), 0
 
-    observed = [[observe(fit(which), which) for _ in range(n_runs)] for which in (0, 1)]
+    # Fits on D and D' alternate, so that a stop leaves as many of each.
+    observed: list[list[tuple[float, int]]] = [[], []]
+    stopped = False
+    for done in range(1, n_runs + 1):
+        for which in (0, 1):
+            observed[which].append(observe(fit(which), which))
+        if progress is not None:
+            progress(done, n_runs)
+        if cancel is not None and done < n_runs and cancel():
+            stopped, n_runs = True, done
+            break
     hits = []
     for which in (0, 1):
         loss, cell = (np.asarray(a) for a in zip(*observed[which], strict=True))
@@ -827,4 +858,5 @@ def audit_release(
         events=table,
         seconds=time.perf_counter() - start,
         sharpened=sharpened,
+        stopped=stopped,
     )

@@ -193,7 +193,7 @@ def test_the_app_registers_no_helper_as_a_page():
         if info.get("script_path")
     }
     pages = {p for p in scripts if p.parent == PAGES.resolve()}
-    assert len(pages) == 7 and all(p.parent.name != "ui" for p in scripts)
+    assert len(pages) == 8 and all(p.parent.name != "ui" for p in scripts)
     at.switch_page("pages/train.py").run()  # a page that imports pages.ui runs
     assert not at.exception, at.exception
 

@@ -1,0 +1,233 @@
+"""The Audit page's logic (no streamlit): a membership attack on the Train page's
+configuration and the whole-release audit of it, and the words a privacy officer needs.
+
+Privacy role: every number here is a diagnostic for the data owner. The attack reads the
+records (NOT private: shown on screen, never written into a released file, report or
+ledger). The whole-release audit reads no records: it fits the configuration on a public
+pair built from the schema. Neither spends ε of the user's data: the attack's models are
+never released, and the audit's data are not the user's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from dpviz.app.support import PreparedData
+from dpviz.evaluation import defaults
+from dpviz.evaluation.attack import AttackResult, membership_attack
+from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
+from dpviz.evaluation.release_audit import ReleaseAuditResult
+from dpviz.models.data import encode, parsed_numbers
+from dpviz.models.registry import get_algorithm
+
+Progress = Callable[[float, str], None]
+
+NOT_PRIVATE = (
+    "NOT private: the attack's numbers are computed from your records. They are a "
+    "diagnostic for you, the data owner; they are not a release and are never exported."
+)
+
+WHAT_IT_SHOWS = """\
+**What the attack does.** Your records are split by the public seed into *members* (about
+half) and *non-members*. A model with your Train settings is fitted on the members only,
+with fresh secret noise, and an attacker who sees only that released model scores every
+record: for a forest, the released count of the record's class (or its released label) at
+the leaf it reaches in the tree(s) that would have counted it; for the other algorithms,
+the model's predicted probability of the record's class. A high score says "member".
+
+**What ε promises.** If the release is ε-DP, no test can call members members much more
+often than it calls non-members members: TPR ≤ e^ε·FPR and 1 − FPR ≤ e^ε·(1 − TPR) (the
+shaded region), so the advantage TPR − FPR is at most (e^ε − 1)/(e^ε + 1).
+
+**What it can show.** An attack whose held-out advantage lies, with its whole confidence
+interval, above that bound *refutes* the claimed ε. The non-private reference (the same
+settings with the noise off) shows what the attack finds when nothing protects the records.
+
+**What it cannot show.** An attack that stays within the bound proves nothing: it is one
+attack, one split, one release. A stronger attacker, an unusual record or many releases
+together may show more. An empirical bound can only refute a privacy claim, never
+prove it; the proof is the mechanism's analysis and the ledger.
+"""
+
+AUDIT_TEXT = """\
+**The whole-release audit** fits your configuration hundreds of times on two neighbouring
+datasets D and D′ = D ∪ {x}, built from your *schema* only (no record of yours): 40
+records taking the last value of every discrete feature and the lower four fifths of every
+range, and x taking the first values and the top of every range, so that x lands alone in
+its leaf. Each fit gets fresh secret noise. From how often a few events happen on D and D′
+it derives a Clopper–Pearson lower bound on the privacy loss between them. A bound above
+the claimed ε refutes the claim (false alarm ≤ 1 − confidence); a bound below it does not
+prove the claim. With only continuous features x is harder to isolate, and at the default
+settings part of ε goes on releases the audit cannot read: the audit then has less power.
+"""
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What is attacked and audited: an algorithm, ε, its parameters and the seed."""
+
+    algorithm: str
+    epsilon: float
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int = defaults.SEED
+    source: str = "the defaults"
+
+    @property
+    def label(self) -> str:
+        shown = ", ".join(f"{k} = {v}" for k, v in self.params.items())
+        return (
+            f"{get_algorithm(self.algorithm).name} · ε = {self.epsilon:g} · {shown} · public "
+            f"seed {self.seed} (from {self.source})"
+        )
+
+    def with_epsilon(self, epsilon: float) -> AuditConfig:
+        return AuditConfig(self.algorithm, float(epsilon), self.params, self.seed, self.source)
+
+
+def configuration(data: PreparedData, run: Any | None) -> AuditConfig:
+    """The Train page's last run on this dataset, else the defaults users get."""
+    if run is not None and getattr(run, "fingerprint", None) == data.fingerprint:
+        s = run.settings
+        return AuditConfig(
+            s.algorithm, float(s.epsilon), dict(s.values), int(s.seed), "the Train page's run"
+        )
+    return AuditConfig(defaults.ALGORITHM, defaults.EPSILON, defaults.parameters(), defaults.SEED)
+
+
+def run_attack(
+    data: PreparedData, config: AuditConfig, progress: Progress | None = None
+) -> AttackResult:
+    """The membership attack on ``config`` over the data's records (fresh secret noise;
+    NOT private). Raises ``ValueError`` with a message for the user."""
+    frame = parsed_numbers(data.frame, [f.name for f in data.schema.continuous])
+    encoded = encode(frame, data.schema, training=True)
+    return membership_attack(
+        encoded,
+        data.schema,
+        algorithm=config.algorithm,
+        epsilon=config.epsilon,
+        params=config.params,
+        random_state=config.seed,
+        progress=progress,
+    )
+
+
+def run_release_audit(
+    data: PreparedData,
+    config: AuditConfig,
+    n_runs: int = DEFAULT_RUNS,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> ReleaseAuditResult:
+    """The whole-release audit of ``config`` on the pair built from the data's schema
+    (reads no records)."""
+    return audit_configuration(
+        data.schema,
+        config.algorithm,
+        epsilon=config.epsilon,
+        params=config.params,
+        n_runs=int(n_runs),
+        random_state=config.seed,
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+# --- what the page and the CLI print -------------------------------------------------------
+
+
+def attack_table(result: AttackResult) -> pd.DataFrame:
+    """One row per attacked model: AUC, advantages, the held-out interval, the bound."""
+    rows = []
+    for curve in (result.dp, result.reference):
+        if curve is None:
+            continue
+        rows.append(
+            {
+                "model": curve.model,
+                "AUC": round(curve.auc, 3),
+                "advantage (best threshold)": round(curve.advantage, 3),
+                "held-out advantage": round(curve.heldout_advantage, 3),
+                f"{result.confidence:.0%} interval": (
+                    f"[{curve.ci_low:.3f}, {curve.ci_high:.3f}]"
+                ),
+                "ε-DP bound": "—" if result.bound is None else round(result.bound, 3),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def attack_verdict(result: AttackResult) -> tuple[str, str]:
+    """(level, sentence): "error" when the attack refutes ε, "ok" when it stays within
+    the bound, "warning" when there is no ε to check."""
+    dp = result.dp
+    if result.bound is None:
+        return "warning", (
+            "This configuration proves no ε (its ledger claims none): there is no bound to "
+            "test. The attack shows how much a member stands out."
+        )
+    head = (
+        f"Held-out advantage {dp.heldout_advantage:.3f}, {result.confidence:.0%} interval "
+        f"[{dp.ci_low:.3f}, {dp.ci_high:.3f}], against the bound {result.bound:.3f} that "
+        f"ε = {result.ledger_epsilon:g} allows."
+    )
+    if result.claim_note:
+        head += f" Note: {result.claim_note}."
+    ref = result.reference
+    if ref is not None and ref.ci_low <= 0:
+        # Without power on the reference, "within the bound" says little about ε.
+        head += (
+            " Even with the noise off the attack finds no members here: at these settings "
+            "the trees hold many records per leaf, so this attack has little power."
+        )
+    if result.refuted:
+        return "error", head + " The whole interval lies above the bound: the attack REFUTES "
+        "the claimed ε on your data."
+    return "ok", head + (
+        " Within the bound: this attack does not refute the claim, which is all an attack "
+        "can say; it does not prove it."
+    )
+
+
+def audit_verdict(result: ReleaseAuditResult) -> tuple[str, str]:
+    """(level, sentence) for the whole-release audit."""
+    stopped = (
+        f" Stopped after {result.n_runs} fit{'' if result.n_runs == 1 else 's'} per dataset: "
+        "the bound holds for them, with "
+        "less power."
+        if result.stopped
+        else ""
+    )
+    if result.consistent is None:
+        return "warning", "This configuration proves no ε: there is no claim to check." + stopped
+    line = (
+        f"Lower bound {result.lower_bound:.3f} on ε (confidence {result.confidence:g}, "
+        f"{result.n_runs} fits on each dataset) against the claimed ε = "
+        f"{result.ledger_epsilon:g}; what the audit reads can show at most "
+        f"{result.claimed_pair_loss:.3f}."
+    )
+    if result.consistent:
+        return "ok", line + " Not refuted (which does not prove the claim)." + stopped
+    return "error", line + " REFUTED: the release leaks more than its ledger says." + stopped
+
+
+def summary(result: AttackResult, audit: ReleaseAuditResult | None = None) -> dict:
+    """The numbers the page shows and ``dpviz attack`` prints (JSON-ready)."""
+    out = result.to_dict()
+    for curve in ("dp", "reference"):
+        if out[curve] is not None:
+            out[curve].pop("roc", None)
+    out["verdict"] = attack_verdict(result)[1]
+    if audit is not None:
+        found = audit.to_dict()
+        found.pop("events", None)
+        found["verdict"] = audit_verdict(audit)[1]
+        out["release_audit"] = found
+    return {
+        k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()
+    }

@@ -1,0 +1,73 @@
+"""The Audit page's logic: which configuration it attacks, its verdicts and the numbers
+it prints, without streamlit."""
+
+import json
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz.app import audit as app_audit
+from dpviz.app import train as app_train
+from dpviz.app.support import PreparedData
+from dpviz.evaluation import defaults
+from dpviz.evaluation.attack import advantage_bound
+from dpviz.privacy.schema import Feature, Schema
+
+SCHEMA = Schema("label", ("no", "yes"), (Feature("a", "continuous", low=0.0, high=1.0),))
+
+
+def data(n: int = 200) -> PreparedData:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.uniform(0, 1, n).round(4)})
+    frame["label"] = np.where(frame["a"] > 0.5, "yes", "no")
+    return PreparedData("d", frame, SCHEMA, "public", frame_id=f"d{n}")
+
+
+def test_configuration_follows_the_train_run_on_this_data_only():
+    d = data()
+    assert app_audit.configuration(d, None) == app_audit.AuditConfig(
+        defaults.ALGORITHM, defaults.EPSILON, defaults.parameters(), defaults.SEED
+    )
+    settings = app_train.TrainSettings(algorithm="jpw", epsilon=0.3, seed=4)
+    run = types.SimpleNamespace(fingerprint=d.fingerprint, settings=settings)
+    config = app_audit.configuration(d, run)
+    assert (config.algorithm, config.epsilon, config.seed) == ("jpw", 0.3, 4)
+    assert config.params == settings.values and "Train page" in config.source
+    other = types.SimpleNamespace(fingerprint=data(100).fingerprint, settings=settings)
+    assert app_audit.configuration(d, other).source == "the defaults"
+    assert app_audit.configuration(d, run).with_epsilon(2).epsilon == 2.0
+
+
+def test_attack_table_verdict_and_summary():
+    config = app_audit.AuditConfig("friedman_schuster", 0.5, {}, 0)
+    result = app_audit.run_attack(data(), config)
+    table = app_audit.attack_table(result)
+    assert list(table["model"]) == ["DP model", "non-private reference"]
+    assert (table["ε-DP bound"] == round(advantage_bound(0.5), 3)).all()
+    level, text = app_audit.attack_verdict(result)
+    assert level == ("error" if result.refuted else "ok")
+    assert f"{result.bound:.3f}" in text
+    out = app_audit.summary(result)
+    json.dumps(out)
+    assert "roc" not in out["dp"] and out["refuted"] == result.refuted
+    assert "not a release" in out["not_private"]
+
+
+def test_no_claim_is_said_plainly():
+    config = app_audit.AuditConfig("fletcher_islam", 1.0, {"mechanism": "smooth_em"}, 0)
+    result = app_audit.run_attack(data(), config)
+    assert result.bound is None and not result.refuted
+    level, text = app_audit.attack_verdict(result)
+    assert level == "warning" and "proves no ε" in text
+
+
+def test_audit_verdicts_and_stop():
+    config = app_audit.AuditConfig("friedman_schuster", 1.0, {}, 0)
+    found = app_audit.run_release_audit(data(), config, 20, cancel=lambda: True)
+    assert found.stopped and found.n_runs == 1
+    level, text = app_audit.audit_verdict(found)
+    assert level in ("ok", "error") and "Stopped after 1 fit per dataset" in text
+    with pytest.raises(ValueError, match="at least 40"):
+        app_audit.run_attack(data(30), config)

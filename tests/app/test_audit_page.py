@@ -1,0 +1,111 @@
+"""The Audit page through AppTest: the attack runs on the session's data and draws its ROC
+chart with the verdict and the NOT-private label; the whole-release audit runs with its
+widgets; and the page's audit refutes a halved-noise mutant.
+
+Why the mutant assertion is sound: the audit's Clopper–Pearson bound exceeds the
+ledger's ε only with probability ≤ 5% for correct code, and for the mutant (leaf noise
+at 2ε, x alone in its leaf, all of ε on the leaves) the expected bound with 200 fits per
+dataset is about 1.6, several standard deviations above the ledger's ε = 1
+(tests/evaluation/test_audit_pair.py states the same).
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from dpviz.app import train as app_train
+from dpviz.app.session import DATA_KEY, RUN_KEY
+from dpviz.app.support import PreparedData
+from dpviz.privacy.noise import NoiseSource
+from dpviz.privacy.schema import Feature, Schema
+from tests.page_checks import texts
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+APP = str(ROOT / "app.py")
+PAGE = "pages/audit.py"
+LEAVES_ONLY = {"declared_n": 40, "prior_share": 0.0, "split_points": "uniform"}
+
+
+def open_audit(data: PreparedData | None = None, run=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    if data is not None:
+        at.session_state[DATA_KEY] = data
+    if run is not None:
+        at.session_state[RUN_KEY] = run
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def town_data() -> PreparedData:
+    """200 records with a discrete feature and a public schema."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(
+        {
+            "age": rng.uniform(18, 90, 200).round(1),
+            "town": rng.choice(["north", "south", "east"], 200),
+        }
+    )
+    frame["outcome"] = np.where(frame["age"] > 50, "high", "low")
+    schema = Schema(
+        "outcome",
+        ("low", "high"),
+        (
+            Feature("age", "continuous", low=18.0, high=90.0),
+            Feature("town", "discrete", values=("north", "south", "east")),
+        ),
+    )
+    return PreparedData("towns", frame, schema, "public schema", frame_id="towns")
+
+
+def test_the_attack_draws_its_roc_chart_with_the_verdict_on_the_demo():
+    at = open_audit()
+    assert "the attack uses the defaults" in texts(at.info)
+    at.number_input(key="audit.epsilon").set_value(2.0).run()
+    at.button(key="audit.attack").click().run()
+    assert not at.exception, at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1 and "Membership attack ROC" in charts[0].proto.spec
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["DP model", "non-private reference"]
+    assert (table["ε-DP bound"] == round(np.tanh(1.0), 3)).all()
+    assert "ε = 2 allows" in texts(at.success) + texts(at.error)
+    assert "NOT private" in texts(at.caption)
+    # A changed ε says the shown results are for another configuration.
+    at.number_input(key="audit.epsilon").set_value(0.5).run()
+    assert "another configuration" in texts(at.caption)
+
+
+def test_the_release_audit_runs_on_the_trained_configuration():
+    data = town_data()
+    run = types.SimpleNamespace(
+        fingerprint=data.fingerprint,
+        settings=app_train.TrainSettings(algorithm="friedman_schuster", epsilon=1.0),
+    )
+    at = open_audit(data, run)
+    assert "Train page's run" in texts(at.caption)
+    at.number_input(key="audit.runs").set_value(20).run()
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    said = texts(at.success) + texts(at.warning) + texts(at.error)
+    assert "20 fits on each dataset" in said and "claimed ε = 1" in said
+
+
+def test_the_page_audit_refutes_a_halved_noise_mutant(monkeypatch):
+    real = NoiseSource.discrete_laplace
+    monkeypatch.setattr(
+        NoiseSource, "discrete_laplace", lambda self, keys, k, eps: real(self, keys, k, 2 * eps)
+    )
+    data = town_data()
+    settings = app_train.TrainSettings(algorithm="fletcher_islam", epsilon=1.0, params=LEAVES_ONLY)
+    at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+    at.number_input(key="audit.runs").set_value(200).run()
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    assert "REFUTED" in texts(at.error), texts(at.success)
