@@ -36,6 +36,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -233,11 +234,12 @@ _Y_TITLE_IS = """(name) => {
   return t && t.textContent.startsWith(name + ' ') ? performance.now() - window.__benchT0
                                                    : false;
 }"""
-# A first sweep's chart: the first plot with its traces drawn.
+# A first sweep's chart: a plot with its traces drawn (the empty axes shown before
+# a sweep have none).
 _CHART_DRAWN = """() => {
-  const p = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  return p && p.querySelector('.scatterlayer .trace') ? performance.now() - window.__benchT0
-                                                      : false;
+  const plots = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  return [...plots].some(p => p.querySelector('.scatterlayer .trace'))
+    ? performance.now() - window.__benchT0 : false;
 }"""
 SWITCH_CYCLE = (("auc", "ROC AUC"), ("f1", "F1"), ("accuracy", "Accuracy"))
 # Where the wait goes: the websocket's frames, timed in the page. From the click to the
@@ -283,7 +285,9 @@ def _open_curves_with_upload(browser, url: str, csv: Path, api):
     page.add_init_script(script=f"({_LOG_SOCKET})()")
     page.set_default_timeout(600_000)
     page.goto(url + "/data")
-    api.expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+    # A fresh server's first page imports everything: slow on a busy machine, not timed.
+    heading = page.get_by_role("heading", name="Data", exact=True)
+    api.expect(heading).to_be_visible(timeout=600_000)
     page.get_by_text("My own CSV file", exact=True).click()
     page.locator('input[type="file"]').first.set_input_files(str(csv))
     sidebar = page.locator('[data-testid="stSidebar"]')
@@ -323,8 +327,9 @@ def bench_browser(csv: Path, sweeps: int, switches: int) -> dict:
     from tests.browser import CHROMIUM, CHROMIUM_ARGS, playwright_or_skip, streamlit_app
 
     api = playwright_or_skip()
-    log = Path(os.environ.get("TMPDIR", "/tmp")) / "bench_app_streamlit.log"
+    log = Path(tempfile.mkdtemp(prefix="bench_app_")) / "streamlit.log"
     out: dict = {"upload": f"{csv.name}, {sum(1 for _ in csv.open()) - 1:,} rows"}
+    out["server_log_and_screenshot"] = str(log.parent)
     with streamlit_app(ROOT / "app.py", log) as url, api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
