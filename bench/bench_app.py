@@ -24,6 +24,14 @@ The Curves view controls are a fragment (``st.fragment``): in the browser a metr
 switch reruns that fragment only. 2(c) measures exactly that through AppTest, which
 reruns a fragment alone when its rerun request names it (as the browser's does).
 
+5. ``--browser CSV``: only what a user waits for in headless Chromium (Playwright,
+   /usr/bin/chromium, the app served as ``tests/browser.py`` serves it): in a fresh
+   session per repetition, upload the CSV on the Data page (no schema declared), open
+   Curves, press Run sweep with the defaults, click → chart drawn; then, on the last
+   session, ``--switches`` metric switches, click → the new metric's figure drawn (its
+   y axis title). Each time is split into the browser before its rerun request, the
+   server (request → last websocket frame) and the drawing after that frame.
+
 Run it on an otherwise idle machine: other heavy processes distort every number.
 """
 
