@@ -255,10 +255,7 @@ def curve_figure(
     mean, std = f"{metric}_mean", f"{metric}_std"
     multi = is_multi(summary)
     dp = dp_lines(summary, x=x, fixed=fixed, mechanisms=mechanisms, series=series)
-    # Built unvalidated, then validated once at the end: plotly validates and copies the
-    # whole figure on every add_trace / update_* call, 5–6 times the cost of validating
-    # the finished one (the Curves page redraws this on every view change).
-    fig = go.Figure(_validate=False)
+    fig = go.Figure()
     categories = None
     if x == "depth_rule":
         forest = summary[
@@ -361,7 +358,7 @@ def curve_figure(
         fig.update_xaxes(title_text=X_AXES[x], type="log" if wide else "linear")
     else:
         fig.update_xaxes(title_text=X_AXES[x], type="category")
-    return go.Figure(data=fig.data, layout=fig.layout)
+    return fig
 
 
 def placeholder_figure(eps_low: float, eps_high: float) -> go.Figure:

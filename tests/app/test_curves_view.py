@@ -1,19 +1,15 @@
 """The Curves page's view of a finished sweep (issue 29): changing what is shown never
 runs the sweep again (calls counted, not timed), the chart's empty axes before any sweep
-carry no data, and the figure handed to the page is a validated plotly figure."""
+carry no data, and a view shown once is kept: switching back builds nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from dpviz.app import curves as app_curves
 from dpviz.app.session import SWEEP_KEY
-from dpviz.evaluation.sweep import FLETCHER_ISLAM, SERIES_DP
 from dpviz.figures import curves as figures
 from tests.page_checks import chart_spec, charts, key
 
@@ -119,38 +115,3 @@ def test_the_placeholder_range_follows_either_slider_order():
     fig = figures.placeholder_figure(0.01, 10.0)
     low, high = fig.layout.xaxis.range
     assert low < -2 and high > 1 and not fig.data
-
-
-def test_the_curve_figure_is_validated_once_and_complete():
-    summary = _summary()
-    fig = figures.curve_figure(summary, metric="auc", highlight_epsilon=1.0, folds=2)
-    # Built unvalidated, returned validated: the template is expanded, not a name.
-    assert isinstance(fig, go.Figure)
-    assert fig.layout.template == pio.templates[figures.TEMPLATE]
-    assert fig.layout.yaxis.title.text.startswith("ROC AUC ")
-    assert [s["type"] for s in fig.to_dict()["layout"]["shapes"]] == ["line"]  # the ε mark
-    names = [t.name for t in fig.data]
-    assert "permute_flip (ε-DP)" in names
-
-
-def _summary() -> pd.DataFrame:
-    """A forest line at three ε, as a sweep summary has it."""
-    rows = []
-    for eps in (0.5, 1.0, 2.0):
-        rows.append(
-            {
-                "series": SERIES_DP,
-                "algorithm": FLETCHER_ISLAM,
-                "mechanism": "permute_flip",
-                "epsilon": eps,
-                "n_estimators": 10,
-                "depth_rule": "records",
-                "depth": 4,
-                "data_split": "disjoint",
-                "auc_mean": 0.6 + eps / 10,
-                "auc_std": 0.01,
-                "private": True,
-                "n_runs": 2,
-            }
-        )
-    return pd.DataFrame(rows)
