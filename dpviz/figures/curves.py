@@ -374,7 +374,7 @@ def placeholder_figure(eps_low: float, eps_high: float) -> go.Figure:
             "title": {"text": f"{ALL_METRIC_NAMES['accuracy']} against {_dim_name('epsilon')}"},
             "xaxis": {"title": {"text": X_AXES["epsilon"]}, "type": "log"},
             "yaxis": {
-                "title": {"text": "held-out folds (%)"},
+                "title": {"text": f"{ALL_METRIC_NAMES['accuracy']} on held-out folds (%)"},
                 "ticksuffix": "%",
                 "range": [0, 100],
             },
