@@ -24,6 +24,14 @@ The Curves view controls are a fragment (``st.fragment``): in the browser a metr
 switch reruns that fragment only. 2(c) measures exactly that through AppTest, which
 reruns a fragment alone when its rerun request names it (as the browser's does).
 
+5. ``--browser CSV``: only what a user waits for in headless Chromium (Playwright,
+   /usr/bin/chromium, the app served as ``tests/browser.py`` serves it): in a fresh
+   session per repetition, upload the CSV on the Data page (no schema declared), open
+   Curves, press Run sweep with the defaults, click → chart drawn; then, on the last
+   session, ``--switches`` metric switches, click → the new metric's figure drawn (its
+   y axis title). Each time is split into the browser before its rerun request, the
+   server (request → last websocket frame) and the drawing after that frame.
+
 Run it on an otherwise idle machine: other heavy processes distort every number.
 """
 
@@ -36,6 +44,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -217,6 +226,157 @@ def bench_cli_references(encoded, schema, repeats: int) -> dict:
     return out
 
 
+# --- In Chromium: what a user waits for (issue 29) -----------------------------------
+# Both clocks run in the page (performance.now): from the click's pointerdown, caught
+# in the capture phase before Streamlit sees it, to the first animation frame in which
+# the chart shows what was asked for. Playwright's own work before the click is not in it.
+_MARK_CLICKS = """() => {
+  if (window.__benchMarked) return;
+  window.__benchMarked = true;
+  document.addEventListener('pointerdown', () => { window.__benchT0 = performance.now(); },
+                            true);
+}"""
+# The y axis title is "<metric name> on held-out folds (%)": the new figure is drawn.
+_Y_TITLE_IS = """(name) => {
+  const t = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot .ytitle');
+  return t && t.textContent.startsWith(name + ' ') ? performance.now() - window.__benchT0
+                                                   : false;
+}"""
+# A first sweep's chart: a plot with its traces drawn (the empty axes shown before
+# a sweep have none).
+_CHART_DRAWN = """() => {
+  const plots = document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  return [...plots].some(p => p.querySelector('.scatterlayer .trace'))
+    ? performance.now() - window.__benchT0 : false;
+}"""
+SWITCH_CYCLE = (("auc", "ROC AUC"), ("f1", "F1"), ("accuracy", "Accuracy"))
+# Where the wait goes: the websocket's frames, timed in the page. From the click to the
+# rerun request sent (the browser), from there to the last frame before the chart is
+# drawn (the server: the script's rerun, its deltas), from that frame to the drawing.
+_LOG_SOCKET = """() => {
+  window.__benchFrames = [];
+  const Plain = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const socket = new Plain(...args);
+    const send = socket.send.bind(socket);
+    socket.send = (data) => {
+      window.__benchFrames.push(['sent', performance.now(), data.byteLength || data.length]);
+      return send(data);
+    };
+    socket.addEventListener('message', (event) => {
+      const n = event.data.byteLength || event.data.size || event.data.length;
+      window.__benchFrames.push(['received', performance.now(), n]);
+    });
+    return socket;
+  };
+  window.WebSocket.prototype = Plain.prototype;
+  Object.assign(window.WebSocket, Plain);
+}"""
+_SPLIT = """(drawnAfter) => {
+  const t0 = window.__benchT0, end = t0 + drawnAfter;
+  const frames = window.__benchFrames.filter(f => f[1] >= t0 && f[1] <= end);
+  const sent = frames.find(f => f[0] === 'sent');
+  const got = frames.filter(f => f[0] === 'received');
+  const last = got.length ? got[got.length - 1][1] : t0;
+  return {browser_to_request_s: sent ? (sent[1] - t0) / 1000 : null,
+          server_s: sent ? (last - sent[1]) / 1000 : null,
+          drawing_after_last_frame_s: (end - last) / 1000,
+          frames_received: got.length,
+          bytes_received: got.reduce((a, f) => a + f[2], 0)};
+}"""
+
+
+def _open_curves_with_upload(browser, url: str, csv: Path, api):
+    """A fresh session: upload ``csv`` on the Data page (no schema declared, as a user
+    first does), then open the Curves page; returns the page."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.add_init_script(script=f"({_LOG_SOCKET})()")
+    page.set_default_timeout(600_000)
+    page.goto(url + "/data")
+    # A fresh server's first page imports everything: slow on a busy machine, not timed.
+    heading = page.get_by_role("heading", name="Data", exact=True)
+    api.expect(heading).to_be_visible(timeout=600_000)
+    page.get_by_text("My own CSV file", exact=True).click()
+    page.locator('input[type="file"]').first.set_input_files(str(csv))
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    api.expect(sidebar.get_by_text(csv.name, exact=False).first).to_be_visible()
+    sidebar.get_by_role("link", name="Curves", exact=True).click()
+    api.expect(page.get_by_role("button", name="Run sweep")).to_be_visible()
+    _idle(page, api)
+    page.evaluate(_MARK_CLICKS)
+    return page
+
+
+def _idle(page, api) -> None:
+    api.expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
+
+
+def _sweep_once(page, api) -> tuple[float, dict]:
+    """Press Run sweep with the page's defaults; seconds until its chart is drawn, and
+    where they went."""
+    page.get_by_role("button", name="Run sweep").click()
+    waited = page.wait_for_function(_CHART_DRAWN, polling="raf", timeout=600_000)
+    return waited.json_value() / 1000, page.evaluate(_SPLIT, waited.json_value())
+
+
+def _switch_metric(page, api, metric_name: str) -> tuple[float, dict]:
+    """Click a metric of the Metric radio; seconds until the figure shows it, and where
+    they went."""
+    radio = page.locator('[data-testid="stRadio"]').filter(has_text="Metric")
+    radio.get_by_text(metric_name, exact=True).click()
+    waited = page.wait_for_function(_Y_TITLE_IS, arg=metric_name, polling="raf")
+    return waited.json_value() / 1000, page.evaluate(_SPLIT, waited.json_value())
+
+
+def bench_browser(csv: Path, sweeps: int, switches: int) -> dict:
+    """The Curves page in headless Chromium on ``csv`` uploaded: ``sweeps`` default sweeps
+    (each in a fresh session, click → first chart drawn) and, after the last one,
+    ``switches`` metric switches (click → the new metric's figure drawn)."""
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS, playwright_or_skip, streamlit_app
+
+    api = playwright_or_skip()
+    log = Path(tempfile.mkdtemp(prefix="bench_app_")) / "streamlit.log"
+    out: dict = {"upload": f"{csv.name}, {sum(1 for _ in csv.open()) - 1:,} rows"}
+    out["server_log_and_screenshot"] = str(log.parent)
+    with streamlit_app(ROOT / "app.py", log) as url, api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            sweep_times, switch_times, loads = [], {}, [os.getloadavg()]
+            splits: dict[str, list] = {"sweep": [], "switch": []}
+            for _ in range(sweeps):
+                page = _open_curves_with_upload(browser, url, csv, api)
+                seconds, split = _sweep_once(page, api)
+                sweep_times.append(seconds)
+                splits["sweep"].append(split)
+                loads.append(os.getloadavg())
+                _idle(page, api)
+                if page.locator('[data-testid="stException"]').count():
+                    raise RuntimeError("the Curves page raised an exception")
+                if _ < sweeps - 1:
+                    page.close()
+            out["sweep_caption"] = page.get_by_text("Sweep on ", exact=False).first.inner_text()
+            for i in range(switches):
+                metric, name = SWITCH_CYCLE[i % len(SWITCH_CYCLE)]
+                seconds, split = _switch_metric(page, api, name)
+                switch_times.setdefault(metric, []).append(seconds)
+                splits["switch"].append(split)
+                _idle(page, api)
+            loads.append(os.getloadavg())
+            page.screenshot(path=str(log.with_suffix(".png")), full_page=True)
+        finally:
+            browser.close()
+    every_switch = [t for times in switch_times.values() for t in times]
+    out["default_sweep_click_to_chart"] = stats(sweep_times) | {"all_s": sweep_times}
+    out["metric_switch_click_to_figure"] = stats(every_switch) | {"by_metric_s": switch_times}
+    out["where_the_time_went"] = {
+        what: {key: statistics.median(s[key] for s in rows) for key in rows[0]}
+        for what, rows in splits.items()
+        if rows
+    }
+    out["load_average_1_5_15"] = loads
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=30_000)
@@ -227,8 +387,24 @@ def main(argv=None) -> int:
         action="store_true",
         help="only item 4 (the CLI sweep with and without its references), after a warm-up",
     )
+    parser.add_argument(
+        "--browser",
+        type=Path,
+        default=None,
+        metavar="CSV",
+        help="only the Chromium measures, on this CSV uploaded "
+        "(python bench/big_upload.py make /tmp/50k.csv 50000)",
+    )
+    parser.add_argument("--switches", type=int, default=9, help="metric switches (--browser)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    if args.browser:
+        results = {"chromium": bench_browser(args.browser, args.repeats, args.switches)}
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+        return 0
     frame, schema = make_synth(DATASET, args.rows, seed=0)
     encoded = encode(frame, schema)
     if args.cli_only:

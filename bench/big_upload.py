@@ -1,6 +1,7 @@
 """A 150 MB upload through the functions the Data and Train pages call (issue 17).
 
     python bench/big_upload.py make /tmp/big.csv      # 3.3 M rows, 157 MB (not committed)
+    python bench/big_upload.py make /tmp/50k.csv 50000  # the browser benchmark's upload
     /usr/bin/time -v python bench/big_upload.py run /tmp/big.csv [--sklearn]
 
 ``make`` writes 8 continuous columns (one decimal, 0–10), 6 discrete ones (2–6 letters)
@@ -82,4 +83,7 @@ def run(path: str) -> None:
 
 
 if __name__ == "__main__":
-    {"make": make, "run": run}[sys.argv[1]](sys.argv[2])
+    if sys.argv[1] == "make":
+        make(sys.argv[2], *(int(n) for n in sys.argv[3:4]))
+    else:
+        run(sys.argv[2])

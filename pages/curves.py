@@ -13,7 +13,6 @@ from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app.train import epsilon_grid
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
 from dpviz.figures.common import mechanism_label
-from dpviz.figures.curves import curve_figure
 from dpviz.models.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
@@ -152,18 +151,7 @@ def show(sweep: app_curves.SweepRun) -> None:
         with st.expander("What ran: each algorithm, its settings and its privacy"):
             st.dataframe(sweep.algorithm_table(), hide_index=True, width="stretch")
     view = curves_ui.controls(sweep, K)
-    fig = curve_figure(
-        sweep.summary,
-        metric=view.metric,
-        x=view.x,
-        fixed=view.pins,
-        series=view.shown,
-        highlight_epsilon=view.discuss,
-        folds=sweep.settings.folds,
-        statuses=sweep.statuses,
-        highlight=view.highlight,
-    )
-    st.plotly_chart(fig, key="curves.figure", theme=None)
+    curves_ui.chart(sweep, view)
     curves_ui.discussion(sweep, view)
     curves_ui.downloads(sweep)
 
@@ -187,6 +175,7 @@ def main() -> None:
         run(state, data, settings)
     if state.sweep is None:
         st.info("Choose the sweep above and press **Run sweep**.")
+        curves_ui.empty_chart(*(st.session_state[K[k]] for k in ("low", "high")))
     else:
         show(state.sweep)
 

@@ -10,7 +10,7 @@ forest, each fold model's own ledger for the others), never typed by hand.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,8 @@ _FOREST_DEPTH = _FOREST["depth"]
 # evaluation (the released model reads a declared or noisy count instead).
 TREE_CHOICES = (AUTO_TREES, 1, 5, 10, 25, 50, 100, 200, 500)
 PER_DECADE = tuple(LADDERS)
+# Views of a sweep kept for switching back (a figure is ~20 kB, a table less).
+VIEWS_KEPT = 64
 
 
 def form_defaults(n_rows: int) -> dict[str, Any]:
@@ -152,6 +154,19 @@ class SweepRun(SweepTables):
     # private, they decide whether macro F1 is offered beside accuracy).
     classes: tuple[str, ...] = ()
     class_counts: tuple[int, ...] = ()
+    # What views of it were computed (figures, tables): a view is a function of the
+    # summary and the view's controls only, so switching back to one costs nothing.
+    _views: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def view(self, what: str, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once for ``(what, key)`` (``key``: the view controls it depends
+        on), then the kept result. At most ``VIEWS_KEPT`` are kept (the oldest go)."""
+        slot = (what, key)
+        if slot not in self._views:
+            if len(self._views) >= VIEWS_KEPT:
+                self._views.pop(next(iter(self._views)))
+            self._views[slot] = compute()
+        return self._views[slot]
 
 
 def status_notes(algorithm: str) -> list[str]:

@@ -144,14 +144,24 @@ class SweepLines:
     def values(self, key: str) -> list:
         """The swept values of one grid dimension, as they appear in the summary: ε over
         every algorithm, the others (mechanism, trees, depth rule, split) over the forest."""
-        dp = self.summary[self.summary["series"] == SERIES_DP]
-        if key != "epsilon":
-            dp = dp[dp["algorithm"] == FLETCHER_ISLAM]
-        return list(dict.fromkeys(dp[key].tolist()))
+        if key not in self._values:  # read once: every view change asks again
+            dp = self.summary[self.summary["series"] == SERIES_DP]
+            if key != "epsilon":
+                dp = dp[dp["algorithm"] == FLETCHER_ISLAM]
+            self._values[key] = list(dict.fromkeys(dp[key].tolist()))
+        return list(self._values[key])
+
+    @cached_property
+    def _values(self) -> dict[str, list]:
+        return {}
 
     def series(self) -> dict[str, str]:
         """Every DP line of the sweep, id → legend label with its privacy badge, in the
         figure's order (the forest's mechanisms, then the algorithms in registry order)."""
+        return dict(self._series)
+
+    @cached_property
+    def _series(self) -> dict[str, str]:
         rows = dp_lines(self.summary, x="epsilon", fixed={})
         out = {}
         for algorithm, mechanism in zip(rows["algorithm"], rows["mechanism"]):

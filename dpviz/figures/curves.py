@@ -361,6 +361,30 @@ def curve_figure(
     return fig
 
 
+def placeholder_figure(eps_low: float, eps_high: float) -> go.Figure:
+    """The Curves chart before any sweep: its axes (accuracy against ε over the range
+    chosen) and where the curves will be, with no data at all (nothing private)."""
+    low, high = math.log10(eps_low), math.log10(eps_high)
+    pad = max(0.1, (high - low) * 0.05)
+    return go.Figure(
+        layout={
+            "template": TEMPLATE,
+            "height": 520,
+            "margin": {"t": 110, "b": 40, "l": 70, "r": 20},
+            "title": {"text": f"{ALL_METRIC_NAMES['accuracy']} against {_dim_name('epsilon')}"},
+            "xaxis": {"title": {"text": X_AXES["epsilon"]}, "type": "log"},
+            "yaxis": {
+                "title": {"text": f"{ALL_METRIC_NAMES['accuracy']} on held-out folds (%)"},
+                "ticksuffix": "%",
+                "range": [0, 100],
+            },
+            "annotations": [
+                _note("No sweep yet: press Run sweep, and its curves are drawn here."),
+            ],
+        }
+    ).update_xaxes(range=[low - pad, high + pad])
+
+
 def _note_text(fixed, folds, x, multi, summary, statuses) -> str:
     cv = f"{folds}-fold CV" if folds else "cross-validation"
     same = " (the same folds for every algorithm)" if multi else ""

@@ -13,7 +13,7 @@ import streamlit as st
 from dpviz.app import curves as app_curves
 from dpviz.app.train import privacy_status
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
-from dpviz.figures.curves import X_AXES
+from dpviz.figures.curves import X_AXES, curve_figure, placeholder_figure
 from dpviz.models.registry import ALGORITHMS
 from pages.ui import parameters
 
@@ -63,6 +63,13 @@ def algorithm_picker(K: dict, key_of: Callable) -> tuple[list[str], dict]:
     return chosen, presets
 
 
+def empty_chart(eps_low: float, eps_high: float) -> None:
+    """The chart's axes before any sweep. They also have the browser load its plotting
+    library while the settings are chosen, not after the sweep: a first chart's wait."""
+    low, high = sorted((float(eps_low), float(eps_high)))
+    st.plotly_chart(placeholder_figure(low, high), theme=None, key="curves.empty")
+
+
 class View(NamedTuple):
     """What the controls picked: the figure's and the table's arguments."""
 
@@ -72,6 +79,12 @@ class View(NamedTuple):
     highlight: str | None
     discuss: float
     pins: dict
+
+    @property
+    def key(self) -> tuple:
+        """Everything picked, hashable: what a kept view of the sweep is found by."""
+        pins = tuple(sorted((k, str(v)) for k, v in self.pins.items()))
+        return (self.metric, self.x, tuple(self.shown), self.highlight, self.discuss, pins)
 
 
 def controls(sweep: app_curves.SweepRun, K: dict) -> View:
@@ -138,6 +151,25 @@ def controls(sweep: app_curves.SweepRun, K: dict) -> View:
     return View(metric, x, shown, highlight, discuss, pins)
 
 
+def chart(sweep: app_curves.SweepRun, view: View) -> None:
+    """The curves of the view, kept per view: switching back rebuilds nothing."""
+
+    def build():
+        return curve_figure(
+            sweep.summary,
+            metric=view.metric,
+            x=view.x,
+            fixed=view.pins,
+            series=view.shown,
+            highlight_epsilon=view.discuss,
+            folds=sweep.settings.folds,
+            statuses=sweep.statuses,
+            highlight=view.highlight,
+        )
+
+    st.plotly_chart(sweep.view("figure", view.key, build), key="curves.figure", theme=None)
+
+
 def discussion(sweep: app_curves.SweepRun, view: View) -> None:
     """What the ε under discussion costs (the candidate table) and protects (the risk
     sentences, the ledger), for the lines shown."""
@@ -150,17 +182,21 @@ def discussion(sweep: app_curves.SweepRun, view: View) -> None:
             "No series shown carries a guarantee (NOT DP or approximate, or an inferred "
             "schema), so no risk bound applies."
         )
-    warning = sweep.one_class_warning(discuss, pins, series=shown)
+    # Kept per view: switching back to a metric or an ε recomputes none of them.
+    warning = sweep.view(
+        "warning", view.key, lambda: sweep.one_class_warning(discuss, pins, series=shown)
+    )
     if warning:
         st.warning(warning, icon=":material/warning:")
-    st.dataframe(
-        sweep.candidate(discuss, metric, pins, series=shown), hide_index=True, width="stretch"
+    table = sweep.view(
+        "candidate", view.key, lambda: sweep.candidate(discuss, metric, pins, series=shown)
     )
+    st.dataframe(table, hide_index=True, width="stretch")
     first = app_curves.ledger_mechanism(shown)
     if first:
+        ledger = sweep.view("ledger", view.key, lambda: sweep.ledger_text(first, discuss, pins))
         st.caption(
-            f"Ledger of a fletcher_islam {first} model released with these settings: "
-            + sweep.ledger_text(first, discuss, pins)
+            f"Ledger of a fletcher_islam {first} model released with these settings: {ledger}"
         )
 
 
