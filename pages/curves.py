@@ -17,6 +17,7 @@ from dpviz.figures.curves import curve_figure
 from dpviz.models.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
+from pages.ui import peers as peers_ui
 from pages.ui.frame import frame_first
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
@@ -102,6 +103,7 @@ def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSe
             "30,000 rows), so it starts unticked above 5,000 rows. DPBoost's reference, "
             "HistGradientBoosting, is always included with it.",
         )
+        peers_ui.control()
         if not st.form_submit_button("Run sweep", type="primary"):
             return None
     try:
@@ -163,8 +165,10 @@ def show(sweep: app_curves.SweepRun) -> None:
         statuses=sweep.statuses,
         highlight=view.highlight,
     )
+    peers_ui.draw(fig, sweep, view.metric, view.x)  # the other libraries' lines, if run
     st.plotly_chart(fig, key="curves.figure", theme=None)
     curves_ui.discussion(sweep, view)
+    peers_ui.table(sweep, view.discuss, view.metric)
     curves_ui.downloads(sweep)
 
 
@@ -185,6 +189,7 @@ def main() -> None:
     settings = sweep_form(data, algorithms, presets)
     if settings is not None:
         run(state, data, settings)
+    peers_ui.complete(state, data, settings)
     if state.sweep is None:
         st.info("Choose the sweep above and press **Run sweep**.")
     else:
