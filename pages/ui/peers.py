@@ -63,8 +63,12 @@ def complete(state: AppState, data: PreparedData, settings: SweepSettings | None
     todo = app_peers.pending(sweep, data.schema)
     if todo:
         names = ", ".join(app_peers.options()[p].split(" — ")[0] for p in todo)
-        st.info(f"The other libraries' lines did not finish (stopped): {names}.")
-        if st.button("Run them now", key="curves.peers.resume"):
+        slot = st.empty()  # the note goes once they run
+        with slot.container():
+            st.info(f"The other libraries' lines did not finish (stopped): {names}.")
+            pressed = st.button("Run them now", key="curves.peers.resume")
+        if pressed:
+            slot.empty()
             _run(state, data, sweep, todo)
 
 
