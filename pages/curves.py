@@ -189,11 +189,11 @@ def main() -> None:
     settings = sweep_form(data, algorithms, presets)
     if settings is not None:
         run(state, data, settings)
-    peers_ui.complete(state, data, settings)
     if state.sweep is None:
         st.info("Choose the sweep above and press **Run sweep**.")
     else:
         show(state.sweep)
+    peers_ui.complete(state, data, settings)  # after the curves: they show while it runs
 
 
 main()

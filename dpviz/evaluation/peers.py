@@ -73,7 +73,7 @@ class Peer:
     @property
     def guarantee(self) -> str:
         """``ε-DP`` or ``(ε, 1e-6)-DP``: the guarantee the library claims for one fit."""
-        return "ε-DP" if self.delta == 0 else f"(ε, {_delta_text(self.delta)})-DP"
+        return "ε-DP" if self.delta == 0 else f"(ε, {delta_text(self.delta)})-DP"
 
     @property
     def legend(self) -> str:
@@ -81,7 +81,8 @@ class Peer:
         return f"{self.label} ({self.guarantee})"
 
 
-def _delta_text(delta: float) -> str:
+def delta_text(delta: float) -> str:
+    """δ as the legends write it: ``1e-6``, ``5e-7``."""
     mantissa, exponent = f"{delta:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}" if mantissa != "1" else f"1e{int(exponent)}"
 

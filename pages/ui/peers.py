@@ -14,7 +14,7 @@ from dpviz.app import peers as app_peers
 from dpviz.app.curves import SweepRun, SweepSettings
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS, PreparedData
-from dpviz.evaluation.peers import DPEBM_DELTA
+from dpviz.evaluation.peers import DPEBM_DELTA, delta_text
 from dpviz.figures.peers import add_peer_lines
 
 KEY = f"{KEEP_PREFIX}curves.peers"
@@ -48,8 +48,9 @@ def chosen() -> tuple[str, ...]:
 
 
 def complete(state: AppState, data: PreparedData, settings: SweepSettings | None) -> None:
-    """After the sweep form. On the run that swept ``settings``: note the peers asked for
-    on the sweep and run them. On any other run: offer to finish peers that were stopped."""
+    """Below the sweep's view, so that its curves show while the peers run. On the run
+    that swept ``settings``: note the peers asked for on the sweep and run them, then
+    rerun to draw their lines. On any other run: offer to finish peers that were stopped."""
     sweep = state.sweep
     if sweep is None or tuple(sweep.fingerprint) != tuple(data.fingerprint):
         return
@@ -100,6 +101,9 @@ def _run(state: AppState, data: PreparedData, sweep: SweepRun, peers: list[str])
         state.set_sweep(sweep)
         for note in notes:
             st.info(note)
+    if not any(p in app_peers.present(sweep) for p in peers):
+        return  # nothing new to draw (DP-EBM on more than two classes)
+    st.rerun()  # the figure above was drawn before their lines existed
 
 
 def draw(fig: go.Figure, sweep: SweepRun, metric: str, x: str) -> go.Figure:
@@ -115,8 +119,9 @@ def table(sweep: SweepRun, epsilon: float, metric: str) -> None:
     st.markdown(f"**Other DP libraries at ε = {epsilon:g}** (the same folds)")
     st.dataframe(frame, hide_index=True, width="stretch")
     st.caption(
-        "diffprivlib's models are pure ε-DP, as dpviz's; DP-EBM is (ε, δ)-DP with "
-        f"δ = {DPEBM_DELTA:g}, a weaker guarantee, so its line is not an equal-ε comparison. "
-        "Each had the schema's public bounds; their noise comes from their libraries' own "
-        f"generators (these fold models are never released). Scores are {NOT_PRIVATE_DIAGNOSTICS}."
+        "diffprivlib's models are pure ε-DP, as dpviz's; DP-EBM is (ε, δ)-DP with δ = "
+        f"{delta_text(DPEBM_DELTA)}, a weaker guarantee, so its line is not an equal-ε "
+        "comparison. Each had the schema's public bounds; their noise comes from their "
+        "libraries' own generators (these fold models are never released). Scores are "
+        f"{NOT_PRIVATE_DIAGNOSTICS}."
     )
