@@ -251,3 +251,50 @@ def test_the_diffprivlib_shim_lives_in_one_place(monkeypatch):
     assert copies == ["dpviz/evaluation/peers.py"]
     bench = (ROOT / "bench" / "bench_core.py").read_text()
     assert "from dpviz.evaluation.peers import patch_sklearn_for_diffprivlib" in bench
+
+
+def test_the_forests_epsilon_values_share_its_trees_and_redraw_leaves_as_diffprivlib(two):
+    """forest_sweep: diffprivlib's own fit at the first ε; at the next, the same trees with
+    every leaf drawn again from the same class counts. At ε = 10⁶ permute-and-flip returns
+    the most frequent class (a deterministic check), so the redrawn leaves must equal
+    diffprivlib's own leaves wherever a leaf's top count is unique: the counts are the ones
+    diffprivlib's _FittingTree counted."""
+    encoded, schema = two
+    captured = []
+    original = peers.fit_peer
+
+    def keep(*a, **k):
+        predict = original(*a, **k)
+        captured.append([t.tree_.value.copy() for t in predict.model.estimators_])
+        captured.append(predict.model)
+        return predict
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(peers, "fit_peer", keep)
+        probas = peers.forest_sweep([1e6, 1e6, 1e-6], encoded, encoded, schema, random_state=5)
+    own, model = captured
+    assert len(probas) == 3
+    X, (low, high) = tree_matrix(encoded, schema)
+    X = np.clip(X.astype(np.float32), low, high).astype(np.float32)
+    part = (np.arange(len(X)) // (len(X) / 10)).astype(int)
+    compared = 0
+    # model now holds the last redraw (ε = 10⁻⁶); redo the ε = 10⁶ one to compare.
+    again = peers.forest_sweep([1e6, 1e6], encoded, encoded, schema, random_state=5)
+    np.testing.assert_allclose(again[0], probas[0])  # the same seed: the same first fit
+    np.testing.assert_allclose(again[1], probas[1])
+    for i, (tree, values) in enumerate(zip(model.estimators_, own)):
+        leaves = tree.tree_.apply(X[part == i])
+        counts = np.zeros((tree.tree_.node_count, 2))
+        np.add.at(counts, (leaves, encoded.y[part == i]), 1.0)
+        top = np.sort(counts, axis=1)
+        unique = (counts.sum(axis=1) > 0) & (top[:, -1] > top[:, -2])
+        # diffprivlib's own leaves at ε = 10⁶: the majority of the counts computed here.
+        np.testing.assert_array_equal(
+            values[unique, 0].argmax(axis=1), counts[unique].argmax(axis=1)
+        )
+        compared += int(unique.sum())
+    assert compared >= 40  # seed 5: 47 leaves with a unique top count
+    # The redraw at ε = 10⁶ predicts as diffprivlib's own fit did (up to tied leaves);
+    # at ε = 10⁻⁶ the leaves are near-uniform draws: the predictions moved.
+    assert np.mean(probas[1].argmax(1) == probas[0].argmax(1)) > 0.95
+    assert not np.allclose(probas[2], probas[0])
