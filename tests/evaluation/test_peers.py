@@ -298,3 +298,24 @@ def test_the_forests_epsilon_values_share_its_trees_and_redraw_leaves_as_diffpri
     # at ε = 10⁻⁶ the leaves are near-uniform draws: the predictions moved.
     assert np.mean(probas[1].argmax(1) == probas[0].argmax(1)) > 0.95
     assert not np.allclose(probas[2], probas[0])
+
+
+def test_a_fresh_process_runs_the_forest_sweep_without_importing_diffprivlib_first():
+    """A joblib worker starts clean: forest_sweep applies the shim before it imports
+    diffprivlib (a fresh interpreter, as a worker is; fit_peer goes through the same
+    ``_import``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from dpviz.evaluation.peers import forest_sweep\n"
+        "from dpviz.models.data import encode\n"
+        "from tests.conftest import MIXED_SCHEMA, mixed_records\n"
+        "e = encode(mixed_records(seed=1, n=120), MIXED_SCHEMA)\n"
+        "print(len(forest_sweep([1.0, 2.0], e, e, MIXED_SCHEMA)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, out.stderr[-800:]
+    assert out.stdout.strip() == "2"
