@@ -40,7 +40,7 @@ MAX_PEER_JOBS = 4
 def options() -> dict[str, str]:
     """Every peer, id → option text with its guarantee (and "slower" for DP-EBM)."""
     return {
-        p: peer_legend(p) + (" — slower: about 1–2 s a fit" if p in SLOW_PEERS else "")
+        p: peer_legend(p) + (" — slower: about 1–3 s a fit" if p in SLOW_PEERS else "")
         for p in PEERS
     }
 

@@ -23,7 +23,7 @@ HELP = (
     "diffprivlib's random forest, logistic regression and Gaussian naive Bayes (pure ε-DP, "
     "as dpviz) and DP-EBM ((ε, δ)-DP: a weaker guarantee), each given the schema's public "
     "bounds, fitted on the sweep's folds at each of its ε values. They run after the "
-    "sweep, with a stop button; DP-EBM takes about 1–2 s a fit."
+    "sweep, with a stop button; DP-EBM takes about 1–3 s a fit."
 )
 
 
