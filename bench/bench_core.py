@@ -224,19 +224,12 @@ def _make_factory(model: str, meta: dict):
 
 
 def _patch_sklearn_for_diffprivlib() -> bool:
-    """diffprivlib 0.6.6 imports DOUBLE and DTYPE from sklearn.tree._tree, which
-    scikit-learn 1.9 removed. They were aliases of np.float64 and np.float32; restore
-    them (in this process only) so that diffprivlib imports. Returns True if patched."""
-    import sklearn.tree._tree as sk_tree
+    """The one diffprivlib shim, :func:`dpviz.evaluation.peers.patch_sklearn_for_diffprivlib`
+    (bench_fit imports it from here), imported when needed: a worker that never calls it
+    (scikit-learn's models) never imports dpviz."""
+    from dpviz.evaluation.peers import patch_sklearn_for_diffprivlib
 
-    patched = False
-    if not hasattr(sk_tree, "DOUBLE"):
-        sk_tree.DOUBLE = np.float64
-        patched = True
-    if not hasattr(sk_tree, "DTYPE"):
-        sk_tree.DTYPE = np.float32
-        patched = True
-    return patched
+    return patch_sklearn_for_diffprivlib()
 
 
 def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:

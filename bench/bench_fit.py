@@ -18,7 +18,7 @@ import time
 import warnings
 
 import numpy as np
-from bench_core import _patch_sklearn_for_diffprivlib  # the one shim, in bench_core
+from bench_core import _patch_sklearn_for_diffprivlib  # dpviz.evaluation.peers' shim
 
 from dpviz.models.forest import DPRandomForestClassifier
 from dpviz.privacy.schema import Feature, Schema

@@ -24,6 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dpviz.evaluation.peers import patch_sklearn_for_diffprivlib  # noqa: E402
 from dpviz.evaluation.sweep import SweepGrid, fold_splits, run_sweep, subset  # noqa: E402
 from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth  # noqa: E402
 from dpviz.models.data import encode  # noqa: E402
@@ -43,10 +44,7 @@ def timed(reps: int, fn, *args) -> float:
 
 def diffprivlib_sweep(encoded, schema, epsilons) -> None:
     """20 fits per fold: diffprivlib cannot reuse a fitted forest for another ε."""
-    import sklearn.tree._tree as sk_tree
-
-    sk_tree.DOUBLE = getattr(sk_tree, "DOUBLE", np.float64)  # diffprivlib 0.6.6 vs sklearn 1.9
-    sk_tree.DTYPE = getattr(sk_tree, "DTYPE", np.float32)
+    patch_sklearn_for_diffprivlib()  # diffprivlib 0.6.6 vs scikit-learn 1.9
     from diffprivlib.models import RandomForestClassifier
 
     bounds = (

@@ -57,6 +57,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dpviz.evaluation.metrics import majority_score, score  # noqa: E402
+from dpviz.evaluation.peers import (  # noqa: E402  the shim and LR the Curves page uses too
+    diffprivlib_lr,
+    patch_sklearn_for_diffprivlib,
+)
 from dpviz.models.data import encode, read_csv  # noqa: E402
 from dpviz.models.registry import ALGORITHMS, get_algorithm  # noqa: E402
 from dpviz.privacy.schema import Schema, infer_schema  # noqa: E402
@@ -207,18 +211,6 @@ def _linear_matrix(data: Dataset) -> tuple[np.ndarray, float]:
 # --- methods --------------------------------------------------------------------------
 
 
-def patch_sklearn_for_diffprivlib() -> None:
-    """diffprivlib 0.6.6 imports DOUBLE and DTYPE from sklearn.tree._tree, which
-    scikit-learn 1.9 removed; they were aliases of np.float64 and np.float32. Restore them
-    in this process only, before diffprivlib is imported."""
-    import sklearn.tree._tree as sk_tree
-
-    if not hasattr(sk_tree, "DOUBLE"):
-        sk_tree.DOUBLE = np.float64
-    if not hasattr(sk_tree, "DTYPE"):
-        sk_tree.DTYPE = np.float32
-
-
 @dataclass
 class Fitted:
     predict: Callable[[np.ndarray], np.ndarray]  # test row indices -> class indices
@@ -273,70 +265,11 @@ def _fit_diffprivlib(kind: str, epsilon: float, data: Dataset, train, random_sta
     else:
         X, norm = _linear_matrix(data)
         if kind == "lr":
-            model = _diffprivlib_lr(models)(epsilon=epsilon, data_norm=norm)
+            model = diffprivlib_lr(models)(epsilon=epsilon, data_norm=norm)
         else:
             ones = np.ones(X.shape[1])
             model = models.GaussianNB(epsilon=epsilon, bounds=(0 * ones, ones))
     return _fit_sklearn_like(model, X, data, train)
-
-
-def _diffprivlib_lr(models):
-    """diffprivlib's LogisticRegression, or (scikit-learn >= 1.8, whose LogisticRegression
-    no longer takes ``multi_class``) a subclass that differs only in its constructor: it
-    passes the same settings minus ``multi_class="ovr"`` (diffprivlib's ``fit`` trains one
-    model per class itself) and scores with the one-vs-rest normalised sigmoids that
-    ``multi_class="ovr"`` meant, instead of scikit-learn's now softmax. ``fit`` — the
-    private part — is diffprivlib's own."""
-    try:
-        models.LogisticRegression()
-        return models.LogisticRegression
-    except TypeError as exc:
-        if "multi_class" not in str(exc):
-            raise
-    from diffprivlib.accountant import BudgetAccountant
-    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
-
-    class OvRLogisticRegression(models.LogisticRegression):
-        def __init__(
-            self,
-            *,
-            epsilon=1.0,
-            data_norm=None,
-            tol=1e-4,
-            C=1.0,
-            fit_intercept=True,
-            max_iter=100,
-            verbose=0,
-            warm_start=False,
-            n_jobs=None,
-            random_state=None,
-            accountant=None,
-        ):
-            SkLogisticRegression.__init__(
-                self,
-                C=C,
-                l1_ratio=0.0,  # the L2 penalty diffprivlib asks for
-                dual=False,
-                tol=tol,
-                fit_intercept=fit_intercept,
-                intercept_scaling=1.0,
-                class_weight=None,
-                random_state=random_state,
-                solver="lbfgs",
-                max_iter=max_iter,
-                verbose=verbose,
-                warm_start=warm_start,
-                n_jobs=n_jobs,
-            )
-            self.epsilon = epsilon
-            self.data_norm = data_norm
-            self.classes_ = None
-            self.accountant = BudgetAccountant.load_default(accountant)
-
-        def predict_proba(self, X):
-            return self._predict_proba_lr(X)
-
-    return OvRLogisticRegression
 
 
 def _fit_dp_ebm(epsilon: float, data: Dataset, train, random_state) -> Fitted:

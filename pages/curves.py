@@ -16,6 +16,7 @@ from dpviz.figures.common import mechanism_label
 from dpviz.models.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
+from pages.ui import peers as peers_ui
 from pages.ui.frame import frame_first
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
@@ -101,6 +102,7 @@ def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSe
             "30,000 rows), so it starts unticked above 5,000 rows. DPBoost's reference, "
             "HistGradientBoosting, is always included with it.",
         )
+        peers_ui.control()
         if not st.form_submit_button("Run sweep", type="primary"):
             return None
     try:
@@ -153,6 +155,7 @@ def show(sweep: app_curves.SweepRun) -> None:
     view = curves_ui.controls(sweep, K)
     curves_ui.chart(sweep, view)
     curves_ui.discussion(sweep, view)
+    peers_ui.table(sweep, view.discuss, view.metric)
     curves_ui.downloads(sweep)
 
 
@@ -178,6 +181,7 @@ def main() -> None:
         curves_ui.empty_chart(*(st.session_state[K[k]] for k in ("low", "high")))
     else:
         show(state.sweep)
+    peers_ui.complete(state, data, settings)  # after the curves: they show while it runs
 
 
 main()

@@ -105,6 +105,8 @@ class SweepSettings:
     # mechanism and data split come from the grid above (others, e.g. its split points,
     # from here).
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Other DP libraries to run on the same folds and ε values (dpviz.app.peers).
+    peers: tuple[str, ...] = ()
 
     @property
     def epsilons(self) -> list[float]:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpviz.app import peers as app_peers
 from dpviz.app.curves import SweepRun, SweepSettings
 from dpviz.app.report import WITHHELD, decision_report
 from dpviz.evaluation import defaults
@@ -617,4 +618,6 @@ def report_html(
         disclose_record_count=disclose_record_count,
         dataset_name=shareable_name(sweep.dataset, disclose_record_count),
         majority=majority(sweep, choice.metric),
+        # The other DP libraries at the candidates, when the sweep ran them (NOT private).
+        peers=app_peers.table(sweep, sorted(set(listed)), choice.metric),
     )

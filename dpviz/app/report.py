@@ -56,6 +56,7 @@ REPORT_SECTIONS = {
     "Decision": SECTION_PUBLIC,
     "Candidates compared": SECTION_NOT_PRIVATE,
     "Curves": SECTION_NOT_PRIVATE,
+    "Other DP libraries on the same folds": SECTION_NOT_PRIVATE,
     "Algorithm and parameters": SECTION_PUBLIC,
     "Public seeds": SECTION_PUBLIC,
     "Privacy ledger": SECTION_LEDGER,
@@ -325,6 +326,22 @@ def _candidates_section(
     return "".join(parts)
 
 
+def _peers_section(peers: pd.DataFrame | None) -> str:
+    """The other DP libraries' scores at the candidate ε values (``dpviz.app.peers.table``:
+    one row per library and ε, its guarantee in words), NOT private."""
+    if peers is None or peers.empty:
+        return ""
+    rows = [[_td(v, num=c in ("ε",)) for c, v in row.items()] for _, row in peers.iterrows()]
+    return (
+        "<h2>Other DP libraries on the same folds</h2>"
+        '<p class="note">Other libraries\' models, fitted on the same cross-validation folds '
+        "at the same ε values with the schema's public bounds, for comparison. Their scores "
+        "are from held-out folds of the raw data: NOT private, for the people deciding. Each "
+        "guarantee is the library's own claim for one fit; an (ε, δ) guarantee (DP-EBM) is "
+        "weaker than pure ε-DP at the same ε.</p>" + _table(list(peers.columns), rows)
+    )
+
+
 def _figures_html(figures, n_records: int | None, disclose: bool) -> str:
     if not figures:
         return ""
@@ -422,6 +439,7 @@ def decision_report(
     title: str = "dpviz ε decision report",
     created: datetime | None = None,
     majority: float | None = None,
+    peers: pd.DataFrame | None = None,
 ) -> str:
     """A self-contained HTML decision report, as one string.
 
@@ -465,6 +483,9 @@ def decision_report(
         majority class, a fraction; NOT private): a column of the candidates table and
         a labelled line on the default utility curve. Default: the table's
         ``majority_<metric>_mean`` column when it has one.
+    peers : DataFrame, optional
+        Other DP libraries' scores on the same folds (``dpviz.app.peers.table``: one row
+        per library and ε, with its guarantee; NOT private), shown in their own section.
 
     Returns
     -------
@@ -554,6 +575,7 @@ def decision_report(
     parts.append(f'<div class="userText">{_e(approvers) or "(none given)"}</div>')
 
     parts.append(_candidates_section(table, chosen_epsilon, private, metric, majority))
+    parts.append(_peers_section(peers))
     parts.append(_figures_html(figures, n_records, disclose_record_count))
     parts.append(_parameters_section(algorithm, parameters, seeds, private))
 

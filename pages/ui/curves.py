@@ -14,6 +14,7 @@ from dpviz.app import curves as app_curves
 from dpviz.app.train import privacy_status
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
 from dpviz.figures.curves import X_AXES, curve_figure, placeholder_figure
+from dpviz.figures.peers import add_peer_lines
 from dpviz.models.registry import ALGORITHMS
 from pages.ui import parameters
 
@@ -155,7 +156,7 @@ def chart(sweep: app_curves.SweepRun, view: View) -> None:
     """The curves of the view, kept per view: switching back rebuilds nothing."""
 
     def build():
-        return curve_figure(
+        figure = curve_figure(
             sweep.summary,
             metric=view.metric,
             x=view.x,
@@ -166,6 +167,7 @@ def chart(sweep: app_curves.SweepRun, view: View) -> None:
             statuses=sweep.statuses,
             highlight=view.highlight,
         )
+        return add_peer_lines(figure, sweep.summary, view.metric, view.x)
 
     st.plotly_chart(sweep.view("figure", view.key, build), key="curves.figure", theme=None)
 
