@@ -55,8 +55,11 @@ def complete(state: AppState, data: PreparedData, settings: SweepSettings | None
     if sweep is None or tuple(sweep.fingerprint) != tuple(data.fingerprint):
         return
     if settings is not None and sweep.settings == settings:
+        peers = chosen()
+        if not peers:  # keep the sweep object: its views (figures, tables) stay cached
+            return
         sweep = dataclasses.replace(
-            sweep, settings=dataclasses.replace(sweep.settings, peers=chosen())
+            sweep, settings=dataclasses.replace(sweep.settings, peers=peers)
         )
         state.set_sweep(sweep)
         _run(state, data, sweep, list(sweep.settings.peers))
