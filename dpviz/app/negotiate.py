@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -557,6 +558,7 @@ def report_html(
     rationale: str = "",
     approvers: str = "",
     disclose_record_count: bool = False,
+    releases: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The decision report (:func:`dpviz.app.report.decision_report`) of this negotiation:
     a self-contained HTML string that opens without network access.
@@ -582,6 +584,8 @@ def report_html(
         Free text from the people deciding.
     disclose_record_count : bool, default=False
         Print the number of records (and keep it in the dataset's name) only when True.
+    releases : list of mapping, optional
+        The session's releases, this report last (the ε odometer's rows).
 
     Returns
     -------
@@ -617,4 +621,5 @@ def report_html(
         disclose_record_count=disclose_record_count,
         dataset_name=shareable_name(sweep.dataset, disclose_record_count),
         majority=majority(sweep, choice.metric),
+        releases=releases,
     )

@@ -12,12 +12,20 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
+from dpviz.app.odometer import Relabel, dataset_key
 from dpviz.app.support import PreparedData
+from dpviz.privacy.session_ledger import Release, SessionLedger
 
 DATA_KEY = "dpviz.data"
 RUN_KEY = "dpviz.run"
 SWEEP_KEY = "dpviz.sweep"
 UPLOAD_KEY = "dpviz.upload"
+# The ε odometer: one SessionLedger per dataset (keyed by its records, in memory only),
+# the number of models trained in the session, the current run's lineage and relabels.
+ODOMETER_KEY = "dpviz.odometer"
+MODELS_KEY = "dpviz.models_trained"
+LINEAGE_KEY = "dpviz.run_lineage"
+RELABEL_KEY = "dpviz.relabels"
 # Widgets whose key starts with this keep their value when the user visits another page:
 # Streamlit drops a widget's state once a run does not draw it, so app.py re-assigns
 # these keys on every run (Streamlit's documented way to keep widget state).
@@ -76,6 +84,7 @@ class AppState:
         for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
+        self.store.pop(RELABEL_KEY, None)
         return dropped
 
     def clear_data(self) -> list[str]:
@@ -87,6 +96,7 @@ class AppState:
         for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
+        self.store.pop(RELABEL_KEY, None)
         return dropped
 
     def start(self, demo: PreparedData, data_param: str | None) -> None:
@@ -115,7 +125,52 @@ class AppState:
         return self.store.get(RUN_KEY)
 
     def set_run(self, run: Any) -> None:
+        """Make ``run`` current: a new model lineage ("model N"), with no relabels yet."""
+        number = int(self.store.get(MODELS_KEY, 0)) + 1
+        self.store[MODELS_KEY] = number
         self.store[RUN_KEY] = run
+        self.store[LINEAGE_KEY] = f"model {number}"
+        self.store[RELABEL_KEY] = []
+
+    @property
+    def lineage(self) -> str:
+        """The current run's model lineage ("model N"), which its relabels share."""
+        return self.store.get(LINEAGE_KEY, "model 0")
+
+    @property
+    def relabels(self) -> list[Relabel]:
+        """The current run's relabelled models, oldest first."""
+        return self.store.get(RELABEL_KEY) or []
+
+    def add_relabel(self, relabelled: Relabel) -> None:
+        self.store[RELABEL_KEY] = [*self.relabels, relabelled]
+
+    # --- the ε odometer ---------------------------------------------------------------
+
+    def odometers(self) -> dict[str, SessionLedger]:
+        """Every dataset's session ledger, by its records' key (in memory only)."""
+        return self.store.setdefault(ODOMETER_KEY, {})
+
+    def _odometer_key(self) -> str:
+        data = self.data
+        key = "none" if data is None else dataset_key(data)
+        books = self.odometers()
+        if key not in books:
+            books[key] = SessionLedger(dataset="" if data is None else data.name)
+        return key
+
+    @property
+    def odometer(self) -> SessionLedger:
+        """The current dataset's session ledger (a new, empty one on first use)."""
+        return self.odometers()[self._odometer_key()]
+
+    def odometer_index(self) -> int:
+        """The current dataset's position among the session's ledgers (for widget keys)."""
+        return list(self.odometers()).index(self._odometer_key())
+
+    def book(self, release: Release) -> Release:
+        """Record that ``release`` left the app (a download was clicked)."""
+        return self.odometer.book(release)
 
     @property
     def sweep(self) -> Any:
