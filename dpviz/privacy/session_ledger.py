@@ -14,7 +14,8 @@ of the same file costs nothing more (a fitted model is one release). A release w
 ledger has no proof (a NOT-DP mechanism, replayable noise, an inferred schema, numbers
 read from the records without noise) leaves the session with NO guarantee.
 
-Sums are exact: each ε is read as the decimal it prints as (``repr``) and added as a
+Sums are exact: each ε is rounded up to 12 significant digits (:func:`exact`: the
+decimal it was typed as, never less than the ledger states) and added as a
 :class:`fractions.Fraction`, so 0.1 + 0.2 is 0.3 and a total compares with a budget
 without rounding.
 
@@ -29,6 +30,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -46,15 +48,27 @@ KINDS = {
 }
 NOT_PRIVATE_TEXT = "NOT private: no ε covers it"
 LEDGER_FORMAT = "dpviz session ledger v1"
+DIGITS = 12  # significant digits each ε is rounded up to before it is added exactly
 
 
 def exact(epsilon: float) -> Fraction:
-    """``epsilon`` as the decimal it prints as (``0.1`` → 1/10): budgets and ε are typed
-    as decimals, so sums must be 0.3 for 0.1 + 0.2, not 0.30000000000000004."""
+    """``epsilon`` as an exact decimal: the shortest decimal that reads back as it,
+    rounded UP to :data:`DIGITS` significant digits.
+
+    Budgets and ε are typed as decimals, but a ledger's float arithmetic leaves a few
+    units in the last place (0.5 − 0.05 − 0.2 − 0.08 + … sums to 0.49999999999999994):
+    rounding up to 12 digits gives back the decimal (0.5) and never states less than
+    the ledger's decimal, so sums and budget checks are exact and on the safe side."""
     value = float(epsilon)
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"an ε to add up must be a finite number ≥ 0, got {epsilon!r}")
-    return Fraction(repr(value))
+    if value == 0:
+        return Fraction(0)
+    with localcontext() as ctx:
+        ctx.prec, ctx.rounding = DIGITS, ROUND_CEILING
+        # The shortest decimal that reads back as ``value`` (0.2, not 0.2000…111), then
+        # rounded up when it is longer than DIGITS.
+        return Fraction(+Decimal(repr(value)))
 
 
 def stamped(release: Release, dataset: str = "") -> Release:
