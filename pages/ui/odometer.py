@@ -6,23 +6,46 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dpviz.app import odometer
 from dpviz.app.session import AppState
 from dpviz.app.support import PreparedData
 from dpviz.privacy.session_ledger import Release
 
+BOOKED_KEY = "odometer.booked"
+
 
 def _book(release: Release, confirm_key: str) -> None:
     """on_click of a release's download button: book it, and ask again next time."""
-    AppState(st.session_state).book(release)
+    state = AppState(st.session_state)
+    state.book(release)
     st.session_state.pop(confirm_key, None)
+    st.session_state[BOOKED_KEY] = True
+    total = state.odometer.epsilon
+    st.toast(
+        f"Released {release.file}: session ε = {float(total):g}."
+        if total is not None
+        else f"Released {release.file}: the session has NO guarantee now.",
+        icon=":material/speed:",
+    )
+
+
+def _refresh_sidebar() -> None:
+    """A click inside a fragment reruns the fragment alone, not the sidebar that app.py
+    draws: rerun the whole app once so that the odometer shows the new total."""
+    if not st.session_state.pop(BOOKED_KEY, False):
+        return
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:  # a fragment-only run
+        st.rerun(scope="app")
 
 
 def release_button(release: Release, label: str, data: Any, *, key: str, **kwargs) -> None:
     """``st.download_button`` whose click books ``release`` in the dataset's odometer.
     When a budget is set and the release would pass it, the button stays disabled until
     the data owner ticks a confirmation."""
+    _refresh_sidebar()
     ledger = AppState(st.session_state).odometer
     confirm_key = f"{key}.confirm"
     allowed = True
@@ -61,6 +84,7 @@ def _set_budget(key: str) -> None:
 
 def sidebar(state: AppState) -> None:
     """The ε odometer: the total against the budget, the releases, the session ledger."""
+    st.session_state.pop(BOOKED_KEY, None)  # a full run: this sidebar is up to date
     ledger = state.odometer
     st.markdown("### ε odometer")
     st.caption(f"Files released from **{ledger.dataset or 'no dataset'}** in this session.")
