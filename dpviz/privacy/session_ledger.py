@@ -224,11 +224,14 @@ class SessionLedger:
 
     def passes_budget(self, release: Release) -> bool:
         """True when a budget is set and booking ``release`` would take the session past
-        it (a release with no proof passes every budget)."""
+        it: it adds ε and the total would exceed the budget, or it has no proof (which
+        passes every budget). A copy of a file already booked adds nothing: no."""
         if self.budget is None:
             return False
+        if not release.private:
+            return True
         after = self.epsilon_after(release)
-        return after is None or after > exact(self.budget)
+        return self.adds(release) > 0 and (after is None or after > exact(self.budget))
 
     # --- booking ----------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ def _book(release: Release, confirm_key: str) -> None:
     """on_click of a release's download button: book it, and ask again next time."""
     state = AppState(st.session_state)
     state.book(release)
-    st.session_state.pop(confirm_key, None)
+    if confirm_key in st.session_state:
+        st.session_state[confirm_key] = False  # unticked on screen too
     st.session_state[BOOKED_KEY] = True
     total = state.odometer.epsilon
     st.toast(

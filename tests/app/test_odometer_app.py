@@ -19,7 +19,7 @@ from dpviz.app import curves as app_curves
 from dpviz.app import negotiate as app_negotiate
 from dpviz.app import odometer
 from dpviz.app.session import DATA_KEY, ODOMETER_KEY, RELABEL_KEY, RUN_KEY, SWEEP_KEY
-from dpviz.privacy.session_ledger import SessionLedger, exact
+from dpviz.privacy.session_ledger import Release, SessionLedger, exact
 from tests.app.test_algorithms_app import mixed_data
 from tests.app.test_pages_teach_negotiate import APP, NEGOTIATE, key, run, texts
 from tests.conftest import NEGOTIATE_SWEEP
@@ -181,8 +181,69 @@ def test_a_download_past_the_budget_asks_first(data):
     run(at)
     download(at, "train.model_download")
     assert the_odometer(at).epsilon == Fraction(1)
-    # Booked: the confirmation is asked again for the next release past the budget.
-    assert not at.checkbox(key="train.model_download.confirm").value
+    # Booked: the same file again adds nothing and asks nothing; a table of held-out
+    # scores (NOT private) passes any budget and asks.
+    (button,) = [d for d in at.get("download_button") if d.key == "train.model_download"]
+    assert not button.proto.disabled
+    assert "train.model_download.confirm" not in [c.key for c in at.checkbox]
+    (table,) = [d for d in at.get("download_button") if d.key == "train.metrics_download"]
+    assert table.proto.disabled and "Metrics of the folds carries NO guarantee" in texts(
+        at.warning
+    )
+    at.checkbox(key="train.metrics_download.confirm").check()
+    run(at)
+    download(at, "train.metrics_download")
+    assert the_odometer(at).epsilon is None and the_odometer(at).private_epsilon == 1
+    # Each release not covered asks again: the tick is cleared once it is booked.
+    assert not at.checkbox(key="train.metrics_download.confirm").value
     at.switch_page("app.py")
     run(at)
-    assert "passed by 0.5 (you confirmed it)" in texts(at.sidebar.caption)
+    assert "Budget ε = 0.5: passed (a release has no guarantee)." in texts(at.sidebar.caption)
+
+
+# --- the logic behind the sidebar and the relabel (no Streamlit) -----------------------------
+
+
+def test_budget_words_and_release_lines():
+    session = SessionLedger("d")
+    assert odometer.budget_text(session) == "No budget set."
+    session.set_budget(1.0)
+    session.book(Release("model", "Model", "m.json", 0.75, "s", lineage="model 1"))
+    assert odometer.budget_text(session) == "Budget ε = 1: ε = 0.25 left."
+    assert odometer.budget_fraction(session) == 0.75
+    session.book(Release("relabel", "Relabel", "r.json", 1.5, "s", lineage="model 1"))
+    assert odometer.budget_text(session) == "Budget ε = 1: passed by 0.5 (you confirmed it)."
+    session.book(Release("model", "Model", "m.json", 0.75, "s", lineage="model 1"))
+    session.book(odometer.not_private_table("Leaf table", "l.csv", odometer.TRUE_COUNTS))
+    assert odometer.budget_fraction(session) is None
+    assert odometer.release_lines(session) == [
+        "1. Model · `m.json` · ε = 0.75 · adds 0.75",
+        "2. Relabel · `r.json` · ε = 1.5 · adds 0.75",
+        "3. Model · `m.json` · ε = 0.75 · adds 0 (already counted)",
+        "4. Leaf table · `l.csv` · NOT private · voids the guarantee",
+    ]
+
+
+def test_a_declared_schema_costs_nothing_and_an_inferred_one_voids_the_guarantee(data):
+    declared = odometer.schema_release(data.schema, "s.json")
+    assert declared.epsilon == 0.0
+    inferred = odometer.schema_release(dataclasses.replace(data.schema, inferred=True), "s.json")
+    assert not inferred.private
+
+
+def test_relabel_copies_the_model_and_books_the_earlier_release(data):
+    from dpviz.app import train as app_train
+
+    run_ = app_train.train(data, app_train.TrainSettings(folds=2, sklearn_reference=False))
+    before = run_.model.ledger_.epsilon_total
+    first = odometer.relabel(run_.model, "fletcher_islam", 0.5, "model 1", 1)
+    assert run_.model.ledger_.epsilon_total == before  # the trained model is untouched
+    earlier = json.loads(first.model_json)["earlier_releases"]
+    assert len(earlier) == 1 and first.release.lineage == "model 1"
+    second = odometer.relabel(first.model, "fletcher_islam", 0.5, "model 1", 2)
+    assert len(json.loads(second.model_json)["earlier_releases"]) == 2
+    assert exact(second.release.epsilon) - exact(first.release.epsilon) == exact(
+        first.release.epsilon
+    ) - exact(before)  # the same ε again: the same increment
+    with pytest.raises(ValueError, match="cannot be relabelled"):
+        odometer.relabel(object(), "dpboost", 1.0, "model 2", 1)

@@ -97,6 +97,9 @@ def test_the_budget_asks_before_a_release_would_pass_it():
     assert session.passes_budget(model(0.31, "model 2"))
     assert not session.passes_budget(model(1.0, "model 1", "relabel"))  # 0.7 → 1.0
     assert session.passes_budget(Release.not_private("table", "t", "t.csv", "raw"))
+    session.book(model(1.5, "model 2"))  # confirmed past the budget
+    assert not session.passes_budget(model(1.5, "model 2"))  # a copy adds nothing
+    assert session.passes_budget(model(0.01, "model 3"))
     session.set_budget(None)
     assert not session.passes_budget(model(5.0, "model 3"))
     for bad in (0.0, -1.0, float("inf")):
