@@ -107,12 +107,15 @@ def relabel_section(state: AppState, run: app_train.TrainRun) -> None:
             "so does the odometer once both are downloaded."
         )
         eps = st.number_input(
-            "ε of the new release",
+            "Model ε of the new release",
             min_value=app_train.EPSILON_MIN,
             max_value=app_train.EPSILON_MAX,
             value=float(run.settings.epsilon),
             format="%.3f",
             key="train.relabel_eps",
+            help="As for a fresh training at this ε: its leaves get this ε less what the "
+            "trees' structure already spent (the noisy count and split tables, not spent "
+            "again). The file's ledger shows the total.",
         )
         if st.button("Relabel with fresh noise", key="train.relabel"):
             latest = state.relabels[-1].model if state.relabels else run.model
