@@ -21,7 +21,8 @@ RUN_KEY = "dpviz.run"
 SWEEP_KEY = "dpviz.sweep"
 UPLOAD_KEY = "dpviz.upload"
 # The ε odometer: one SessionLedger per dataset (keyed by its records, in memory only),
-# the number of models trained in the session, the current run's lineage and relabels.
+# the number of model lineages named in the session, the current run's lineage (the run
+# and its name) and its relabels.
 ODOMETER_KEY = "dpviz.odometer"
 MODELS_KEY = "dpviz.models_trained"
 LINEAGE_KEY = "dpviz.run_lineage"
@@ -125,22 +126,28 @@ class AppState:
         return self.store.get(RUN_KEY)
 
     def set_run(self, run: Any) -> None:
-        """Make ``run`` current: a new model lineage ("model N"), with no relabels yet."""
-        number = int(self.store.get(MODELS_KEY, 0)) + 1
-        self.store[MODELS_KEY] = number
+        """Make ``run`` current, with no relabels yet."""
         self.store[RUN_KEY] = run
-        self.store[LINEAGE_KEY] = f"model {number}"
         self.store[RELABEL_KEY] = []
 
     @property
     def lineage(self) -> str:
-        """The current run's model lineage ("model N"), which its relabels share."""
-        return self.store.get(LINEAGE_KEY, "model 0")
+        """The current run's model lineage ("model N", numbered in the session), which
+        its relabels share. Tied to the run object itself: a run put in the store any
+        other way still gets a lineage of its own, never another model's."""
+        run, named = self.run, self.store.get(LINEAGE_KEY)
+        if named is None or named[0] is not run:
+            number = int(self.store.get(MODELS_KEY, 0)) + 1
+            self.store[MODELS_KEY] = number
+            named = (run, f"model {number}")
+            self.store[LINEAGE_KEY] = named
+        return named[1]
 
     @property
     def relabels(self) -> list[Relabel]:
         """The current run's relabelled models, oldest first."""
-        return self.store.get(RELABEL_KEY) or []
+        lineage = self.lineage
+        return [r for r in self.store.get(RELABEL_KEY) or [] if r.lineage == lineage]
 
     def add_relabel(self, relabelled: Relabel) -> None:
         self.store[RELABEL_KEY] = [*self.relabels, relabelled]

@@ -18,7 +18,14 @@ from streamlit.testing.v1 import AppTest
 from dpviz.app import curves as app_curves
 from dpviz.app import negotiate as app_negotiate
 from dpviz.app import odometer
-from dpviz.app.session import DATA_KEY, ODOMETER_KEY, RELABEL_KEY, RUN_KEY, SWEEP_KEY
+from dpviz.app.session import (
+    DATA_KEY,
+    ODOMETER_KEY,
+    RELABEL_KEY,
+    RUN_KEY,
+    SWEEP_KEY,
+    AppState,
+)
 from dpviz.privacy.session_ledger import Release, SessionLedger, exact
 from tests.app.test_algorithms_app import mixed_data
 from tests.app.test_pages_teach_negotiate import APP, NEGOTIATE, key, run, texts
@@ -247,3 +254,12 @@ def test_relabel_copies_the_model_and_books_the_earlier_release(data):
     ) - exact(before)  # the same ε again: the same increment
     with pytest.raises(ValueError, match="cannot be relabelled"):
         odometer.relabel(object(), "dpboost", 1.0, "model 2", 1)
+
+
+def test_each_run_is_a_lineage_of_its_own_however_it_was_stored():
+    state = AppState({})
+    first, second = object(), object()
+    state.set_run(first)
+    assert state.lineage == "model 1" and state.lineage == "model 1"
+    state.store[RUN_KEY] = second  # not through set_run
+    assert state.lineage == "model 2" and state.relabels == []
