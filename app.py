@@ -13,6 +13,7 @@ from dpviz.app import support as support
 from dpviz.app.session import DATA_PARAM, AppState, kept_widget_keys
 from dpviz.app.sweep import warm_up
 from dpviz.evaluation.demos import DEFAULT_DEMO
+from pages.ui import odometer as odometer_ui
 
 st.set_page_config(page_title="dpviz — what privacy costs a random forest", layout="wide")
 warm_up()  # the compiled routing kernels load in the background, once per process
@@ -117,3 +118,4 @@ with summary:
     st.markdown("### Current session")
     for line in state.summary():
         st.caption(line)
+    odometer_ui.sidebar(state)

@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import math
+import secrets
 import shlex
 import sys
 import warnings
@@ -60,6 +61,7 @@ from dpviz.privacy.schema import (
     Schema,
     infer_schema,
 )
+from dpviz.privacy.session_ledger import Release, append_jsonl, lineage_of, read_jsonl
 
 
 class CliError(Exception):
@@ -533,8 +535,34 @@ def _cluster(args):
     return nullcontext(None)
 
 
+LEDGER_HELP = (
+    "append this release (the file, its ledger's ε and words) as one JSON line to FILE, "
+    "the session ledger; the total over its lines is printed. Use one file per dataset"
+)
+
+
+def _session_ledger(args) -> None:
+    """Read ``--ledger`` before any work: a damaged file is said now, not after a fit."""
+    if args.ledger and Path(args.ledger).exists():
+        read_jsonl(args.ledger)
+
+
+def _book_release(args, release: Release) -> dict:
+    """Append ``release`` to ``--ledger`` and say the session's total (stderr)."""
+    append_jsonl(args.ledger, release)
+    session = read_jsonl(args.ledger)
+    print(f"note: {args.ledger}: {session.total_text()}", file=sys.stderr)
+    total = session.epsilon
+    return {
+        "file": str(args.ledger),
+        "releases": len(session.releases),
+        "epsilon_total": None if total is None else float(total),
+    }
+
+
 def cmd_train(args) -> dict:
-    check_outputs([args.data, args.schema], {"--out": args.out})
+    check_outputs([args.data, args.schema], {"--out": args.out, "--ledger": args.ledger})
+    _session_ledger(args)
     _warn_epsilon(args.epsilon)
     params = _model_params(args)
     _warn_algorithm(args.algorithm, params)
@@ -568,7 +596,17 @@ def cmd_train(args) -> dict:
     write_text(args.out, released.to_json())
     ledger = model.ledger_
     declaration = model.schema_.declaration
+    booked = {}
+    if args.ledger:
+        # A new model: a lineage of its own (a public random name), which `update` extends.
+        lineage = f"{Path(args.out).name}#{secrets.token_hex(4)}"
+        what = f"Released model ({args.algorithm}, ε = {args.epsilon:g})"
+        entry = Release.from_ledger(
+            "model", what, str(args.out), ledger, lineage=lineage, dataset=str(args.data)
+        )
+        booked = {"session_ledger": _book_release(args, entry)}
     return {
+        **booked,
         **({"schema_declaration": declaration} if declaration else {}),
         "model": str(args.out),
         "algorithm": args.algorithm,
@@ -819,7 +857,8 @@ def _note_claim(model) -> None:
 
 
 def cmd_update(args) -> dict:
-    check_outputs([args.model, args.data], {"--out": args.out})
+    check_outputs([args.model, args.data], {"--out": args.out, "--ledger": args.ledger})
+    _session_ledger(args)
     model = load_model(args.model)
     _note_claim(model)
     if not isinstance(model, ReleasedForest):
@@ -846,7 +885,24 @@ def cmd_update(args) -> dict:
             f"{2 * later:g} for this batch twice",
             file=sys.stderr,
         )
+    booked = {}
+    if args.ledger:
+        # The model's lineage, when the ledger holds the file updated (its ledger books
+        # the earlier batches, so the lineage costs its largest ledger, not the sum).
+        known = Path(args.ledger).exists() and lineage_of(read_jsonl(args.ledger), str(args.model))
+        lineage = known or f"{Path(args.model).name}#{secrets.token_hex(4)}"
+        what = f"Updated model (batch {len(batches)} of {Path(args.data).name})"
+        entry = Release.from_ledger(
+            "update",
+            what,
+            str(args.out),
+            updated.meta["privacy"],
+            lineage=lineage,
+            dataset=str(args.data),
+        )
+        booked = {"session_ledger": _book_release(args, entry)}
     return {
+        **booked,
         "model": str(args.out),
         "n_records": len(frame),
         "privacy": updated.meta["privacy"],
@@ -1398,6 +1454,7 @@ def _add_train(sub) -> None:
     _data_args(p)
     _model_args(p)
     p.add_argument("--out", required=True)
+    p.add_argument("--ledger", metavar="FILE", help=LEDGER_HELP)
     p.add_argument(
         "--values-public",
         action="store_true",
@@ -1430,6 +1487,7 @@ def _add_update(sub) -> None:
     p.add_argument("--data", required=True, help="new, labelled records (disjoint from before)")
     p.add_argument("--out", required=True)
     p.add_argument("--noise-seed", type=_whole, help=NOISE_SEED_HELP)
+    p.add_argument("--ledger", metavar="FILE", help=LEDGER_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_update)
 

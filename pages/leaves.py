@@ -9,10 +9,12 @@ import streamlit as st
 
 from dpviz.app import leaves as app_leaves
 from dpviz.app import models as app_models
+from dpviz.app import odometer
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.models.outputs import csv_text
 from pages.ui.frame import frame_first
+from pages.ui.odometer import release_button
 
 K_COUNTS, K_EPS = f"{KEEP_PREFIX}leaves.counts", f"{KEEP_PREFIX}leaves.eps"
 MAX_TABLE_ROWS = 20_000
@@ -99,7 +101,8 @@ def model_leaves(run) -> None:
     st.subheader("Leaf table")
     st.caption(view.table_caption)
     st.dataframe(view.table, hide_index=True, height=360)
-    st.download_button(
+    release_button(
+        odometer.not_private_table("Leaf table", "dpviz_leaves.csv", odometer.TRUE_COUNTS),
         "Download the leaf table (CSV, not private)",
         lambda: csv_text(view.download),
         file_name="dpviz_leaves.csv",

@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -558,6 +559,7 @@ def report_html(
     rationale: str = "",
     approvers: str = "",
     disclose_record_count: bool = False,
+    releases: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The decision report (:func:`dpviz.app.report.decision_report`) of this negotiation:
     a self-contained HTML string that opens without network access.
@@ -583,6 +585,8 @@ def report_html(
         Free text from the people deciding.
     disclose_record_count : bool, default=False
         Print the number of records (and keep it in the dataset's name) only when True.
+    releases : list of mapping, optional
+        The session's releases, this report last (the ε odometer's rows).
 
     Returns
     -------
@@ -620,4 +624,5 @@ def report_html(
         majority=majority(sweep, choice.metric),
         # The other DP libraries at the candidates, when the sweep ran them (NOT private).
         peers=app_peers.table(sweep, sorted(set(listed)), choice.metric),
+        releases=releases,
     )

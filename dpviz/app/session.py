@@ -12,12 +12,21 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
+from dpviz.app.odometer import Relabel, dataset_key
 from dpviz.app.support import PreparedData
+from dpviz.privacy.session_ledger import Release, SessionLedger
 
 DATA_KEY = "dpviz.data"
 RUN_KEY = "dpviz.run"
 SWEEP_KEY = "dpviz.sweep"
 UPLOAD_KEY = "dpviz.upload"
+# The ε odometer: one SessionLedger per dataset (keyed by its records, in memory only),
+# the number of model lineages named in the session, the current run's lineage (the run
+# and its name) and its relabels.
+ODOMETER_KEY = "dpviz.odometer"
+MODELS_KEY = "dpviz.models_trained"
+LINEAGE_KEY = "dpviz.run_lineage"
+RELABEL_KEY = "dpviz.relabels"
 # Widgets whose key starts with this keep their value when the user visits another page:
 # Streamlit drops a widget's state once a run does not draw it, so app.py re-assigns
 # these keys on every run (Streamlit's documented way to keep widget state).
@@ -76,6 +85,7 @@ class AppState:
         for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
+        self.store.pop(RELABEL_KEY, None)
         return dropped
 
     def clear_data(self) -> list[str]:
@@ -87,6 +97,7 @@ class AppState:
         for key, what in ((RUN_KEY, "the trained model"), (SWEEP_KEY, "the sweep results")):
             if self.store.pop(key, None) is not None:
                 dropped.append(what)
+        self.store.pop(RELABEL_KEY, None)
         return dropped
 
     def start(self, demo: PreparedData, data_param: str | None) -> None:
@@ -115,7 +126,58 @@ class AppState:
         return self.store.get(RUN_KEY)
 
     def set_run(self, run: Any) -> None:
+        """Make ``run`` current, with no relabels yet."""
         self.store[RUN_KEY] = run
+        self.store[RELABEL_KEY] = []
+
+    @property
+    def lineage(self) -> str:
+        """The current run's model lineage ("model N", numbered in the session), which
+        its relabels share. Tied to the run object itself: a run put in the store any
+        other way still gets a lineage of its own, never another model's."""
+        run, named = self.run, self.store.get(LINEAGE_KEY)
+        if named is None or named[0] is not run:
+            number = int(self.store.get(MODELS_KEY, 0)) + 1
+            self.store[MODELS_KEY] = number
+            named = (run, f"model {number}")
+            self.store[LINEAGE_KEY] = named
+        return named[1]
+
+    @property
+    def relabels(self) -> list[Relabel]:
+        """The current run's relabelled models, oldest first."""
+        lineage = self.lineage
+        return [r for r in self.store.get(RELABEL_KEY) or [] if r.lineage == lineage]
+
+    def add_relabel(self, relabelled: Relabel) -> None:
+        self.store[RELABEL_KEY] = [*self.relabels, relabelled]
+
+    # --- the ε odometer ---------------------------------------------------------------
+
+    def odometers(self) -> dict[str, SessionLedger]:
+        """Every dataset's session ledger, by its records' key (in memory only)."""
+        return self.store.setdefault(ODOMETER_KEY, {})
+
+    def _odometer_key(self) -> str:
+        data = self.data
+        key = "none" if data is None else dataset_key(data)
+        books = self.odometers()
+        if key not in books:
+            books[key] = SessionLedger(dataset="" if data is None else data.name)
+        return key
+
+    @property
+    def odometer(self) -> SessionLedger:
+        """The current dataset's session ledger (a new, empty one on first use)."""
+        return self.odometers()[self._odometer_key()]
+
+    def odometer_index(self) -> int:
+        """The current dataset's position among the session's ledgers (for widget keys)."""
+        return list(self.odometers()).index(self._odometer_key())
+
+    def book(self, release: Release) -> Release:
+        """Record that ``release`` left the app (a download was clicked)."""
+        return self.odometer.book(release)
 
     @property
     def sweep(self) -> Any:

@@ -11,12 +11,14 @@ from typing import NamedTuple
 import streamlit as st
 
 from dpviz.app import curves as app_curves
+from dpviz.app import odometer
 from dpviz.app.train import privacy_status
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
 from dpviz.figures.curves import X_AXES, curve_figure, placeholder_figure
 from dpviz.figures.peers import add_peer_lines
 from dpviz.models.registry import ALGORITHMS
 from pages.ui import parameters
+from pages.ui.odometer import release_button
 
 NO_HIGHLIGHT = "(none)"
 
@@ -205,17 +207,23 @@ def discussion(sweep: app_curves.SweepRun, view: View) -> None:
 def downloads(sweep: app_curves.SweepRun) -> None:
     """Every fold and the summary, as CSV files."""
     left, right = st.columns(2)
-    left.download_button(
-        "Download every fold (CSV)",
-        sweep.results_csv,
-        file_name="dpviz_sweep_folds.csv",
-        mime="text/csv",
-        key="curves.folds_download",
-    )
-    right.download_button(
-        "Download the summary (CSV)",
-        sweep.summary_csv,
-        file_name="dpviz_sweep_summary.csv",
-        mime="text/csv",
-        key="curves.summary_download",
-    )
+    for col, what, label, data, file, key in (
+        (left, "Sweep folds", "every fold", sweep.results_csv, "dpviz_sweep_folds.csv", "folds"),
+        (
+            right,
+            "Sweep summary",
+            "the summary",
+            sweep.summary_csv,
+            "dpviz_sweep_summary.csv",
+            "summary",
+        ),
+    ):
+        with col:
+            release_button(
+                odometer.not_private_table(what, file, odometer.HELD_OUT),
+                f"Download {label} (CSV)",
+                data,
+                file_name=file,
+                mime="text/csv",
+                key=f"curves.{key}_download",
+            )

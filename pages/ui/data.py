@@ -8,6 +8,7 @@ import streamlit as st
 from dpviz.app import data as app_data
 from dpviz.app import support as support
 from dpviz.app.session import KEEP_PREFIX
+from pages.ui.odometer import schema_button
 
 K_REPORT = "data.report"  # (fingerprint, DataReport) of the current dataset
 
@@ -191,10 +192,4 @@ def show_current(data: support.PreparedData | None, upload_mode: bool) -> None:
         st.caption(f"Training will note: {message}")
     if report.rows_used is not None and not report.messages:
         st.caption(f"All {report.rows_used:,} rows are usable: no missing or clipped values.")
-    st.download_button(
-        "Download the schema JSON",
-        schema.to_json(),
-        file_name=f"{data.name.split()[0].removesuffix('.csv')}.schema.json",
-        mime="application/json",
-        key="data.schema_download",
-    )
+    schema_button(data)

@@ -7,11 +7,13 @@ import streamlit as st
 
 from dpviz.app import curves as app_curves
 from dpviz.app import negotiate as negotiate
+from dpviz.app import odometer
 from dpviz.app.curves import SweepRun
 from dpviz.app.session import AppState
 from dpviz.app.support import PreparedData
 from dpviz.figures.common import mechanism_label
 from dpviz.privacy.risk import EpsilonChoice
+from pages.ui.odometer import release_button
 
 
 def sweep_here(state: AppState, data: PreparedData, K: dict, *, first: bool) -> None:
@@ -97,6 +99,10 @@ def report_download(
         help="The number of records is itself a fact about the data; unticked, the report "
         "leaves it out (and out of the dataset's name).",
     )
+    file = f"dpviz_decision_epsilon_{chosen:g}.html"
+    this_report = odometer.report_release(file, chosen)
+    # The releases before this click (the click books the report after this run).
+    releases = odometer.report_rows(AppState(st.session_state).odometer, this_report)
 
     def build() -> str:
         # Deferred: the 4 MB report (plotly.js inlined) is built only when clicked.
@@ -111,17 +117,19 @@ def report_download(
             rationale=rationale,
             approvers=approvers,
             disclose_record_count=disclose,
+            releases=releases,
         )
 
-    st.download_button(
+    release_button(
+        this_report,
         "Download the decision report (HTML)",
         build,
-        file_name=f"dpviz_decision_epsilon_{chosen:g}.html",
+        file_name=file,
         mime="text/html",
         key="negotiate.report",
         type="primary",
         icon=":material/download:",
         help="One self-contained file that opens without internet: the schema, parameters, "
         "seeds, curves, candidates with their risks, the chosen ε, your rationale and "
-        "approvers, the ledger, dpviz's version and the date.",
+        "approvers, the ledger, the session's releases, dpviz's version and the date.",
     )

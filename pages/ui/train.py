@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpviz.app import odometer
 from dpviz.app import train as app_train
+from dpviz.app.session import AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
+from pages.ui.odometer import release_button
 
 
 def show(run: app_train.TrainRun) -> None:
@@ -56,14 +59,19 @@ def show(run: app_train.TrainRun) -> None:
     st.plotly_chart(run.scores_figure(), key="train.scores", theme=None)
 
     st.subheader("Downloads")
+    st.caption(
+        "Each download is a release, counted in the sidebar's ε odometer. " + odometer.NOT_RELEASES
+    )
+    state = AppState(st.session_state)
     model_col, metrics_col = st.columns(2)
     with model_col:
         if run.export_problem:
             st.warning(run.export_problem)
         else:
-            st.download_button(
+            release_button(
+                odometer.run_release(run, state.lineage),
                 "Download the released model (JSON)",
-                data=lambda: run.model_json,
+                lambda: run.model_json,
                 file_name=f"dpviz_{run.settings.algorithm}.json",
                 mime="application/json",
                 key="train.model_download",
@@ -72,12 +80,62 @@ def show(run: app_train.TrainRun) -> None:
                 "records, no true counts. `python -m dpviz predict --model` reads it.",
             )
     with metrics_col:
-        st.download_button(
+        release_button(
+            odometer.not_private_table(
+                "Metrics of the folds", "dpviz_metrics.csv", odometer.HELD_OUT
+            ),
             "Download the metrics (CSV)",
             run.metrics_csv(),
             file_name="dpviz_metrics.csv",
             mime="text/csv",
             key="train.metrics_download",
+            help="Scores on held-out folds, computed from the records without noise: NOT "
+            "private, so the odometer books it as a release no ε covers.",
         )
+    if not run.export_problem and odometer.can_relabel(run.model):
+        relabel_section(state, run)
     for message in run.encoding_messages:
         st.caption(f"Data preparation: {message}")
+
+
+def relabel_section(state: AppState, run: app_train.TrainRun) -> None:
+    """Release the model's leaves again at another ε with fresh noise, and download it."""
+    with st.expander("Relabel: release the leaves again at another ε (fresh noise)"):
+        st.caption(
+            "Keeps the trees and draws every leaf's output again with fresh noise. The "
+            "first release is not taken back: the relabelled file's ledger adds both, and "
+            "so does the odometer once both are downloaded."
+        )
+        eps = st.number_input(
+            "Model ε of the new release",
+            min_value=app_train.EPSILON_MIN,
+            max_value=app_train.EPSILON_MAX,
+            value=float(run.settings.epsilon),
+            format="%.3f",
+            key="train.relabel_eps",
+            help="As for a fresh training at this ε: its leaves get this ε less what the "
+            "trees' structure already spent (the noisy count and split tables, not spent "
+            "again). The file's ledger shows the total.",
+        )
+        if st.button("Relabel with fresh noise", key="train.relabel"):
+            latest = state.relabels[-1].model if state.relabels else run.model
+            try:
+                done = odometer.relabel(
+                    latest, run.settings.algorithm, eps, state.lineage, len(state.relabels) + 1
+                )
+            except ValueError as exc:
+                st.error(str(exc))
+            else:
+                state.add_relabel(done)
+        if not state.relabels:
+            return
+        latest = state.relabels[-1]
+        (st.success if latest.model.ledger_.private else st.error)(latest.summary)
+        release_button(
+            latest.release,
+            f"Download relabel {latest.number} (JSON)",
+            lambda: latest.model_json,
+            file_name=latest.file_name,
+            mime="application/json",
+            key=f"train.relabel_download.{latest.number}",
+        )
