@@ -17,6 +17,7 @@ from dpviz.models.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
 from pages.ui import peers as peers_ui
+from pages.ui.curves_picker import algorithm_picker
 from pages.ui.frame import frame_first
 
 K = {n: f"{KEEP_PREFIX}curves.{n}" for n in ("low", "high", "per_decade", "mechs", "trees")}
@@ -172,7 +173,7 @@ def main() -> None:
         st.warning(data.schema_note, icon="⚠️")
 
     defaults(data)
-    algorithms, presets = curves_ui.algorithm_picker(K, param_key)
+    algorithms, presets = algorithm_picker(K, param_key)
     settings = sweep_form(data, algorithms, presets)
     if settings is not None:
         run(state, data, settings)
