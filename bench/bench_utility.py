@@ -939,12 +939,41 @@ def normalise(results: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return results
 
 
+def summary_markdown(results: pd.DataFrame) -> str:
+    """One line per (group, seed, ε): the default forest's wins / ties / losses against the
+    best diffprivlib model, on how many sets it is at least as accurate, and the mean binary
+    AUC of the forest, diffprivlib RF and DP-EBM."""
+    results = normalise(results)
+    label = LABELS[DEFAULT_FOREST]
+    lines = [
+        f"| group | seed | ε | {label}: W / T / L vs best diffprivlib | ≥ best | "
+        f"AUC {label} | AUC diffprivlib RF | AUC DP-EBM |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for group in [g for g in GROUPS if g in set(results.group)]:
+        for seed in sorted(results[results.group == group].seed.unique()):
+            part = results[(results.group == group) & (results.seed == seed)]
+            for e in sorted(x for x in part.epsilon.unique() if np.isfinite(x)):
+                table = versus_diffprivlib(part, e)
+                count = table.verdict.value_counts()
+                aucs = []
+                for m in (DEFAULT_FOREST, "diffprivlib_rf", "dp_ebm"):
+                    mean, n = _binary_auc(part, m, e)
+                    aucs.append(f"{_fmt(mean)} (n={n})" if n else "–")
+                lines.append(
+                    f"| {group} | {int(seed)} | {e:g} | {count.get('win', 0)} / "
+                    f"{count.get('tie', 0)} / {count.get('loss', 0)} | "
+                    f"{int((table.delta >= 0).sum())} of {len(table)} | " + " | ".join(aucs) + " |"
+                )
+    return "\n".join(lines)
+
+
 def report_markdown(results: pd.DataFrame) -> str:
     """Every group and every seed separately: the forest against diffprivlib, the overview,
     the must-hold checks (issue 28's, then the per-algorithm ones) and the per-dataset
     tables."""
     results = normalise(results)
-    parts = []
+    parts = [summary_markdown(results)]
     for group in [g for g in GROUPS if g in set(results.group)]:
         for seed in sorted(results[results.group == group].seed.unique()):
             part = results[(results.group == group) & (results.seed == seed)]

@@ -8,6 +8,7 @@ import hashlib
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dpviz.evaluation import resources
@@ -101,3 +102,114 @@ def test_no_validation_set_equals_a_shared_set():
         assert header[-1] == "label"
         for name, (shared_header, shared_rows) in shared.items():
             assert header != shared_header and rows != shared_rows, (path.name, name)
+
+
+# --- bench/bench_utility.py: the two groups reported apart ------------------------------
+
+
+def _bench():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_utility", ROOT / "bench" / "bench_utility.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _results(bench, group: str, accuracy: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """Two folds of made-up scores at ε = 0.1 for (dataset, method) → accuracy; the
+    datasets named ``bin*`` are binary, the AUC is the accuracy (as a rate)."""
+    rows = []
+    for (name, method), acc in accuracy.items():
+        for fold in (0, 1):
+            rows.append(
+                {
+                    "group": group,
+                    "seed": 3,
+                    "dataset": name,
+                    "n_rows": 500,
+                    "n_classes": 2 if name.startswith("bin") else 3,
+                    "fold": fold,
+                    "method": method,
+                    "private": True,
+                    "epsilon": 0.1,
+                    "accuracy": acc / 100,
+                    "macro_f1": acc / 100,
+                    "auc": acc / 100,
+                    "majority_accuracy": 0.5,
+                    "majority_macro_f1": 0.3,
+                    "majority_auc": 0.5,
+                    "error": "",
+                }
+            )
+    return pd.DataFrame(rows).reindex(columns=list(bench.COLUMNS))
+
+
+def test_the_forest_is_scored_against_the_best_diffprivlib_model_per_set():
+    """Wins / ties / losses against the best of the four diffprivlib models, a tie within
+    TIE_POINTS, and issue 28's check: at least 75% of the validation sets (3 of 4 here)."""
+    bench = _bench()
+    forest = bench.DEFAULT_FOREST
+    scores = {
+        ("bin_a", forest): 80.0,
+        ("bin_a", "diffprivlib_rf"): 70.0,
+        ("bin_a", "diffprivlib_gnb"): 79.0,  # the best peer: forest wins by 1 point
+        ("bin_b", forest): 60.0,
+        ("bin_b", "diffprivlib_rf"): 60.4,  # behind by 0.4: a tie, but not ≥
+        ("tri_c", forest): 40.0,
+        ("tri_c", "diffprivlib_dt"): 45.0,  # a loss
+        ("tri_d", forest): 50.0,
+        ("tri_d", "diffprivlib_lr"): 50.0,  # equal: a tie and ≥
+    }
+    results = _results(bench, "validation", scores)
+    table = bench.versus_diffprivlib(results, 0.1).set_index("dataset")
+    assert table.loc["bin_a", "best_peer"] == "diffprivlib_gnb"
+    assert table.verdict.to_dict() == {
+        "bin_a": "win",
+        "bin_b": "tie",
+        "tri_c": "loss",
+        "tri_d": "tie",
+    }
+    assert table.loc["tri_c", "delta"] == pytest.approx(-5.0)
+    checks = {c["check"]: c for c in bench.group_checks(results, "validation")}
+    verdict = checks[f"{forest} at ε=0.1: accuracy ≥ best diffprivlib on ≥ 3 of 4 validation sets"]
+    assert verdict["result"] == "FAIL" and "≥ on 2 of 4" in verdict["detail"]
+    # Mean binary AUC: forest (80 + 60) / 2 = 70 against RF (70 + 60.4) / 2 = 65.2.
+    auc = checks[f"{forest} at ε=0.1: mean binary AUC ≥ diffprivlib RF"]
+    assert auc["result"] == "PASS" and auc["detail"].startswith("70.0 (n=2) vs 65.2 (n=2)")
+    assert checks[f"{forest} at ε=0.1: mean binary AUC ≥ DP-EBM (δ = 10⁻⁵)"]["result"] == "N/A"
+    summary = bench.summary_markdown(results)
+    assert "| validation | 3 | 0.1 | 1 / 2 / 1 | 2 of 4 | 70.0 (n=2) | 65.2 (n=2) | – |" in summary
+
+
+def test_groups_and_seeds_are_reported_apart():
+    bench = _bench()
+    forest = bench.DEFAULT_FOREST
+    shared = _results(
+        bench, "shared", {("bin_a", forest): 90.0, ("bin_a", "diffprivlib_rf"): 50.0}
+    )
+    held_out = _results(
+        bench, "validation", {("bin_z", forest): 10.0, ("bin_z", "diffprivlib_rf"): 50.0}
+    )
+    text = bench.report_markdown(pd.concat([shared, held_out]))
+    first, second = text.split("## validation group")
+    assert "## shared group (1 datasets), seed 3" in first and "bin_z" not in first
+    assert "bin_a" not in second and "| 0.1 | 0 / 0 / 1 | -40.0 |" in second
+    # A CSV from before issue 28 has neither column: the group follows from the name.
+    old = shared.drop(columns=["group", "seed"]).assign(dataset="taxi")
+    assert set(bench.normalise(old, seed=1)[["group", "seed"]].itertuples(index=False)) == {
+        ("validation", 1)
+    }
+
+
+def test_the_validation_group_loads_from_the_compressed_files():
+    bench = _bench()
+    assert bench.validation_datasets() == tuple(p.name[: -len(".csv.gz")] for p in _files())
+    data = bench.load_dataset("penguins", bench.VALIDATION_DIR, group="validation")
+    assert data.group == "validation" and len(data.y) == 333 and data.n_classes == 3
+    with pytest.raises(ValueError, match=r"nope.csv \(or .csv.gz\) is missing"):
+        bench.load_dataset("nope", bench.VALIDATION_DIR)
