@@ -1119,10 +1119,11 @@ def main(argv: list[str] | None = None) -> int:
                 log=log,
             )
         )
+        # Written after every seed: a run stopped later keeps the seeds it finished.
+        results = pd.concat(runs, ignore_index=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        results.to_csv(args.out, index=False)
         log(f"seed {seed} done after {time.perf_counter() - start:.0f} s; {machine()}")
-    results = pd.concat(runs, ignore_index=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    results.to_csv(args.out, index=False)
     text = report_markdown(results)
     args.out.with_suffix(".md").write_text(f"Machine: {machine()}\n\n" + text)
     print(text)
