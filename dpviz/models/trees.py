@@ -574,10 +574,12 @@ class NodeStore:
             else np.cumsum(np.asarray(weights, dtype=np.float64)[None, :], axis=1)[0]
         )
         s = space.n_continuous
+        # Copies: the kernel is typed for writeable arrays, and an unpickled model's
+        # space may hold read-only ones (joblib's memory maps).
         cdf = (
             np.zeros((0, 2))
             if space.split_cdf is None
-            else np.ascontiguousarray(space.split_cdf, dtype=np.float64)
+            else np.array(space.split_cdf, dtype=np.float64, order="C")
         )
         salts = splitmix64(np.arange(2, dtype=np.uint64) ^ SALT_CHILD)
         self.size = compiled["build_binary_levels"](
@@ -600,8 +602,8 @@ class NodeStore:
             salts[1],
             cum,
             cdf,
-            np.ascontiguousarray(space.lows[:s], dtype=np.float64),
-            np.ascontiguousarray(space.highs[:s], dtype=np.float64),
+            np.array(space.lows[:s], dtype=np.float64),
+            np.array(space.highs[:s], dtype=np.float64),
         )
         return True
 
