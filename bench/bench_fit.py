@@ -38,6 +38,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=30_000)
     parser.add_argument("--features", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--predict-rows",
+        type=int,
+        default=0,
+        help="also time predict on this many rows against scikit-learn's forest (same size)",
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     X = rng.normal(size=(args.rows, args.features)).clip(-5, 5)
@@ -78,6 +84,16 @@ def main() -> None:
             n_jobs=1,
         )
         times["diffprivlib forest"] = median_seconds(lambda: peer.fit(X, y), args.repeats)
+    if args.predict_rows:
+        from sklearn.ensemble import RandomForestClassifier
+
+        X_new = rng.normal(size=(args.predict_rows, args.features)).clip(-5, 5)
+        forest = RandomForestClassifier(
+            n_estimators=trees, max_depth=depth, n_jobs=1, random_state=0
+        ).fit(X, y)
+        no_schema.predict(X_new[:1000])  # warm-up: the routing kernels' first call
+        times["dpviz predict"] = median_seconds(lambda: no_schema.predict(X_new), args.repeats)
+        times["scikit-learn predict"] = median_seconds(lambda: forest.predict(X_new), args.repeats)
     load = os.getloadavg()[0]
     print(
         f"{args.rows:,} rows × {args.features}, {trees} trees of depth {depth}, "
@@ -85,6 +101,9 @@ def main() -> None:
     )
     for name, seconds in times.items():
         print(f"  {name:22s} {seconds:8.3f} s")
+    if "dpviz predict" in times:
+        ratio = times["scikit-learn predict"] / times["dpviz predict"]
+        print(f"  scikit-learn predict / dpviz predict ({args.predict_rows:,} rows): {ratio:.1f}×")
     for ours in ("dpviz, no schema", "dpviz, public schema"):
         for peer_name in ("ExtraTrees", "diffprivlib forest"):
             if peer_name in times:

@@ -12,6 +12,8 @@ tells them apart at the end (0 leaf, 1 unbuilt, 2 abstain, 3 internal).
 import numba as nb
 import numpy as np
 
+from dpviz.models._numba_build import build_binary_levels  # noqa: F401 (kernels.get lists it)
+
 i32, f64, i64, i8 = nb.int32, nb.float64, nb.int64, nb.int8
 # feature, threshold, first_child, kind, continuous, discrete (+ zero column), s, steps
 _COMMON = (i32[::1], f64[::1], i32[::1], i8[::1], f64[:, :], i32[:, :], i64, i64)
@@ -770,7 +772,7 @@ def _below(row, pos, width, high):
     while True:
         if pos >= width:
             return _u64(0), -1
-        value = row[pos, 0] >> shift
+        value = row[pos] >> shift
         pos += 1
         if value < high:
             return value, pos
@@ -792,10 +794,10 @@ def _bernoulli_exp(row, pos, width, num, den):
             return (k % _u64(2)) == _u64(1), pos
 
 
-@nb.njit((_u64[:, :, ::1], _u64, _u64, i64[::1], nb.boolean[::1]), nogil=True, cache=True)
+@nb.njit((_u64[:, ::1], _u64, _u64, i64[::1], nb.boolean[::1]), nogil=True, cache=True)
 def discrete_laplace_words(words, s, t, out, short):
     """``noise.sample_discrete_laplace`` item by item: item e reads its own words
-    ``words[e, :, 0]`` (the first word of each cipher block) in the order the
+    ``words[e]`` (both words of each cipher block, block after block) in the order the
     vectorised sampler draws them (a uniform below t, its Bernoulli, the geometric
     part, the sign; again while rejected), so the two give the same noise from the
     same words. ``short[e]``: item e needs more words than
@@ -826,7 +828,7 @@ def discrete_laplace_words(words, s, t, out, short):
             if pos >= width:
                 pos = -1
                 break
-            negative = (row[pos, 0] >> _u64(63)) == one
+            negative = (row[pos] >> _u64(63)) == one
             pos += 1
             if keep and not (negative and y == _u64(0)):
                 result = -np.int64(y) if negative else np.int64(y)

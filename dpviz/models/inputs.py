@@ -34,7 +34,10 @@ def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray) -> Schema:
     if schema is not None:
         raise ValueError("schema must be a Schema, a dict, a path to a JSON file or None")
     data = frame.copy()
-    data["__label__"] = np.asarray(y, dtype=object)
+    y = np.asarray(y)
+    # Integer labels stay integers: their class texts are the same (as_text), and the
+    # missing-label test and distinct values then run on numbers, not Python objects.
+    data["__label__"] = y if y.dtype.kind in "iu" else y.astype(object)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         inferred = infer_schema(data, "__label__", numeric_is_continuous=True)
@@ -71,7 +74,7 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
             validate_data(estimator, X, y, dtype="numeric")  # raises: X is not finite
         y = np.asarray(y)
         frame = pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
-    if y.dtype != object and y.dtype.kind not in "iu":
+    if y.dtype != object and y.dtype.kind not in "iuUS":
         # Text labels are classes by construction, and so are integers (scikit-learn's
         # check finds them all "binary" or "multiclass", after sorting every label);
         # other numbers may be a regression target.

@@ -82,6 +82,7 @@ def _compile():
             "heap_fit_counts",
             "row_argmax",
             "discrete_laplace_words",
+            "build_binary_levels",
             "reached",
             "renumber",
         )

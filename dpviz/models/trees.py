@@ -542,12 +542,70 @@ class NodeStore:
             # Binary trees: the whole subtrees' size is known, allocate it at once.
             below = 2 ** (self.space.max_depth - self.depth[ids] + 1) - 2
             self._grow(self.size + int(min(budget, below.sum())))
+            if int(below.sum()) <= budget and self._build_compiled(ids):
+                return
         while len(ids):
             new = self.expand(ids)
             built += len(new)
             ids = new[self.first_child[new] == UNBUILT]
             if built + int(self.n_children[ids].sum()) > budget:
                 return
+
+    def _build_compiled(self, ids: np.ndarray) -> bool:
+        """Build the whole binary trees below the roots ``ids`` (all of the store, none
+        built yet) in one compiled pass (``build_binary_levels``): the nodes, numbers and
+        order the level loop of :meth:`build` gives. False (nothing done) when the
+        kernels are not loaded or the store holds more than these roots."""
+        n = len(ids)
+        if self.size != n or not np.array_equal(ids, np.arange(n)):
+            return False
+        total = n * (2 ** (self.space.max_depth + 1) - 1)
+        if total >= np.iinfo(np.int32).max:
+            return False
+        compiled = kernels.get(wait=False)
+        if compiled is None or "build_binary_levels" not in compiled:
+            return False
+        space = self.space
+        self._grow(total)
+        weights = space.feature_weights
+        cum = (
+            np.empty(0)
+            if weights is None
+            else np.cumsum(np.asarray(weights, dtype=np.float64)[None, :], axis=1)[0]
+        )
+        s = space.n_continuous
+        # Copies: the kernel is typed for writeable arrays, and an unpickled model's
+        # space may hold read-only ones (joblib's memory maps).
+        cdf = (
+            np.zeros((0, 2))
+            if space.split_cdf is None
+            else np.array(space.split_cdf, dtype=np.float64, order="C")
+        )
+        salts = splitmix64(np.arange(2, dtype=np.uint64) ^ SALT_CHILD)
+        self.size = compiled["build_binary_levels"](
+            self.key,
+            self.tree,
+            self.depth,
+            self.parent,
+            self.edge,
+            self.in_feature,
+            self.in_threshold,
+            self.lows,
+            self.highs,
+            self.feature,
+            self.threshold,
+            self.n_children,
+            self.first_child,
+            n,
+            space.max_depth,
+            salts[0],
+            salts[1],
+            cum,
+            cdf,
+            np.array(space.lows[:s], dtype=np.float64),
+            np.array(space.highs[:s], dtype=np.float64),
+        )
+        return True
 
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.size

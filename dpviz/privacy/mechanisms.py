@@ -119,8 +119,17 @@ def _log_probs_laplace_argmax(counts, epsilon):
     rate = s / t
     half = math.ceil(40.0 / rate)
     if 2 * half + 1 > _MAX_WINDOW:
+        if np.shape(counts)[-1] == 2:
+            return _log_probs_continuous_two(np.asarray(counts, dtype=np.float64), rate)
         return _once_per_row(_log_probs_laplace_argmax_continuous, counts, rate)
     counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape[-1] == 2:
+        return _log_probs_laplace_argmax_two(counts, rate)
+    return _laplace_argmax_window(counts, rate, half)
+
+
+def _laplace_argmax_window(counts: np.ndarray, rate: float, half: int) -> np.ndarray:
+    """:func:`_log_probs_laplace_argmax` by the sum over v within ``half`` of max f."""
     k = counts.shape[-1]
     flat = counts.reshape(-1, k)
     # The law depends on the counts less their largest only (every term below reads
@@ -130,7 +139,7 @@ def _log_probs_laplace_argmax(counts, epsilon):
         flat - flat.max(axis=1, keepdims=True), axis=0, return_inverse=True
     )
     if len(patterns) < len(flat):
-        return _log_probs_laplace_argmax(patterns, epsilon)[where.reshape(-1)].reshape(
+        return _laplace_argmax_window(patterns, rate, half)[where.reshape(-1)].reshape(
             counts.shape
         )
     offsets = np.arange(-half, half + 1)
@@ -159,6 +168,33 @@ def _log_probs_laplace_argmax(counts, epsilon):
     return out.reshape(counts.shape)
 
 
+def _log_probs_laplace_argmax_two(counts: np.ndarray, rate: float) -> np.ndarray:
+    """:func:`_log_probs_laplace_argmax` of two classes in closed form (no window).
+
+    With q = e^−rate and c = (1 − q)/(1 + q), the difference D of the two classes'
+    noises has P(D = d) = c² q^|d| (|d| + a), a = (1 + q²)/(1 − q²), so the class
+    behind by g ≥ 1 wins with probability L(g) = P(D ≥ g + 1) + ½ P(D = g)
+    = c² q^g [q ((g + 1 + a)/(1 − q) + q/(1 − q)²) + ½ (g + a)], the other with
+    1 − L(g), and a tie (g = 0) gives each ½. The same law as the windowed sum (which
+    drops terms under e^−40), in log space, at the cost of a few array passes."""
+    flat = counts.reshape(-1, 2)
+    g = np.abs(flat[:, 0] - flat[:, 1]).astype(np.float64)
+    q = math.exp(-rate)
+    one_minus_q = -math.expm1(-rate)
+    a = (1.0 + q * q) / -math.expm1(-2.0 * rate)
+    log_c2 = 2.0 * math.log(one_minus_q / (1.0 + q))
+    bracket = q * ((g + 1.0 + a) / one_minus_q + q / one_minus_q**2) + 0.5 * (g + a)
+    log_loser = log_c2 - rate * g + np.log(bracket)
+    log_winner = np.log1p(-np.exp(log_loser))
+    tie = g == 0
+    log_loser[tie] = log_winner[tie] = math.log(0.5)
+    first_wins = flat[:, 0] >= flat[:, 1]
+    out = np.empty(flat.shape, dtype=np.float64)
+    out[:, 0] = np.where(first_wins, log_winner, log_loser)
+    out[:, 1] = np.where(first_wins, log_loser, log_winner)
+    return out.reshape(counts.shape)
+
+
 def _once_per_row(fn, counts, *args) -> np.ndarray:
     """``fn(counts, *args)`` computed once per distinct row of counts."""
     counts = np.asarray(counts)
@@ -174,6 +210,21 @@ def _log_cdf_discrete_laplace(z: np.ndarray, rate: float) -> np.ndarray:
     """log P(Z ≤ z) for P(z) ∝ exp(−rate·|z|) on the integers."""
     log_tail = -rate * (np.abs(z) + (z >= 0)) - math.log1p(math.exp(-rate))
     return np.where(z >= 0, np.log1p(-np.exp(np.minimum(log_tail, 0.0))), log_tail)
+
+
+def _log_probs_continuous_two(counts: np.ndarray, epsilon: float) -> np.ndarray:
+    """:func:`_log_probs_laplace_argmax_continuous` of two classes in closed form: the
+    difference of two Laplace(1/ε) noises exceeds x ≥ 0 with probability
+    ½ e^−εx (1 + εx/2), so the class behind by g wins with that at x = g."""
+    flat = counts.reshape(-1, 2)
+    x = epsilon * np.abs(flat[:, 0] - flat[:, 1])
+    log_loser = math.log(0.5) - x + np.log1p(0.5 * x)
+    log_winner = np.log1p(-np.exp(log_loser))
+    first_wins = flat[:, 0] >= flat[:, 1]
+    out = np.empty(flat.shape, dtype=np.float64)
+    out[:, 0] = np.where(first_wins, log_winner, log_loser)
+    out[:, 1] = np.where(first_wins, log_loser, log_winner)
+    return out.reshape(counts.shape)
 
 
 def _log_probs_laplace_argmax_continuous(counts, epsilon):

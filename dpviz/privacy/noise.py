@@ -4,9 +4,12 @@ A :class:`NoiseSource` is AES-256 keyed by a fresh 256-bit secret from the opera
 system (``secrets.token_bytes``) for every release. It is used in two ways:
 
 - as a keyed pseudorandom function of (leaf key, class, counter): one AES block per
-  draw, evaluated for all leaves in one call, so a leaf's noise does not depend on
+  counter, evaluated for all leaves in one call, so a leaf's noise does not depend on
   which other leaves exist or in what order they are visited (a distributed fit and
-  an in-memory fit release the same leaves the same way);
+  an in-memory fit release the same leaves the same way). A uniform draw reads the
+  block's first 64-bit word; the discrete Laplace sampler reads both words of each
+  block in turn (AES's output block is uniform as a whole, so its two halves are two
+  independent uniform words: the same law from half the cipher work);
 - as a sequential stream (AES in counter mode, :meth:`NoiseSource.generator`) for
   the greedy trees, DPBoost and the MCMC sampler.
 
@@ -47,7 +50,7 @@ _AES_CHUNK = 1 << 16  # bytes a call of the cipher takes (see NoiseSource._encry
 # The keyed discrete Laplace sampler compiled (``dpviz.models.kernels`` registers it when
 # its kernels load: privacy imports nothing from models); None: the vectorised sampler.
 _compiled_laplace = None
-_LAPLACE_WORDS = 16  # words drawn ahead per item (~9 used on average, p99 ≈ 30)
+_LAPLACE_WORDS = 16  # words (8 blocks) drawn ahead per item (~8-13 used on average)
 _LAPLACE_ITEMS = 1 << 16  # items per buffer (16 MB of blocks at 16 words)
 
 
@@ -153,22 +156,29 @@ class NoiseSource:
         if _compiled_laplace is not None:
             z = self._buffered_laplace(grid_keys, classes, epsilon)
             return z.reshape(len(keys), n_classes)
-        # Each (leaf, class) reads its own word sequence at counters 1, 2, …: its noise is
-        # a function of its key alone, whatever other leaves are drawn with it.
-        used = np.ones(len(grid_keys), dtype=np.uint32)
+        # Each (leaf, class) reads its own word sequence, the two words of the block at
+        # counter 1, then of counter 2, …: its noise is a function of its key alone,
+        # whatever other leaves are drawn with it.
+        used = np.zeros(len(grid_keys), dtype=np.uint32)
 
         def draw(active: np.ndarray) -> np.ndarray:
-            words = self.words(grid_keys[active], classes[active], used[active])
+            word = used[active]
+            blocks = np.empty(len(active), dtype=_BLOCK)
+            blocks["key"] = grid_keys[active]
+            blocks["cls"] = classes[active]
+            blocks["counter"] = word // np.uint32(2) + np.uint32(1)
+            pairs = self._encrypt_blocks(blocks).reshape(-1, 2)
             used[active] += np.uint32(1)
-            return words
+            return pairs[np.arange(len(active)), word % np.uint32(2)]
 
         z = sample_discrete_laplace(draw, len(grid_keys), epsilon)
         return z.reshape(len(keys), n_classes)
 
     def _buffered_laplace(self, keys: np.ndarray, classes: np.ndarray, epsilon: float):
-        """:meth:`discrete_laplace`'s noise, the same numbers: each item's words at
-        counters 1, 2, … drawn ahead in one cipher call (``_LAPLACE_WORDS`` a item, four
-        times more for the few that need more, …) and read by the compiled sampler
+        """:meth:`discrete_laplace`'s noise, the same numbers: each item's words (two a
+        block, counters 1, 2, …) drawn ahead in one cipher call (``_LAPLACE_WORDS`` a
+        item, four times more for the few that need more, …) and read by the compiled
+        sampler
         (item by item, in the order the vectorised sampler reads them), instead of one
         cipher call per round of rejections (hundreds of rounds for 51,200 items)."""
         s, t = epsilon_fraction(epsilon)
@@ -179,7 +189,7 @@ class NoiseSource:
             while len(todo):
                 # Items that ran out are read again from counter 1 with four times the
                 # words (a tenth of them at 16 words: cheaper than joining buffers).
-                words = self._counter_words(keys[todo], classes[todo], width)
+                words = self._counter_words(keys[todo], classes[todo], (width + 1) // 2)
                 short = np.zeros(len(todo), dtype=bool)
                 values = np.empty(len(todo), dtype=np.int64)
                 _compiled_laplace(words, np.uint64(s), np.uint64(t), values, short)
@@ -188,15 +198,15 @@ class NoiseSource:
                 width *= 4
         return out
 
-    def _counter_words(self, keys, classes, width: int) -> np.ndarray:
-        """The cipher blocks of each (key, class) at counters 1 … width, as (items,
-        width, 2) words: the first word of each block is the draw (as :meth:`words`)."""
+    def _counter_words(self, keys, classes, n_blocks: int) -> np.ndarray:
+        """The cipher blocks of each (key, class) at counters 1 … n_blocks, as (items,
+        2 n_blocks) words: each item's word sequence, two words a block."""
         # A block is two little-endian words: the key, then class | counter << 32.
-        blocks = np.empty((len(keys), width, 2), dtype="<u8")
+        blocks = np.empty((len(keys), n_blocks, 2), dtype="<u8")
         blocks[:, :, 0] = keys[:, None]
-        counters = np.arange(1, width + 1, dtype=np.uint64) << np.uint64(32)
+        counters = np.arange(1, n_blocks + 1, dtype=np.uint64) << np.uint64(32)
         blocks[:, :, 1] = classes.astype(np.uint64)[:, None] | counters
-        return self._encrypt_blocks(blocks).reshape(blocks.shape)
+        return self._encrypt_blocks(blocks).reshape(len(keys), 2 * n_blocks)
 
     # --- sequential stream ----------------------------------------------------------
 
