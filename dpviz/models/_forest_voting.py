@@ -22,6 +22,7 @@ from dpviz.models._forest_scoring import (
     prior_weight,
 )
 from dpviz.models.data import EncodedData
+from dpviz.models.floor import floor_scores
 from dpviz.models.objective import ACCURACY, decide
 from dpviz.models.trees import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
@@ -38,6 +39,11 @@ def vote_labels(votes: np.ndarray) -> np.ndarray:
     out = np.empty(len(votes), dtype=np.int64)
     compiled["row_argmax"](np.ascontiguousarray(votes), out)
     return out
+
+
+def _floored(sums: np.ndarray, score, prior) -> np.ndarray:
+    """The fall-back scores (:func:`~dpviz.models.floor.floor_scores`) of count sums."""
+    return floor_scores(_normalise(score(sums)), prior)
 
 
 class VotingMixin:
@@ -60,6 +66,8 @@ class VotingMixin:
         if self.prior_counts_ is not None:
             # The prior decides where the trees abstain, tie or cast only stray votes.
             votes += self.prior_weight_ * prior_shares(self.prior_counts_)
+        if not getattr(self, "floor_trusted_", True):
+            return floor_scores(_normalise(votes), self.decision_prior_)
         return votes
 
     def count_scoring(self, noisy_counts: np.ndarray):
@@ -71,6 +79,9 @@ class VotingMixin:
         score = functools.partial(
             count_votes, prior=prior, epsilon=eps, noise_margins=self.data_split == "disjoint"
         )
+        if not getattr(self, "floor_trusted_", True):
+            # The floor's check did not trust the trees: the prior's class, their ranking.
+            return values, functools.partial(_floored, score=score, prior=prior)
         return values, score
 
     def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:

@@ -27,8 +27,9 @@ sample sizes below the check fails by a wide margin (each mutant's outer bins ex
 **Entry kinds at the registry defaults** (data with a continuous and a discrete
 feature, three classes): forest (fletcher_islam) and Private-RDT (jpw): the noisy
 record count, the split tables (fletcher_islam's ``quantile`` split points), the class
-prior, the leaves; greedy trees (friedman_schuster, dpea): the root's noisy class counts
-(record count of the auto depth, the root's stopping test and the fallback's prior), the
+prior, the leaves, and the forest's floor check (its noisy out-of-bag gain); greedy
+trees (friedman_schuster, dpea): the root's noisy class counts (record count of the
+auto depth, the root's stopping test and the fallback's prior), the
 exponential-mechanism split choices, the stopping rule's node counts, the leaves (the
 hierarchical fallback is post-processing of these: it releases nothing of its own);
 DPBoost (default preset): the class prior, the split choices, the leaves and the
@@ -48,7 +49,7 @@ from scipy.special import logsumexp
 from scipy.stats import binomtest
 
 from dpviz.models import _boost_tree as boost_tree
-from dpviz.models import _forest_splits, _greedy_grow, boosting
+from dpviz.models import _forest_release, _forest_splits, _greedy_grow, boosting
 from dpviz.models._greedy_grow import GrownTree
 from dpviz.models._greedy_leaves import smooth_shares
 from dpviz.models._greedy_score import gini_weight, score_sensitivity
@@ -171,7 +172,7 @@ class Fit:
     schema: Schema
     tables: list  # fletcher_islam: (true tables, released noisy tables)
     utilities: list  # dpboost: (utility, sensitivity) per level, in the order grown
-    checks: list  # dpboost: the held-out check's true gain
+    checks: list  # dpboost: the held-out check's true gain; forest: the floor's
 
 
 def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
@@ -200,6 +201,14 @@ def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
         fit.checks.append(check(raw, prior, y, weights, epsilon, _NoNoise(), keep_prior)[0])
         return check(raw, prior, y, weights, epsilon, rng, keep_prior)
 
+    floor_gain = _forest_release.check_gain
+
+    def floor_gains(*args, **kwargs):
+        out = floor_gain(*args, **kwargs)
+        fit.checks.append(out)
+        return out
+
+    mp.setattr(_forest_release, "check_gain", floor_gains)
     mp.setattr(_forest_splits, "noisy_tables", tables)
     mp.setattr(boost_tree, "split_utility", utilities)
     mp.setattr(boosting, "held_out_check", checks)
@@ -313,6 +322,15 @@ def _forest_leaves(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     assert booked(m, "laplace_counts leaf outputs") == pytest.approx(m.tree_epsilon_)
     return pit_discrete_laplace(m.leaf_noisy_counts_ - m.leaf_counts_, m.tree_epsilon_, rng)
+
+
+def _forest_check(fit: Fit, rng) -> np.ndarray:
+    """The floor's released out-of-bag gain against its true gain, at the booked ε."""
+    m = fit.model
+    (gain,) = fit.checks
+    eps = booked(m, "noisy out-of-bag gain")
+    assert eps == pytest.approx(m.check_epsilon_) and eps > 0
+    return pit_discrete_laplace([m.floor_check_ - gain], eps, rng)
 
 
 def _greedy_root(fit: Fit, rng) -> np.ndarray:
@@ -475,6 +493,14 @@ ENTRIES = [
     ),
     Entry(
         "fletcher_islam",
+        "floor_check",
+        "main",
+        _forest_check,
+        150,
+        _at(SecureGenerator, "discrete_laplace", "dpviz.models.floor", "release_check"),
+    ),
+    Entry(
+        "fletcher_islam",
         "split_tables",
         "main",
         _split_tables,
@@ -627,6 +653,7 @@ def test_every_default_ledger_entry_kind_has_a_guard():
         "the leaves closed at an earlier step": "leaves",
         "tree ": "split_choice",  # DPBoost's trees: splits and leaves
         "check of the trees": "held_out_check",
+        "noisy out-of-bag gain": "floor_check",
     }
     guarded = {(e.algorithm, e.kind) for e in ENTRIES}
     for algorithm in ALGORITHMS:
