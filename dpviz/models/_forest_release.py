@@ -68,7 +68,7 @@ class ReleaseMixin:
     @property
     def check_epsilon_(self) -> float:
         """ε of the floor's out-of-bag check (:mod:`dpviz.models.floor`): 5% of ε from
-        ε = 1 up when the fit kept the checked records' routing (a private mechanism,
+        ε = 2 up when the fit kept the checked records' routing (a private mechanism,
         disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
         configuration."""
         if getattr(self, "_check_routes", None) is None or not check_applies(self):

@@ -17,7 +17,7 @@ its docstring stating its privacy role:
 - :mod:`~dpviz.models._forest_records` — the values passed between the parts;
 - :mod:`~dpviz.models._forest_diagnostics` — leaf table and diagnostics (NOT private).
 
-The floor's out-of-bag check of the trees against the prior, from ε = 1 up, is
+The floor's out-of-bag check of the trees against the prior, from ε = 2 up, is
 :mod:`dpviz.models.floor` (booked; its ε comes out of the leaves' share).
 """
 
