@@ -140,13 +140,14 @@ class ReleasedForest(ReleasedFile):
             votes = count_votes(
                 self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint
             )
-        else:
-            votes = self.nodes.votes(encoded)
-            if self.meta.get("prior_counts") is not None:
-                votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
-        if not self.meta.get("floor_trusted", True):
-            # The floor's check did not trust the trees: the prior's class, their ranking.
-            return floor_scores(_normalise(votes), self.decision_prior)
+            if not self.meta.get("floor_trusted", True):
+                # The floor's check did not trust the trees: the prior's class, their ranking.
+                return floor_scores(_normalise(votes), self.decision_prior)
+            return votes
+        # Label votes: a fall-back is in the exported prior weight (floor_prior_weight).
+        votes = self.nodes.votes(encoded)
+        if self.meta.get("prior_counts") is not None:
+            votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:

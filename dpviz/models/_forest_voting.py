@@ -22,7 +22,7 @@ from dpviz.models._forest_scoring import (
     prior_weight,
 )
 from dpviz.models.data import EncodedData
-from dpviz.models.floor import floor_scores
+from dpviz.models.floor import floor_prior_weight, floor_scores
 from dpviz.models.objective import ACCURACY, decide
 from dpviz.models.trees import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
@@ -66,8 +66,6 @@ class VotingMixin:
         if self.prior_counts_ is not None:
             # The prior decides where the trees abstain, tie or cast only stray votes.
             votes += self.prior_weight_ * prior_shares(self.prior_counts_)
-        if not getattr(self, "floor_trusted_", True):
-            return floor_scores(_normalise(votes), self.decision_prior_)
         return votes
 
     def count_scoring(self, noisy_counts: np.ndarray):
@@ -107,14 +105,21 @@ class VotingMixin:
 
     @property
     def prior_weight_(self) -> float:
-        """The prior's weight in votes (see :func:`prior_weight`), from public values."""
-        return prior_weight(
+        """The prior's weight in votes (see :func:`prior_weight`), from public values; when
+        the floor's check did not trust the trees, enough that no tree count overturns the
+        prior's first class (:func:`~dpviz.models.floor.floor_prior_weight`; label votes,
+        an additive term as a sweep's batched votes add it)."""
+        weight = prior_weight(
             self.mechanism,
             len(self.classes_),
             self.tree_epsilon_,
             self.n_estimators_,
             self.prior_counts_,
         )
+        if not getattr(self, "floor_trusted_", True) and self.prior_counts_ is not None:
+            floor = floor_prior_weight(prior_shares(self.prior_counts_), self.n_estimators_)
+            weight = max(weight, floor)
+        return weight
 
     @staticmethod
     def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:

@@ -31,8 +31,9 @@ record (its own tree is a public hash of its own values, the other trees' leaves
 the prior are released) and lies in {−1, 0, 1}; adding or removing one record changes
 G by at most 1 (L1 sensitivity 1), and exact discrete Laplace noise at ε_c makes the
 release ε_c-DP. The choice and the fall-back scores are post-processing: with weight
-w = Δ/(2(1 + Δ)) (Δ the released prior's lead of its first class over its second) the
-scores are (1 − w)·π̂ + w·p̂(x); every class's one-vs-rest ranking (AUC) is that of
+w = Δ/(2(1 + Δ)) (Δ the released prior's lead of its first class over its second) a count
+forest's scores are (1 − w)·π̂ + w·p̂(x) (a label forest's prior weight grows instead,
+:func:`floor_prior_weight`); every class's one-vs-rest ranking (AUC) is that of
 p̂, and argmax is the prior's first class for every record (w/(1 − w) < Δ bounds any
 difference of p̂). A balanced objective's decision, argmax p̂_c/π̂_c, is unchanged.
 
@@ -110,6 +111,18 @@ def floor_weight(prior) -> float:
     shares = np.sort(np.asarray(prior, dtype=np.float64))[::-1]
     lead = float(shares[0] - shares[1]) if len(shares) > 1 else 0.0
     return lead / (2.0 * (1.0 + lead))
+
+
+def floor_prior_weight(shares, n_trees: int) -> float:
+    """The fall-back for label votes (one vote per tree): the prior's weight B with
+    B·Δ > ``n_trees`` (Δ its lead), so that no count of tree votes overturns the prior's
+    first class while each class's votes still rank the records (without abstentions
+    every record's votes sum to the same). Public: the released prior and the tree
+    count."""
+    ranked = np.sort(np.asarray(shares, dtype=np.float64))[::-1]
+    lead = float(ranked[0] - ranked[1]) if len(ranked) > 1 else 1.0
+    # Δ below 1e-4 (a near tie) is floored there: the weight stays finite in a file.
+    return (n_trees + 1.0) / max(lead, 1e-4)
 
 
 def floor_scores(proba: np.ndarray, prior) -> np.ndarray:

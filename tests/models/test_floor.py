@@ -144,3 +144,17 @@ def test_a_fallen_back_file_answers_as_the_model_and_states_its_check():
     doc["floor_trusted"] = "no"
     with pytest.raises(ValueError, match="floor_trusted"):
         model_from_json(json.dumps(doc))
+
+
+def test_a_label_forest_falls_back_through_its_prior_weight_and_its_file_agrees():
+    X, y = _records(1_500, 0.0, 0)
+    model = DPRandomForestClassifier(
+        10.0, mechanism="permute_flip", schema=SCHEMA, random_state=0, noise_seed=0
+    ).fit(X, y)
+    # Leaves of no signal: one label per leaf, 10 trees; the out-of-bag deficit is tens
+    # of records against the check's noise scale of 2.
+    assert model.floor_trusted_ is False
+    probe, _ = _records(600, 0.0, 5)
+    assert set(model.predict(probe)) == {"no"}
+    loaded = model_from_json(release(model).to_json())
+    np.testing.assert_allclose(loaded.predict_proba(probe), model.predict_proba(probe), 1e-12)
