@@ -57,7 +57,9 @@ is read only through the split points they place: noisy CDFs and feature weights
 weak, diluted signal); the greedy trees' and DPBoost's split choices (x moves a split
 score by at most one record's share); DPBoost's leaves and held-out check (the defaults
 deal x to one of 10 trees or the held-out cell with a secret draw, so no single leaf's
-law is fixed — the sharpened variant reads the leaf with one tree). The audit reads the
+law is fixed — the sharpened variant reads the leaf with one tree); the forest's floor
+check from ε = 2 up (one noisy out-of-bag count, read only through whether the forest
+falls back on its prior). The audit reads the
 rest; ``claimed_pair_loss`` is the most its readings can show.
 
 **The sharpened pair.** A public schema with one discrete feature ``colour`` (``blue``, ``red``)

@@ -54,12 +54,23 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
         number_in(meta, "depth_count_epsilon", 0, eps, 0.0)
         + number_in(meta, "split_epsilon", 0, eps, 0.0)
         + number_in(meta, "prior_epsilon", 0, eps, 0.0)
+        + number_in(meta, "check_epsilon", 0, eps, 0.0)
     )
     if spent >= eps:
         raise ValueError(
-            "the model's record-count, split-histogram and prior budgets leave nothing for "
-            "the trees"
+            "the model's record-count, split-histogram, prior and check budgets leave "
+            "nothing for the trees"
         )
+    trusted = meta.setdefault("floor_trusted", True)
+    if type(trusted) is not bool:
+        raise ValueError("the model's 'floor_trusted' must be true or false")
+    if not trusted and not meta.get("check_epsilon"):
+        raise ValueError(
+            "the model falls back on its prior ('floor_trusted' false) without a check"
+        )
+    check = meta.get("floor_check")
+    if check is not None and type(check) is not int:
+        raise ValueError("the model's 'floor_check' must be a whole number or null")
     expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
     # A file that does not state its per-tree ε (hand-written, or older) reads as the rest.
     meta.setdefault("tree_epsilon", expected)
@@ -109,6 +120,7 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         depth_count_epsilon=float(meta.get("depth_count_epsilon", 0.0)),
         split_epsilon=float(meta.get("split_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
+        check_epsilon=float(meta.get("check_epsilon", 0.0)),
         earlier_releases=earlier_releases(meta),
     )
     return note_claim(ledger, meta)

@@ -33,6 +33,7 @@ from dpviz.models._file_format import (
 from dpviz.models._forest_nodes import compile_nodes
 from dpviz.models._forest_update import update_forest
 from dpviz.models.data import encode
+from dpviz.models.floor import floor_scores
 from dpviz.models.forest import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
@@ -136,9 +137,14 @@ class ReleasedForest(ReleasedFile):
             eps = float(self.meta["tree_epsilon"])
             values = count_values(self.nodes.leaf_output, prior, eps)
             disjoint = self.meta.get("data_split") == "disjoint"
-            return count_votes(
+            votes = count_votes(
                 self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint
             )
+            if not self.meta.get("floor_trusted", True):
+                # The floor's check did not trust the trees: the prior's class, their ranking.
+                return floor_scores(_normalise(votes), self.decision_prior)
+            return votes
+        # Label votes: a fall-back is in the exported prior weight (floor_prior_weight).
         votes = self.nodes.votes(encoded)
         if self.meta.get("prior_counts") is not None:
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
@@ -229,6 +235,10 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "prior_weight": None if model.prior_counts_ is None else model.prior_weight_,
         "tree_epsilon": float(model.tree_epsilon_),
         "prior_epsilon": float(model.prior_epsilon_),
+        # The floor's check: its ε, released gain and outcome (dpviz.models.floor).
+        "check_epsilon": float(model.check_epsilon_),
+        "floor_check": model.floor_check_,
+        "floor_trusted": bool(model.floor_trusted_),
         "depth_count_epsilon": float(model.depth_count_epsilon_),
         "split_points": model.split_points,
         "objective": model.objective,

@@ -26,15 +26,17 @@ def build_ledger(
     replayable: bool = False,
     prior_epsilon: float = 0.0,
     split_epsilon: float = 0.0,
+    check_epsilon: float = 0.0,
 ) -> PrivacyLedger:
     """The privacy ledger of a forest: one query per tree (and per batch of records
     added by ``partial_fit``) on its part of the data, a noisy record count when the
     ``jpw`` or ``records`` depth rule needs one, the split histograms of ``quantile`` split
-    points, and every earlier release of the same leaves."""
+    points, the floor's out-of-bag check (:mod:`dpviz.models.floor`), and every earlier
+    release of the same leaves."""
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
-    leaf_epsilon = epsilon - depth_count_epsilon - split_epsilon - prior_epsilon
+    leaf_epsilon = epsilon - depth_count_epsilon - split_epsilon - prior_epsilon - check_epsilon
     eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
@@ -87,6 +89,15 @@ def build_ledger(
                 f"The class prior took in each of {n_batches} batches with fresh noise, "
                 f"ε = {prior_epsilon:g} each"
             ),
+        )
+    if check_epsilon > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy out-of-bag gain of the trees over the prior's class: the floor's "
+                "check, whether the forest answers the prior (discrete Laplace)",
+                first,
+                check_epsilon,
+            )
         )
     for number, (earlier_mech, earlier_eps) in enumerate(earlier_releases, start=1):
         earlier = get_mechanism(earlier_mech)

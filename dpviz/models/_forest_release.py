@@ -29,7 +29,14 @@ import numpy as np
 
 from dpviz.models._forest_ledger import build_ledger
 from dpviz.models._forest_records import LeafOutputs
-from dpviz.models._forest_scoring import prior_epsilon
+from dpviz.models._forest_scoring import count_prior, prior_epsilon
+from dpviz.models.floor import (
+    CHECK_STREAM,
+    check_applies,
+    check_epsilon,
+    check_gain,
+    release_check,
+)
 from dpviz.models.trees import export_node_limit, leaf_space_keys
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism, largest_count
@@ -59,13 +66,24 @@ class ReleaseMixin:
         )
 
     @property
+    def check_epsilon_(self) -> float:
+        """ε of the floor's out-of-bag check (:mod:`dpviz.models.floor`): 5% of ε from
+        ε = 2 up when the fit kept the checked records' routing (a private mechanism,
+        disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
+        configuration."""
+        if getattr(self, "_check_routes", None) is None or not check_applies(self):
+            return 0.0
+        return check_epsilon(float(self.epsilon))
+
+    @property
     def leaf_epsilon_(self) -> float:
-        """ε of the leaf outputs: ε less a noisy record count, the split histograms and a
-        noisy class prior."""
+        """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
+        noisy class prior and the floor's check."""
         spent = (
             getattr(self, "depth_count_epsilon_", 0.0)
             + getattr(self, "split_epsilon_", 0.0)
             + self.prior_epsilon_
+            + self.check_epsilon_
         )
         return float(self.epsilon) - spent
 
@@ -82,8 +100,9 @@ class ReleaseMixin:
             raise ValueError(
                 f"ε = {float(self.epsilon):g} leaves nothing for the leaves after the noisy "
                 f"record count (ε = {self.depth_count_epsilon_:g}) and split histograms "
-                f"(ε = {self.split_epsilon_:g}), both spent when the trees were grown, and "
-                f"the class prior (ε = {self.prior_epsilon_:g}); choose a larger ε, or "
+                f"(ε = {self.split_epsilon_:g}), both spent when the trees were grown, the "
+                f"class prior (ε = {self.prior_epsilon_:g}) and the floor's check "
+                f"(ε = {self.check_epsilon_:g}); choose a larger ε, or "
                 "declare the record count (declared_n) before fitting"
             )
         self.tree_epsilon_ = (
@@ -97,11 +116,28 @@ class ReleaseMixin:
             self.prior_counts_ = self._noisy_class_totals(
                 self.leaf_tree_, self.leaf_counts_, source
             )
-        self._releases.append((mech.id, leaf_eps + self.prior_epsilon_))
+        self._releases.append((mech.id, leaf_eps + self.prior_epsilon_ + self.check_epsilon_))
         self._release_private = source.private
         self._reset_empty_outputs(every_leaf)
+        self._run_check(source)
         self._ledger = None  # built when first read: a sweep releases many times
         self.__dict__.pop("_diagnostics", None)
+
+    def _run_check(self, source: NoiseSource) -> None:
+        """The floor's check of this release (:mod:`dpviz.models.floor`): the checked
+        records' out-of-bag votes under the leaves just released, their gain over the
+        prior's class, released with discrete Laplace noise at :attr:`check_epsilon_`.
+        Sets :attr:`floor_check_` (the released gain, None without a check) and
+        :attr:`floor_trusted_` (False: the forest answers the prior's class)."""
+        self.floor_check_, self.floor_trusted_ = None, True
+        if not self.check_epsilon_:
+            return
+        routed, y = self._check_routes
+        prior = count_prior(self.prior_counts_, len(self.classes_))
+        votes = self.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
+        gain = check_gain(votes, y, int(np.argmax(prior)))
+        noise = source.child(CHECK_STREAM).generator()
+        self.floor_check_, self.floor_trusted_ = release_check(gain, self.check_epsilon_, noise)
 
     def _noisy_class_totals(self, leaf_tree, leaf_counts, source: NoiseSource) -> np.ndarray:
         """Class totals of counted leaves, each record once (its own tree when disjoint,
@@ -295,6 +331,7 @@ class ReleaseMixin:
             depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
             split_epsilon=getattr(self, "split_epsilon_", 0.0),
             prior_epsilon=self.prior_epsilon_,
+            check_epsilon=self.check_epsilon_,
             earlier_releases=getattr(self, "_releases", [])[:-1],
             replayable=self.noise_seed is not None,
         )

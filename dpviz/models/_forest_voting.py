@@ -22,6 +22,7 @@ from dpviz.models._forest_scoring import (
     prior_weight,
 )
 from dpviz.models.data import EncodedData
+from dpviz.models.floor import floor_prior_weight, floor_scores
 from dpviz.models.objective import ACCURACY, decide
 from dpviz.models.trees import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
@@ -38,6 +39,11 @@ def vote_labels(votes: np.ndarray) -> np.ndarray:
     out = np.empty(len(votes), dtype=np.int64)
     compiled["row_argmax"](np.ascontiguousarray(votes), out)
     return out
+
+
+def _floored(sums: np.ndarray, score, prior) -> np.ndarray:
+    """The fall-back scores (:func:`~dpviz.models.floor.floor_scores`) of count sums."""
+    return floor_scores(_normalise(score(sums)), prior)
 
 
 class VotingMixin:
@@ -71,6 +77,9 @@ class VotingMixin:
         score = functools.partial(
             count_votes, prior=prior, epsilon=eps, noise_margins=self.data_split == "disjoint"
         )
+        if not getattr(self, "floor_trusted_", True):
+            # The floor's check did not trust the trees: the prior's class, their ranking.
+            return values, functools.partial(_floored, score=score, prior=prior)
         return values, score
 
     def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:
@@ -96,14 +105,21 @@ class VotingMixin:
 
     @property
     def prior_weight_(self) -> float:
-        """The prior's weight in votes (see :func:`prior_weight`), from public values."""
-        return prior_weight(
+        """The prior's weight in votes (see :func:`prior_weight`), from public values; when
+        the floor's check did not trust the trees, enough that no tree count overturns the
+        prior's first class (:func:`~dpviz.models.floor.floor_prior_weight`; label votes,
+        an additive term as a sweep's batched votes add it)."""
+        weight = prior_weight(
             self.mechanism,
             len(self.classes_),
             self.tree_epsilon_,
             self.n_estimators_,
             self.prior_counts_,
         )
+        if not getattr(self, "floor_trusted_", True) and self.prior_counts_ is not None:
+            floor = floor_prior_weight(prior_shares(self.prior_counts_), self.n_estimators_)
+            weight = max(weight, floor)
+        return weight
 
     @staticmethod
     def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:

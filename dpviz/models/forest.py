@@ -16,6 +16,9 @@ its docstring stating its privacy role:
   released noisy counts (post-processing);
 - :mod:`~dpviz.models._forest_records` — the values passed between the parts;
 - :mod:`~dpviz.models._forest_diagnostics` — leaf table and diagnostics (NOT private).
+
+The floor's out-of-bag check of the trees against the prior, from ε = 2 up, is
+:mod:`dpviz.models.floor` (booked; its ε comes out of the leaves' share).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from dpviz.models._forest_splits import (
 from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
+from dpviz.models.floor import out_of_bag_routes
 from dpviz.models.inputs import batch_data, check_whole_numbers, training_data
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.sizing import TREE_STEPS, suggest_trees
@@ -385,6 +389,7 @@ class DPRandomForestClassifier(
             tables = split_tables(encoded, self.schema_)
         self._prepare(encoded.n_records, source, tables=tables, splits=splits)
         self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
+        self._check_routes = out_of_bag_routes(self, encoded)  # the floor's check
         self._release_leaves(source)
         self.fit_seconds_ = time.perf_counter() - start
         return self
@@ -488,6 +493,7 @@ class DPRandomForestClassifier(
         self.leaf_counts_ = np.zeros((0, len(schema.classes)), dtype=np.int64)
         self.node_tables_ = []
         self.n_train_records_ = 0
+        self._check_routes = None
         self.__dict__.pop("_leaf_totals", None)
 
     def __sklearn_tags__(self):

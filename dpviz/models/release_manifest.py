@@ -103,8 +103,13 @@ _FOREST: dict[str, ManifestEntry] = {
     "/prior_epsilon": _derived("settings and the booked noisy record count"),
     "/depth_count_epsilon": _derived("settings"),
     "/split_epsilon": _derived("settings"),
+    "/check_epsilon": _derived("settings and the booked noisy record count (whether it runs)"),
+    "/floor_check": _release("noisy out-of-bag gain of the trees over the prior's class"),
+    "/floor_trusted": _derived("the floor's noisy out-of-bag gain and its ε"),
     "/prior_counts": _release("noisy class histogram (the prior)"),
-    "/prior_weight": _derived("the noisy class histogram, settings and the tree count"),
+    "/prior_weight": _derived(
+        "the noisy class histogram, settings, the tree count and the floor's check"
+    ),
     "/trees/[]/feature": _derived("the public seed and the noisy split tables"),
     "/trees/[]/threshold": _derived("the public seed and the noisy split tables"),
     "/trees/[]/first_child": _derived("the public seed and the noisy split tables"),

@@ -27,8 +27,9 @@ sample sizes below the check fails by a wide margin (each mutant's outer bins ex
 **Entry kinds at the registry defaults** (data with a continuous and a discrete
 feature, three classes): forest (fletcher_islam) and Private-RDT (jpw): the noisy
 record count, the split tables (fletcher_islam's ``quantile`` split points), the class
-prior, the leaves; greedy trees (friedman_schuster, dpea): the root's noisy class counts
-(record count of the auto depth, the root's stopping test and the fallback's prior), the
+prior, the leaves, and the forest's floor check (its noisy out-of-bag gain); greedy
+trees (friedman_schuster, dpea): the root's noisy class counts (record count of the
+auto depth, the root's stopping test and the fallback's prior), the
 exponential-mechanism split choices, the stopping rule's node counts, the leaves (the
 hierarchical fallback is post-processing of these: it releases nothing of its own);
 DPBoost (default preset): the class prior, the split choices, the leaves and the
@@ -48,7 +49,7 @@ from scipy.special import logsumexp
 from scipy.stats import binomtest
 
 from dpviz.models import _boost_tree as boost_tree
-from dpviz.models import _forest_splits, _greedy_grow, boosting
+from dpviz.models import _forest_release, _forest_splits, _greedy_grow, boosting
 from dpviz.models._greedy_grow import GrownTree
 from dpviz.models._greedy_leaves import smooth_shares
 from dpviz.models._greedy_score import gini_weight, score_sensitivity
@@ -171,7 +172,7 @@ class Fit:
     schema: Schema
     tables: list  # fletcher_islam: (true tables, released noisy tables)
     utilities: list  # dpboost: (utility, sensitivity) per level, in the order grown
-    checks: list  # dpboost: the held-out check's true gain
+    checks: list  # dpboost: the held-out check's true gain; forest: the floor's
 
 
 def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
@@ -200,33 +201,42 @@ def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
         fit.checks.append(check(raw, prior, y, weights, epsilon, _NoNoise(), keep_prior)[0])
         return check(raw, prior, y, weights, epsilon, rng, keep_prior)
 
+    floor_gain = _forest_release.check_gain
+
+    def floor_gains(*args, **kwargs):
+        out = floor_gain(*args, **kwargs)
+        fit.checks.append(out)
+        return out
+
+    mp.setattr(_forest_release, "check_gain", floor_gains)
     mp.setattr(_forest_splits, "noisy_tables", tables)
     mp.setattr(boost_tree, "split_utility", utilities)
     mp.setattr(boosting, "held_out_check", checks)
 
 
-def fit_once(algorithm: str, data: str, seed: int, mutant=None) -> Fit:
-    """One fit at the registry defaults with replayable noise ``seed`` (the official
-    opt-in; the ledger then says NOT private), with ``mutant(monkeypatch)`` applied."""
+def fit_once(algorithm: str, data: str, seed: int, mutant=None, epsilon: float = 1.0) -> Fit:
+    """One fit at the registry defaults and ``epsilon`` with replayable noise ``seed``
+    (the official opt-in; the ledger then says NOT private), with ``mutant(monkeypatch)``
+    applied."""
     encoded, schema = ENCODED[data]
     fit = Fit(None, encoded, schema, [], [], [])
     with pytest.MonkeyPatch.context() as mp:
         _record(mp, fit)
         if mutant is not None:
             mutant(mp)
-        model = ALGORITHMS[algorithm].make(1.0, random_state=0, schema=schema, noise_seed=seed)
+        model = ALGORITHMS[algorithm].make(epsilon, random_state=0, schema=schema, noise_seed=seed)
         fit.model = model.fit_encoded(encoded, schema)
     return fit
 
 
-_REAL: dict[tuple[str, str], list[Fit]] = {}
+_REAL: dict[tuple[str, str, float], list[Fit]] = {}
 
 
-def real_fits(algorithm: str, data: str, n: int) -> list[Fit]:
+def real_fits(algorithm: str, data: str, n: int, epsilon: float = 1.0) -> list[Fit]:
     """The first ``n`` fits of the real code (noise seeds 0, 1, …), shared by entries."""
-    cached = _REAL.setdefault((algorithm, data), [])
+    cached = _REAL.setdefault((algorithm, data, epsilon), [])
     while len(cached) < n:
-        cached.append(fit_once(algorithm, data, len(cached)))
+        cached.append(fit_once(algorithm, data, len(cached), epsilon=epsilon))
     return cached[:n]
 
 
@@ -313,6 +323,15 @@ def _forest_leaves(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     assert booked(m, "laplace_counts leaf outputs") == pytest.approx(m.tree_epsilon_)
     return pit_discrete_laplace(m.leaf_noisy_counts_ - m.leaf_counts_, m.tree_epsilon_, rng)
+
+
+def _forest_check(fit: Fit, rng) -> np.ndarray:
+    """The floor's released out-of-bag gain against its true gain, at the booked ε."""
+    m = fit.model
+    (gain,) = fit.checks
+    eps = booked(m, "noisy out-of-bag gain")
+    assert eps == pytest.approx(m.check_epsilon_) and eps > 0
+    return pit_discrete_laplace([m.floor_check_ - gain], eps, rng)
 
 
 def _greedy_root(fit: Fit, rng) -> np.ndarray:
@@ -434,6 +453,7 @@ class Entry:
     n: int
     mutant: Callable[[float], Callable]
     factors: tuple[float, ...] = (4.0,)
+    epsilon: float = 1.0  # the fits' ε (the floor's check runs from ε = 2 up)
 
     @property
     def id(self) -> str:
@@ -472,6 +492,15 @@ ENTRIES = [
             Entry(alg, "prior", "main", _forest_prior, 150, FOREST_PRIOR),
             Entry(alg, "leaves", "main", _forest_leaves, 500, _forest_leaf_mutant),
         )
+    ),
+    Entry(
+        "fletcher_islam",
+        "floor_check",
+        "main",
+        _forest_check,
+        150,
+        _at(SecureGenerator, "discrete_laplace", "dpviz.models.floor", "release_check"),
+        epsilon=4.0,
     ),
     Entry(
         "fletcher_islam",
@@ -587,9 +616,9 @@ def _fits_for(entry: Entry, mutant=None):
     seed = 0
     while True:
         if mutant is None:
-            yield real_fits(entry.algorithm, entry.data, seed + 1)[seed]
+            yield real_fits(entry.algorithm, entry.data, seed + 1, entry.epsilon)[seed]
         else:
-            yield fit_once(entry.algorithm, entry.data, seed, mutant)
+            yield fit_once(entry.algorithm, entry.data, seed, mutant, entry.epsilon)
         seed += 1
 
 
@@ -614,7 +643,7 @@ def test_an_entry_spending_more_than_booked_is_refuted(entry, factor):
 
 def test_every_default_ledger_entry_kind_has_a_guard():
     """The entry kinds the registry defaults book on the MAIN data are the ones above
-    (a new kind of entry must get its law test and mutant here)."""
+    (at ε = 1; the forest at 4 too; a new kind of entry must get its law test and mutant here)."""
     kinds = {
         "noisy record count": "record_count",
         "noisy class × value": "split_tables",
@@ -627,10 +656,13 @@ def test_every_default_ledger_entry_kind_has_a_guard():
         "the leaves closed at an earlier step": "leaves",
         "tree ": "split_choice",  # DPBoost's trees: splits and leaves
         "check of the trees": "held_out_check",
+        "noisy out-of-bag gain": "floor_check",
     }
     guarded = {(e.algorithm, e.kind) for e in ENTRIES}
-    for algorithm in ALGORITHMS:
-        model = real_fits(algorithm, "main", 1)[0].model
+    # The forest at ε = 4 as well: its floor check is booked from ε = 2 up. (At ε = 4 DPEA
+    # books stopping counts too; that code is Friedman–Schuster's, guarded above.)
+    for algorithm, epsilon in [*((a, 1.0) for a in ALGORITHMS), ("fletcher_islam", 4.0)]:
+        model = real_fits(algorithm, "main", 1, epsilon)[0].model
         for entry in model.ledger_.entries:
             if not entry.private:  # the replayable-noise marker of these test fits
                 continue

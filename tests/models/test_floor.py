@@ -1,0 +1,160 @@
+"""The forest's floor (dpviz.models.floor): a booked out-of-bag check of the trees
+against the prior's class, and the fall-back scores that keep the trees' ranking.
+
+Randomised fits use fixed public seeds and replayable noise seeds (``noise_seed``, the
+opt-in NOT-private mode), so each outcome below is deterministic; the margins they rely
+on are stated where they are asserted. The law of the check's noise (exact discrete
+Laplace at the booked ε, and a 4× mutant refuted) is tested in
+tests/privacy/test_ledger_entries.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from dpviz import DPRandomForestClassifier
+from dpviz.models.files import model_from_json, release
+from dpviz.models.floor import (
+    CHECK_RECORDS,
+    CHECK_SLACK,
+    check_epsilon,
+    check_gain,
+    checked_trees,
+    floor_scores,
+    floor_weight,
+    release_check,
+)
+from dpviz.privacy.schema import Feature, Schema
+
+SCHEMA = Schema(
+    "label",
+    ("no", "yes"),
+    tuple(Feature(f"f{j}", "continuous", low=-5.0, high=5.0) for j in range(4)),
+)
+
+
+def _records(n: int, signal: float, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """``n`` records, 30% "yes"; the log-odds move by ``signal`` per unit of f0."""
+    rng = np.random.default_rng(seed)
+    x = np.clip(rng.standard_normal((n, 4)), -5, 5)
+    logit = np.log(0.3 / 0.7) + signal * x[:, 0]
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    return pd.DataFrame(x, columns=[f"f{j}" for j in range(4)]), y
+
+
+def _fit(epsilon: float, signal: float, seed: int = 0) -> DPRandomForestClassifier:
+    X, y = _records(1_500, signal, seed)
+    model = DPRandomForestClassifier(epsilon, schema=SCHEMA, random_state=seed, noise_seed=seed)
+    return model.fit(X, y)
+
+
+def test_floor_scores_answer_the_prior_and_keep_every_ranking():
+    rng = np.random.default_rng(1)
+    for k in (2, 3, 7):
+        prior = rng.dirichlet(np.ones(k))
+        # The worst cases (all mass on one class) and random score rows.
+        proba = np.vstack([np.eye(k), rng.dirichlet(np.full(k, 0.2), 500)])
+        mixed = floor_scores(proba, prior)
+        assert np.all(np.argmax(mixed, axis=1) == np.argmax(prior))
+        np.testing.assert_allclose(mixed.sum(axis=1), 1.0)
+        for c in range(k):  # each one-vs-rest ranking is the trees' (a monotone map)
+            order = np.argsort(proba[:, c], kind="stable")
+            assert np.all(np.diff(mixed[order, c]) >= -1e-15)
+    assert floor_weight([0.5, 0.5]) == 0.0  # a tie: the prior alone
+    assert floor_weight([0.7, 0.3]) == pytest.approx(0.4 / 2.8)
+
+
+def test_the_check_counts_the_gain_over_the_prior_class_and_passes_above_its_slack():
+    votes = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    y = np.array([0, 1, 1, 1])
+    assert check_gain(votes, y, prior_class=0) == 3 - 1  # trees: 3 right, prior: 1
+
+    class Fixed:  # a generator whose "noise" is a given number
+        def __init__(self, z):
+            self.z = z
+
+        def discrete_laplace(self, epsilon, size):
+            return np.full(size, self.z, dtype=np.int64)
+
+    assert CHECK_SLACK == 0  # the trees stay unless their noisy gain is negative
+    assert release_check(3, 0.5, Fixed(-3)) == (0, True)
+    assert release_check(3, 0.5, Fixed(-4)) == (-1, False)
+
+
+def test_the_checked_records_follow_public_counts_only():
+    assert checked_trees(100, None) == 100
+    assert checked_trees(100, 2_000) == 100
+    assert checked_trees(100, 1_000_000) == 1  # 10,000 records: the first tree's
+    assert checked_trees(100, 200_000) == int(np.ceil(100 * CHECK_RECORDS / 200_000))
+    assert check_epsilon(1.0) == 0.05 and check_epsilon(10.0) == 0.5
+
+
+def test_without_signal_the_forest_answers_the_majority_with_the_trees_ranking():
+    model = _fit(10.0, 0.0)
+    assert model.check_epsilon_ == 0.5
+    # 1,500 records, 10 trees: the trees' out-of-bag deficit is tens of records, far
+    # beyond the check's noise scale of 2 records.
+    assert model.floor_trusted_ is False and model.floor_check_ < -6
+    X, _ = _records(600, 0.0, 5)
+    assert set(model.predict(X)) == {"no"}
+    # The ranking is the trees': the same scores with the floor lifted.
+    proba = model.predict_proba(X)[:, 1]
+    model.floor_trusted_ = True
+    raw = model.predict_proba(X)[:, 1]
+    assert len(set(model.predict(X))) == 2  # the trees alone leave the majority
+    order = np.argsort(raw, kind="stable")
+    assert np.all(np.diff(proba[order]) >= -1e-15)
+
+
+def test_with_signal_the_trees_are_trusted_and_beat_the_majority():
+    model = _fit(10.0, 2.0)
+    assert model.floor_trusted_ is True and model.floor_check_ > 0
+    X, y = _records(2_000, 2.0, 6)
+    assert np.mean(model.predict(X) == y) > np.mean(y == "no") + 0.05
+    assert roc_auc_score(y == "yes", model.predict_proba(X)[:, 1]) > 0.8
+
+
+def test_below_epsilon_two_nothing_is_checked_or_booked():
+    model = _fit(1.0, 0.0)
+    assert model.check_epsilon_ == 0.0 and model.floor_check_ is None
+    assert not any("out-of-bag" in e.query for e in model.ledger_.entries)
+    # A relabel to ε = 10 runs the check of that release, and books it.
+    model.release_instead(10.0)
+    assert model.check_epsilon_ == 0.5 and model.floor_check_ is not None
+    assert any("out-of-bag" in e.query for e in model.ledger_.entries)
+    spent = model.depth_count_epsilon_ + model.split_epsilon_ + model.prior_epsilon_ + 0.5
+    assert model.leaf_epsilon_ == pytest.approx(10.0 - spent)  # taken from the leaves
+
+
+def test_a_fallen_back_file_answers_as_the_model_and_states_its_check():
+    model = _fit(10.0, 0.0)
+    text = release(model).to_json()
+    doc = json.loads(text)
+    assert doc["floor_trusted"] is False and doc["floor_check"] == model.floor_check_
+    assert doc["check_epsilon"] == 0.5
+    loaded = model_from_json(text)
+    X, _ = _records(300, 0.0, 7)
+    np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X), 1e-12)
+    assert set(loaded.predict(X)) == {"no"}
+    doc["floor_trusted"] = "no"
+    with pytest.raises(ValueError, match="floor_trusted"):
+        model_from_json(json.dumps(doc))
+
+
+def test_a_label_forest_falls_back_through_its_prior_weight_and_its_file_agrees():
+    X, y = _records(1_500, 0.0, 0)
+    model = DPRandomForestClassifier(
+        10.0, mechanism="permute_flip", schema=SCHEMA, random_state=0, noise_seed=0
+    ).fit(X, y)
+    # Leaves of no signal: one label per leaf, 10 trees; the out-of-bag deficit is tens
+    # of records against the check's noise scale of 2.
+    assert model.floor_trusted_ is False
+    probe, _ = _records(600, 0.0, 5)
+    assert set(model.predict(probe)) == {"no"}
+    loaded = model_from_json(release(model).to_json())
+    np.testing.assert_allclose(loaded.predict_proba(probe), model.predict_proba(probe), 1e-12)
