@@ -88,7 +88,7 @@ def test_a_server_restart_says_the_upload_was_lost(tmp_path):
                     str(ROOT / "data/demo.csv")
                 )
                 sidebar = page.locator('[data-testid="stSidebar"]')
-                sync_api.expect(sidebar.get_by_text("demo.csv", exact=False)).to_be_visible()
+                sync_api.expect(sidebar.get_by_text("Data: demo.csv", exact=False)).to_be_visible()
                 page.wait_for_url("**data=upload**")
             with streamlit_app(ROOT / "app.py", tmp_path / "second.log", port):
                 page.reload()
