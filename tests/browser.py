@@ -25,6 +25,11 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+# How long a page waits for an element, a redraw or a download before the test fails: a
+# guard against a hung app, not a timing assertion. Streamlit redraws after each widget
+# change, and at a load average of 8 or more on 2 cores a rerun (a training, a sweep) can
+# take minutes; a healthy app answers as soon as it is done.
+WAIT_MS = 300_000
 
 
 def playwright_or_skip():
@@ -34,9 +39,9 @@ def playwright_or_skip():
     api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright Python package is not installed"
     )
-    # Streamlit redraws after each widget change; on a busy 2-core machine (CI, other
-    # jobs) a rerun can take longer than playwright's 5 s default for assertions.
-    api.expect.set_options(timeout=60_000)
+    # Playwright's 5 s default for assertions is far shorter than a rerun on a busy
+    # machine (see WAIT_MS).
+    api.expect.set_options(timeout=WAIT_MS)
     return api
 
 
@@ -113,10 +118,11 @@ def download_from(page, api, button, attempts: int = 3):
     wait for the rerun to end and try again, a few times at most."""
     running = page.locator('[data-testid="stStatusWidget"]')
     for _ in range(attempts):
-        api.expect(running).to_have_count(0, timeout=60_000)
+        api.expect(running).to_have_count(0, timeout=WAIT_MS)
         api.expect(button).to_be_enabled()
         try:
-            with page.expect_download(timeout=20_000) as info:
+            # Shorter than WAIT_MS: a click that started no download is retried.
+            with page.expect_download(timeout=60_000) as info:
                 button.click()
             return info.value
         except api.TimeoutError:

@@ -17,6 +17,28 @@ from dpviz.privacy.schema import Feature, Schema
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# AppTest's timeouts only guard against a hung script: they are not timing assertions.
+# A script run that takes 5 s on a quiet 2-core machine takes several times longer at a
+# load average of 8 or more (CI, other jobs), so every AppTest waits at least this long
+# whatever its test asks for (a hung run still fails, later).
+APP_TEST_TIMEOUT_FLOOR = 600.0
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _patient_app_tests():
+    """``AppTest.from_file`` with ``default_timeout`` raised to the floor above."""
+    from streamlit.testing.v1 import AppTest
+
+    real = AppTest.from_file.__func__
+
+    def from_file(cls, script_path, *, default_timeout: float = 3):
+        return real(cls, script_path, default_timeout=max(default_timeout, APP_TEST_TIMEOUT_FLOOR))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AppTest, "from_file", classmethod(from_file))
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _config_dir(tmp_path_factory):
     """dpviz's signing key (dpviz.privacy.signing) in a folder of the test run, never in

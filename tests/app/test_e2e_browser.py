@@ -13,6 +13,7 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
+    WAIT_MS,
     free_port,
     playwright_or_skip,
     streamlit_app,
@@ -32,7 +33,7 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2200})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             # A deep link as the fresh server's first request: Streamlit then runs the
             # page file alone; the page has app.py draw its frame and comes back.
             page.goto(server + "/data")
@@ -49,7 +50,7 @@ def test_upload_train_and_see_the_charts(server, tmp_path):
             sidebar.get_by_role("link", name="Train", exact=True).click()
             page.get_by_role("button", name="Train", exact=True).click()
             chart = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
-            sync_api.expect(chart).to_have_count(1, timeout=60_000)
+            sync_api.expect(chart).to_have_count(1, timeout=WAIT_MS)
             accuracy = page.locator('[data-testid="stMetric"]').filter(
                 has_text="Accuracy · DP forest"
             )
@@ -80,7 +81,7 @@ def test_a_server_restart_says_the_upload_was_lost(tmp_path):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             with streamlit_app(ROOT / "app.py", tmp_path / "first.log", port) as url:
                 page.goto(url + "/data")
                 page.get_by_text("My own CSV file", exact=True).click()

@@ -18,6 +18,7 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
+    WAIT_MS,
     download_from,
     playwright_or_skip,
     streamlit_app,
@@ -72,7 +73,7 @@ def test_excel_eu_export_with_dates_and_euros_trains(server, tmp_path):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             page.goto(server + "/data")
             expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
             page.get_by_text("My own CSV file", exact=True).click()
@@ -107,7 +108,7 @@ def test_excel_eu_export_with_dates_and_euros_trains(server, tmp_path):
             sidebar.get_by_role("link", name="Train", exact=True).click()
             page.get_by_role("button", name="Train", exact=True).click()
             accuracy = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy")
-            expect(accuracy.first).to_be_visible(timeout=120_000)
+            expect(accuracy.first).to_be_visible(timeout=WAIT_MS)
             assert "%" in accuracy.first.inner_text()
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:

@@ -16,6 +16,7 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
+    WAIT_MS,
     download_from,
     playwright_or_skip,
     streamlit_app,
@@ -38,7 +39,7 @@ def test_own_csv_with_ids_decimal_commas_and_missing_values_trains(server, tmp_p
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2600})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             page.goto(server + "/data")
             expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
             page.get_by_text("My own CSV file", exact=True).click()
@@ -63,7 +64,7 @@ def test_own_csv_with_ids_decimal_commas_and_missing_values_trains(server, tmp_p
             sidebar.get_by_role("link", name="Train", exact=True).click()
             page.get_by_role("button", name="Train", exact=True).click()
             accuracy = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy")
-            expect(accuracy.first).to_be_visible(timeout=120_000)
+            expect(accuracy.first).to_be_visible(timeout=WAIT_MS)
             download = download_from(
                 page,
                 sync_api,

@@ -20,6 +20,7 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
+    WAIT_MS,
     download_from,
     playwright_or_skip,
     streamlit_app,
@@ -48,7 +49,7 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             page.goto(server)
             sidebar = page.locator('[data-testid="stSidebar"]')
             expect(sidebar.get_by_text("Current session")).to_be_visible()
@@ -85,7 +86,7 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             sidebar.get_by_role("link", name="Negotiate", exact=True).click()
             expect(page.get_by_role("heading", name="Negotiate ε")).to_be_visible()
             page.get_by_role("button", name="Run the sweep").click()
-            expect(charts).to_have_count(2, timeout=60_000)
+            expect(charts).to_have_count(2, timeout=WAIT_MS)
             expect(page.get_by_role("heading", name="3 · The decision")).to_be_visible()
             # A loss every swept ε meets, whatever the fresh noise drew: the smallest one
             # is pre-selected (with an unmet target nothing is, and no report is offered).
