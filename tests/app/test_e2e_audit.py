@@ -7,7 +7,14 @@ when either is missing.
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, playwright_or_skip, streamlit_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    WAIT_MS,
+    playwright_or_skip,
+    streamlit_app,
+)
 
 DEMO = ROOT / "data" / "demo.csv"
 
@@ -26,7 +33,7 @@ def test_audit_page_draws_the_roc_chart_of_an_uploaded_csv_and_stops_the_audit(s
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(WAIT_MS)
             page.goto(server + "/data")
             expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
             page.get_by_text("My own CSV file", exact=True).click()
@@ -37,7 +44,7 @@ def test_audit_page_draws_the_roc_chart_of_an_uploaded_csv_and_stops_the_audit(s
             expect(page.get_by_role("heading", name="Audit", exact=True)).to_be_visible()
             page.get_by_role("button", name="Run the attack", exact=True).click()
             chart = page.locator('[data-testid="stPlotlyChart"]')
-            expect(chart.first).to_be_visible(timeout=120_000)
+            expect(chart.first).to_be_visible(timeout=WAIT_MS)
             expect(chart.first).to_contain_text("Membership attack ROC")
             expect(chart.first).to_contain_text("what ε = 1 DP allows")
             expect(page.get_by_text("Held-out advantage 0.", exact=False).first).to_be_visible()
