@@ -128,3 +128,17 @@ def download_from(page, api, button, attempts: int = 3):
         except api.TimeoutError:
             continue
     raise AssertionError(f"{attempts} clicks on {button} started no download")
+
+
+@contextmanager
+def browser_page(sync_api, height: int) -> Iterator:
+    """A page of headless Chromium, 1400 px wide, that waits up to WAIT_MS for anything;
+    the browser is always closed."""
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": height})
+            page.set_default_timeout(WAIT_MS)
+            yield page
+        finally:
+            browser.close()

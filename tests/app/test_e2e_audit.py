@@ -5,60 +5,43 @@ Needs the playwright Python package and Debian's /usr/bin/chromium; skips, sayin
 when either is missing.
 """
 
-import pytest
-
 from tests.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     ROOT,
     WAIT_MS,
+    browser_page,
     playwright_or_skip,
-    streamlit_app,
 )
 
 DEMO = ROOT / "data" / "demo.csv"
 
 
-@pytest.fixture
-def server(tmp_path):
-    """The app on a free port of 127.0.0.1; always terminated."""
-    with streamlit_app(ROOT / "app.py", tmp_path / "streamlit.log") as url:
-        yield url
-
-
 def test_audit_page_draws_the_roc_chart_of_an_uploaded_csv_and_stops_the_audit(server, tmp_path):
     sync_api = playwright_or_skip()
     expect = sync_api.expect
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.set_default_timeout(WAIT_MS)
-            page.goto(server + "/data")
-            expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-            page.get_by_text("My own CSV file", exact=True).click()
-            page.locator('input[type="file"]').first.set_input_files(str(DEMO))
-            expect(page.get_by_text("Your file · demo.csv · 2,000 rows")).to_be_visible()
-            sidebar = page.locator('[data-testid="stSidebar"]')
-            sidebar.get_by_role("link", name="Audit", exact=True).click()
-            expect(page.get_by_role("heading", name="Audit", exact=True)).to_be_visible()
-            page.get_by_role("button", name="Run the attack", exact=True).click()
-            chart = page.locator('[data-testid="stPlotlyChart"]')
-            expect(chart.first).to_be_visible(timeout=WAIT_MS)
-            expect(chart.first).to_contain_text("Membership attack ROC")
-            expect(chart.first).to_contain_text("what ε = 1 DP allows")
-            expect(page.get_by_text("Held-out advantage 0.", exact=False).first).to_be_visible()
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.screenshot(path=str(tmp_path / "dpviz_audit.png"), full_page=True)
-            # The audit with many fits, stopped: the page says so and shows no bound.
-            runs = page.get_by_role("spinbutton", name="Fits per dataset")
-            runs.fill("20000")
-            runs.press("Enter")
-            page.get_by_role("button", name="Run the audit", exact=True).click()
-            expect(page.get_by_text("fits on each of D and D′", exact=False)).to_be_visible()
-            page.get_by_role("button", name="Stop", exact=False).click()
-            expect(page.get_by_text("Audit stopped before it finished")).to_be_visible()
-            expect(chart.first).to_be_visible()  # the attack's results stay
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            browser.close()
+    with browser_page(sync_api, 2400) as page:
+        page.goto(server + "/data")
+        expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        page.get_by_text("My own CSV file", exact=True).click()
+        page.locator('input[type="file"]').first.set_input_files(str(DEMO))
+        expect(page.get_by_text("Your file · demo.csv · 2,000 rows")).to_be_visible()
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_role("link", name="Audit", exact=True).click()
+        expect(page.get_by_role("heading", name="Audit", exact=True)).to_be_visible()
+        page.get_by_role("button", name="Run the attack", exact=True).click()
+        chart = page.locator('[data-testid="stPlotlyChart"]')
+        expect(chart.first).to_be_visible(timeout=WAIT_MS)
+        expect(chart.first).to_contain_text("Membership attack ROC")
+        expect(chart.first).to_contain_text("what ε = 1 DP allows")
+        expect(page.get_by_text("Held-out advantage 0.", exact=False).first).to_be_visible()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.screenshot(path=str(tmp_path / "dpviz_audit.png"), full_page=True)
+        # The audit with many fits, stopped: the page says so and shows no bound.
+        runs = page.get_by_role("spinbutton", name="Fits per dataset")
+        runs.fill("20000")
+        runs.press("Enter")
+        page.get_by_role("button", name="Run the audit", exact=True).click()
+        expect(page.get_by_text("fits on each of D and D′", exact=False)).to_be_visible()
+        page.get_by_role("button", name="Stop", exact=False).click()
+        expect(page.get_by_text("Audit stopped before it finished")).to_be_visible()
+        expect(chart.first).to_be_visible()  # the attack's results stay
+        assert page.locator('[data-testid="stException"]').count() == 0

@@ -12,16 +12,12 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from tests.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    ROOT,
     WAIT_MS,
+    browser_page,
     download_from,
     playwright_or_skip,
-    streamlit_app,
 )
 
 FIRST = ("Anna", "Luca", "Marie", "Jonas", "Sofia", "Paul", "Lena", "Tomás", "Eva", "Noah")
@@ -57,59 +53,44 @@ def excel_eu_export(path, rows: int = 400) -> None:
     frame.to_csv(path, sep=";", index=False)
 
 
-@pytest.fixture
-def server(tmp_path):
-    """The app on a free port of 127.0.0.1; always terminated."""
-    with streamlit_app(ROOT / "app.py", tmp_path / "streamlit.log") as url:
-        yield url
-
-
 def test_excel_eu_export_with_dates_and_euros_trains(server, tmp_path):
     sync_api = playwright_or_skip()
     expect = sync_api.expect
     data = tmp_path / "export_eu.csv"
     excel_eu_export(data)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.set_default_timeout(WAIT_MS)
-            page.goto(server + "/data")
-            expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
-            page.get_by_text("My own CSV file", exact=True).click()
-            page.locator('input[type="file"]').first.set_input_files(str(data))
-            alerts = page.locator('[data-testid="stAlert"]')
-            expect(
-                alerts.filter(has_text="'Datum' holds dates (dd.mm.yyyy)").first
-            ).to_be_visible()
-            expect(alerts.filter(has_text="'Betrag' holds amounts in '€'").first).to_be_visible()
-            expect(page.get_by_text("Your file · export_eu.csv · 400 rows")).to_be_visible()
-            label = page.get_by_role("combobox", name="Label column (what to predict)")
-            expect(label).to_have_value("Approved")
-            drops = page.locator('[data-testid="stMultiSelect"]').filter(
-                has_text="Leave out these columns"
-            )
-            expect(drops).to_contain_text("Name")
-            # The Columns table (its cells are in the page for screen readers).
-            columns = page.locator('[data-testid="stDataFrame"]').filter(has_text="suggestion")
-            expect(columns).to_contain_text("drop — personal data: its name 'Name' says")
-            current = page.get_by_text("3 continuous and 0 discrete features", exact=False)
-            expect(current).to_be_visible()
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.screenshot(path=SHOT, full_page=True)
-            schema_file = download_from(
-                page, sync_api, page.get_by_role("button", name="Download the schema JSON")
-            )
-            schema_path = tmp_path / "schema.json"
-            schema_file.save_as(schema_path)
-            kinds = {f["name"]: f["type"] for f in json.loads(schema_path.read_text())["features"]}
-            assert kinds == {"Datum": "continuous", "Betrag": "continuous", "Alter": "continuous"}
-            sidebar = page.locator('[data-testid="stSidebar"]')
-            sidebar.get_by_role("link", name="Train", exact=True).click()
-            page.get_by_role("button", name="Train", exact=True).click()
-            accuracy = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy")
-            expect(accuracy.first).to_be_visible(timeout=WAIT_MS)
-            assert "%" in accuracy.first.inner_text()
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            browser.close()
+    with browser_page(sync_api, 2400) as page:
+        page.goto(server + "/data")
+        expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        page.get_by_text("My own CSV file", exact=True).click()
+        page.locator('input[type="file"]').first.set_input_files(str(data))
+        alerts = page.locator('[data-testid="stAlert"]')
+        expect(alerts.filter(has_text="'Datum' holds dates (dd.mm.yyyy)").first).to_be_visible()
+        expect(alerts.filter(has_text="'Betrag' holds amounts in '€'").first).to_be_visible()
+        expect(page.get_by_text("Your file · export_eu.csv · 400 rows")).to_be_visible()
+        label = page.get_by_role("combobox", name="Label column (what to predict)")
+        expect(label).to_have_value("Approved")
+        drops = page.locator('[data-testid="stMultiSelect"]').filter(
+            has_text="Leave out these columns"
+        )
+        expect(drops).to_contain_text("Name")
+        # The Columns table (its cells are in the page for screen readers).
+        columns = page.locator('[data-testid="stDataFrame"]').filter(has_text="suggestion")
+        expect(columns).to_contain_text("drop — personal data: its name 'Name' says")
+        current = page.get_by_text("3 continuous and 0 discrete features", exact=False)
+        expect(current).to_be_visible()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.screenshot(path=SHOT, full_page=True)
+        schema_file = download_from(
+            page, sync_api, page.get_by_role("button", name="Download the schema JSON")
+        )
+        schema_path = tmp_path / "schema.json"
+        schema_file.save_as(schema_path)
+        kinds = {f["name"]: f["type"] for f in json.loads(schema_path.read_text())["features"]}
+        assert kinds == {"Datum": "continuous", "Betrag": "continuous", "Alter": "continuous"}
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_role("link", name="Train", exact=True).click()
+        page.get_by_role("button", name="Train", exact=True).click()
+        accuracy = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy")
+        expect(accuracy.first).to_be_visible(timeout=WAIT_MS)
+        assert "%" in accuracy.first.inner_text()
+        assert page.locator('[data-testid="stException"]').count() == 0
