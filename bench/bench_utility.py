@@ -741,6 +741,44 @@ def versus_diffprivlib(results: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     )
 
 
+def accuracy_markdown(results: pd.DataFrame) -> str:
+    """One row per dataset of one group and seed: rows, classes, the majority rate and
+    HistGB (not private), then per ε the default forest's accuracy, the best diffprivlib
+    model's (which one: RF, DT, LR, GNB) and DP-EBM's; means over the folds, in %."""
+    s = summarise(results)
+    s = s[s.failed < s.folds]
+    epsilons = sorted(e for e in s.epsilon.unique() if np.isfinite(e))
+    short = {"diffprivlib_rf": "RF", "diffprivlib_dt": "DT", "diffprivlib_lr": "LR"}
+    short["diffprivlib_gnb"] = "GNB"
+    head = ["dataset", "rows", "classes", "majority", "HistGB"]
+    for e in epsilons:
+        head += [f"forest ε={e:g}", f"best diffprivlib ε={e:g}", f"DP-EBM ε={e:g}"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for name, part in s.groupby("dataset", sort=False):
+        first = part.iloc[0]
+        by = part.set_index(["method", "epsilon"]).accuracy
+        hgb = by.get(("hist_gradient_boosting", math.inf), math.nan)
+        cells = [
+            name,
+            f"{int(first.n_rows):,}",
+            str(int(first.n_classes)),
+            _fmt(first.majority),
+            _fmt(hgb),
+        ]
+        versus = {e: versus_diffprivlib(results[results.dataset == name], e) for e in epsilons}
+        for e in epsilons:
+            cells.append(_fmt(by.get((DEFAULT_FOREST, e), math.nan)))
+            table = versus[e]
+            cells.append(
+                f"{table.peer.iloc[0]:.1f} ({short[table.best_peer.iloc[0]]})"
+                if not table.empty
+                else "–"
+            )
+            cells.append(_fmt(by.get(("dp_ebm", e), math.nan)))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _binary_auc(results: pd.DataFrame, method: str, epsilon: float) -> tuple[float, int]:
     """Mean AUC (%) of ``method`` over the binary datasets where it ran, and how many."""
     s = summarise(results)
@@ -916,6 +954,7 @@ def report_markdown(results: pd.DataFrame) -> str:
                 lines.append(f"| {c['check']} | **{c['result']}** | {c['detail']} |")
             parts += [
                 f"## {group} group ({n} datasets), seed {int(seed)}",
+                accuracy_markdown(part),
                 versus_markdown(part),
                 overview_markdown(part),
                 "\n".join(lines),
