@@ -653,11 +653,10 @@ def record_trees(
     compiled = kernels.get(wait=False)
     if compiled is None:
         return None
-    cont = np.asarray(continuous, dtype=np.float64)
-    if not (cont.flags.c_contiguous or cont.flags.f_contiguous):
-        cont = np.ascontiguousarray(cont)
-    disc = np.asarray(discrete, dtype=np.int32)
+    cont, disc = _layout(continuous, discrete)
     y = np.ascontiguousarray(y, dtype=np.int32)
+    if not y.flags.writeable:
+        y = y.copy()
     width = cont.shape[1] + disc.shape[1] + 1
     mult = splitmix64(np.arange(1, width + 1, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
     start = splitmix64(np.uint64(seed))
