@@ -406,6 +406,7 @@ class SweepTables(SweepLines):
             depth_count_epsilon=spent["count_epsilon"],
             split_epsilon=spent["split_epsilon"],
             prior_epsilon=spent["prior_epsilon"],
+            check_epsilon=spent["check_epsilon"],
         )
 
 

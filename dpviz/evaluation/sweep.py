@@ -58,7 +58,7 @@ DIAGNOSTICS = (
 )
 # How a forest point's ε is split before its leaves (its ledger's other entries): a noisy
 # record count, the split histograms and the class prior, as its fold model spent them.
-BUDGET_COLUMNS = ("count_epsilon", "split_epsilon", "prior_epsilon")
+BUDGET_COLUMNS = ("count_epsilon", "split_epsilon", "prior_epsilon", "check_epsilon")
 GRID_KEYS = (
     "series",
     "algorithm",
@@ -624,7 +624,12 @@ def _point_facts(model: DPRandomForestClassifier, private: dict) -> tuple[dict, 
     release is proven (read from the ledger once per mechanism)."""
     if model.mechanism not in private:
         private[model.mechanism] = bool(model.ledger_.private)
-    budget = (model.depth_count_epsilon_, model.split_epsilon_, model.prior_epsilon_)
+    budget = (
+        model.depth_count_epsilon_,
+        model.split_epsilon_,
+        model.prior_epsilon_,
+        model.check_epsilon_,
+    )
     facts = {**_leaf_diagnostics(model), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
     return facts, model.decision_prior_
 

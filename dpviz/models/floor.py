@@ -133,19 +133,20 @@ def floor_scores(proba: np.ndarray, prior) -> np.ndarray:
 
 
 def check_applies(model, *, any_epsilon: bool = False) -> bool:
-    """Whether a forest runs the check: ε ≥ :data:`CHECK_FROM` (``any_epsilon``: at
-    some ε, for the routing a fit keeps for relabels), a private mechanism, disjoint
-    trees (a record's own tree is out of its out-of-bag votes), at least two trees and a
-    class prior to fall back on. Public: the configuration and released or declared
-    values."""
+    """Whether a forest runs the check: ε ≥ :data:`CHECK_FROM` and a private mechanism
+    (``any_epsilon``: at some ε and mechanism, for the routing a fit keeps for relabels
+    and a sweep's points), disjoint trees (a record's own tree is out of its out-of-bag
+    votes), at least two trees and a class prior to fall back on. Public: the
+    configuration and released or declared values."""
     from dpviz.privacy.mechanisms import get_mechanism
 
     return (
         (any_epsilon or float(model.epsilon) >= CHECK_FROM)
-        and get_mechanism(model.mechanism).private
+        # A relabel or a sweep's point may release with another mechanism than the fit's.
+        and (any_epsilon or get_mechanism(model.mechanism).private)
         and model.data_split == "disjoint"
         and model.n_estimators_ >= 2
-        and model.prior_epsilon_ > 0
+        and (any_epsilon or model.prior_epsilon_ > 0)
     )
 
 

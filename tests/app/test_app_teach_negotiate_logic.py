@@ -316,8 +316,9 @@ def test_report_html_is_the_decision_with_nothing_to_fetch(sweep, data):
     )
     assert html.startswith("<!DOCTYPE html>") and "Chosen ε = 2" in html
     assert "Five points &lt;b&gt;at most&lt;/b&gt;" in html and "Ada (DPO)" in html
-    # The ledger of the chosen ε, the class prior's share included.
-    assert "spent ε = 1.8 on its leaf outputs" in html and "spent ε = 0.2" in html
+    # The ledger of the chosen ε, the class prior's share and the floor's check included.
+    assert "spent ε = 1.7 on its leaf outputs" in html and "spent ε = 0.2" in html
+    assert "out-of-bag gain" in html and "spent ε = 0.1" in html
     assert "(prior 10%)" in html and "permute_flip" in html
     assert "2,000" not in html and "2000 " not in html and f"{WITHHELD} rows" in html
     assert network_urls(html) == []

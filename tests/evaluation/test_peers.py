@@ -24,7 +24,7 @@ from dpviz.evaluation.peers import (
     run_peers,
     tree_matrix,
 )
-from dpviz.evaluation.sweep import SweepCancelled, SweepGrid, run_sweep
+from dpviz.evaluation.sweep import BUDGET_COLUMNS, SweepCancelled, SweepGrid, run_sweep
 from dpviz.figures.curves import curve_figure
 from dpviz.figures.peers import add_peer_lines
 from dpviz.models.data import encode
@@ -87,9 +87,7 @@ def test_the_peers_run_on_the_sweeps_folds_at_its_epsilons(three, monkeypatch):
         per_fold = dp.groupby("fold")[column].first()
         np.testing.assert_allclose(rows.groupby("fold")[column].first(), per_fold)
     # The sweep's columns, so that they join its frame and summary.
-    assert set(dp.columns) <= set(rows.columns) | {"count_epsilon", "split_epsilon"} | {
-        "prior_epsilon"
-    }
+    assert set(dp.columns) <= set(rows.columns) | set(BUDGET_COLUMNS)
 
 
 def test_diffprivlib_gets_the_schemas_bounds_and_never_warns_of_a_leak(three, monkeypatch):
