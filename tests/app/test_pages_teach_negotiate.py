@@ -378,9 +378,10 @@ def test_ledger_in_words_follows_the_chosen_epsilon(sweep):
     at.select_slider(key=key("negotiate.chosen")).set_value(2.0)
     run(at)
     ledger = texts(at.success)
-    # The class prior's share (10% of ε) is booked apart from the leaves'.
-    assert "Each of 10 trees saw a disjoint ~10% of the records and spent ε = 1.8" in ledger
-    assert "Noisy class histogram" in ledger
+    # The class prior's share (10% of ε) and, from ε = 2, the floor's check (5%) are
+    # booked apart from the leaves'.
+    assert "Each of 10 trees saw a disjoint ~10% of the records and spent ε = 1.7" in ledger
+    assert "Noisy class histogram" in ledger and "out-of-bag gain" in ledger
     assert "the released model is 2-differentially private" in ledger
 
 
