@@ -69,6 +69,8 @@ from dpviz.evaluation.defaults import ALGORITHM as DEFAULT_FOREST  # noqa: E402
 from dpviz.evaluation.metrics import majority_score, score  # noqa: E402
 from dpviz.evaluation.peers import (  # noqa: E402  the shim and LR the Curves page uses too
     diffprivlib_lr,
+    dpebm_model,
+    ebm_frame,
     patch_sklearn_for_diffprivlib,
 )
 from dpviz.models.data import encode, read_csv  # noqa: E402
@@ -312,22 +314,10 @@ def _fit_diffprivlib(kind: str, epsilon: float, data: Dataset, train, random_sta
 def _fit_dp_ebm(epsilon: float, data: Dataset, train, random_state) -> Fitted:
     if data.n_classes != 2:
         raise ValueError("DP-EBM supports binary classification only")
-    from interpret.privacy import DPExplainableBoostingClassifier
-
-    s = data.schema
-    X = pd.DataFrame(data.continuous, columns=[f.name for f in s.continuous])
-    for j, feat in enumerate(s.discrete):
-        X[feat.name] = np.asarray(feat.values, dtype=object)[data.discrete[:, j]]
-    types = ["continuous"] * len(s.continuous) + ["nominal"] * len(s.discrete)
-    bounds = {f.name: (f.low, f.high) for f in s.continuous}
-    model = DPExplainableBoostingClassifier(
-        feature_types=types,
-        epsilon=epsilon,
-        delta=DPEBM_DELTA,
-        privacy_bounds=bounds or None,
-        n_jobs=1,
-        random_state=None,  # fresh noise, as every private method here
-    )
+    # Dataset has EncodedData's columns: the peers' frame and model, the fresh noise of
+    # every private method here.
+    X = ebm_frame(data, data.schema)
+    model = dpebm_model(data.schema, epsilon, DPEBM_DELTA, random_state=None)
     model.fit(X.iloc[train], data.y[train])
     k = data.n_classes
     return Fitted(

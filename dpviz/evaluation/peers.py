@@ -403,12 +403,14 @@ def forest_sweep(
     return out
 
 
-def _fit_ebm(epsilon, train, schema, random_state, delta) -> Predictor:
+def dpebm_model(schema: Schema, epsilon: float, delta: float, random_state):
+    """An unfitted DP-EBM ((ε, δ)-DP) given the schema's public bounds, never the data's
+    (interpret would otherwise read them from the records and warn)."""
     from interpret.privacy import DPExplainableBoostingClassifier
 
     types = ["continuous"] * len(schema.continuous) + ["nominal"] * len(schema.discrete)
     bounds = {f.name: (f.low, f.high) for f in schema.continuous}
-    model = DPExplainableBoostingClassifier(
+    return DPExplainableBoostingClassifier(
         feature_types=types,
         epsilon=epsilon,
         delta=delta,
@@ -416,6 +418,10 @@ def _fit_ebm(epsilon, train, schema, random_state, delta) -> Predictor:
         n_jobs=1,
         random_state=random_state,
     )
+
+
+def _fit_ebm(epsilon, train, schema, random_state, delta) -> Predictor:
+    model = dpebm_model(schema, epsilon, delta, random_state)
     model.fit(ebm_frame(train, schema), train.y)
     k = len(schema.classes)
 
