@@ -56,12 +56,14 @@ D_PLUS_X = pd.concat(
 )
 
 
-def cli_export(tmp_path, frame: pd.DataFrame, algorithm: str, name: str, capsys) -> dict:
+def cli_export(
+    tmp_path, frame: pd.DataFrame, algorithm: str, name: str, capsys, epsilon: str = "1"
+) -> dict:
     data, schema, out = tmp_path / f"{name}.csv", tmp_path / "schema.json", tmp_path / name
     frame.to_csv(data, index=False)
     schema.write_text(SCHEMA.to_json())
     argv = ["train", "--data", str(data), "--label", "label", "--schema", str(schema)]
-    argv += ["--epsilon", "1", "--algorithm", algorithm, "--out", str(out)]
+    argv += ["--epsilon", epsilon, "--algorithm", algorithm, "--out", str(out)]
     assert main(argv) == 0
     capsys.readouterr()
     return json.loads(out.read_text())
@@ -88,6 +90,16 @@ def assert_accounted_and_public_equal(first: dict, second: dict) -> None:
 def test_cli_files_of_neighbours_differ_only_in_released_fields(tmp_path, capsys, algorithm):
     d = cli_export(tmp_path, D, algorithm, "d.json", capsys)
     d_x = cli_export(tmp_path, D_PLUS_X, algorithm, "dx.json", capsys)
+    assert_accounted_and_public_equal(d, d_x)
+
+
+def test_the_floor_check_is_a_released_field_of_neighbours_files(tmp_path, capsys):
+    """From ε = 2 the forest books its floor's check: the file carries a noisy gain, and
+    everything public about it is equal between D and D plus x."""
+    d = cli_export(tmp_path, D, "fletcher_islam", "d.json", capsys, epsilon="4")
+    d_x = cli_export(tmp_path, D_PLUS_X, "fletcher_islam", "dx.json", capsys, epsilon="4")
+    assert d["check_epsilon"] == d_x["check_epsilon"] > 0
+    assert isinstance(d["floor_check"], int) and isinstance(d_x["floor_check"], int)
     assert_accounted_and_public_equal(d, d_x)
 
 
