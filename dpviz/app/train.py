@@ -16,10 +16,12 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from dpviz.app import models as app_models
 from dpviz.app.support import PreparedData
 from dpviz.app.sweep import (
     Progress,
@@ -565,10 +567,12 @@ class TrainSettings:
 
 
 @dataclass
-class TrainRun(ScoreReport, ReleasedModel):
+class TrainRun:
     """One training run: CV metrics of the DP model and its references (NOT private), and
     the model fitted on all records (the released model, with its ledger). Its score
-    cards, warnings, chart and released model: ``dpviz.app.train_results``."""
+    cards, warnings and chart (``scores``) and its released model (``released_model``)
+    are parts built from its fields: ``dpviz.app.train_results``; the run answers their
+    names itself (``run.metric_card(...)``, ``run.model_json``)."""
 
     dataset: str
     fingerprint: tuple
@@ -584,6 +588,31 @@ class TrainRun(ScoreReport, ReleasedModel):
     class_counts: tuple[int, ...] = ()
     # The records the folds were drawn from: all of them, or a stratified sample.
     cv_records: int = 0
+
+    @cached_property
+    def scores(self) -> ScoreReport:
+        """The score cards, warnings, chart and metrics CSV of the run (NOT private)."""
+        s = self.settings
+        return ScoreReport(s.algorithm, s.folds, self.sweep, self.classes, self.class_counts)
+
+    @cached_property
+    def released_model(self) -> ReleasedModel:
+        """The model fitted on all records: its guarantee, export and leaves."""
+        return ReleasedModel(self.settings.algorithm, self.model)
+
+    def __getattr__(self, name: str) -> Any:
+        """A public name of a part, answered by the run: ``run.metric_card`` is
+        ``run.scores.metric_card``, ``run.model_json`` is ``run.released_model.model_json``.
+        Python asks here only for names the run does not have itself."""
+        if not name.startswith("_"):
+            for part, kind in (("scores", ScoreReport), ("released_model", ReleasedModel)):
+                if hasattr(kind, name):
+                    return getattr(getattr(self, part), name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def diagnostics(self) -> dict[str, str]:
+        """Model diagnostics as card texts, from one model on all records: NOT private."""
+        return app_models.diagnostic_cards(self)
 
     @property
     def sampled(self) -> bool:

@@ -1,12 +1,12 @@
-"""A training run's results, in the layers that ``dpviz.app.train.TrainRun`` completes
-with its fields:
+"""A training run's results, as two small parts that ``dpviz.app.train.TrainRun`` builds
+from its fields and answers through (the parts never import the run):
 
 - :class:`ScoreCards`: what the score cards show — each series' mean ± std over the
   held-out folds, the change from the model's non-private reference (the cost of
   privacy) and from the trivial baseline (whether it learnt anything), and which metrics
   the cards show;
-- :class:`ScoreReport`: what is said and drawn around the cards — the one-class and
-  rare-class warnings, the scores chart and the metrics CSV;
+- :class:`ScoreReport`: the score cards and what is said and drawn around them — the
+  one-class and rare-class warnings, the scores chart and the metrics CSV;
 - :class:`ReleasedModel`: the model fitted on all records — its guarantee from its
   ledger, its export as JSON, and its leaf diagnostics (NOT private).
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,9 +45,6 @@ from dpviz.models.forest import DPRandomForestClassifier
 from dpviz.models.outputs import csv_text
 from dpviz.models.registry import Algorithm, get_algorithm
 from dpviz.privacy.signing import signing_key
-
-if TYPE_CHECKING:
-    from dpviz.app.train import TrainSettings
 
 REFERENCE_NAMES = {
     SERIES_NONPRIVATE: "non-private forest (NOT DP)",
@@ -81,18 +78,24 @@ class MetricCard:
     color: str = "normal"
 
 
+@dataclass(frozen=True, eq=False)
 class ScoreCards:
-    """What the score cards of a run show, from its cross-validation summary."""
+    """What the score cards of a run show, from its cross-validation summary.
 
-    # Set by the dataclass that completes this class (``dpviz.app.train.TrainRun``).
-    settings: TrainSettings
+    ``algorithm_id`` is the registry id of the run's algorithm, ``folds`` its number of
+    folds; ``classes`` and ``class_counts`` are the public class names and how many
+    records hold each (a count from the raw data: NOT private).
+    """
+
+    algorithm_id: str
+    folds: int
     sweep: SweepResult
-    classes: tuple[str, ...]
-    class_counts: tuple[int, ...]
+    classes: tuple[str, ...] = ()
+    class_counts: tuple[int, ...] = ()
 
     @property
     def algorithm(self) -> Algorithm:
-        return get_algorithm(self.settings.algorithm)
+        return get_algorithm(self.algorithm_id)
 
     @property
     def model_label(self) -> str:
@@ -216,8 +219,9 @@ class ScoreCards:
         return REFERENCE_NAMES.get(series, series)
 
 
+@dataclass(frozen=True, eq=False)
 class ScoreReport(ScoreCards):
-    """The warnings, chart and CSV around a run's score cards."""
+    """A run's score cards and the warnings, chart and CSV around them."""
 
     def one_class_folds(self, series: str = SERIES_DP) -> tuple[int, int, list[str]]:
         """(folds in which ``series`` predicted one class only, its folds, the classes it
@@ -280,7 +284,7 @@ class ScoreReport(ScoreCards):
         order = {s: i for i, s in enumerate(self.series)}
         rows = self.sweep.summary[self.sweep.summary["series"].isin(order)]
         rows = rows.sort_values("series", key=lambda s: s.map(order)).reset_index(drop=True)
-        fig = scores_bar_figure(rows, folds=self.settings.folds, metrics=self.card_metrics())
+        fig = scores_bar_figure(rows, folds=self.folds, metrics=self.card_metrics())
         for trace, row in zip(fig.data, rows.itertuples(index=False)):
             if row.series == SERIES_DP and not self.algorithm.forest_family:
                 name = f"{self.model_label} ({self.algorithm.id}), ε = {row.epsilon:g}"
@@ -309,11 +313,14 @@ class ScoreReport(ScoreCards):
         return csv_text(summary[[c for c in columns if c in summary.columns]])
 
 
+@dataclass(eq=False)
 class ReleasedModel:
-    """The model a run fitted on all records: its guarantee, its export, its leaves."""
+    """The model a run fitted on all records: its guarantee, its export, its leaves.
 
-    # Set by the dataclass that completes this class (``dpviz.app.train.TrainRun``).
-    settings: TrainSettings
+    ``algorithm_id`` is the registry id the model was made from (its export names it).
+    """
+
+    algorithm_id: str
     model: Any
 
     @property
@@ -349,7 +356,7 @@ class ReleasedModel:
                     "the depth or the number of trees to export it."
                 )
         try:
-            self.__dict__["released"] = release(self.model, self.settings.algorithm)
+            self.__dict__["released"] = release(self.model, self.algorithm_id)
         except ValueError as exc:
             return str(exc)
         return None
@@ -359,7 +366,7 @@ class ReleasedModel:
         """The released model object (None if too large to list)."""
         if self.export_problem is not None:
             return None
-        return release(self.model, self.settings.algorithm)
+        return release(self.model, self.algorithm_id)
 
     @cached_property
     def model_json(self) -> str:
@@ -381,10 +388,6 @@ class ReleasedModel:
         if isinstance(self.model, DPRandomForestClassifier):
             return leaf_totals(self.model)
         return app_models.leaf_totals(self.model)
-
-    def diagnostics(self) -> dict[str, str]:
-        """Model diagnostics as card texts, from one model on all records: NOT private."""
-        return app_models.diagnostic_cards(self)
 
 
 def _points(value: float) -> str:
