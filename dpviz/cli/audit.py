@@ -49,6 +49,7 @@ __all__ = [
 
 
 def cmd_depth(args) -> dict:
+    """``depth``: the depth a rule gives to a count of features (reads no records)."""
     note = depth_cap_note(args.rule, args.continuous, args.discrete)
     if note:
         print(f"note: {note}", file=sys.stderr)
@@ -58,6 +59,8 @@ def cmd_depth(args) -> dict:
 
 
 def cmd_mechanism(args) -> dict:
+    """``mechanism``: a leaf mechanism's exact output probabilities on given counts
+    (reads no records)."""
     warn_epsilon(args.epsilon)
     mech = get_mechanism(args.name)
     counts = np.asarray([_parse_counts(args.counts)])

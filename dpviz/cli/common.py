@@ -95,6 +95,8 @@ positive_int = int_at_least(1)
 
 
 def tree_item(text: str) -> int | str:
+    """One item of a comma-separated tree-count list: "auto" or a whole number (the
+    sweep's grid says what a count must be)."""
     return AUTO_TREES if text.strip() == AUTO_TREES else int(text)
 
 
@@ -105,17 +107,9 @@ def tree_count(text: str) -> int | str:
 
 # Seeds feed numpy's SeedSequence and 64-bit hashes: any whole number below 2^63.
 seed_int = int_between(0, 2**63 - 1)
-
-
 repeats_int = int_between(1, MAX_REPEATS, "repeat fewer times")
-
-
 features_int = int_between(0, MAX_FEATURES)
-
-
 workers_int = int_between(1, 32, "a local cluster of more workers than cores only slows down")
-
-
 jobs_int = int_between(-1, 64)
 
 
@@ -124,6 +118,8 @@ MAX_EPSILON = 1e6
 
 
 def epsilon_float(text: str) -> float:
+    """An argparse type: a privacy budget ε > 0 (``inf`` for the non-private
+    reference), refused above :data:`MAX_EPSILON`."""
     try:
         value = _check_epsilon(text)
     except ValueError as exc:
@@ -159,10 +155,13 @@ def warn_epsilon(epsilon: float) -> None:
 
 
 def depth_rule(text: str) -> str | int:
+    """A depth rule's name, or a fixed depth when the text is a whole number."""
     return int(text) if text.strip().lstrip("-").isdigit() else text
 
 
 def split_list(text: str, convert, what: str) -> list:
+    """The comma-separated items of ``text``, each read by ``convert``; a ValueError
+    naming the option ``what`` when the list is empty or an item unreadable."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
         raise ValueError(f"the {what} list is empty")
@@ -173,6 +172,7 @@ def split_list(text: str, convert, what: str) -> list:
 
 
 def json_safe(value):
+    """``value`` as plain JSON: numpy scalars as Python ones, NaN and ±inf as null."""
     if isinstance(value, dict):
         return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -191,6 +191,7 @@ NOISE_SEED_HELP = (
 
 
 def warn_noise_seed(args) -> None:
+    """Say on stderr that a ``--noise-seed`` result carries NO privacy guarantee."""
     if getattr(args, "noise_seed", None) is not None:
         print(
             f"warning: --noise-seed {args.noise_seed}: {NOT_PRIVATE_NOTE}; the output carries "
@@ -200,6 +201,7 @@ def warn_noise_seed(args) -> None:
 
 
 def warn_mechanism(name: str) -> None:
+    """Say on stderr when leaf mechanism ``name`` is NOT differentially private."""
     mech = get_mechanism(name)
     if not mech.private:
         print(
@@ -209,6 +211,8 @@ def warn_mechanism(name: str) -> None:
 
 
 def warn_algorithm(name: str, params: dict) -> None:
+    """Say on stderr when algorithm ``name`` with ``params`` proves no ε-DP (its
+    mechanism, an approximate MCMC, or a weaker guarantee)."""
     algorithm = get_algorithm(name)
     mechanism = params.get("mechanism", algorithm.defaults().get("mechanism"))
     if mechanism is not None:

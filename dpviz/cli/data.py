@@ -44,6 +44,8 @@ def _info_without_schema(args, frame, drops, suspects, guessed, problem: str) ->
 
 
 def cmd_info(args) -> dict:
+    """``info``: the CSV's schema, feature types, depths and suggested drops, read
+    from the records: NOT private, for the user (``--schema-out`` marks it inferred)."""
     check_outputs([args.data, args.schema], {"--schema-out": args.schema_out})
     frame = read_data(args)
     guessed = args.label is None

@@ -51,6 +51,8 @@ __all__ = ["add_parsers", "cmd_evaluate", "cmd_reproduce", "cmd_sweep"]
 
 
 def cmd_evaluate(args) -> dict:
+    """``evaluate``: one configuration cross-validated on the CSV. The scores read the
+    records: a result for the user, not a release."""
     warn_epsilon(args.epsilon)
     params = model_params(args)
     warn_algorithm(args.algorithm, params)
@@ -116,6 +118,8 @@ def _progress_bar(done: int, total: int, message: str) -> None:
 
 
 def cmd_sweep(args) -> dict:
+    """``sweep``: a grid of configurations on the same folds, beside the non-private
+    references; the results CSV is for the user, not a release."""
     check_outputs([args.data, args.schema], {"--out": args.out, "--summary": args.summary})
     algorithms = split_list(args.algorithm, str, "--algorithm")
     grid = SweepGrid(
@@ -179,6 +183,8 @@ def cmd_sweep(args) -> dict:
 
 
 def cmd_reproduce(args) -> dict:
+    """``reproduce``: a figure of Fletcher & Islam 2017 on its datasets, beside the
+    paper's numbers."""
     check_outputs([args.reference], {"--out": args.out})
     datasets = None if args.datasets_dir is None else Path(args.datasets_dir)
     if args.out and datasets and Path(args.out).resolve().parent == datasets.resolve():

@@ -68,6 +68,9 @@ def _book_release(args, release: Release) -> dict:
 
 
 def cmd_train(args) -> dict:
+    """``train``: fit an algorithm and write its released model file, the ledger's
+    releases only (ε-DP as the ledger says; NOT private under ``--noise-seed`` or an
+    inferred schema); with ``--ledger``, book the release in the session ledger."""
     check_outputs([args.data, args.schema], {"--out": args.out, "--ledger": args.ledger})
     _session_ledger(args)
     warn_epsilon(args.epsilon)
@@ -298,6 +301,9 @@ def _note_claim(model) -> None:
 
 
 def cmd_update(args) -> dict:
+    """``update``: add a disjoint batch of records to a count model (jpw) with fresh
+    noise, ε per batch (the note says who is protected at less); with ``--ledger``,
+    book it in the model's lineage."""
     check_outputs([args.model, args.data], {"--out": args.out, "--ledger": args.ledger})
     _session_ledger(args)
     model = load_model(args.model)
