@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import dpviz.cli
+import dpviz.cli.reading
 from dpviz.cli import main
 from dpviz.models.data import read_csv
 from dpviz.models.files import ReleasedForest
@@ -174,7 +174,7 @@ def test_file_without_header_row(capsys):
 
 def test_file_over_the_size_limit(capsys, monkeypatch):
     # The real limit is 200 MB; the CLI gets a read_csv with a 64-byte limit instead.
-    monkeypatch.setattr(dpviz.cli, "read_csv", functools.partial(read_csv, max_bytes=64))
+    monkeypatch.setattr(dpviz.cli.reading, "read_csv", functools.partial(read_csv, max_bytes=64))
     message = assert_one_error(evaluate("valid.csv"), capsys, "the limit is 64 bytes")
     assert "the file is 171 bytes" in message
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from dpviz.app.data import data_report
-from dpviz.cli import _ids_as_written, main
+from dpviz.cli import main
+from dpviz.cli.train import _ids_as_written
 from dpviz.privacy.schema import PrivacyLeakWarning, infer_schema
 
 N = 200
