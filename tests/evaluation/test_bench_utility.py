@@ -1,5 +1,6 @@
-"""The utility benchmark (bench/bench_utility.py) on tiny data: its frame, its baseline,
-its tables and its must-hold checks. Peers that are not installed are skipped by name."""
+"""The utility benchmark (bench/bench_utility.py, its parts in bench/utility/) on tiny
+data: its frame, its baseline, its tables and its must-hold checks. Peers that are not
+installed are skipped by name."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def _bench():
 
 
 bench = _bench()
+from bench.utility import methods as bench_methods  # noqa: E402  (on the path via _bench)
 
 
 def _frames() -> dict[str, pd.DataFrame]:
@@ -118,7 +120,7 @@ def test_a_failing_peer_is_a_row_not_a_crash(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("peer exploded")
 
-    monkeypatch.setattr(bench, "_fit_diffprivlib", broken)
+    monkeypatch.setattr(bench_methods, "_fit_diffprivlib", broken)
     data = bench.load_dataset("two", frame=_frames()["two"])
     results = bench.run_benchmark([data], methods=["diffprivlib_rf"], epsilons=[1.0], folds=2)
     failed = results[results.method == "diffprivlib_rf"]
