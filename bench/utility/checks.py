@@ -164,3 +164,57 @@ def group_checks(results: pd.DataFrame, group: str) -> list[dict]:
         }
     )
     return out
+
+
+# Issue 28's must-hold: "macro-F1 objective: above the majority's macro-F1 on every binary
+# set with < 15% positives".
+MACRO_F1 = "macro_f1"
+MINORITY_BELOW = 0.15
+
+
+def imbalanced_sets(results: pd.DataFrame) -> dict[str, float]:
+    """Binary sets of ``results`` whose minority share is below :data:`MINORITY_BELOW`,
+    with that share: 1 − the majority's mean test accuracy over the folds (stratified
+    folds: the whole set's share to within a record per fold)."""
+    majority = results[(results.method == "majority") & (results.n_classes == 2)]
+    share = 1.0 - majority.groupby("dataset", sort=False).majority_accuracy.mean()
+    return {str(name): float(v) for name, v in share.items() if v < MINORITY_BELOW}
+
+
+def objective_checks(results: pd.DataFrame) -> list[dict]:
+    """Issue 28's macro-F1 check, per dpviz algorithm: on every binary set with a minority
+    below 15% and at every ε run, the mean macro-F1 over the folds with
+    ``objective=macro_f1`` above the majority's mean macro-F1 on the same folds (failed
+    folds left out of both). Only rows run with ``--objective macro_f1`` count: nothing
+    is returned for other objectives (the peers keep their argmax and are not checked)."""
+    if "objective" not in results.columns:
+        return []
+    rows = results[(results.objective == MACRO_F1) & (results.error.fillna("") == "")]
+    if rows.empty:
+        return []
+    sets = imbalanced_sets(rows)
+    out = []
+    for algorithm in [a for a in ALGORITHMS if a in set(rows.method)]:
+        part = rows[(rows.method == algorithm) & rows.dataset.isin(list(sets))]
+        name = f"{algorithm} with objective macro_f1: macro-F1 > the majority's on every "
+        name += f"binary set with < {MINORITY_BELOW:.0%} minority, every ε"
+        if part.empty:
+            out.append({"check": name, "result": "N/A", "detail": "no such set in this run"})
+            continue
+        cells = part.groupby(["dataset", "epsilon"], sort=False)[["macro_f1", "majority_macro_f1"]]
+        means = 100.0 * cells.mean()
+        below = means[means.macro_f1 <= means.majority_macro_f1]
+        said = "; ".join(
+            f"{d} ε={e:g} {r.macro_f1:.1f} vs {r.majority_macro_f1:.1f}"
+            for (d, e), r in below.iterrows()
+        )
+        shares = ", ".join(f"{d} {100 * sets[d]:.1f}%" for d in part.dataset.unique())
+        out.append(
+            {
+                "check": name,
+                "result": "FAIL" if len(below) else "PASS",
+                "detail": f"above in {len(means) - len(below)} of {len(means)} (set, ε); "
+                f"not above: {said or 'none'} (minority: {shares})",
+            }
+        )
+    return out

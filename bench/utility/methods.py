@@ -15,6 +15,7 @@ from dpviz.evaluation.peers import (  # the shim and LR the Curves page uses too
     ebm_frame,
     patch_sklearn_for_diffprivlib,
 )
+from dpviz.models.objective import ACCURACY
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 
 TWIN_EPSILON = 1e6  # DPBoost's non-private twin: the same trees with negligible noise
@@ -57,8 +58,13 @@ def _expand(proba: np.ndarray, classes: Iterable, k: int) -> np.ndarray:
     return out
 
 
-def _fit_dpviz(algorithm: str, epsilon: float, data: Dataset, train, random_state) -> Fitted:
-    model = get_algorithm(algorithm).make(epsilon, random_state=random_state, schema=data.schema)
+def _fit_dpviz(
+    algorithm: str, epsilon: float, data: Dataset, train, random_state, objective: str = ACCURACY
+) -> Fitted:
+    # The objective is post-processing of the release: the same fit, another decision rule.
+    model = get_algorithm(algorithm).make(
+        epsilon, random_state=random_state, schema=data.schema, objective=objective
+    )
     model.fit(data.features.iloc[train], data.labels()[train])
     index = {c: i for i, c in enumerate(data.schema.classes)}
     order = [index[str(c)] for c in model.classes_]
@@ -136,12 +142,17 @@ def _fit_hgb(data: Dataset, train, random_state) -> Fitted:
     return _fit_sklearn_like(model, X, data, train)
 
 
-def build(method: str, epsilon: float, data: Dataset, train, random_state) -> Fitted:
-    """Fit ``method`` on the training rows; ε is ignored by the non-private references."""
+def build(
+    method: str, epsilon: float, data: Dataset, train, random_state, objective: str = ACCURACY
+) -> Fitted:
+    """Fit ``method`` on the training rows; ε is ignored by the non-private references.
+    ``objective`` (:mod:`dpviz.models.objective`) is what dpviz's estimators (and
+    DPBoost's twin) predict for; the peers and HistGB have no such parameter and keep
+    their argmax whatever it is."""
     if method in ALGORITHMS:
-        return _fit_dpviz(method, epsilon, data, train, random_state)
+        return _fit_dpviz(method, epsilon, data, train, random_state, objective)
     if method == "dpboost_twin":
-        return _fit_dpviz("dpboost", TWIN_EPSILON, data, train, random_state)
+        return _fit_dpviz("dpboost", TWIN_EPSILON, data, train, random_state, objective)
     if method.startswith("diffprivlib_"):
         return _fit_diffprivlib(
             method.removeprefix("diffprivlib_"), epsilon, data, train, random_state

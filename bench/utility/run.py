@@ -20,6 +20,7 @@ import pandas as pd
 from bench.utility.data import ROOT, Dataset
 from bench.utility.methods import REFERENCES, all_methods, build, is_private
 from dpviz.evaluation.metrics import majority_score, score
+from dpviz.models.objective import ACCURACY, check_objective
 
 DEFAULT_EPSILONS = (0.1, 1.0, 10.0)
 COLUMNS = (
@@ -42,10 +43,13 @@ COLUMNS = (
     "predict_seconds",
     "warning",
     "error",
+    "objective",  # the run's --objective: what dpviz's estimators predicted for
 )
 
 
-def _one(method, epsilon, data: Dataset, train, test, random_state) -> dict:
+def _one(
+    method, epsilon, data: Dataset, train, test, random_state, objective: str = ACCURACY
+) -> dict:
     """Scores of one fit; an exception becomes the row's error, never the run's."""
     row = {"method": method, "private": is_private(method), "epsilon": epsilon}
     caught: list[warnings.WarningMessage] = []
@@ -53,7 +57,7 @@ def _one(method, epsilon, data: Dataset, train, test, random_state) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             start = time.perf_counter()
-            fitted = build(method, epsilon, data, train, random_state)
+            fitted = build(method, epsilon, data, train, random_state, objective)
             fit_seconds = time.perf_counter() - start
             start = time.perf_counter()
             pred = fitted.predict(test)
@@ -89,8 +93,10 @@ def run_fold(
     epsilons: list[float],
     seed: int = 0,
     log: Callable[[str], None] | None = None,
+    objective: str = ACCURACY,
 ) -> list[dict]:
-    """Every method at every ε on one fold (references once: they do not depend on ε)."""
+    """Every method at every ε on one fold (references once: they do not depend on ε);
+    dpviz's estimators predict for ``objective``, every row records it."""
     from threadpoolctl import threadpool_limits
 
     random_state = seed * 1_000_003 + fold  # public randomness only
@@ -101,6 +107,7 @@ def run_fold(
         "n_rows": len(data.y),
         "n_classes": data.n_classes,
         "fold": fold,
+        "objective": objective,
     }
     baseline = majority_score(data.y[test], data.y[train], data.n_classes)
     rows = [
@@ -120,7 +127,8 @@ def run_fold(
         for method in methods:
             for eps in [math.inf] if method in REFERENCES else epsilons:
                 start = time.perf_counter()
-                rows.append({**base, **_one(method, eps, data, train, test, random_state)})
+                row = _one(method, eps, data, train, test, random_state, objective)
+                rows.append({**base, **row})
                 if log is not None:
                     status = rows[-1]["error"] or f"acc {rows[-1]['accuracy']:.3f}"
                     log(
@@ -141,10 +149,12 @@ def run_benchmark(
     seed: int = 0,
     n_jobs: int = 1,
     log: Callable[[str], None] | None = None,
+    objective: str = ACCURACY,
 ) -> pd.DataFrame:
     """One row per (dataset, fold, method, ε); ``majority`` rows and ``majority_*``
     columns hold the trivial baseline of each fold. Folds: ``StratifiedKFold(folds,
-    shuffle=True, random_state=seed)``."""
+    shuffle=True, random_state=seed)``. ``objective``: what dpviz's estimators predict
+    for (post-processing of each release; the peers keep their argmax)."""
     from sklearn.model_selection import StratifiedKFold
 
     methods = list(all_methods() if methods is None else methods)
@@ -152,18 +162,19 @@ def run_benchmark(
     if unknown:
         raise ValueError(f"unknown method {unknown[0]!r}; choose from {', '.join(all_methods())}")
     epsilons = [float(e) for e in epsilons]
+    objective = check_objective(objective)
     tasks = []
     for data in datasets:
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
         for fold, (train, test) in enumerate(splitter.split(data.y, data.y)):
             tasks.append((data, fold, train, test))
     if n_jobs == 1:
-        parts = [run_fold(*t, methods, epsilons, seed, log) for t in tasks]
+        parts = [run_fold(*t, methods, epsilons, seed, log, objective) for t in tasks]
     else:
         from joblib import Parallel, delayed
 
         parts = Parallel(n_jobs=n_jobs, verbose=0)(
-            delayed(run_fold)(*t, methods, epsilons, seed, log) for t in tasks
+            delayed(run_fold)(*t, methods, epsilons, seed, log, objective) for t in tasks
         )
     frame = pd.DataFrame([row for part in parts for row in part])
     return frame.reindex(columns=list(COLUMNS))
