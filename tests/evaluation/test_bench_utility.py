@@ -1,5 +1,6 @@
-"""The utility benchmark (bench/bench_utility.py) on tiny data: its frame, its baseline,
-its tables and its must-hold checks. Peers that are not installed are skipped by name."""
+"""The utility benchmark (bench/bench_utility.py, its parts in bench/utility/) on tiny
+data: its frame, its baseline, its tables and its must-hold checks. Peers that are not
+installed are skipped by name."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def _bench():
 
 
 bench = _bench()
+from bench.utility import methods as bench_methods  # noqa: E402  (on the path via _bench)
 
 
 def _frames() -> dict[str, pd.DataFrame]:
@@ -118,7 +120,7 @@ def test_a_failing_peer_is_a_row_not_a_crash(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("peer exploded")
 
-    monkeypatch.setattr(bench, "_fit_diffprivlib", broken)
+    monkeypatch.setattr(bench_methods, "_fit_diffprivlib", broken)
     data = bench.load_dataset("two", frame=_frames()["two"])
     results = bench.run_benchmark([data], methods=["diffprivlib_rf"], epsilons=[1.0], folds=2)
     failed = results[results.method == "diffprivlib_rf"]
@@ -153,3 +155,92 @@ def test_peer_scores(method, module):
         assert not math.isnan(row.macro_f1)
         # Bounds were given: no privacy-leak warning from the peer.
         assert "PrivacyLeak" not in str(row.warning)
+
+
+# --- the objective (issue 28: the macro-F1 objective on imbalanced sets) ---------------
+
+
+def _objective_rows(f1: dict, majority_f1: float, share: float, objective="macro_f1"):
+    """Hand-made result rows of one binary set with minority ``share``: two folds, one
+    ``fletcher_islam`` row per (ε, fold) with macro-F1 ``f1[ε]`` and the majority's rows."""
+    rows = []
+    for fold in (0, 1):
+        base = {"group": "shared", "seed": 0, "dataset": "rare", "n_rows": 1000}
+        base |= {"n_classes": 2, "fold": fold, "objective": objective, "error": ""}
+        base |= {"majority_accuracy": 1 - share, "majority_macro_f1": majority_f1}
+        rows.append({**base, "method": "majority", "epsilon": math.inf, "macro_f1": majority_f1})
+        for eps, value in f1.items():
+            rows.append({**base, "method": "fletcher_islam", "epsilon": eps, "macro_f1": value})
+    return pd.DataFrame(rows)
+
+
+def test_objective_check_passes_only_above_the_majority_on_every_epsilon():
+    """Exact arithmetic on hand-made rows: above at every ε passes; equal at one ε fails
+    and names that cell; a set with ≥ 15% minority or an accuracy run is not checked."""
+    name = "fletcher_islam with objective macro_f1"
+    above = bench.objective_checks(_objective_rows({0.1: 0.50, 1.0: 0.60}, 0.47, 0.06))
+    assert [c["result"] for c in above] == ["PASS"] and above[0]["check"].startswith(name)
+    assert "above in 2 of 2" in above[0]["detail"] and "rare 6.0%" in above[0]["detail"]
+    tied = bench.objective_checks(_objective_rows({0.1: 0.47, 1.0: 0.60}, 0.47, 0.06))
+    assert tied[0]["result"] == "FAIL" and "rare ε=0.1 47.0 vs 47.0" in tied[0]["detail"]
+    balanced = bench.objective_checks(_objective_rows({0.1: 0.40}, 0.47, 0.30))
+    assert balanced[0]["result"] == "N/A"
+    assert bench.objective_checks(_objective_rows({0.1: 0.40}, 0.47, 0.06, "accuracy")) == []
+
+
+def test_objective_reaches_dpviz_estimators_and_every_row(monkeypatch):
+    """--objective is passed to every dpviz fit (and only to dpviz's), recorded in every
+    row, named in the report with its must-hold line; an unknown one is a ValueError."""
+    from dpviz.models import registry
+
+    seen = []
+
+    def recording(algorithm):
+        found = registry.get_algorithm(algorithm)
+
+        class Spy:
+            def make(self, epsilon, **params):
+                seen.append((algorithm, params["objective"]))
+                return found.make(epsilon, **params)
+
+        return Spy()
+
+    monkeypatch.setattr(bench_methods, "get_algorithm", recording)
+    frame = _frames()["two"]
+    data = bench.load_dataset("two", frame=frame)
+    results = bench.run_benchmark(
+        [data],
+        methods=["fletcher_islam", "dpboost_twin"],
+        epsilons=[1.0],
+        folds=2,
+        objective="macro_f1",
+    )
+    assert sorted(seen) == [("dpboost", "macro_f1")] * 2 + [("fletcher_islam", "macro_f1")] * 2
+    assert (results.objective == "macro_f1").all() and len(results) == 6
+    report = bench.report_markdown(results)
+    assert "## shared group (1 datasets), seed 0, objective macro_f1" in report
+    assert "| shared, objective macro_f1 | 0 | 1 |" in report
+    # An accuracy CSV written before the column existed reads as accuracy, unchanged.
+    old = bench.normalise(results.drop(columns="objective").assign(objective=None))
+    assert (old.objective == "accuracy").all()
+    with pytest.raises(ValueError, match="objective must be one of"):
+        bench.run_benchmark([data], methods=["fletcher_islam"], objective="f1")
+
+
+def test_best_threshold_diagnostic_is_exact():
+    """bench/bench_objective.py's "does any threshold help?": a score that separates the
+    classes reaches macro-F1 1; a constant score only ties the majority (exact values)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_objective", ROOT / "bench" / "bench_objective.py"
+    )
+    diag = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diag)
+    y = np.array([1, 0, 0, 0, 0])
+    assert diag.best_threshold_f1(y, np.array([0.9, 0.1, 0.2, 0.3, 0.2]), 1) == 1.0
+    majority = diag.macro_f1(y, np.zeros(5, dtype=int))
+    assert majority == pytest.approx(4 / 9)  # (2·4/(2·4 + 1) + 0) / 2
+    assert diag.best_threshold_f1(y, np.full(5, 0.4), 1) == pytest.approx(majority)
+    # One tie between a positive and a negative at the top: the cut takes both.
+    assert diag.best_threshold_f1(y, np.array([0.9, 0.9, 0.2, 0.3, 0.1]), 1) == pytest.approx(
+        (2 / 3 + 6 / 7) / 2
+    )
