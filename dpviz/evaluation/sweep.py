@@ -475,8 +475,11 @@ def _fold_rows(
             empty_pct = model.diagnostics_["empty_leaf_pct"]
             private = {}  # whether a release is proven does not depend on its ε
             points = list(itertools.product(mechanisms, epsilons))
+            facts = functools.partial(
+                _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
+            )
             for (mech, eps), votes, point_seconds, (diagnostics, prior) in release_votes(
-                model, routed, points, functools.partial(_point_facts, private=private)
+                model, routed, points, facts
             ):
                 seconds = route_seconds + point_seconds
                 fractions = _fractions(votes)
@@ -617,7 +620,9 @@ def release_votes(
         yield point, votes, seconds + share + time.perf_counter() - begin, info
 
 
-def _point_facts(model: DPRandomForestClassifier, private: dict) -> tuple[dict, np.ndarray]:
+def _point_facts(
+    model: DPRandomForestClassifier, private: dict, patterns: LeafPatterns | None = None
+) -> tuple[dict, np.ndarray]:
     """A sweep point's leaf diagnostics and the ε its model spent before the leaves
     (:data:`BUDGET_COLUMNS`), and the class prior its ``objective`` weighs by (each
     point releases its own noisy prior); notes in ``private`` whether its mechanism's
@@ -630,7 +635,7 @@ def _point_facts(model: DPRandomForestClassifier, private: dict) -> tuple[dict, 
         model.prior_epsilon_,
         model.check_epsilon_,
     )
-    facts = {**_leaf_diagnostics(model), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
+    facts = {**_leaf_diagnostics(model, patterns), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
     return facts, model.decision_prior_
 
 
@@ -713,7 +718,33 @@ def _refit_diagnostics(model) -> dict:
     }
 
 
-def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
+@dataclass(frozen=True)
+class LeafPatterns:
+    """A structure's TRUE leaf counts (NOT private) grouped into their distinct rows:
+    a forest of 15,000 counted leaves holds a few hundred patterns, and every per-leaf
+    diagnostic is a function of the row alone. So each sweep point computes it once per
+    pattern and reads it back per leaf (``values[inverse]``): the same per-leaf array,
+    hence the same mean to the last bit, at a few percent of the cost."""
+
+    counts: np.ndarray
+    distinct: np.ndarray
+    inverse: np.ndarray
+    gap: np.ndarray
+
+    @classmethod
+    def of(cls, counts: np.ndarray) -> LeafPatterns:
+        distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+        return cls(counts, distinct, inverse.reshape(-1), gap(distinct))
+
+
+def _leaf_diagnostics(
+    model: DPRandomForestClassifier, patterns: LeafPatterns | None = None
+) -> dict:
+    """The per-point leaf diagnostics of :data:`DIAGNOSTICS` (NOT private): the share of
+    leaves whose released label is not a true majority, the expected share (the
+    mechanism's exact flip probability at the point's ε) and the mean smooth
+    sensitivity. ``patterns``: the model's counts grouped (:class:`LeafPatterns`),
+    built here when not given or not of these counts."""
     counts = model.leaf_counts_
     if len(counts) == 0:
         return {
@@ -721,13 +752,16 @@ def _leaf_diagnostics(model: DPRandomForestClassifier) -> dict:
             "expected_flip_pct": 0.0,
             "mean_smooth_sensitivity": math.nan,
         }
+    if patterns is None or patterns.counts is not counts:
+        patterns = LeafPatterns.of(counts)
     eps = model.tree_epsilon_
     flipped = flipped_labels(counts, model.leaf_labels_)
-    expected = get_mechanism(model.mechanism).flip_probability(counts, eps)
+    expected = get_mechanism(model.mechanism).flip_probability(patterns.distinct, eps)
+    sensitivity = np.exp(-patterns.gap * eps)
     return {
         "flipped_leaf_pct": 100.0 * float(flipped.mean()),
-        "expected_flip_pct": 100.0 * float(expected.mean()),
-        "mean_smooth_sensitivity": float(np.exp(-gap(counts) * eps).mean()),
+        "expected_flip_pct": 100.0 * float(expected[patterns.inverse].mean()),
+        "mean_smooth_sensitivity": float(sensitivity[patterns.inverse].mean()),
     }
 
 
@@ -749,39 +783,63 @@ def _nonprivate_twin(
     )
 
 
-def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
-    """Fit the ε = ∞ twin ``model`` (unfitted) on ``train`` from the trees the DP forest
-    ``dp`` built and its routing ``routed`` of the test records, when they have the same
-    structure; None otherwise (then the twin is fitted and routes on its own).
+def _twin_votes(
+    model, dp, train, schema, routed, test=None, splits: SplitRelease | None = None
+) -> np.ndarray | None:
+    """Fit the ε = ∞ twin ``model`` (unfitted) on ``train`` and return its votes on the
+    test records, counting the training records through trees built once; None when
+    that does not apply (then the twin is fitted and routes on its own).
+
+    Without ``splits`` the twin has the DP forest ``dp``'s trees (uniform split points):
+    it reuses ``dp``'s built trees and its routing ``routed`` of the test records. With
+    ``splits`` (the exact split release, :func:`_exact_splits`) the twin grows its own
+    trees from them, builds them once and routes ``test`` through the same build.
 
     The twin counts every training record in every tree (``shared``): the training
-    records go through ``dp``'s built trees once (a compact matrix), its leaves are
-    released as a fit releases them (true majority, public tie-breaks), and its votes
-    are those of the same test routing. The same model and votes as ``fit_encoded`` +
-    ``_votes`` (a test checks it) at about the cost of one more sweep point."""
-    if dp is None or routed is None or routed.local is None:
+    records go through the built trees once (a compact matrix), its leaves are released
+    as a fit releases them (true majority, or counts at ε = 10⁶, public tie-breaks), and
+    its votes are those of the test routing. The same model and votes as
+    ``fit_encoded`` + ``_votes`` (a test checks it), without building the trees again
+    for each pass."""
+    own = splits is not None
+    if not own and (dp is None or routed is None or routed.local is None):
         return None
-    forest = dp._compact_forest(np.arange(dp.n_estimators_), train.n_records)
-    if forest is None:
+    if own and test is None:
         return None
-    # fit_encoded's steps, with the leaves counted through dp's trees.
+    forest = None if own else dp._compact_forest(np.arange(dp.n_estimators_), train.n_records)
+    if not own and forest is None:
+        return None
+    # fit_encoded's steps, with the leaves counted through trees built once.
     model._validate_params()
     model.schema_, model.n_features_in_ = schema, len(schema.features)
     model.classes_ = np.asarray(schema.classes, dtype=object)
     start = time.perf_counter()
     model.encoding_report_ = train.report
     source = model._release_source(0)
-    # The DP forest's released split points, so that the twin has the same trees.
-    model._prepare(train.n_records, source, splits=dp.splits_)
-    same_splits = (model.splits_ is None) == (dp.splits_ is None)
-    if (
-        model.depth_ != dp.depth_
-        or not np.array_equal(model.root_keys_, dp.root_keys_)
-        or not same_splits
-    ):
-        return None
+    if own:
+        model._prepare(train.n_records, source, splits=splits)
+        forest = model._compact_forest(np.arange(model.n_estimators_), train.n_records, keep=True)
+        if forest is None:
+            return None
+        built = model
+    else:
+        # The DP forest's released split points, so that the twin has the same trees.
+        model._prepare(train.n_records, source, splits=dp.splits_)
+        same_splits = (model.splits_ is None) == (dp.splits_ is None)
+        if (
+            model.depth_ != dp.depth_
+            or not np.array_equal(model.root_keys_, dp.root_keys_)
+            or not same_splits
+        ):
+            return None
+        built = dp
     compact = route_compact(
-        dp.space_, dp.root_keys_, forest.trees, train.continuous, train.discrete, forest=forest
+        built.space_,
+        built.root_keys_,
+        forest.trees,
+        train.continuous,
+        train.discrete,
+        forest=forest,
     )
     if compact.abstain is not None and (compact.local == compact.abstain).any():
         return None  # training records never abstain (unknown values are dropped)
@@ -804,6 +862,8 @@ def _twin_votes(model, dp, train, schema, routed) -> np.ndarray | None:
     )
     model._release_leaves(source)
     model.fit_seconds_ = time.perf_counter() - start
+    if own:
+        return model._votes(test)
     same = RoutedRecords(
         routed.n_records,
         None,
@@ -858,7 +918,7 @@ def _nonprivate_row(
     # own from the exact tables, so that the reference is the same on every page and run
     # with the same settings. Uniform split points are the same trees: their routing
     # is reused.
-    votes = None if exact is not None else _twin_votes(model, dp, train, schema, routed)
+    votes = _twin_votes(model, dp, train, schema, routed, test, exact)
     if votes is None:
         model = _nonprivate_twin(trees, depth, random_state, counts, splits)
         declare_fold_size(model, train.n_records)

@@ -132,6 +132,29 @@ def test_the_twin_from_the_sweeps_routing_equals_a_fitted_twin(path, discrete):
     assert row_reused == row_plain
 
 
+@pytest.mark.parametrize("discrete", [False, True])
+def test_the_twin_of_exact_split_tables_built_once_equals_a_fitted_twin(path, discrete):
+    """Quantile split points: the twin grows its own trees from the exact tables; built
+    once for the training and the test records, it is the twin a plain fit gives."""
+    frame, schema = case(2000, 2, seed=2, discrete=discrete)
+    train, test = encode(frame.iloc[:1500], schema), encode(frame.iloc[1500:], schema)
+    exact = sweep._exact_splits(train, schema)
+
+    def twin():
+        return sweep._nonprivate_twin(20, 6, 7, counts=True, split_points="quantile")
+
+    reused = twin()
+    votes = sweep._twin_votes(reused, None, train, schema, None, test, exact)
+    assert votes is not None  # the shortcut ran
+    plain = twin().fit_encoded(train, schema, exact)
+    np.testing.assert_array_equal(votes, plain._votes(test))
+    # The released counts (ε = 10⁶: the true ones) are what a count twin's votes read;
+    # its labels break ties with fresh noise, as two plain fits would.
+    for name in ("leaf_keys_", "leaf_tree_", "leaf_counts_", "leaf_noisy_counts_"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(plain, name))
+    assert reused.diagnostics_["empty_leaf_pct"] == plain.diagnostics_["empty_leaf_pct"]
+
+
 def test_a_twin_of_another_structure_is_fitted_on_its_own():
     frame, schema = case(800, 2)
     train, test = encode(frame.iloc[:600], schema), encode(frame.iloc[600:], schema)
