@@ -10,7 +10,7 @@ forest, each fold model's own ledger for the others), never typed by hand.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 
 from dpviz.app.support import PreparedData
-from dpviz.app.sweep import LADDERS, Progress, epsilon_ladder, sklearn_default, sweep_jobs
+from dpviz.app.sweep import LADDERS, Progress, sklearn_default, sweep_jobs
+from dpviz.app.sweep_settings import (
+    DEFAULT_ALGORITHMS,
+    DEFAULT_MECHANISMS,
+    SweepSettings,
+)
 from dpviz.app.sweep_views import (
     REFERENCE_NAMES,
     SweepTables,
@@ -45,11 +50,6 @@ from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import risk_sentences
 
-# The default forest's mechanism, the paper's (permute_flip) and the withdrawn one.
-DEFAULT_MECHANISMS = ("laplace_counts", "permute_flip", "smooth_em")
-# The forest alone by default: it sweeps a 19-point ε curve in about one fit. The greedy
-# trees and DPBoost read the data to grow, so they are refitted for every ε and fold.
-DEFAULT_ALGORITHMS = (defaults.ALGORITHM,)
 _FOREST = defaults.forest_parameters()
 _FOREST_DEPTH = _FOREST["depth"]
 # "auto": each fold's trees sized from its record count, declared public for the
@@ -81,63 +81,6 @@ def form_defaults(n_rows: int) -> dict[str, Any]:
         "metric": "accuracy",
         "x": "epsilon",
     }
-
-
-@dataclass(frozen=True)
-class SweepSettings:
-    """A sweep as the Curves page asks for it."""
-
-    eps_low: float = defaults.SWEEP_EPSILON_LOW
-    eps_high: float = defaults.SWEEP_EPSILON_HIGH
-    per_decade: int = defaults.SWEEP_PER_DECADE
-    mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS
-    n_estimators: tuple[int | str, ...] = (_FOREST["n_estimators"],)
-    depths: tuple[str | int, ...] = (_FOREST_DEPTH,)
-    data_splits: tuple[str, ...] = (_FOREST["data_split"],)
-    folds: int = defaults.SWEEP_FOLDS
-    seed: int = defaults.SEED
-    sklearn_reference: bool = False
-    algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
-    # None: every model's noise is fresh and secret. A seed replays it (tests, exact
-    # reproduction): the sweep's models are then NOT private, and its rows say so.
-    noise_seed: int | None = None
-    # Parameters over the registry defaults, per algorithm; the forest's trees, depth,
-    # mechanism and data split come from the grid above (others, e.g. its split points,
-    # from here).
-    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # Other DP libraries to run on the same folds and ε values (dpviz.app.peers).
-    peers: tuple[str, ...] = ()
-
-    @property
-    def epsilons(self) -> list[float]:
-        return epsilon_ladder(self.eps_low, self.eps_high, self.per_decade)
-
-    @property
-    def forest(self) -> bool:
-        """Whether Fletcher & Islam's forest (and so the grid of mechanisms, trees, depth
-        rules and splits) is in the sweep."""
-        return FLETCHER_ISLAM in self.algorithms
-
-    @property
-    def others(self) -> list[str]:
-        """The algorithms other than the forest, in the order chosen."""
-        return [a for a in self.algorithms if a != FLETCHER_ISLAM]
-
-    @property
-    def n_configurations(self) -> int:
-        forest = (
-            len(self.mechanisms)
-            * len(self.n_estimators)
-            * len(self.depths)
-            * len(self.data_splits)
-            if self.forest
-            else 0
-        )
-        return len(self.epsilons) * (forest + len(self.others))
-
-    def params(self, algorithm: str) -> dict[str, Any]:
-        """The parameters ``algorithm`` runs with in this sweep (over its defaults)."""
-        return {**get_algorithm(algorithm).defaults(), **dict(self.presets.get(algorithm, {}))}
 
 
 @dataclass

@@ -59,7 +59,7 @@ from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
 
 if TYPE_CHECKING:
-    from dpviz.app.curves import SweepSettings
+    from dpviz.app.sweep_settings import SweepSettings
 
 _STRUCTURE_PINS = ("n_estimators", "depth_rule", "data_split")
 REFERENCE_NAMES = {

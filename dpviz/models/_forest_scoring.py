@@ -99,7 +99,13 @@ def prior_epsilon(
 def _times(a: float, b: float) -> float:
     """a·b in decimal arithmetic: the shares and ε a user types are decimals, and the
     printed budget must be 0.08 for 0.1 × 0.8, not 0.08000000000000002."""
-    return float(Fraction(repr(float(a))) * Fraction(repr(float(b))))
+    return _decimal_product(float(a), float(b))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decimal_product(a: float, b: float) -> float:
+    # Kept per (a, b): a sweep asks for the same few budget shares at every point.
+    return float(Fraction(repr(a)) * Fraction(repr(b)))
 
 
 def prior_weight(

@@ -43,6 +43,7 @@ Constants chosen on the 11 shared datasets and synthetic data only (bench/README
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -69,7 +70,13 @@ CHECK_STREAM = 0xF1_0000
 def check_epsilon(epsilon: float) -> float:
     """ε_c = :data:`CHECK_SHARE`·ε in decimal arithmetic (a printed budget of 0.05 for
     ε = 1, not 0.05000000000000001). Public: ε only."""
-    return float(Fraction(repr(CHECK_SHARE)) * Fraction(repr(float(epsilon))))
+    return _check_share_of(float(epsilon))
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_share_of(epsilon: float) -> float:
+    # Kept per ε: a sweep's point asks for it many times per release.
+    return float(Fraction(repr(CHECK_SHARE)) * Fraction(repr(epsilon)))
 
 
 def checked_trees(n_trees: int, n_records: int | None) -> int:

@@ -17,6 +17,7 @@ where records go) resume after those children are built.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -202,14 +203,13 @@ def is_leaf(space: TreeSpace, frontier: Frontier, depth: int) -> np.ndarray:
     return frontier.used.all(axis=1)
 
 
-def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
-    """Draw each node's split from its key: an allowed feature (uniformly, or in
-    proportion to the space's released feature weights), and for a continuous one a
-    threshold uniform in the node's current domain (or in the space's released
-    distribution function over that domain)."""
+def choose_features(space: TreeSpace, keys: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """The split feature of each internal node from its key and the discrete features its
+    path used: an allowed feature drawn uniformly, or in proportion to the space's
+    released feature weights. Public structure only."""
     s, r = space.n_continuous, space.n_discrete
-    unused = ~frontier.used
-    draw = uniform(frontier.keys, SALT_FEATURE)
+    unused = ~used
+    draw = uniform(keys, SALT_FEATURE)
     if space.feature_weights is None:
         n_allowed = s + unused.sum(axis=1)
         pick = np.minimum((draw * n_allowed).astype(np.int64), n_allowed - 1)
@@ -219,15 +219,24 @@ def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
             rank = pick[discrete] - s
             position = np.cumsum(unused[discrete], axis=1) > rank[:, None]
             feature[discrete] = s + np.argmax(position, axis=1)
-    else:
-        weights = np.broadcast_to(space.feature_weights, (len(frontier), s + r)).copy()
-        weights[:, s:] *= unused
-        cumulative = np.cumsum(weights, axis=1)
-        below = cumulative <= (draw * cumulative[:, -1])[:, None]
-        # A feature of weight 0 is never drawn: the first one whose cumulative weight
-        # passes the draw.
-        feature = np.minimum(below.sum(axis=1), s + r - 1)
-        discrete = feature >= s
+        return feature
+    weights = np.broadcast_to(space.feature_weights, (len(keys), s + r)).copy()
+    weights[:, s:] *= unused
+    cumulative = np.cumsum(weights, axis=1)
+    below = cumulative <= (draw * cumulative[:, -1])[:, None]
+    # A feature of weight 0 is never drawn: the first one whose cumulative weight
+    # passes the draw.
+    return np.minimum(below.sum(axis=1), s + r - 1)
+
+
+def choose_splits(space: TreeSpace, frontier: Frontier) -> Splits:
+    """Draw each node's split from its key: an allowed feature (uniformly, or in
+    proportion to the space's released feature weights), and for a continuous one a
+    threshold uniform in the node's current domain (or in the space's released
+    distribution function over that domain)."""
+    s, r = space.n_continuous, space.n_discrete
+    feature = choose_features(space, frontier.keys, frontier.used)
+    discrete = feature >= s
     threshold = np.full(len(frontier), np.nan)
     cont = ~discrete
     if cont.any():
@@ -1394,6 +1403,13 @@ def estimate_leaves(
     n = len(root_keys)
     if space.n_discrete == 0:
         return np.full(n, float(2**space.max_depth)), np.ones(n, dtype=bool)
+    bound = leaf_bound(space)
+    if bound <= exact_limit:
+        # Every probe's product, hence every estimate, is at most ``bound``: each tree
+        # would be counted exactly below. Count them all at once instead (same numbers).
+        return _count_forest(space, np.asarray(root_keys, dtype=np.uint64), bound), np.ones(
+            n, dtype=bool
+        )
     totals = _knuth_estimate(space, np.asarray(root_keys, dtype=np.uint64), probes)
     exact = np.zeros(n, dtype=bool)
     for t in np.flatnonzero(totals <= exact_limit):
@@ -1401,6 +1417,62 @@ def estimate_leaves(
         if count is not None:
             totals[t], exact[t] = count, True
     return totals, exact
+
+
+def leaf_bound(space: TreeSpace) -> int:
+    """The largest product of branching factors along any root-to-leaf path of a tree
+    over ``space``: a public bound on its leaf count and on every Knuth probe. A path
+    has at most ``max_depth`` splits; each multiplies by 2 (a continuous feature, which
+    may recur) or by the value count of a discrete feature not yet used on the path."""
+    factors = sorted((int(v) for v in space.n_values), reverse=True)
+    if space.n_continuous:
+        factors = sorted([*factors, *[2] * space.max_depth], reverse=True)
+    return math.prod(factors[: space.max_depth])
+
+
+# Nodes of one level counted at once by _count_forest (trees are grouped to stay below).
+COUNT_NODES = 1 << 20
+
+
+def _count_forest(space: TreeSpace, root_keys: np.ndarray, bound: int) -> np.ndarray:
+    """Exact leaf count of each tree, every tree of a group enumerated level by level in
+    one frontier that holds only what decides the shape (key, used discrete features):
+    the thresholds never change which children a node has. The counts ``_count_tree``
+    gives, without building the sub-domains."""
+    n = len(root_keys)
+    s, r = space.n_continuous, space.n_discrete
+    totals = np.zeros(n)
+    group = max(1, COUNT_NODES // max(1, bound))
+    for first in range(0, n, group):
+        keys = root_keys[first : first + group]
+        tree = np.arange(len(keys))
+        used = np.zeros((len(keys), r), dtype=bool)
+        counts = np.zeros(len(keys), dtype=np.int64)
+        for depth in range(space.max_depth + 1):
+            if depth >= space.max_depth:
+                leaf = np.ones(len(keys), dtype=bool)
+            elif s > 0:
+                leaf = np.zeros(len(keys), dtype=bool)
+            else:
+                leaf = used.all(axis=1)
+            counts += np.bincount(tree[leaf], minlength=len(counts))
+            inner = np.flatnonzero(~leaf)
+            if len(inner) == 0:
+                break
+            keys, used, tree = keys[inner], used[inner], tree[inner]
+            feature = choose_features(space, keys, used)
+            n_children = np.full(len(keys), 2, dtype=np.int64)
+            discrete = feature >= s
+            n_children[discrete] = space.n_values[feature[discrete] - s]
+            parent = np.repeat(np.arange(len(keys)), n_children)
+            child = np.arange(len(parent)) - np.repeat(
+                np.cumsum(n_children) - n_children, n_children
+            )
+            keys, used, tree = child_keys(keys[parent], child), used[parent], tree[parent]
+            taken = np.flatnonzero(discrete[parent])
+            used[taken, feature[parent[taken]] - s] = True
+        totals[first : first + group] = counts
+    return totals
 
 
 def _knuth_estimate(space, root_keys, probes):

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from dpviz.app import curves as app_curves
 from dpviz.app import support as support
 from dpviz.evaluation import sweep as sweep
+from dpviz.evaluation import sweep_points
 from dpviz.evaluation.sweep import (
     SERIES_DP,
     SERIES_HGB,
@@ -138,7 +139,7 @@ def test_greedy_diagnostics_in_the_sweep_equal_the_models_own(synth):
     for name, params in (("friedman_schuster", {"max_depth": 3}), ("dpea", {"max_depth": 4})):
         model = get_algorithm(name).make(0.3, random_state=1, **params)
         model.fit_encoded(encoded, schema)
-        fast, own = sweep._refit_diagnostics(model), model.diagnostics_
+        fast, own = sweep_points._refit_diagnostics(model), model.diagnostics_
         for key in ("empty_leaf_pct", "flipped_leaf_pct", "expected_flip_pct"):
             assert fast[key] == pytest.approx(own[key], rel=1e-9, abs=1e-12), (name, key)
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.evaluation import sweep
+from dpviz.evaluation import sweep, sweep_references
 from dpviz.models import kernels
 from dpviz.models import trees as routing
 from dpviz.models.data import encode
@@ -115,10 +115,10 @@ def test_the_twin_from_the_sweeps_routing_equals_a_fitted_twin(path, discrete):
         split_points="uniform",  # a fitted twin's structure is then the same
     ).fit_encoded(train, schema)
     routed = dp.route_records(test)
-    reused = sweep._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
-    votes = sweep._twin_votes(reused, dp, train, schema, routed)
+    reused = sweep_references._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
+    votes = sweep_references._twin_votes(reused, dp, train, schema, routed)
     assert votes is not None  # the shortcut ran
-    plain = sweep._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
+    plain = sweep_references._nonprivate_twin(25, "theorem2", seed * 1_000_003 + index)
     plain.fit_encoded(train, schema)
     np.testing.assert_array_equal(votes, plain._votes(test))
     for name in ("leaf_keys_", "leaf_tree_", "leaf_depth_", "leaf_counts_", "leaf_labels_"):
@@ -126,10 +126,33 @@ def test_the_twin_from_the_sweeps_routing_equals_a_fitted_twin(path, discrete):
     assert reused.diagnostics_["empty_leaf_pct"] == plain.diagnostics_["empty_leaf_pct"]
     base = {"repeat": 0, "fold": index}
     args = (base, train, test, schema, 25, "theorem2", index, seed, "fletcher_islam")
-    row_reused = sweep._nonprivate_row(*args, dp, routed)
-    row_plain = sweep._nonprivate_row(*args)
+    row_reused = sweep_references._nonprivate_row(*args, dp, routed)
+    row_plain = sweep_references._nonprivate_row(*args)
     row_reused.pop("fit_seconds"), row_plain.pop("fit_seconds")
     assert row_reused == row_plain
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+def test_the_twin_of_exact_split_tables_built_once_equals_a_fitted_twin(path, discrete):
+    """Quantile split points: the twin grows its own trees from the exact tables; built
+    once for the training and the test records, it is the twin a plain fit gives."""
+    frame, schema = case(2000, 2, seed=2, discrete=discrete)
+    train, test = encode(frame.iloc[:1500], schema), encode(frame.iloc[1500:], schema)
+    exact = sweep_references._exact_splits(train, schema)
+
+    def twin():
+        return sweep_references._nonprivate_twin(20, 6, 7, counts=True, split_points="quantile")
+
+    reused = twin()
+    votes = sweep_references._twin_votes(reused, None, train, schema, None, test, exact)
+    assert votes is not None  # the shortcut ran
+    plain = twin().fit_encoded(train, schema, exact)
+    np.testing.assert_array_equal(votes, plain._votes(test))
+    # The released counts (ε = 10⁶: the true ones) are what a count twin's votes read;
+    # its labels break ties with fresh noise, as two plain fits would.
+    for name in ("leaf_keys_", "leaf_tree_", "leaf_counts_", "leaf_noisy_counts_"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(plain, name))
+    assert reused.diagnostics_["empty_leaf_pct"] == plain.diagnostics_["empty_leaf_pct"]
 
 
 def test_a_twin_of_another_structure_is_fitted_on_its_own():
@@ -137,8 +160,8 @@ def test_a_twin_of_another_structure_is_fitted_on_its_own():
     train, test = encode(frame.iloc[:600], schema), encode(frame.iloc[600:], schema)
     dp = DPRandomForestClassifier(n_estimators=10, depth=5, schema=schema, random_state=1)
     dp.fit_encoded(train, schema)
-    other = sweep._nonprivate_twin(10, 5, 2)  # other public seed: other trees
-    assert sweep._twin_votes(other, dp, train, schema, dp.route_records(test)) is None
+    other = sweep_references._nonprivate_twin(10, 5, 2)  # other public seed: other trees
+    assert sweep_references._twin_votes(other, dp, train, schema, dp.route_records(test)) is None
 
 
 def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):
@@ -153,7 +176,7 @@ def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):
     if COMPILED:
         monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
     batched = rows()
-    monkeypatch.setattr(sweep, "_twin_votes", lambda *args: None)
+    monkeypatch.setattr(sweep_references, "_twin_votes", lambda *args: None)
     monkeypatch.setattr(kernels, "_kernels", None)
     monkeypatch.setattr(kernels, "_failed", True)
     pd.testing.assert_frame_equal(batched, rows())
