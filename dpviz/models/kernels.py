@@ -56,8 +56,11 @@ def pool() -> ThreadPoolExecutor:
 
 def _compile():
     from dpviz.models import _numba_kernels as compiled
+    from dpviz.models._numba_noise import stream_discrete_laplace
 
     return {
+        "stream_discrete_laplace": stream_discrete_laplace,
+    } | {
         name: getattr(compiled, name)
         for name in (
             "descend_table",
@@ -103,6 +106,7 @@ def _load() -> None:
 
     # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
     noise.register_compiled_laplace(compiled["discrete_laplace_words"])
+    noise.register_compiled_stream_laplace(compiled["stream_discrete_laplace"])
     _kernels = compiled
 
 
