@@ -55,6 +55,7 @@ _compiled_laplace = None
 _compiled_stream_laplace = None
 _LAPLACE_WORDS = 16  # words (8 blocks) drawn ahead per item (~8-13 used on average)
 _LAPLACE_ITEMS = 1 << 16  # items per buffer (16 MB of blocks at 16 words)
+_STREAM_WORDS = 16  # a stream's words drawn ahead per item (twice more while short)
 
 
 def register_compiled_laplace(kernel) -> None:
@@ -294,10 +295,10 @@ class SecureGenerator:
             return np.array(_small_discrete_laplace(words, int(size), epsilon), dtype=np.int64)
         if _compiled_stream_laplace is not None:
             # The compiled rounds read a buffer of the stream's next words and say how
-            # many they used; the rest stay unread. ~13 words an item at ε/d = 0.02.
+            # many they used; the rest stay unread (~9 words an item).
             s, t = epsilon_fraction(epsilon)
             out = np.empty(int(size), dtype=np.int64)
-            width = 16 * int(size)
+            width = _STREAM_WORDS * int(size)
             while True:
                 used = _compiled_stream_laplace(self._peek(width), np.uint64(s), np.uint64(t), out)
                 if used >= 0:

@@ -1,0 +1,85 @@
+"""The default fit's fast paths give what the paths they replace give: the floor
+check's records routed when a release first runs the check, and the schema of an
+integer-labelled float array inferred from its column ranges."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpviz import DPRandomForestClassifier
+from dpviz.models.data import _column_ranges
+from dpviz.models.inputs import resolve_schema
+from dpviz.privacy.schema import PrivacyLeakWarning, Schema
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpviz.privacy.schema.PrivacyLeakWarning")
+
+
+def _data(n: int = 1_500, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.standard_normal((n, 4)), -5, 5)
+    y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 0.3).astype(int)
+    return X, y
+
+
+def _fit(epsilon: float) -> DPRandomForestClassifier:
+    X, y = _data()
+    # A declared count: the structure is the same at every ε of the split rung (ε ≥ 1).
+    model = DPRandomForestClassifier(epsilon, random_state=1, noise_seed=2, declared_n=1_500)
+    return model.fit(X, y)
+
+
+def test_the_check_routes_its_records_when_a_release_first_runs_it():
+    below, at_three = _fit(1.0), _fit(3.0)
+    assert below._check_routes._routes is None  # ε = 1: no check, no routing
+    assert at_three._check_routes._routes is not None and at_three.floor_check_ is not None
+    below.release_instead(3.0)
+    assert below._check_routes._checked is None  # routed: the records are dropped
+    assert below.floor_check_ == at_three.floor_check_
+    assert below.floor_trusted_ == at_three.floor_trusted_
+    np.testing.assert_array_equal(
+        below.predict_proba(_data()[0]), at_three.predict_proba(_data()[0])
+    )
+
+
+def test_a_copy_holds_the_check_routing_never_the_records():
+    model = _fit(1.0)
+    copy = pickle.loads(pickle.dumps(model))
+    assert copy._check_routes._checked is None and copy._check_routes._routes is not None
+    routed, y = copy._check_routes.routes(copy)
+    expected, expected_y = model._check_routes.routes(model)  # routed by the dump
+    np.testing.assert_array_equal(routed.pair_leaf, expected.pair_leaf)
+    np.testing.assert_array_equal(routed.pair_record, expected.pair_record)
+    np.testing.assert_array_equal(y, expected_y)
+    assert copy.release_instead(4.0).floor_check_ == model.release_instead(4.0).floor_check_
+
+
+@pytest.mark.parametrize(
+    "X, y",
+    [
+        (np.random.default_rng(1).normal(size=(400, 3)), np.arange(400) % 3),
+        (np.round(np.random.default_rng(2).normal(size=(300, 2)) * 3), np.arange(300) % 12),
+        (np.ones((40, 2)), np.array([7, -5] * 20, dtype=np.int8)),
+        (np.zeros((40, 1)), np.array([3, 250] * 20, dtype=np.uint8)),
+    ],
+)
+def test_an_integer_labelled_array_infers_the_frames_schema(X, y):
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        from_frame = resolve_schema(None, frame, y)
+        fast = resolve_schema(None, frame, y, _column_ranges(X))
+    assert isinstance(fast, Schema) and fast.inferred
+    assert fast.to_dict() == from_frame.to_dict()
+
+
+def test_an_integer_labelled_array_warns_and_refuses_one_class():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        DPRandomForestClassifier(random_state=0).fit(X, np.arange(30) % 2)
+    with pytest.raises(ValueError, match="only one class"):
+        DPRandomForestClassifier(random_state=0).fit(X, np.zeros(30, dtype=int))
