@@ -56,10 +56,11 @@ def pool() -> ThreadPoolExecutor:
 
 def _compile():
     from dpviz.models import _numba_kernels as compiled
-    from dpviz.models._numba_noise import stream_discrete_laplace
+    from dpviz.models import _numba_noise
 
     return {
-        "stream_discrete_laplace": stream_discrete_laplace,
+        "stream_discrete_laplace": _numba_noise.stream_discrete_laplace,
+        "counter_blocks": _numba_noise.counter_blocks,
     } | {
         name: getattr(compiled, name)
         for name in (
@@ -106,7 +107,7 @@ def _load() -> None:
 
     # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
     noise.register_compiled_laplace(compiled["discrete_laplace_words"])
-    noise.register_compiled_stream_laplace(compiled["stream_discrete_laplace"])
+    noise.register_compiled_noise(compiled["stream_discrete_laplace"], compiled["counter_blocks"])
     _kernels = compiled
 
 
