@@ -127,6 +127,12 @@ def get(wait: bool):
     return None
 
 
+def loaded():
+    """The compiled kernels if they have loaded already, else None (loads nothing): for
+    small work that takes them when they are there and numpy otherwise."""
+    return _kernels
+
+
 def warm_up() -> None:
     """Load the kernels in a background thread (idempotent)."""
     global _loader
