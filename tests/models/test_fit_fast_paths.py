@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
+from dpviz.models import kernels
+from dpviz.models._forest_splits import TableLayout, class_tables
 from dpviz.models.data import _column_ranges
 from dpviz.models.inputs import resolve_schema
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
@@ -83,3 +85,23 @@ def test_an_integer_labelled_array_warns_and_refuses_one_class():
         DPRandomForestClassifier(random_state=0).fit(X, np.arange(30) % 2)
     with pytest.raises(ValueError, match="only one class"):
         DPRandomForestClassifier(random_state=0).fit(X, np.zeros(30, dtype=int))
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+def test_small_tables_and_ranges_take_the_loaded_kernels_with_numpys_numbers(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2_000, 5)).clip(-3, 3)
+    y = rng.integers(0, 3, 2_000)
+    lows, highs = np.full(5, -3.0), np.full(5, 3.0)
+    layout = TableLayout(5, ())
+    compiled = class_tables(X, np.empty((2_000, 0), np.int32), y, lows, highs, layout, 3)
+    ranges = _column_ranges(X)
+    frozen = X.copy()
+    frozen.flags.writeable = False  # typed out of the kernel: numpy's path
+    frozen_ranges = _column_ranges(frozen)
+    monkeypatch.setattr(kernels, "loaded", lambda: None)  # numpy throughout
+    numpy_tables = class_tables(X, np.empty((2_000, 0), np.int32), y, lows, highs, layout, 3)
+    np.testing.assert_array_equal(compiled, numpy_tables)
+    for ours in (ranges, frozen_ranges):
+        np.testing.assert_array_equal(ours[0], X.min(axis=0))
+        np.testing.assert_array_equal(ours[1], X.max(axis=0))
