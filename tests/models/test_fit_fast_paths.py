@@ -14,9 +14,9 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.models import kernels
 from dpviz.models._forest_splits import TableLayout, class_tables
-from dpviz.models.data import _column_ranges
+from dpviz.models.data import _column_ranges, encode, encode_array
 from dpviz.models.inputs import resolve_schema
-from dpviz.privacy.schema import PrivacyLeakWarning, Schema
+from dpviz.privacy.schema import Feature, PrivacyLeakWarning, Schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpviz.privacy.schema.PrivacyLeakWarning")
 
@@ -105,3 +105,20 @@ def test_small_tables_and_ranges_take_the_loaded_kernels_with_numpys_numbers(mon
     for ours in (ranges, frozen_ranges):
         np.testing.assert_array_equal(ours[0], X.min(axis=0))
         np.testing.assert_array_equal(ours[1], X.max(axis=0))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [["no", "yes", "nan"], ["no", "yes", "NaN"], ["no", "yes", ""], ["no", "maybe", "yes"]],
+)
+def test_text_labels_of_an_array_encode_as_the_frames(labels):
+    """Every label a class: one comparison per class; else pandas' path counts the
+    missing ("", "NaN" unless a class) and unknown labels. The same records and report."""
+    schema = Schema("label", ("no", "yes", "nan"), (Feature("a", "continuous", 0.0, 1.0),))
+    X = np.random.default_rng(0).random((9, 1))
+    y = np.array(labels * 3)
+    fast = encode_array(X, y, schema)
+    frame = encode(pd.DataFrame({"a": X[:, 0], "label": y.astype(object)}), schema)
+    np.testing.assert_array_equal(fast.y, frame.y)
+    np.testing.assert_array_equal(fast.continuous, frame.continuous)
+    assert fast.report == frame.report
