@@ -121,6 +121,14 @@ class LeafCounts:
     def combine(cls, parts: list[LeafCounts], n_classes: int) -> LeafCounts:
         """Add the counts of several batches or partitions leaf by leaf."""
         keys = np.concatenate([p.keys for p in parts])
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        if not (ordered[1:] == ordered[:-1]).any():
+            # Distinct keys (one batch, a fit): sorting them is all the combining there is.
+            cat = np.concatenate
+            counts = cat([p.counts for p in parts]).astype(np.int64, copy=False)[order]
+            tree, depth = cat([p.tree for p in parts])[order], cat([p.depth for p in parts])[order]
+            return cls(ordered, tree, depth, counts, [n for p in parts for n in p.nodes])
         unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         counts = np.zeros((len(unique), n_classes), dtype=np.int64)
         np.add.at(counts, inverse, np.concatenate([p.counts for p in parts]).astype(np.int64))

@@ -132,7 +132,7 @@ class ReleaseMixin:
         self.floor_check_, self.floor_trusted_ = None, True
         if not self.check_epsilon_:
             return
-        routed, y = self._check_routes
+        routed, y = self._check_routes.routes(self)
         prior = count_prior(self.prior_counts_, len(self.classes_))
         votes = self.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
         gain = check_gain(votes, y, int(np.argmax(prior)))
@@ -302,6 +302,8 @@ class ReleaseMixin:
         (``ValueError``), since a copy would answer differently where no record went."""
         if getattr(self, "_releases", None):
             self._complete_release()
+        if getattr(self, "_check_routes", None) is not None:
+            self._check_routes.routes(self)  # a copy keeps the routing, not the records
         if getattr(self, "_releases", None) and not self._empty_complete:
             raise ValueError(
                 f"this forest ({self.n_estimators_} trees of depth {self.depth_}) has more "

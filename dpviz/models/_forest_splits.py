@@ -136,7 +136,9 @@ def class_tables(
     k = n_classes
     binned = np.zeros((k * s, SPLIT_BINS), dtype=np.int64)
     scale = SPLIT_BINS / np.where(highs > lows, highs - lows, 1.0)
-    compiled = kernels.get(wait=False) if n * s >= 1 << 20 else None
+    # Small tables take the kernel only once it has loaded (a fit's 300,000 values:
+    # ~0.3 ms against ~2 ms in numpy); large ones start its loading.
+    compiled = kernels.get(wait=False) if n * s >= 1 << 20 else kernels.loaded()
     # The kernel is typed for writeable arrays (joblib's parallel folds are read-only).
     if compiled is not None and continuous.dtype == np.float64 and continuous.flags.writeable:
         # One pass over the records (the routing kernels', once loaded): 2.4M × 10 in

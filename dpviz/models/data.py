@@ -691,6 +691,8 @@ def encode_array(
     if training:
         codes = _integer_labels(y, schema, report, keep)
         if codes is None:
+            codes = _text_labels(y, schema, report)
+        if codes is None:
             codes = _labels(pd.Series(y), schema, report, keep)
     continuous = np.asarray(X, dtype=np.float64)
     lows = np.array([f.low for f in schema.continuous])
@@ -714,8 +716,9 @@ def _column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reduction over axis 0 then runs along 256 × columns values instead of a handful
     (4x faster on 2.4M × 10; min and max are exact in any order)."""
     n, f = X.shape
-    compiled = kernels.get(wait=False) if n * f >= 1 << 20 else None
-    if compiled is not None and X.dtype == np.float64:
+    compiled = kernels.get(wait=False) if n * f >= 1 << 20 else kernels.loaded()
+    # The kernel is typed for writeable arrays (a read-only one takes the numpy path).
+    if compiled is not None and X.dtype == np.float64 and X.flags.writeable:
         # One pass over the rows, the routing kernels' (when loaded): 3x faster again.
         low, high = np.full(f, np.inf), np.full(f, -np.inf)
         compiled["column_ranges"](X, low, high)
@@ -756,6 +759,23 @@ def _integer_labels(y, schema: Schema, report: EncodingReport, keep: np.ndarray)
     report.missing_label = 0  # integers are never empty, blank or "NaN"
     report.unknown_label = int((codes < 0).sum())
     keep &= codes >= 0
+    return codes
+
+
+def _text_labels(y, schema: Schema, report: EncodingReport):
+    """:func:`_labels` of a numpy text array whose every label is one of the classes,
+    by one comparison per class (pandas' missing-label test and categories took ~5 ms
+    of a 30,000-row fit); None when some label is not a class (a missing or unknown
+    one: :func:`_labels` counts those)."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.dtype.kind != "U" or not len(y):
+        return None
+    codes = np.full(len(y), -1, dtype=np.int32)
+    for index, name in enumerate(schema.classes):
+        codes[y == name] = index  # a cell's text is the string itself (as_text)
+    if (codes < 0).any():
+        return None
+    report.missing_label = report.unknown_label = 0
     return codes
 
 

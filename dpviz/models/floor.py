@@ -157,16 +157,49 @@ def check_applies(model, *, any_epsilon: bool = False) -> bool:
     )
 
 
-def out_of_bag_routes(model, encoded):
-    """(routing of the checked records through every tree but their own, their TRUE
-    classes), or None when the check does not apply (:func:`check_applies`).
+class CheckRecords:
+    """The floor check's records (:func:`out_of_bag_records`), routed through every tree
+    but their own when a release first runs the check (:meth:`routes`).
+
+    A fit below ε = :data:`CHECK_FROM` never runs the check, so it does not pay for the
+    routing (a third of a default fit's time on 30,000 rows); a relabel or a sweep's
+    point from ε = 2 up routes them once and keeps the result. Reads the training data:
+    kept on the model, never released as such. A copy (pickle) holds the routing only,
+    never the records (the model routes them first: ``ReleaseMixin.__getstate__``)."""
+
+    __slots__ = ("_checked", "_own", "_routes")
+
+    def __init__(self, checked, own: np.ndarray):
+        self._checked, self._own, self._routes = checked, own, None
+
+    def routes(self, model):
+        """(routing of the checked records through every tree but their own, their TRUE
+        classes), computed on the first call through ``model``'s public trees."""
+        if self._routes is None:
+            self._routes = _out_of_bag_routes(model, self._checked, self._own)
+            self._checked = self._own = None  # the records themselves are not kept
+        return self._routes
+
+    def __getstate__(self):
+        if self._routes is None:
+            raise ValueError("route the check's records before copying them (routes)")
+        return self._routes
+
+    def __setstate__(self, routes):
+        self._checked = self._own = None
+        self._routes = routes
+
+
+def out_of_bag_records(model, encoded) -> CheckRecords | None:
+    """The checked records (routed lazily: :class:`CheckRecords`), or None when the check
+    does not apply (:func:`check_applies`).
 
     The checked records are those the public keyed hash deals to the first
     :func:`checked_trees` trees (from the declared or booked record count; without one,
     the first tree's). Reads the training data: kept on the model for the check of each
     release (a relabel, a sweep's point), never released as such."""
     # The record→tree hash lives in forest.py, which imports this module.
-    from dpviz.models._forest_records import RoutedRecords, _rows
+    from dpviz.models._forest_records import _rows
     from dpviz.models.forest import hash_trees
 
     if not check_applies(model, any_epsilon=True):
@@ -176,9 +209,16 @@ def out_of_bag_routes(model, encoded):
     first = checked_trees(n_trees, n_hat) if n_hat else 1
     own = hash_trees(encoded, n_trees, model._split_seed)
     rows = np.flatnonzero(own < first)
-    checked = _rows(encoded, rows)
-    own = own[rows]
-    n = len(rows)
+    return CheckRecords(_rows(encoded, rows), own[rows])
+
+
+def _out_of_bag_routes(model, checked, own: np.ndarray):
+    """(the out-of-bag routing of the records ``checked``, each out of its own tree
+    ``own``, their TRUE classes)."""
+    from dpviz.models._forest_records import RoutedRecords
+
+    n_trees = model.n_estimators_
+    n = checked.n_records
     if not n:
         empty = np.empty(0, dtype=np.int64)
         return RoutedRecords(0, empty, empty, np.empty(0, np.uint64), empty), checked.y

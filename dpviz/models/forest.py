@@ -72,7 +72,7 @@ from dpviz.models._forest_splits import (
 from dpviz.models._forest_voting import VotingMixin
 from dpviz.models.data import EncodedData
 from dpviz.models.depth import COUNTED_RULES, resolve_depth
-from dpviz.models.floor import out_of_bag_routes
+from dpviz.models.floor import out_of_bag_records
 from dpviz.models.inputs import batch_data, check_whole_numbers, training_data
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.sizing import TREE_STEPS, suggest_trees
@@ -389,7 +389,7 @@ class DPRandomForestClassifier(
             tables = split_tables(encoded, self.schema_)
         self._prepare(encoded.n_records, source, tables=tables, splits=splits)
         self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
-        self._check_routes = out_of_bag_routes(self, encoded)  # the floor's check
+        self._check_routes = out_of_bag_records(self, encoded)  # the floor's check
         self._release_leaves(source)
         self.fit_seconds_ = time.perf_counter() - start
         return self

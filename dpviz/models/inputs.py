@@ -11,7 +11,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from dpviz.models.data import EncodedData, _column_ranges, encode, encode_array
-from dpviz.privacy.schema import PrivacyLeakWarning, Schema, as_text, infer_schema
+from dpviz.privacy.schema import (
+    PrivacyLeakWarning,
+    Schema,
+    as_text,
+    infer_numeric_schema,
+    infer_schema,
+)
 
 
 def check_whole_numbers(estimator, lowest: dict[str, int]) -> None:
@@ -22,9 +28,11 @@ def check_whole_numbers(estimator, lowest: dict[str, int]) -> None:
             raise ValueError(f"{name} must be a whole number ≥ {low}, got {value!r}")
 
 
-def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray) -> Schema:
+def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray, ranges=None) -> Schema:
     """The estimator's ``schema`` parameter as a Schema; None infers it from the data
-    with a :class:`PrivacyLeakWarning` (the guarantee is then void)."""
+    with a :class:`PrivacyLeakWarning` (the guarantee is then void). ``ranges``: each
+    column's (min, max) of a finite float array ``frame`` holds, when the caller has
+    them (integer labels then skip the frame's pass: the same schema)."""
     if isinstance(schema, Schema):
         return schema
     if isinstance(schema, dict):
@@ -33,14 +41,17 @@ def resolve_schema(schema, frame: pd.DataFrame, y: np.ndarray) -> Schema:
         return Schema.load(schema)
     if schema is not None:
         raise ValueError("schema must be a Schema, a dict, a path to a JSON file or None")
-    data = frame.copy()
     y = np.asarray(y)
-    # Integer labels stay integers: their class texts are the same (as_text), and the
-    # missing-label test and distinct values then run on numbers, not Python objects.
-    data["__label__"] = y if y.dtype.kind in "iu" else y.astype(object)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        inferred = infer_schema(data, "__label__", numeric_is_continuous=True)
+    if ranges is not None and y.dtype.kind in "iu":
+        inferred = infer_numeric_schema(list(frame.columns), *ranges, y, "__label__")
+    else:
+        data = frame.copy()
+        # Integer labels stay integers: their class texts are the same (as_text), and
+        # the missing-label test and distinct values then run on numbers.
+        data["__label__"] = y if y.dtype.kind in "iu" else y.astype(object)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            inferred = infer_schema(data, "__label__", numeric_is_continuous=True)
     warnings.warn(
         "no public schema was given, so the class list and feature domains were "
         "inferred from the training data. That reads the raw records without noise: "
@@ -79,7 +90,8 @@ def training_data(estimator, X, y) -> tuple[EncodedData, Schema, np.ndarray]:
         # check finds them all "binary" or "multiclass", after sorting every label);
         # other numbers may be a regression target.
         check_classification_targets(y)
-    schema = resolve_schema(estimator.schema, frame, y)
+    array_ranges = None if isinstance(X, pd.DataFrame) else ranges
+    schema = resolve_schema(estimator.schema, frame, y, array_ranges)
     if not isinstance(X, pd.DataFrame):
         if frame.shape[1] != len(schema.features):
             raise ValueError(

@@ -56,8 +56,12 @@ def pool() -> ThreadPoolExecutor:
 
 def _compile():
     from dpviz.models import _numba_kernels as compiled
+    from dpviz.models import _numba_noise
 
     return {
+        "stream_discrete_laplace": _numba_noise.stream_discrete_laplace,
+        "counter_blocks": _numba_noise.counter_blocks,
+    } | {
         name: getattr(compiled, name)
         for name in (
             "descend_table",
@@ -103,6 +107,7 @@ def _load() -> None:
 
     # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
     noise.register_compiled_laplace(compiled["discrete_laplace_words"])
+    noise.register_compiled_noise(compiled["stream_discrete_laplace"], compiled["counter_blocks"])
     _kernels = compiled
 
 
@@ -120,6 +125,12 @@ def get(wait: bool):
         return _kernels
     warm_up()
     return None
+
+
+def loaded():
+    """The compiled kernels if they have loaded already, else None (loads nothing): for
+    small work that takes them when they are there and numpy otherwise."""
+    return _kernels
 
 
 def warm_up() -> None:

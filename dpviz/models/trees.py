@@ -807,7 +807,10 @@ def _leaves(compiled, store: NodeStore, out: np.ndarray, keep_nodes: bool) -> Ro
             keep[frontier] = True
             up = store.parent[frontier]
             up = up[up >= 0]
-            frontier = np.unique(up[~keep[up]])
+            # Siblings share a parent: the repeats do no harm (marking is idempotent, a
+            # level holds at most one node per reached leaf) and sorting them out cost
+            # more than they do (~1.5 ms a fit of 100 trees of depth 8).
+            frontier = up[~keep[up]]
         ids = np.flatnonzero(keep)
         new_id = np.cumsum(keep) - 1
         parent = store.parent[ids]

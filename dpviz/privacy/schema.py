@@ -381,7 +381,38 @@ def infer_schema(
             stacklevel=2,
         )
     labels = frame[label][~missing_label(frame[label])]
-    classes = sorted({as_text(v) for v in labels.unique()}, key=_natural_key)
+    classes = _inferred_classes(label, labels.unique())
+    features = tuple(
+        infer_feature(str(c), frame[c], numeric_is_continuous=numeric_is_continuous)
+        for c in frame.columns
+        if c != label
+    )
+    return Schema(label=str(label), classes=tuple(classes), features=features, inferred=True)
+
+
+def infer_numeric_schema(
+    names: list[str], lows: np.ndarray, highs: np.ndarray, labels: np.ndarray, label: str
+) -> Schema:
+    """:func:`infer_schema` with ``numeric_is_continuous`` of a table of finite numbers
+    with integer ``labels``, from each column's min and max (``lows``, ``highs``, which
+    the caller computed anyway): the same schema without a data frame (a scikit-learn
+    style fit on 30,000 × 10 spent ~5 ms in the frame's pass). Integers are never a
+    missing label. Reads the raw data without noise: NOT private (the caller warns)."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind not in "iu":
+        raise ValueError("infer_numeric_schema takes integer labels")
+    classes = _inferred_classes(label, np.unique(labels))
+    features = tuple(
+        Feature(str(name), "continuous", float(low), float(high))
+        for name, low, high in zip(names, lows, highs, strict=True)
+    )
+    return Schema(label=str(label), classes=tuple(classes), features=features, inferred=True)
+
+
+def _inferred_classes(label: str, distinct) -> list[str]:
+    """The classes of the distinct present labels, in natural order (at least 2, at most
+    :data:`MAX_CLASSES`)."""
+    classes = sorted({as_text(v) for v in distinct}, key=_natural_key)
     if len(classes) > MAX_CLASSES:
         raise ValueError(
             f"label {label!r} has {len(classes)} distinct values; dpviz classifies into at most "
@@ -392,9 +423,4 @@ def infer_schema(
         raise ValueError(
             f"label {label!r} has {found}; a classifier needs at least 2 classes in the data"
         )
-    features = tuple(
-        infer_feature(str(c), frame[c], numeric_is_continuous=numeric_is_continuous)
-        for c in frame.columns
-        if c != label
-    )
-    return Schema(label=str(label), classes=tuple(classes), features=features, inferred=True)
+    return classes

@@ -68,3 +68,42 @@ def test_small_stream_draws_equal_vectorised(n, epsilon):
         np.testing.assert_array_equal(ours, theirs)
         assert ours.dtype == np.int64 and ours.shape == (n,)
         assert fast.words(1)[0] == slow.words(1)[0]  # the stream read to the same place
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+@pytest.mark.parametrize("n", [17, 320, 3_001])
+@pytest.mark.parametrize("epsilon", [2.0**-20, 0.02, 0.65, 2.0, 25.0])
+def test_compiled_stream_draws_equal_vectorised(monkeypatch, n, epsilon):
+    assert noise._compiled_stream_laplace is not None  # registered with the kernels
+    for seed in range(3):
+        fast = NoiseSource.replayable(seed).generator()
+        slow = NoiseSource.replayable(seed).generator()
+        fast.words(3)  # a stream read part-way first, as a release's generator may be
+        slow.words(3)
+        ours = fast.discrete_laplace(epsilon, n)
+        theirs = noise.sample_discrete_laplace(lambda a, slow=slow: slow.words(len(a)), n, epsilon)
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.dtype == np.int64 and ours.shape == (n,)
+        # The words the compiled sampler drew ahead and did not use are read next.
+        np.testing.assert_array_equal(fast.words(70_000), slow.words(70_000))
+
+
+@pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
+def test_compiled_stream_draws_refill_a_short_buffer(monkeypatch):
+    kernel = noise._compiled_stream_laplace
+    out = np.empty(50, dtype=np.int64)
+    words = NoiseSource.replayable(5).generator()._peek(10)
+    assert kernel(words, np.uint64(1), np.uint64(1 << 20), out) == -1  # ran out: −1
+    # One word an item to start with: the buffer doubles until the rounds fit in it.
+    monkeypatch.setattr(noise, "_STREAM_WORDS", 1)
+    fast, slow = NoiseSource.replayable(5).generator(), NoiseSource.replayable(5).generator()
+    theirs = noise.sample_discrete_laplace(lambda a: slow.words(len(a)), 50, 0.3)
+    np.testing.assert_array_equal(fast.discrete_laplace(0.3, 50), theirs)
+    assert fast.words(1)[0] == slow.words(1)[0]
+
+
+def test_keystream_in_pieces_equals_one_piece():
+    one, pieces = NoiseSource.replayable(8).generator(), NoiseSource.replayable(8).generator()
+    whole = one.words(20_000)  # 160 KB: drawn 64 KB at a time
+    parts = [pieces.words(n) for n in (1, 8_191, 5, 11_803)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
