@@ -73,9 +73,9 @@ from dpviz.evaluation.peers import (  # noqa: E402  the shim and LR the Curves p
     ebm_frame,
     patch_sklearn_for_diffprivlib,
 )
-from dpviz.models.data import encode, read_csv  # noqa: E402
 from dpviz.models.registry import ALGORITHMS, get_algorithm  # noqa: E402
 from dpviz.privacy.schema import Schema, infer_schema  # noqa: E402
+from dpviz.tabular.encode import encode, read_csv  # noqa: E402
 
 DATASETS_DIR = ROOT.parent / "shared" / "datasets"
 # Issue 28's held-out group: real datasets from packages that bundle them (MANIFEST.md

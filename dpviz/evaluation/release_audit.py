@@ -143,13 +143,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
-from dpviz.models.boosting import G_STAR, _leaf_index
-from dpviz.models.data import EncodedData, encode
-from dpviz.models.greedy import bin_codes
+from dpviz.models.boosting.estimator import G_STAR, _leaf_index
+from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
 from dpviz.privacy.noise import epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import EncodedData, encode
 
 AUDIT_SCHEMA = Schema(
     "label",

@@ -22,13 +22,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassif
 from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 
+from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import BASELINE_METRICS, majority_score, score
-from dpviz.models import kernels
-from dpviz.models import trees as routing
-from dpviz.models._forest_splits import SplitRelease, TableLayout, release_splits, split_epsilon
-from dpviz.models.data import EncodedData
-from dpviz.models.depth import COUNTED_RULES, check_rule
-from dpviz.models.forest import (
+from dpviz.models.forest.estimator import (
     AUTO_TREES,
     DATA_SPLITS,
     DPRandomForestClassifier,
@@ -37,13 +33,17 @@ from dpviz.models.forest import (
     flipped_labels,
     split_tables,
 )
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.forest.splits import SplitRelease, TableLayout, release_splits, split_epsilon
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
-from dpviz.models.trees import matrix_value_sums, packed_label_votes, route_compact
+from dpviz.models.trees import space as routing
+from dpviz.models.trees.depth import COUNTED_RULES, check_rule
+from dpviz.models.trees.space import matrix_value_sums, packed_label_votes, route_compact
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodedData
 
 METRICS = ("accuracy", "auc", "f1", "macro_f1")
 # Each fold's trivial baseline (always the training majority, metrics.majority_score),
@@ -425,7 +425,7 @@ def declare_fold_size(model, n_records: int) -> None:
 
 def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
     """``epsilons`` grouped by the ε their forest spends on split histograms
-    (:func:`~dpviz.models._forest_splits.split_epsilon`), in order of first appearance.
+    (:func:`~dpviz.models.forest.splits.split_epsilon`), in order of first appearance.
 
     The structure of a forest with ``quantile`` split points depends on that release,
     so a sweep grows one structure per rung and releases the leaves of every ε of the
@@ -550,10 +550,10 @@ def release_votes(
     its leaf outputs counted over the routing plus a term that does not depend on the
     record (the class prior: the votes of a record no tree reaches); a count point's
     are a per-record function of its leaves' evidence summed over the routing
-    (:func:`dpviz.models.forest.count_votes`). So the outputs of
+    (:func:`dpviz.models.forest.estimator.count_votes`). So the outputs of
     every point are kept (bytes per leaf) and, when the routing is a compact matrix and
     the compiled kernels are loaded, counted together: label releases in one pass over
-    the matrix (:func:`dpviz.models.trees.packed_label_votes`), noisy counts a few
+    the matrix (:func:`dpviz.models.trees.space.packed_label_votes`), noisy counts a few
     points a pass; otherwise each point's votes are counted at its release.
     ``seconds``: the point's release plus its share of the counting passes."""
     k = len(model.classes_)

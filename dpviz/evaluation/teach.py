@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.models.data import encode
-from dpviz.models.forest import DPRandomForestClassifier, feature_order
-from dpviz.models.trees import build_full
+from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order
+from dpviz.models.trees.space import build_full
 from dpviz.privacy.audit import AUDIT_TOLERANCE, privacy_loss
 from dpviz.privacy.mechanisms import MECHANISMS, _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.noise import StreamLeafNoise
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 # The paper's Table 2 (Fletcher & Islam 2017) and the addendum's Table 6 (2021).
 TABLE2_GAPS = (0, 1, 5, 10, 50, 100, 500)
@@ -769,7 +769,7 @@ def tree_walkthrough(
     3. Each leaf releases a label through ``mechanism`` with budget ``epsilon``.
     4. The held-out ``test_row`` walks down the tree and collects the leaf's vote.
 
-    Uses :class:`dpviz.models.forest.DPRandomForestClassifier` with ``n_estimators=1``.
+    Uses :class:`dpviz.models.forest.estimator.DPRandomForestClassifier` with ``n_estimators=1``.
 
     Parameters
     ----------

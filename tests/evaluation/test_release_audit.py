@@ -39,11 +39,11 @@ from dpviz.evaluation.release_audit import (
     clopper_pearson,
     neighbouring_datasets,
 )
-from dpviz.models import forest as forest
-from dpviz.models.data import encode
+from dpviz.models.forest import estimator as forest
 from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy import mechanisms as mechanisms
 from dpviz.privacy.noise import KEY_BYTES, NoiseSource, SecureGenerator
+from dpviz.tabular.encode import encode
 
 CONFIDENCE = 0.999  # false alarm ≤ 0.1% per real-code audit
 
