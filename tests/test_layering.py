@@ -95,19 +95,6 @@ def test_every_subpackage_says_what_it_owns_and_may_import():
 
 FAMILIES = ("forest", "greedy", "boosting")
 SHARED = ("trees", "objective")  # what every family may import inside dpviz.models
-# Cross-family imports the move found (issue 31); the parts move to the shared machinery
-# next, and this list empties.
-KNOWN = {
-    ("dpviz.models.boosting.budget", "dpviz.models.forest.estimator"),
-    ("dpviz.models.boosting.check", "dpviz.models.greedy.estimator"),
-    ("dpviz.models.boosting.ensemble", "dpviz.models.greedy.estimator"),
-    ("dpviz.models.boosting.estimator", "dpviz.models.forest.estimator"),
-    ("dpviz.models.boosting.estimator", "dpviz.models.greedy.estimator"),
-    ("dpviz.models.boosting.predict", "dpviz.models.greedy.estimator"),
-    ("dpviz.models.boosting.tree", "dpviz.models.greedy.estimator"),
-    ("dpviz.models.greedy.budget", "dpviz.models.forest.estimator"),
-    ("dpviz.models.trees.space", "dpviz.models.forest.splits"),
-}
 
 
 def model_part(module: str) -> str | None:
@@ -126,20 +113,13 @@ def family_violations(module: str, source: str) -> list[str]:
     return [
         f"{module} ({own}) imports {name}"
         for name in sorted(imported_modules(source))
-        if model_part(name) not in (None, *allowed) and (module, name) not in KNOWN
+        if model_part(name) not in (None, *allowed)
     ]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in package_modules() if model_part(m)))
 def test_a_family_imports_the_shared_machinery_never_another_family(module):
     assert family_violations(module, package_modules()[module]) == []
-
-
-def test_every_known_cross_family_import_is_still_there():
-    """The list above only shrinks: an entry the code no longer has must go."""
-    modules = package_modules()
-    stale = {(m, n) for m, n in KNOWN if n not in imported_modules(modules.get(m, ""))}
-    assert stale == set()
 
 
 @pytest.mark.parametrize(
@@ -153,3 +133,59 @@ def test_every_known_cross_family_import_is_still_there():
 )
 def test_the_family_check_catches_a_cross_family_import(module, source):
     assert family_violations(module, source)
+
+
+def imported_graph(modules: dict[str, str]) -> dict[str, set[str]]:
+    """Module → the dpviz modules it imports (``from pkg import sub`` names ``pkg.sub``)."""
+    graph = {}
+    for module, source in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+                found.update(subs or {node.module})
+        graph[module] = (found & modules.keys()) - {module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected parts of two or more."""
+    order, low, stack, found = {}, {}, [], []
+
+    def visit(v: str) -> None:
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            part = []
+            while not part or part[-1] != v:
+                part.append(stack.pop())
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return found
+
+
+def test_no_import_circles_in_models_and_below():
+    """A part never imports what assembles it back (lazy imports included): the estimator
+    calls its parts, a family's file module calls its update, and so on."""
+    below = ("dpviz.privacy", "dpviz.compiled", "dpviz.tabular", "dpviz.models")
+    modules = {m: s for m, s in package_modules().items() if m.startswith(below)}
+    assert circles(imported_graph(modules)) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    source = {"dpviz.x": "from dpviz import y\n", "dpviz.y": "def f():\n    import dpviz.x\n"}
+    assert circles(imported_graph(source)) == [["dpviz.x", "dpviz.y"]]

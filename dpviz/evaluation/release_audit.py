@@ -143,7 +143,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
-from dpviz.models.boosting.estimator import G_STAR, _leaf_index
+from dpviz.models.boosting.estimator import G_STAR
+from dpviz.models.boosting.tree import _leaf_index
 from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism

@@ -20,9 +20,9 @@ from dpviz.models.forest.splits import (
     feature_weights,
     gain_ratio,
     noisy_tables,
-    quantile_thresholds,
     split_epsilon,
 )
+from dpviz.models.trees.thresholds import quantile_thresholds
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from dpviz.models.forest.estimator import prior_epsilon
+from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dpviz.models.greedy.estimator import Rng
+from dpviz.models.trees.draws import Rng
 
 # The trees are trusted over the class prior only when their noisy held-out gain exceeds
 # CHECK_THRESHOLD / ε: discrete Laplace noise passes it with probability < e^-6.9 = 0.1%.

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpviz.models.boosting.budget import G_STAR
 from dpviz.models.boosting.tree import route
-from dpviz.models.greedy.estimator import Rng
+from dpviz.models.trees.draws import Rng
 
 
 def assign_trees(n: int, shares: np.ndarray, rng: Rng) -> np.ndarray:

@@ -151,10 +151,10 @@ from dpviz.models.boosting.presets import (
     apply_preset,
     check_params,
 )
-from dpviz.models.boosting.tree import _leaf_index, grow_tree, route, split_candidates, tree_scores
-from dpviz.models.forest.estimator import prior_epsilon
-from dpviz.models.greedy.estimator import bin_codes
+from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
+from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
@@ -168,7 +168,6 @@ __all__ = [
     "PRESET_PARAMETERS",
     "DPBoostClassifier",
     "Preset",
-    "_leaf_index",
     "assign_trees",
     "prior_epsilon",
     "route",

@@ -12,8 +12,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.boosting.tree import tree_scores
-from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.trees.features import bin_codes
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.models.boosting.budget import G_STAR
-from dpviz.models.greedy.estimator import Rng
+from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
 

@@ -36,15 +36,12 @@ from dpviz.models.files.format import (
 from dpviz.models.forest.estimator import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
-    _normalise,
-    count_prior,
-    count_values,
-    count_votes,
-    feature_order,
-    prior_shares,
 )
 from dpviz.models.forest.estimator import space_for as build_space
 from dpviz.models.forest.floor import floor_scores
+from dpviz.models.forest.records import _normalise
+from dpviz.models.forest.scoring import count_prior, count_values, count_votes, prior_shares
+from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import build_full
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema

@@ -11,25 +11,25 @@ list one more batch with its Îµ (a person in several batches: the sum of their Î
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpviz.models.files.claims import batch_list, forest_ledger, privacy_statement
 from dpviz.models.files.format import REPLAYABLE, number
-from dpviz.models.forest.estimator import hash_trees
+from dpviz.models.forest.assign import hash_trees
 from dpviz.privacy.noise import NoiseSource
 from dpviz.tabular.encode import encode
 
-if TYPE_CHECKING:
-    from dpviz.models.files.forest import ReleasedForest
-
 
 def update_forest(
-    forest: ReleasedForest, frame: pd.DataFrame, noise_seed: int | None = None
+    forest: Any, frame: pd.DataFrame, noise_seed: int | None = None
 ) -> tuple[dict[str, Any], list[dict[str, list]]]:
     """The meta and trees of ``forest`` with the labelled batch ``frame`` added.
+
+    ``forest`` is the :class:`~dpviz.models.files.forest.ReleasedForest` whose ``updated``
+    calls this function (not imported here: that module imports this one).
 
     The noise comes from a fresh secret unless ``noise_seed`` makes it replayable (NOT
     private). ``ValueError`` for a model that releases labels, not counts.

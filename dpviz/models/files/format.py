@@ -17,9 +17,9 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from dpviz.models.forest.estimator import feature_order
 from dpviz.models.objective import ACCURACY, check_objective, decide
 from dpviz.models.trees.depth import MAX_DEPTH
+from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
 from dpviz.models.trees.space import MAX_EXPORT_NODES as MAX_EXPORT_NODES
 from dpviz.models.trees.space import export_node_limit as export_node_limit

@@ -52,9 +52,10 @@ from dpviz.models.files.format import (
     read_bytes,
     whole,
 )
-from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order
-from dpviz.models.greedy.estimator import DPDecisionTreeClassifier, bin_codes
+from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.trees.depth import MAX_DEPTH
+from dpviz.models.trees.features import bin_codes, feature_order
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData, encode
 

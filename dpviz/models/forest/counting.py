@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.compiled import kernels
+from dpviz.models.forest.assign import assign_pairs
 from dpviz.models.forest.records import LeafCounts, _tree_chunks
 from dpviz.models.trees.space import (
     GOLDEN,
@@ -38,10 +39,6 @@ class CountingMixin:
         """Route a batch of records and count classes per reached leaf. Reads only the
         structure, so data partitions can run it independently and add the results.
         ``keep_nodes`` keeps the visited-node tables that the leaf table's path rules use."""
-        # The record→tree hash stays in forest.py (imported here at call time: forest.py
-        # imports this module).
-        from dpviz.models.forest.estimator import assign_pairs
-
         parts = []
         k = len(self.schema_.classes)
         y = encoded.y

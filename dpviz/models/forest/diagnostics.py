@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models.forest.scoring import flipped_labels, label_names
+from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import estimate_leaves
 from dpviz.privacy.mechanisms import gap, get_mechanism
 
@@ -50,10 +51,6 @@ class DiagnosticsMixin:
 
     def _path_rules(self) -> list[str]:
         """Each trained leaf's path as text, from the node table kept at fit time."""
-        # feature_order stays in forest.py (imported at call time: forest.py imports
-        # this module).
-        from dpviz.models.forest.estimator import feature_order
-
         s = self.space_.n_continuous
         names = feature_order(self.schema_)
         disc_values = [f.values for f in self.schema_.discrete]

@@ -30,6 +30,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from dpviz.models.forest.assign import assign_pairs, hash_trees
 from dpviz.models.forest.counting import CountingMixin
 from dpviz.models.forest.diagnostics import DiagnosticsMixin
 from dpviz.models.forest.floor import out_of_bag_routes
@@ -38,9 +39,6 @@ from dpviz.models.forest.records import (
     LeafCounts,
     LeafOutputs,
     RoutedRecords,
-    _normalise,
-    _rows,
-    _tree_chunks,
 )
 from dpviz.models.forest.release import ReleaseMixin
 from dpviz.models.forest.routing import RoutingMixin
@@ -74,10 +72,11 @@ from dpviz.models.forest.splits import (
 from dpviz.models.forest.voting import VotingMixin
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
-from dpviz.models.trees.space import TreeSpace, record_trees
+from dpviz.models.trees.features import feature_order
+from dpviz.models.trees.space import TreeSpace
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, largest_count
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
-from dpviz.privacy.randomness import hash_columns, tree_root_keys
+from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import batch_data, check_whole_numbers, training_data
@@ -99,10 +98,6 @@ __all__ = [
     "LeafOutputs",
     "PrivateRDTClassifier",
     "RoutedRecords",
-    "_normalise",
-    "_rows",
-    "_seeds",
-    "_tree_chunks",
     "assign_pairs",
     "check_tree_count",
     "build_ledger",
@@ -187,53 +182,6 @@ def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
         TableLayout.of(schema),
         len(schema.classes),
     )
-
-
-def feature_order(schema: Schema) -> list[str]:
-    """Feature names in the trees' internal order: continuous first, then discrete."""
-    return [f.name for f in schema.continuous] + [f.name for f in schema.discrete]
-
-
-def hash_trees(encoded: EncodedData, n_trees: int, split_seed: int) -> np.ndarray:
-    """The tree of each record from a keyed hash of its own values and label.
-
-    Reproducible with no global shuffle and no row numbers, so data partitions assign
-    their records independently and agree with an in-memory fit. A record's tree does
-    not depend on any other record, so each record still reaches exactly one tree
-    (parallel composition); identical records share a tree.
-    """
-    tree = record_trees(encoded.continuous, encoded.discrete, encoded.y, n_trees, split_seed)
-    if tree is not None:  # the compiled kernel: one pass over the rows
-        return tree
-    tree = np.empty(encoded.n_records, dtype=np.int64)
-    # 32,768 records at a time: the hash's passes stay in cache (5x faster at 2.4M rows).
-    for a in range(0, encoded.n_records, 32_768):
-        cont, disc = encoded.continuous[a : a + 32_768], encoded.discrete[a : a + 32_768]
-        columns = [cont[:, j].view(np.uint64) for j in range(cont.shape[1])]
-        columns += [disc[:, j].astype(np.uint64) for j in range(disc.shape[1])]
-        columns.append(encoded.y[a : a + 32_768].astype(np.uint64))
-        tree[a : a + 32_768] = hash_columns(columns, split_seed) % np.uint64(n_trees)
-    return tree
-
-
-def assign_pairs(encoded: EncodedData, n_trees: int, data_split: str, split_seed: int, trees=None):
-    """(record, tree) pairs used for training: disjoint parts or all data in every tree.
-
-    Disjoint parts deal each record to a tree by a keyed hash of that record alone
-    (about n/τ per tree): adding or removing a record never moves another record, which
-    is what parallel composition needs. (A shuffle cut into near-equal parts is not: its
-    cut points depend on n.)
-    """
-    n_records = encoded.n_records
-    if trees is None:
-        trees = np.arange(n_trees)
-    if data_split == "shared":
-        return np.tile(np.arange(n_records), len(trees)), np.repeat(trees, n_records)
-    tree_of = hash_trees(encoded, n_trees, split_seed)
-    if len(trees) == n_trees and np.array_equal(trees, np.arange(n_trees)):
-        return np.arange(n_records), tree_of  # every tree: every record (no isin pass)
-    keep = np.isin(tree_of, trees)
-    return np.flatnonzero(keep), tree_of[keep]
 
 
 class DPRandomForestClassifier(

@@ -158,8 +158,7 @@ def out_of_bag_routes(model, encoded):
     :func:`checked_trees` trees (from the declared or booked record count; without one,
     the first tree's). Reads the training data: kept on the model for the check of each
     release (a relabel, a sweep's point), never released as such."""
-    # The record→tree hash lives in forest.py, which imports this module.
-    from dpviz.models.forest.estimator import hash_trees
+    from dpviz.models.forest.assign import hash_trees
     from dpviz.models.forest.records import RoutedRecords, _rows
 
     if not check_applies(model, any_epsilon=True):

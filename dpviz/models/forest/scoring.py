@@ -15,21 +15,20 @@ from __future__ import annotations
 import functools
 import math
 import statistics
-from fractions import Fraction
 
 import numpy as np
 
+from dpviz.models.trees.prior import (  # noqa: F401 (the forest's names for them)
+    PRIOR_FLOOR,
+    PRIOR_MAX_SHARE,
+    PRIOR_RECORDS,
+    prior_epsilon,
+)
 from dpviz.privacy.mechanisms import ABSTAIN, get_mechanism, is_majority
 
 # Below this lead of the prior's first class over its second, a wrong flip costs so
 # little that the prior's weight stops growing (see prior_weight).
 PRIOR_LEAD_FLOOR = 0.2
-# The prior's ε is at least prior_share·PRIOR_FLOOR and at most PRIOR_MAX_SHARE·ε.
-PRIOR_FLOOR = PRIOR_MAX_SHARE = 0.8
-# ... and, when the record count n̂ is known (declared, or the depth rule's noisy count),
-# that floor drops to the power of two nearest PRIOR_RECORDS/n̂ where this is smaller
-# (see prior_epsilon).
-PRIOR_RECORDS = 150.0
 # Count mechanisms: a leaf's counts are shrunk to the prior by this many noise scales
 # (2/ε: with ½/ε, Private-RDT's ten leaves of pure noise per record at ε = 0.1 put votes
 # 3.2 points below the majority; 2/ε keeps it and tic-tac-toe at it, and costs 1.6
@@ -63,43 +62,6 @@ NOISE_MARGIN_EPSILON = 1.0 / 16.0
 # Draws of the numerical integration in noise_margin (public: no data, a fixed seed).
 _MARGIN_DRAWS = 4096
 _TINY = 1e-12  # keeps the log finite where the prior gives a class no share
-
-
-def prior_epsilon(
-    epsilon: float,
-    share: float,
-    max_share: float = PRIOR_MAX_SHARE,
-    n_records: float | None = None,
-) -> float:
-    """ε of the noisy class histogram: ``share`` of ε, but never less than a floor nor
-    more than ``max_share`` (80%) of ε; 0 when ``share`` is 0. The floor is
-    ``share``·``max_share`` (0.08 for the default share), or with a record count
-    ``n_records`` (declared, or a noisy count already booked) the smaller of that and
-    max(``share``·ε, the power of two nearest :data:`PRIOR_RECORDS`/n̂ on a log scale). The
-    power of two keeps the prior's ε, which the ledger and reports print, from telling n̂ more
-    closely than the depth rule's tree depth already does (to a factor of two).
-
-    Small data at small ε is where a wrong prior costs most: on 348 records with a
-    lead of 78, the histogram at ε = 0.08 names the wrong majority with probability
-    ≈ 0.4% (at ε = 0.05: ≈ 3%), and the leaves' share of 0.1 is noise there anyway.
-    A lead is a share of the records, so large data needs less: with the floor at
-    about 150/n̂ the default forest at ε = 0.1 keeps 0.06 for the leaves of pendigits
-    instead of 0.005 (accuracy 10.4% → 30–40%, mushroom 54.8% → 90%; README "The
-    forest").
-    Public: ε, the share and a count that is public or already released."""
-    if share <= 0:
-        return 0.0
-    floor = _times(share, max(epsilon, max_share))
-    if n_records:
-        wanted = 2.0 ** round(math.log2(PRIOR_RECORDS / float(n_records)))
-        floor = min(floor, max(_times(share, epsilon), wanted))
-    return min(_times(max_share, epsilon), floor)
-
-
-def _times(a: float, b: float) -> float:
-    """a·b in decimal arithmetic: the shares and ε a user types are decimals, and the
-    printed budget must be 0.08 for 0.1 × 0.8, not 0.08000000000000002."""
-    return float(Fraction(repr(float(a))) * Fraction(repr(float(b))))
 
 
 def prior_weight(

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 from numbers import Integral
 
-from dpviz.models.forest.estimator import prior_epsilon
 from dpviz.models.greedy.score import CRITERIA
+from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 from dpviz.privacy.mechanisms import _check_epsilon
 from dpviz.privacy.noise import NoiseSource

@@ -103,13 +103,12 @@ from dpviz.models.greedy.budget import (
     privacy_status,
     root_count_epsilon,
 )
-from dpviz.models.greedy.grow import MAX_NODES, _Frontier, _NodeTable, grow_tree
+from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
-from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, Rng, mcmc_subtrees
+from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
 from dpviz.models.greedy.predict import _FittedTree
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models.greedy.select import (
-    bin_codes,
     choose_subtrees,
     enumerate_subtrees,
     max_operator,
@@ -117,6 +116,8 @@ from dpviz.models.greedy.select import (
 )
 from dpviz.models.greedy.stopping import auto_depth, choose_depth, stopping_rule
 from dpviz.models.objective import ACCURACY, check_objective
+from dpviz.models.trees.draws import Rng
+from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
@@ -140,8 +141,6 @@ __all__ = [
     "Budget",
     "DPDecisionTreeClassifier",
     "Rng",
-    "_Frontier",
-    "_NodeTable",
     "auto_depth",
     "bin_codes",
     "check_max_depth",

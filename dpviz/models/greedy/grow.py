@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpviz.models.greedy.budget import Budget
-from dpviz.models.greedy.mcmc import Rng, _layout
+from dpviz.models.greedy.mcmc import _layout
 from dpviz.models.greedy.select import _node_counts, choose_subtrees
 from dpviz.models.greedy.stopping import stopping_rule
+from dpviz.models.trees.draws import Rng
 
 MAX_NODES = 2_000_000
 

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from dpviz.models.greedy.grow import GrownTree
-from dpviz.models.greedy.mcmc import Rng
+from dpviz.models.trees.draws import Rng
 
 # The fallback keeps a depth's deviations from the parents only beyond this many standard
 # deviations of the noise in their moment estimate (see smooth_shares).

@@ -15,14 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.models.greedy.score import leaf_score
-from dpviz.privacy.noise import SecureGenerator
+from dpviz.models.trees.draws import Rng
 
 MAX_MCMC_CELLS = 20_000_000  # frontier nodes × padded subtree positions
+
+
 # What draws the data-dependent randomness: a SecureGenerator when fitting; the samplers
 # also take a seeded numpy Generator (tests of their law only: replayable).
-Rng = SecureGenerator | np.random.Generator
-
-
 def _layout(width: int, layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Padded positions of the internal nodes of a (layers+1)-layer subtree.
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.greedy.select import bin_codes
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data

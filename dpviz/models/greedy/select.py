@@ -29,24 +29,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import logsumexp
 
-from dpviz.models.greedy.mcmc import Rng, mcmc_subtrees
+from dpviz.models.greedy.mcmc import mcmc_subtrees
 from dpviz.models.greedy.score import leaf_score, score_sensitivity
-from dpviz.privacy.schema import Schema
-from dpviz.tabular.encode import EncodedData
-
-
-def bin_codes(encoded: EncodedData, schema: Schema, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every feature as codes: continuous ones cut at ``n_bins`` equal-width public bins."""
-    lows = np.array([f.low for f in schema.continuous])
-    highs = np.array([f.high for f in schema.continuous])
-    width = np.where(highs > lows, highs - lows, 1.0)
-    binned = np.floor((encoded.continuous - lows) / width * n_bins).astype(np.int64)
-    binned = np.clip(binned, 0, n_bins - 1)
-    codes = np.hstack([binned, encoded.discrete.astype(np.int64)])
-    n_values = np.array(
-        [n_bins] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
-    )
-    return codes, n_values
+from dpviz.models.trees.draws import Rng
 
 
 def max_operator(counts: np.ndarray, beta: float = 0.0) -> np.ndarray:

@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from dpviz.models.greedy.budget import MAX_AUTO_DEPTH, root_count_epsilon
-from dpviz.models.greedy.mcmc import Rng
+from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
 

@@ -1,11 +1,13 @@
-"""Shared tree machinery: the random trees' space and the depth rules.
+"""Shared tree machinery: what every model family builds its trees from.
 
 Public face: :class:`TreeSpace` (random decision trees grown lazily from public
 randomness), :func:`route` (records to leaves) and the depth rules (:data:`DEPTH_RULES`,
 :data:`MAX_DEPTH`, :func:`resolve_depth`, :func:`check_rule`).
 
 Modules: ``space`` (the trees, their nodes, routing and export), ``depth`` (the depth rules
-of SPEC §2).
+of SPEC §2), ``features`` (feature order, records as codes at public bins), ``thresholds``
+(split points inside released distribution functions), ``prior`` (the ε of a noisy class
+prior), ``draws`` (the generators a fit draws from).
 
 Privacy: a tree's splits come from ``random_state`` (public) or from released noisy
 histograms (post-processing); routing reads records only inside a family's booked release.

@@ -24,7 +24,7 @@ import numpy as np
 
 from dpviz.compiled import kernels as kernels
 from dpviz.compiled.kernels import LEAF, UNBUILT
-from dpviz.models.forest.splits import quantile_thresholds
+from dpviz.models.trees.thresholds import quantile_thresholds
 from dpviz.privacy.randomness import (
     _GOLDEN as GOLDEN,
 )
