@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order
-from dpviz.models.trees.space import build_full
+from dpviz.models.trees.full import build_full
 from dpviz.privacy.audit import AUDIT_TOLERANCE, privacy_loss
 from dpviz.privacy.mechanisms import MECHANISMS, _check_epsilon, gap, get_mechanism, is_majority
 from dpviz.privacy.noise import StreamLeafNoise

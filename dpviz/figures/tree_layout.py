@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order, label_names
-from dpviz.models.trees.space import Frontier, choose_splits, estimate_leaves, expand, is_leaf
+from dpviz.models.trees.full import estimate_leaves
+from dpviz.models.trees.space import Frontier, choose_splits, expand, is_leaf
 from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
 from dpviz.privacy.randomness import child_keys
 

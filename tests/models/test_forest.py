@@ -7,7 +7,7 @@ import pytest
 from dpviz import DPRandomForestClassifier, PrivacyLeakWarning, ReleasedForest, Schema
 from dpviz.evaluation.synthetic import make_synth
 from dpviz.models.forest.estimator import prior_epsilon, prior_weight
-from dpviz.models.trees.space import build_full, estimate_leaves
+from dpviz.models.trees.full import build_full, estimate_leaves
 from dpviz.privacy.schema import Feature
 from dpviz.tabular.encode import encode
 

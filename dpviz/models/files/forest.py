@@ -42,7 +42,7 @@ from dpviz.models.forest.floor import floor_scores
 from dpviz.models.forest.records import _normalise
 from dpviz.models.forest.scoring import count_prior, count_values, count_votes, prior_shares
 from dpviz.models.trees.features import feature_order
-from dpviz.models.trees.space import build_full
+from dpviz.models.trees.full import build_full
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import encode

@@ -12,7 +12,7 @@ import pandas as pd
 
 from dpviz.models.forest.scoring import flipped_labels, label_names
 from dpviz.models.trees.features import feature_order
-from dpviz.models.trees.space import estimate_leaves
+from dpviz.models.trees.full import estimate_leaves
 from dpviz.privacy.mechanisms import gap, get_mechanism
 
 

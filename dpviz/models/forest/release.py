@@ -37,8 +37,9 @@ from dpviz.models.forest.floor import (
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import LeafOutputs
 from dpviz.models.forest.scoring import count_prior
+from dpviz.models.trees.full import leaf_space_keys
 from dpviz.models.trees.prior import prior_epsilon
-from dpviz.models.trees.space import export_node_limit, leaf_space_keys
+from dpviz.models.trees.space import export_node_limit
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism, largest_count
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource

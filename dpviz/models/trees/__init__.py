@@ -6,7 +6,8 @@ randomness), :func:`route` (records to leaves) and the depth rules (:data:`DEPTH
 
 Modules: ``space`` (the trees, their nodes, routing and export), ``depth`` (the depth rules
 of SPEC §2), ``features`` (feature order, records as codes at public bins), ``thresholds``
-(split points inside released distribution functions), ``prior`` (the ε of a noisy class
+(split points inside released distribution functions), ``full`` (whole trees without
+records: listed for export, their leaves counted or estimated), ``prior`` (the ε of a noisy class
 prior), ``draws`` (the generators a fit draws from).
 
 Privacy: a tree's splits come from ``random_state`` (public) or from released noisy
