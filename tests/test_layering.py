@@ -189,3 +189,20 @@ def test_the_circle_check_finds_a_circle():
     assert circles(graph) == [["a", "b", "c"]]
     source = {"dpviz.x": "from dpviz import y\n", "dpviz.y": "def f():\n    import dpviz.x\n"}
     assert circles(imported_graph(source)) == [["dpviz.x", "dpviz.y"]]
+
+
+def test_no_package_face_hides_a_submodule():
+    """``from dpviz.tabular import encode`` must give the module: a face that re-exports a
+    function of the same name as a submodule would hand out the function instead."""
+    import importlib
+    import pkgutil
+
+    hidden = []
+    for path in sorted(PACKAGE.rglob("__init__.py")):
+        dotted = ".".join(("dpviz", *path.parent.relative_to(PACKAGE).parts))
+        package = importlib.import_module(dotted)
+        for sub in pkgutil.iter_modules(package.__path__):
+            value = getattr(package, sub.name, None)
+            if value is not None and getattr(value, "__name__", "") != f"{dotted}.{sub.name}":
+                hidden.append(f"{dotted}.{sub.name}")
+    assert hidden == []
