@@ -63,7 +63,7 @@ from dpviz.app.sweep import run_with_references  # noqa: E402
 from dpviz.evaluation.sweep import SweepGrid, run_sweep  # noqa: E402
 from dpviz.evaluation.synthetic import make_synth  # noqa: E402
 from dpviz.figures.curves import curve_figure  # noqa: E402
-from dpviz.models.data import encode  # noqa: E402
+from dpviz.tabular.encode import encode  # noqa: E402
 
 DATASET = "SynthF"
 EPSILONS = [float(f"{v:.3g}") for v in np.geomspace(0.01, 10, 20)]
@@ -408,7 +408,7 @@ def main(argv=None) -> int:
     frame, schema = make_synth(DATASET, args.rows, seed=0)
     encoded = encode(frame, schema)
     if args.cli_only:
-        from dpviz.models import kernels
+        from dpviz.compiled import kernels
 
         kernels.get(wait=True)  # loaded before either side is timed
         run_sweep(encoded, schema, SweepGrid(epsilons=EPSILONS[:2]), folds=FOLDS, n_jobs=1)

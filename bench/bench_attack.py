@@ -18,8 +18,8 @@ import time
 
 from dpviz.evaluation.attack import membership_attack
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.data import encode
 from dpviz.models.registry import ALGORITHMS
+from dpviz.tabular.encode import encode
 
 
 def main() -> None:

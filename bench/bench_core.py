@@ -128,7 +128,7 @@ def prepare_case(name: str, n_samples: int, folder: Path) -> dict:
     from sklearn.model_selection import train_test_split
 
     from dpviz.evaluation.synthetic import make_synth
-    from dpviz.models.depth import theorem2_depth
+    from dpviz.models.trees.depth import theorem2_depth
 
     start = time.perf_counter()
     frame, schema = make_synth(name, n_samples, seed=SEED)
@@ -240,8 +240,8 @@ def _sweep_dpviz(est, X_train, y_train, X_test, y_test) -> list[float]:
     unpublished) and count every ε's votes of the routed records in one pass
     (``release_votes``)."""
     from dpviz.evaluation.sweep import release_votes, split_rungs
-    from dpviz.models._forest_voting import vote_labels
-    from dpviz.models.inputs import prediction_data
+    from dpviz.models.forest.voting import vote_labels
+    from dpviz.tabular.inputs import prediction_data
 
     accuracy = []
     for epsilons in split_rungs(est, est.schema, SWEEP_EPSILONS):
@@ -288,7 +288,7 @@ def run_worker(spec: dict) -> dict:
     # Warm-up (not measured): 2 trees on a small slice, so that lazy imports and first-call
     # set-up costs land neither in the first timed fit nor in the memory peak.
     if model in DPVIZ_MODELS:  # dpviz's compiled kernels load (from their cache) here
-        from dpviz.models import kernels as kernels
+        from dpviz.compiled import kernels as kernels
 
         kernels.get(wait=True)
     warm = factory().set_params(n_estimators=2)

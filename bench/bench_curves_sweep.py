@@ -35,7 +35,7 @@ def one_sweep(csv: str, noise_seed: int | None, rows_out: str | None) -> dict:
 
     from dpviz.app import curves
     from dpviz.app.support import prepare_upload
-    from dpviz.models import kernels
+    from dpviz.compiled import kernels
 
     kernels.get(wait=True)
     frame = pd.read_csv(csv)

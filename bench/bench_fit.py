@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from bench_core import _patch_sklearn_for_diffprivlib  # dpviz.evaluation.peers' shim
 
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.schema import Feature, Schema
 
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 from dpviz.app import curves as app_curves  # noqa: E402
 from dpviz.app import peers as app_peers  # noqa: E402
 from dpviz.app.support import prepare_demo  # noqa: E402
+from dpviz.compiled import kernels  # noqa: E402
 from dpviz.evaluation.demos import DEFAULT_DEMO  # noqa: E402
 from dpviz.evaluation.peers import DIFFPRIVLIB_PEERS, missing  # noqa: E402
-from dpviz.models import kernels  # noqa: E402
 
 
 def default_settings(n_rows: int) -> app_curves.SweepSettings:

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from dpviz.evaluation.peers import patch_sklearn_for_diffprivlib  # noqa: E402
 from dpviz.evaluation.sweep import SweepGrid, fold_splits, run_sweep, subset  # noqa: E402
 from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth  # noqa: E402
-from dpviz.models.data import encode  # noqa: E402
-from dpviz.models.depth import theorem2_depth  # noqa: E402
+from dpviz.models.trees.depth import theorem2_depth  # noqa: E402
+from dpviz.tabular.encode import encode  # noqa: E402
 
 EPSILONS = list(np.logspace(-2, 1, 20))
 

@@ -1,9 +1,9 @@
 """dpviz: what differential privacy costs a tree-ensemble classifier."""
 
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.files import ReleasedForest, load_model, release
-from dpviz.models.forest import DPRandomForestClassifier, PrivateRDTClassifier
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.files.load import ReleasedForest, load_model, release
+from dpviz.models.forest.estimator import DPRandomForestClassifier, PrivateRDTClassifier
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS, get_mechanism

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.models.data import EncodingReport, encode
-from dpviz.models.forest import DPRandomForestClassifier, LeafCounts, split_tables
+from dpviz.models.forest.estimator import DPRandomForestClassifier, LeafCounts, split_tables
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodingReport, encode
 
 # A task may fail on this many workers (a worker that dies while running it counts)
 # before the run stops with an error: a bounded retry budget, never an endless loop.

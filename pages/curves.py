@@ -13,7 +13,7 @@ from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
 from dpviz.app.train import epsilon_grid
 from dpviz.evaluation.sweep import FLETCHER_ISLAM
 from dpviz.figures.common import mechanism_label
-from dpviz.models.depth import DEPTH_RULES
+from dpviz.models.trees.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from pages.ui import curves as curves_ui
 from pages.ui import peers as peers_ui

@@ -12,7 +12,7 @@ from dpviz.app import models as app_models
 from dpviz.app import odometer
 from dpviz.app.session import KEEP_PREFIX, AppState
 from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
-from dpviz.models.outputs import csv_text
+from dpviz.tabular.outputs import csv_text
 from pages.ui.frame import frame_first
 from pages.ui.odometer import release_button
 

@@ -25,9 +25,9 @@ import pytest
 
 import dpviz.cli.reading
 from dpviz.cli import main
-from dpviz.models.data import read_csv
-from dpviz.models.files import ReleasedForest
+from dpviz.models.files.load import ReleasedForest
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import read_csv
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 FAST = ["--epsilon", "1", "--trees", "5", "--folds", "2"]

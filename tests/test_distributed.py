@@ -18,8 +18,8 @@ from dpviz.cli import main  # noqa: E402
 from dpviz.distributed import dask_client, fit_dask  # noqa: E402
 from dpviz.evaluation.sweep import SweepGrid, run_sweep  # noqa: E402
 from dpviz.evaluation.synthetic import make_synth  # noqa: E402
-from dpviz.models.data import encode  # noqa: E402
 from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION  # noqa: E402
+from dpviz.tabular.encode import encode  # noqa: E402
 
 
 @pytest.fixture(scope="module")

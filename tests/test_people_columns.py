@@ -20,8 +20,8 @@ from streamlit.testing.v1 import AppTest
 from dpviz.app import data as app_data
 from dpviz.app.session import DATA_KEY
 from dpviz.cli import main
-from dpviz.models.columns import PEOPLE_REASON, people_columns, suggest_drops
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
+from dpviz.tabular.columns import PEOPLE_REASON, people_columns, suggest_drops
 from tests.page_checks import key, texts
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

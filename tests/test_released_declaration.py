@@ -17,8 +17,7 @@ import pytest
 from dpviz.app import data as app_data
 from dpviz.app.report import decision_report
 from dpviz.cli import main
-from dpviz.models.data import encode
-from dpviz.models.files import release
+from dpviz.models.files.load import release
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.schema import (
     DECLARED_BY_SCHEMA_OPTION,
@@ -28,6 +27,7 @@ from dpviz.privacy.schema import (
     PrivacyLeakWarning,
     Schema,
 )
+from dpviz.tabular.encode import encode
 
 CHECK = "'a' [0, 100] (the data's own min and max)"
 STALE = f"Declared public by the user, whose ranges equal the data's own values: {CHECK}."

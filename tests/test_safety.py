@@ -16,11 +16,11 @@ import pytest
 
 from dpviz.app.report import decision_report
 from dpviz.cli import main
-from dpviz.models.depth import MAX_DEPTH, forest_work_seconds, resolve_depth
-from dpviz.models.files import check_forest_export, release
-from dpviz.models.forest import DPRandomForestClassifier
-from dpviz.models.outputs import check_outputs, csv_text, escape_formulas, write_text
+from dpviz.models.files.load import check_forest_export, release
+from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.trees.depth import MAX_DEPTH, forest_work_seconds, resolve_depth
 from dpviz.privacy.schema import Feature, Schema, infer_schema
+from dpviz.tabular.outputs import check_outputs, csv_text, escape_formulas, write_text
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 
@@ -291,7 +291,7 @@ def test_work_estimate_refuses_hours_of_work(capsys, monkeypatch):
     assert forest_work_seconds(200, 2000, 100, 40, folds=5) < 60
     big = forest_work_seconds(10**6, 10, 10_000, 40, data_split="shared", folds=20, repeats=100)
     assert big > 3600
-    monkeypatch.setattr("dpviz.models.depth.MAX_WORK_SECONDS", 1e-9)
+    monkeypatch.setattr("dpviz.models.trees.depth.MAX_WORK_SECONDS", 1e-9)
     argv = ["evaluate", "--data", CORPUS / "valid.csv", "--label", "label", "--epsilon", "1"]
     message = one_error([*argv, "--folds", "2"], capsys)
     assert "on a 2-core server" in message and "--repeats, --folds, --trees or --depth" in message
@@ -299,8 +299,8 @@ def test_work_estimate_refuses_hours_of_work(capsys, monkeypatch):
 
 def test_wide_forest_routes_within_the_frontier_budget():
     """On 300 continuous features the routing chunk shrinks so a frontier stays small."""
-    from dpviz.models.forest import space_for
-    from dpviz.models.trees import FRONTIER_BYTES, node_bytes, pair_chunk
+    from dpviz.models.forest.estimator import space_for
+    from dpviz.models.trees.space import FRONTIER_BYTES, node_bytes, pair_chunk
 
     space = space_for(wide_schema(300), 10)
     assert pair_chunk(space) * node_bytes(space) <= FRONTIER_BYTES

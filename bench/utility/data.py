@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.models.data import encode, read_csv
 from dpviz.privacy.schema import Schema, infer_schema
+from dpviz.tabular.encode import encode, read_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS_DIR = ROOT.parent / "shared" / "datasets"

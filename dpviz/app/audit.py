@@ -22,8 +22,8 @@ from dpviz.evaluation import defaults
 from dpviz.evaluation.attack import AttackResult, membership_attack
 from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
 from dpviz.evaluation.release_audit import ReleaseAuditResult
-from dpviz.models.data import encode, parsed_numbers
 from dpviz.models.registry import get_algorithm
+from dpviz.tabular.encode import encode, parsed_numbers
 
 Progress = Callable[[float, str], None]
 

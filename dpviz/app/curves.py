@@ -3,7 +3,7 @@ registry, all on the same folds — then answer every view of it (metric, axis, 
 highlighted algorithm, the ε under discussion) from its summary frame.
 
 Metrics come from the test folds and are NOT private. The guarantee of each candidate
-ε is computed from a ledger (``dpviz.models.forest.build_ledger`` for Fletcher & Islam's
+ε is computed from a ledger (``dpviz.models.forest.estimator.build_ledger`` for Fletcher & Islam's
 forest, each fold model's own ledger for the others), never typed by hand.
 """
 
@@ -44,11 +44,11 @@ from dpviz.figures.curves import (
     STATUS_BADGES,
     privacy_status,
 )
-from dpviz.models.data import encode
-from dpviz.models.forest import AUTO_TREES
+from dpviz.models.forest.estimator import AUTO_TREES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import risk_sentences
+from dpviz.tabular.encode import encode
 
 _FOREST = defaults.forest_parameters()
 _FOREST_DEPTH = _FOREST["depth"]

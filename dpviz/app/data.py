@@ -30,15 +30,6 @@ from dpviz.app.support import (
     frame_id,
     read_uploaded_csv,
 )
-from dpviz.models.columns import PEOPLE_REASON, people_columns, suggest_drops
-from dpviz.models.data import (
-    Progress,
-    as_numbers,
-    encode,
-    numeric_suspects,
-    parsed_numbers,
-    to_numbers,
-)
 from dpviz.privacy.schema import (
     DECLARED_BY_SCHEMA_UPLOAD,
     DECLARED_ON_DATA_PAGE,
@@ -48,6 +39,15 @@ from dpviz.privacy.schema import (
     as_text,
     infer_feature,
     infer_schema,
+)
+from dpviz.tabular.columns import PEOPLE_REASON, people_columns, suggest_drops
+from dpviz.tabular.encode import (
+    Progress,
+    as_numbers,
+    encode,
+    numeric_suspects,
+    parsed_numbers,
+    to_numbers,
 )
 
 TABLE_COLUMNS = ("use", "feature", "type", "min", "max", "values")
@@ -122,7 +122,7 @@ class UploadWorkspace:
     _suggested: dict = field(default_factory=dict, repr=False)  # label -> suggest_drops
 
     def suggestions(self, label: str) -> dict[str, str]:
-        """:func:`dpviz.models.columns.suggest_drops` for this label (computed once)."""
+        """:func:`dpviz.tabular.columns.suggest_drops` for this label (computed once)."""
         if label not in self._suggested:
             self._suggested[label] = suggest_drops(self.upload.frame, label)
         return self._suggested[label]
@@ -198,7 +198,7 @@ def working_frame(upload: Upload, workspace: UploadWorkspace, label: str) -> pd.
 
 def suspects(frame: pd.DataFrame, numbers=()) -> dict[str, str]:
     """Columns that would be discrete with many numeric-looking values (see
-    :func:`dpviz.models.data.numeric_suspects`), except those already read as numbers."""
+    :func:`dpviz.tabular.encode.numeric_suspects`), except those already read as numbers."""
     return {k: v for k, v in numeric_suspects(frame).items() if k not in set(numbers)}
 
 
@@ -476,7 +476,7 @@ def choose_schema(
     came from the file without data fills, or when ``declared_public`` (the user says
     every entry is public knowledge), and in either case only when every feature that
     looks like personal data (``people``: column -> reason, by default
-    :func:`dpviz.models.columns.people_columns` of ``frame``) is in ``published``: the
+    :func:`dpviz.tabular.columns.people_columns` of ``frame``) is in ``published``: the
     data owner ticked it on its own, since the model file lists its values. Raises
     ``ValueError`` with a message to show.
     """

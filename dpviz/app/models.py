@@ -29,9 +29,9 @@ from dpviz.figures.leaves import (
     gap_histogram_figure,
     sensitivity_histogram_figure,
 )
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.forest import DPRandomForestClassifier
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.privacy.mechanisms import gap, is_majority
 
 FOREST, GREEDY, BOOST, OTHER = "forest", "greedy", "boost", "other"

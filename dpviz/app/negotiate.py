@@ -5,8 +5,8 @@ pick one DP curve, find the smallest ε meeting an acceptable loss, compare cand
 No streamlit here, so that everything is unit-tested. The utility numbers come from
 held-out folds of the raw data: NOT private (for the people deciding). The risk
 numbers are formulas of ε (``dpviz.privacy.risk``) and hold only when the configuration's
-ledger (``dpviz.models.forest.build_ledger``) says the model is ε-DP, and per record: they
-assume one record per person, and a person with k records gets k·ε. Membership (in or
+ledger (``dpviz.models.forest.estimator.build_ledger``) says the model is ε-DP, and per
+record: they assume one record per person, and a person with k records gets k·ε. Membership (in or
 out of the data) moves an attacker's odds by at most e^ε; an attribute of a person
 known to be in the data (a substitution, two neighbour steps) by up to e^(2ε).
 """
@@ -32,7 +32,7 @@ from dpviz.evaluation.sweep import SERIES_DP, SERIES_NONPRIVATE
 from dpviz.figures.common import ALL_METRIC_NAMES, majority_mean, mechanism_label
 from dpviz.figures.curves import add_majority_line
 from dpviz.figures.teach import epsilon_choice_figure
-from dpviz.models.forest import AUTO_TREES
+from dpviz.models.forest.estimator import AUTO_TREES
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import (

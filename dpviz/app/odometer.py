@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from dpviz.app.support import PreparedData
-from dpviz.models.files import release as export_release
+from dpviz.models.files.load import release as export_release
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.schema import Schema
 from dpviz.privacy.session_ledger import Release, SessionLedger

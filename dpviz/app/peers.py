@@ -18,6 +18,7 @@ import pandas as pd
 from dpviz.app.curves import SweepRun
 from dpviz.app.support import PreparedData
 from dpviz.app.sweep import Progress
+from dpviz.compiled import kernels
 from dpviz.evaluation.peers import (
     DIFFPRIVLIB_PEERS,
     PEERS,
@@ -29,8 +30,7 @@ from dpviz.evaluation.peers import (
 from dpviz.evaluation.sweep import SweepResult
 from dpviz.figures.common import ALL_METRIC_NAMES, majority_mean
 from dpviz.figures.peers import peer_legend, peer_rows
-from dpviz.models import kernels
-from dpviz.models.data import encode
+from dpviz.tabular.encode import encode
 
 # The peer that is much slower than the others: its own progress bar and a stop button.
 SLOW_PEERS = ("dp_ebm",)

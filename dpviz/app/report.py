@@ -46,7 +46,7 @@ CONTENT_SECURITY_POLICY = (
 # The plotly logo in the mode bar links to plotly's site: turned off.
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 WITHHELD = "[withheld]"
-# The report's manifest (as :mod:`dpviz.models.release_manifest` is the model file's):
+# The report's manifest (as :mod:`dpviz.models.files.manifest` is the model file's):
 # each section holds public input (the schema as declared, the settings and seeds, the
 # people's own words, formulas of ε), the ledger's words (post-processing of booked
 # releases), or scores on held-out records, which are NOT private, say so in the section,

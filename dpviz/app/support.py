@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dpviz.evaluation.demos import DEMOS, load_demo
-from dpviz.models.columns import guess_label as _guess_label
-from dpviz.models.data import ARROW_TEXT, Progress, read_csv
 from dpviz.privacy.schema import Schema, infer_schema
+from dpviz.tabular.columns import guess_label as _guess_label
+from dpviz.tabular.encode import ARROW_TEXT, Progress, read_csv
 
 INFERRED_SCHEMA_WARNING = (
     "No schema was uploaded, so the class list and every feature's domain (min/max, value "
@@ -31,7 +31,7 @@ NOT_PRIVATE_DIAGNOSTICS = "not private (computed from the raw data)"
 # (a test checks they agree); this copy also guards files that bypass the browser.
 UPLOAD_LIMIT_MB = 200
 # The memory one session's upload may take (its text frame and the encoded copy that
-# training makes, :func:`dpviz.models.data.frame_memory`): two large uploads at once must not
+# training makes, :func:`dpviz.tabular.encode.frame_memory`): two large uploads at once must not
 # take the server down. A 150 MB, 3.3 M-row, 15-column file is estimated at 0.9 GB (its
 # Arrow-backed frame measured 0.5 GB).
 SESSION_MEMORY_BUDGET = 3 * 2**30
@@ -106,7 +106,7 @@ def read_uploaded_schema(data: bytes) -> Schema:
 
 
 def guess_label(columns: Sequence[str] | pd.DataFrame, drops: Sequence[str] = ()) -> str:
-    """A likely label column (:func:`dpviz.models.columns.guess_label`): a low-cardinality
+    """A likely label column (:func:`dpviz.tabular.columns.guess_label`): a low-cardinality
     column named like a target, read from the data when a DataFrame is given."""
     return _guess_label(columns, drops)
 

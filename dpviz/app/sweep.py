@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from dpviz.compiled import kernels as kernels
 from dpviz.evaluation.sweep import (
     SERIES_NONPRIVATE,
     SERIES_SKLEARN,
@@ -22,14 +23,13 @@ from dpviz.evaluation.sweep import (
     SweepResult,
     run_sweep,
 )
-from dpviz.models import kernels as kernels
-from dpviz.models.data import EncodedData
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodedData
 
 Progress = Callable[[float, str], None]
 # Worker processes cost 2-4 s to start cold (6.2 s for a first Train on 2 cores against
 # 1.55 s in one process, issue 14) and each re-reads the data. They can only win where
-# cores are left over once the routing kernels' own threads (dpviz.models.kernels) are busy,
+# cores are left over once the routing kernels' own threads (dpviz.compiled.kernels) are busy,
 # and where a fold's work (records × trees routed) takes several seconds: from
 # PARALLEL_FROM_CORES cores and PARALLEL_FROM_PAIRS (record, tree) pairs per fold.
 PARALLEL_FROM_CORES = 4
@@ -80,7 +80,7 @@ def sweep_jobs(n_records: int, folds: int, n_trees: int = 100) -> int:
 
 def warm_up() -> None:
     """Load the compiled routing kernels in the background while the user looks at the
-    first page, so that no sweep or Train waits for them (``dpviz.models.kernels``)."""
+    first page, so that no sweep or Train waits for them (``dpviz.compiled.kernels``)."""
     kernels.warm_up()
 
 

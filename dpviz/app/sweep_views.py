@@ -52,11 +52,11 @@ from dpviz.figures.curves import (
     series_id,
     series_status,
 )
-from dpviz.models.forest import build_ledger
-from dpviz.models.outputs import csv_text
+from dpviz.models.forest.estimator import build_ledger
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
+from dpviz.tabular.outputs import csv_text
 
 if TYPE_CHECKING:
     from dpviz.app.sweep_settings import SweepSettings

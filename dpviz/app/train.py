@@ -44,17 +44,17 @@ from dpviz.evaluation.sweep import (
 from dpviz.figures.common import (
     mechanism_label,
 )
-from dpviz.models import greedy as greedy
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.data import EncodedData, encode, parsed_numbers
-from dpviz.models.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
-from dpviz.models.forest import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
+from dpviz.models.forest.sizing import TREE_STEPS
+from dpviz.models.greedy import estimator as greedy
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
-from dpviz.models.sizing import TREE_STEPS
+from dpviz.models.trees.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
+from dpviz.tabular.encode import EncodedData, encode, parsed_numbers
 
 EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
 FIXED_DEPTH = "fixed"

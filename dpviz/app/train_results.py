@@ -40,11 +40,11 @@ from dpviz.figures.common import (
     scores_bar_figure,
 )
 from dpviz.figures.tree_layout import leaf_totals
-from dpviz.models.files import MAX_EXPORT_NODES, Released, check_public_schema, release
-from dpviz.models.forest import DPRandomForestClassifier
-from dpviz.models.outputs import csv_text
+from dpviz.models.files.load import MAX_EXPORT_NODES, Released, check_public_schema, release
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.models.registry import Algorithm, get_algorithm
 from dpviz.privacy.signing import signing_key
+from dpviz.tabular.outputs import csv_text
 
 REFERENCE_NAMES = {
     SERIES_NONPRIVATE: "non-private forest (NOT DP)",

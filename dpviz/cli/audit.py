@@ -31,8 +31,8 @@ from dpviz.cli.common import (
     warn_noise_seed,
 )
 from dpviz.cli.reading import load_data
-from dpviz.models.depth import depth_cap_note, resolve_depth
 from dpviz.models.registry import ALGORITHMS
+from dpviz.models.trees.depth import depth_cap_note, resolve_depth
 from dpviz.privacy.audit import audit
 from dpviz.privacy.mechanisms import get_mechanism, smooth_sensitivity
 from dpviz.privacy.schema import MAX_CLASSES

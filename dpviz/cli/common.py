@@ -16,11 +16,11 @@ from contextlib import nullcontext
 import numpy as np
 
 from dpviz.evaluation import defaults
-from dpviz.models.depth import MAX_FEATURES, MAX_REPEATS
-from dpviz.models.forest import AUTO_TREES, DATA_SPLITS
+from dpviz.models.forest.estimator import AUTO_TREES, DATA_SPLITS
 from dpviz.models.objective import HELP as OBJECTIVE_HELP
 from dpviz.models.objective import OBJECTIVES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
+from dpviz.models.trees.depth import MAX_FEATURES, MAX_REPEATS
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 

@@ -13,12 +13,12 @@ import sys
 from dpviz.cli.common import data_args, split_list
 from dpviz.cli.reading import drop_option, read_data
 from dpviz.cli.work import resolved_trees
-from dpviz.models.columns import guess_label, suggest_drops
-from dpviz.models.data import numeric_suspects
-from dpviz.models.depth import DEPTH_RULES, resolve_depth
-from dpviz.models.outputs import check_outputs, write_text
 from dpviz.models.registry import get_algorithm
+from dpviz.models.trees.depth import DEPTH_RULES, resolve_depth
 from dpviz.privacy.schema import Schema, infer_schema
+from dpviz.tabular.columns import guess_label, suggest_drops
+from dpviz.tabular.encode import numeric_suspects
+from dpviz.tabular.outputs import check_outputs, write_text
 
 __all__ = ["add_parsers", "cmd_info"]
 

@@ -41,11 +41,11 @@ from dpviz.evaluation import defaults
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepGrid, reference_costs, run_sweep
-from dpviz.models.depth import check_work, forest_work_seconds
 from dpviz.models.objective import ACCURACY
-from dpviz.models.outputs import check_outputs, write_csv
 from dpviz.models.registry import ALGORITHMS, get_algorithm
+from dpviz.models.trees.depth import check_work, forest_work_seconds
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.outputs import check_outputs, write_csv
 
 __all__ = ["add_parsers", "cmd_evaluate", "cmd_reproduce", "cmd_sweep"]
 

@@ -16,9 +16,9 @@ import sys
 import pandas as pd
 
 from dpviz.cli.common import split_list
-from dpviz.models.columns import PEOPLE_REASON, suggest_drops
-from dpviz.models.data import encode, read_csv
 from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION, Schema, infer_schema
+from dpviz.tabular.columns import PEOPLE_REASON, suggest_drops
+from dpviz.tabular.encode import encode, read_csv
 
 __all__ = ["drop_option", "load_data", "read_data"]
 

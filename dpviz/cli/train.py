@@ -32,12 +32,18 @@ from dpviz.cli.common import (
 )
 from dpviz.cli.reading import load_data
 from dpviz.cli.work import check_forest_work
-from dpviz.models.data import _sniff_delimiter, encode, read_csv
-from dpviz.models.files import INFERRED_REFUSAL, ReleasedBoost, ReleasedForest, load_model, release
-from dpviz.models.outputs import check_outputs, csv_text, write_csv, write_text
+from dpviz.models.files.load import (
+    INFERRED_REFUSAL,
+    ReleasedBoost,
+    ReleasedForest,
+    load_model,
+    release,
+)
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION, MISSING, Schema
 from dpviz.privacy.session_ledger import Release, append_jsonl, lineage_of, read_jsonl
+from dpviz.tabular.encode import _sniff_delimiter, encode, read_csv
+from dpviz.tabular.outputs import check_outputs, csv_text, write_csv, write_text
 
 __all__ = ["LEDGER_HELP", "add_parsers", "cmd_predict", "cmd_train", "cmd_update"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from dpviz.models.depth import COUNTED_RULES, depth_cap_note, resolve_depth
-from dpviz.models.files import check_forest_export
-from dpviz.models.forest import AUTO_TREES, DPRandomForestClassifier
+from dpviz.models.files.load import check_forest_export
+from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
+from dpviz.models.forest.sizing import suggest_trees
 from dpviz.models.registry import get_algorithm
-from dpviz.models.sizing import suggest_trees
+from dpviz.models.trees.depth import COUNTED_RULES, depth_cap_note, resolve_depth
 from dpviz.privacy.schema import Schema
 
 __all__ = ["check_forest_work", "estimate_depth", "note_depth", "resolved_trees"]

@@ -62,11 +62,11 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from dpviz.evaluation import defaults
 from dpviz.evaluation.release_audit import clopper_pearson
 from dpviz.evaluation.sweep import subset
-from dpviz.models.data import EncodedData
-from dpviz.models.forest import DPRandomForestClassifier, hash_trees
+from dpviz.models.forest.estimator import DPRandomForestClassifier, hash_trees
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
+from dpviz.tabular.encode import EncodedData
 
 Progress = Callable[[float, str], None]
 

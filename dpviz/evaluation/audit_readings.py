@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from dpviz.models._boost_tree import _leaf_index
-from dpviz.models.boosting import G_STAR
-from dpviz.models.data import EncodedData
-from dpviz.models.greedy import bin_codes
+from dpviz.models.boosting.estimator import G_STAR
+from dpviz.models.boosting.tree import _leaf_index
+from dpviz.models.greedy.estimator import bin_codes
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.noise import epsilon_fraction
+from dpviz.tabular.encode import EncodedData
 
 # Draws of the claimed law that place the event thresholds; the quantiles of Λ used.
 _SIMULATED = 20_000

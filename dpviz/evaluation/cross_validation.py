@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dpviz.evaluation.metrics import BASELINE_METRICS
 from dpviz.evaluation.sweep import METRICS, SERIES_DP, Progress, SweepGrid, run_sweep
-from dpviz.models.data import EncodedData
-from dpviz.models.depth import resolve_depth
 from dpviz.models.registry import get_algorithm
+from dpviz.models.trees.depth import resolve_depth
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodedData
 
 
 def cross_validate(

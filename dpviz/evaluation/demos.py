@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth
-from dpviz.models.data import read_csv
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import read_csv
 
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data"
 DEMO_CSV = DATA_DIR / "demo.csv"

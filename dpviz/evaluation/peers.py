@@ -45,8 +45,8 @@ from dpviz.evaluation.sweep import (
     fold_splits,
     subset,
 )
-from dpviz.models.data import EncodedData
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodedData
 
 SERIES_PEER = "dp_peer"
 # DP-EBM's δ: below 1/n for any dataset the app takes (a few million rows at most), as an

@@ -150,10 +150,10 @@ from dpviz.evaluation.audit_readings import (
     Reading,
     choose_events,
 )
-from dpviz.models.data import encode
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import _check_epsilon
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 AUDIT_SCHEMA = Schema(
     "label",

@@ -20,8 +20,8 @@ import pandas as pd
 from dpviz.evaluation.resources import read_dataset, reference_file
 from dpviz.evaluation.sweep import SERIES_DP, SweepGrid, run_sweep, summarise
 from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth
-from dpviz.models.data import encode
 from dpviz.privacy.schema import infer_schema
+from dpviz.tabular.encode import encode
 
 FIGURES = ("4", "5", "6", "7", "8", "9", "11", "12", "13")
 REAL_DATASETS = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpviz.models.data import read_csv
+from dpviz.tabular.encode import read_csv
 
 REFERENCE_FILES = ("fletcher2017_results.csv", "mechanism_tables.csv")
 _REPO = Path(__file__).resolve().parent.parent.parent
@@ -58,7 +58,7 @@ def dataset_file(name: str, datasets_dir: str | Path | None = None) -> Path | No
 
 
 def read_dataset(name: str, datasets_dir: str | Path | None = None) -> pd.DataFrame:
-    """One real dataset as :func:`dpviz.models.data.read_csv` reads it (all cells text).
+    """One real dataset as :func:`dpviz.tabular.encode.read_csv` reads it (all cells text).
 
     Raises ``ValueError`` naming the folder looked in when the file is absent."""
     path = dataset_file(name, datasets_dir)

@@ -50,12 +50,12 @@ from dpviz.evaluation.sweep_references import (
     _nonprivate_row,
     _sklearn_row,
 )
-from dpviz.models._forest_splits import split_epsilon
-from dpviz.models.data import EncodedData
+from dpviz.models.forest.splits import split_epsilon
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import EncodedData
 
 
 def run_sweep(
@@ -198,7 +198,7 @@ def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
 
 def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
     """``epsilons`` grouped by the ε their forest spends on split histograms
-    (:func:`~dpviz.models._forest_splits.split_epsilon`), in order of first appearance.
+    (:func:`~dpviz.models.forest.splits.split_epsilon`), in order of first appearance.
 
     The structure of a forest with ``quantile`` split points depends on that release,
     so a sweep grows one structure per rung and releases the leaves of every ε of the

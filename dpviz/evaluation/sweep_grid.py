@@ -17,14 +17,14 @@ import pandas as pd
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from dpviz.evaluation.metrics import BASELINE_METRICS
-from dpviz.models.data import EncodedData
-from dpviz.models.depth import check_rule
-from dpviz.models.forest import (
+from dpviz.models.forest.estimator import (
     AUTO_TREES,
     DATA_SPLITS,
 )
 from dpviz.models.registry import get_algorithm
+from dpviz.models.trees.depth import check_rule
 from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.tabular.encode import EncodedData
 
 METRICS = ("accuracy", "auc", "f1", "macro_f1")
 # Each fold's trivial baseline (always the training majority, metrics.majority_score),

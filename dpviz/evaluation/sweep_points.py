@@ -16,18 +16,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import score
 from dpviz.evaluation.sweep_grid import BUDGET_COLUMNS, DIAGNOSTICS, SERIES_DP, SweepGrid
-from dpviz.models import kernels
-from dpviz.models import trees as routing
-from dpviz.models.forest import (
+from dpviz.models.forest.estimator import (
     DPRandomForestClassifier,
     RoutedRecords,
     flipped_labels,
 )
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
-from dpviz.models.trees import matrix_value_sums, packed_label_votes
+from dpviz.models.trees import space as routing
+from dpviz.models.trees.space import matrix_value_sums, packed_label_votes
 from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
 
 
@@ -46,10 +46,10 @@ def release_votes(
     its leaf outputs counted over the routing plus a term that does not depend on the
     record (the class prior: the votes of a record no tree reaches); a count point's
     are a per-record function of its leaves' evidence summed over the routing
-    (:func:`dpviz.models.forest.count_votes`). So the outputs of
+    (:func:`dpviz.models.forest.estimator.count_votes`). So the outputs of
     every point are kept (bytes per leaf) and, when the routing is a compact matrix and
     the compiled kernels are loaded, counted together: label releases in one pass over
-    the matrix (:func:`dpviz.models.trees.packed_label_votes`), noisy counts a few
+    the matrix (:func:`dpviz.models.trees.space.packed_label_votes`), noisy counts a few
     points a pass; otherwise each point's votes are counted at its release.
     ``seconds``: the point's release plus its share of the counting passes."""
     k = len(model.classes_)

@@ -23,15 +23,15 @@ from dpviz.evaluation.sweep_grid import (
     _fractions,
     declare_fold_size,
 )
-from dpviz.models._forest_splits import SplitRelease, TableLayout, release_splits
-from dpviz.models.depth import COUNTED_RULES
-from dpviz.models.forest import (
+from dpviz.models.forest.estimator import (
     DPRandomForestClassifier,
     LeafCounts,
     RoutedRecords,
     split_tables,
 )
-from dpviz.models.trees import route_compact
+from dpviz.models.forest.splits import SplitRelease, TableLayout, release_splits
+from dpviz.models.trees.depth import COUNTED_RULES
+from dpviz.models.trees.space import route_compact
 from dpviz.privacy.noise import NoiseSource
 
 # scikit-learn's forest reference: REFERENCE_TREES unlimited-depth trees, each on a

@@ -18,9 +18,9 @@ Every table has one row per node, parents before children, with the columns
 splits on; ``hidden_children``: it has children that are not in the table).
 
 Uses the public ``released_outputs(keys)`` of
-:class:`~dpviz.models.forest.DPRandomForestClassifier` (the function the exporter uses), its
-public fitted attributes — ``node_tables_`` (the node tables that training records
-reached) among them — and ``dpviz.models.trees``.
+:class:`~dpviz.models.forest.estimator.DPRandomForestClassifier` (the function the exporter
+uses), its public fitted attributes — ``node_tables_`` (the node tables that training records
+reached) among them — and ``dpviz.models.trees.space``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpviz.models.forest import DPRandomForestClassifier, feature_order, label_names
-from dpviz.models.trees import Frontier, choose_splits, estimate_leaves, expand, is_leaf
+from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order, label_names
+from dpviz.models.trees.full import estimate_leaves
+from dpviz.models.trees.space import Frontier, choose_splits, expand, is_leaf
 from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
 from dpviz.privacy.randomness import child_keys
 
@@ -448,8 +449,9 @@ def _greedy_edges(model, parent: np.ndarray, value: np.ndarray, feature: np.ndar
 
 
 def greedy_nodes(model) -> pd.DataFrame:
-    """Every node of a fitted greedy tree (:class:`~dpviz.models.greedy.DPDecisionTreeClassifier`)
-    with its released output and the data owner's counts.
+    """Every node of a fitted greedy tree
+    (:class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier`) with its released
+    output and the data owner's counts.
 
     The columns of :data:`BASE_COLUMNS` and ``released_label``/``released_counts`` are
     the released model (structure and noisy leaf counts: what an outsider sees; for an
@@ -609,7 +611,7 @@ def _boost_edge(
 
 def boost_nodes(model, part: int, tree: int) -> pd.DataFrame:
     """Every node of tree ``tree`` (0-based) of one-vs-rest part ``part`` of a fitted
-    :class:`~dpviz.models.boosting.DPBoostClassifier`.
+    :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`.
 
     ``released_value`` (leaves) is what the model releases; ``records``, ``true_value``
     (the leaf value before noise, after clipping), ``noise``, ``sign_flipped`` and

@@ -9,19 +9,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpviz.models._forest_splits import SPLIT_POINTS
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.depth import DEPTH_RULES, check_rule
-from dpviz.models.forest import (
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.forest.estimator import (
     AUTO_TREES,
     DATA_SPLITS,
     DPRandomForestClassifier,
     PrivateRDTClassifier,
     check_tree_count,
 )
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.forest.splits import SPLIT_POINTS
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.objective import ACCURACY, OBJECTIVES
 from dpviz.models.objective import HELP as OBJECTIVE_HELP
+from dpviz.models.trees.depth import DEPTH_RULES, check_rule
 from dpviz.privacy.mechanisms import MECHANISMS, get_mechanism
 
 

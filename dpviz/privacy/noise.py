@@ -47,7 +47,7 @@ NOT_PRIVATE_NOTE = "NOT private: the noise can be replayed from its seed"
 _EPSILON_DENOMINATOR = 1 << 20
 _BLOCK = np.dtype([("key", "<u8"), ("cls", "<u4"), ("counter", "<u4")])
 _AES_CHUNK = 1 << 16  # bytes a call of the cipher takes (see NoiseSource._encrypt_blocks)
-# The keyed discrete Laplace sampler compiled (``dpviz.models.kernels`` registers it when
+# The keyed discrete Laplace sampler compiled (``dpviz.compiled.kernels`` registers it when
 # its kernels load: privacy imports nothing from models); None: the vectorised sampler.
 _compiled_laplace = None
 # The stream's discrete Laplace sampler and the keyed sampler's block filler compiled

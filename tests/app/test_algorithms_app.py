@@ -22,7 +22,7 @@ from dpviz.app import support as support
 from dpviz.app import train as app_train
 from dpviz.app.session import DATA_KEY, RUN_KEY
 from dpviz.evaluation.sweep import SERIES_DP, SERIES_HGB, SERIES_SKLEARN
-from dpviz.models.boosting import DPBoostClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, Parameter
 from tests.conftest import MIXED_SCHEMA, mixed_records
 from tests.page_checks import chart_spec, charts, key, texts

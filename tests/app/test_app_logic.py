@@ -20,11 +20,11 @@ from dpviz.app import sweep as app_sweep
 from dpviz.app import train as app_train
 from dpviz.evaluation.demos import DEMO_CSV
 from dpviz.evaluation.sweep import SERIES_NONPRIVATE, SweepGrid, run_sweep
-from dpviz.models.data import encode
-from dpviz.models.files import ReleasedForest
+from dpviz.models.files.load import ReleasedForest
 from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.schema import DECLARED_ON_DATA_PAGE, MISSING, Schema
+from dpviz.tabular.encode import encode
 
 CORPUS = Path(__file__).resolve().parent.parent / "bad_inputs"
 DEMO_BYTES = DEMO_CSV.read_bytes()
@@ -487,7 +487,7 @@ def test_leaf_release_table_is_exact():
 
 
 def test_training_jpw_from_the_page_logic():
-    from dpviz.models.forest import PrivateRDTClassifier
+    from dpviz.models.forest.estimator import PrivateRDTClassifier
 
     data = support.prepare_demo("demo_csv")
     settings = app_train.TrainSettings(

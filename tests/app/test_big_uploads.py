@@ -14,8 +14,8 @@ from dpviz.app import support as support
 from dpviz.app import train as app_train
 from dpviz.app.session import DATA_KEY, RUN_KEY
 from dpviz.evaluation.demos import DEMO_CSV
-from dpviz.models import data as data
-from dpviz.models.data import ARROW_TEXT, read_csv, to_numbers
+from dpviz.tabular import encode as data
+from dpviz.tabular.encode import ARROW_TEXT, read_csv, to_numbers
 from tests.app.test_pages import open_page, set_forest_trees, upload_csv
 from tests.page_checks import key, texts
 

@@ -37,8 +37,8 @@ from dpviz.figures.curves import (
     privacy_status,
 )
 from dpviz.models import registry as registry
-from dpviz.models.data import encode
 from dpviz.models.registry import get_algorithm
+from dpviz.tabular.encode import encode
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FI = "fletcher_islam"

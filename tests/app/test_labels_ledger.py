@@ -22,7 +22,7 @@ from dpviz.figures import tree_layout as treeviz
 from dpviz.figures import trees as figures_trees
 from dpviz.figures.common import mechanism_label, scores_bar_figure
 from dpviz.figures.curves import NO_GUARANTEE, curve_figure, series_status
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.schema import Feature, Schema
 from tests.app.test_pages_teach_negotiate import APP, NEGOTIATE, key, open_page, run, texts
 from tests.conftest import NEGOTIATE_SWEEP, mixed_records

@@ -18,7 +18,7 @@ from dpviz.app.report import (
     dpviz_version,
     redact_figure,
 )
-from dpviz.models.forest import build_ledger
+from dpviz.models.forest.estimator import build_ledger
 from dpviz.privacy.risk import candidate_table, smallest_epsilon
 from dpviz.privacy.schema import Feature, Schema
 

@@ -26,9 +26,9 @@ from dpviz.evaluation.attack import (
     membership_attack,
     membership_split,
 )
-from dpviz.models.data import encode
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 SCHEMA = Schema(
     "label",

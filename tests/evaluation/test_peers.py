@@ -27,8 +27,8 @@ from dpviz.evaluation.peers import (
 from dpviz.evaluation.sweep import BUDGET_COLUMNS, SweepCancelled, SweepGrid, run_sweep
 from dpviz.figures.curves import curve_figure
 from dpviz.figures.peers import add_peer_lines
-from dpviz.models.data import encode
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 from tests.conftest import MIXED_SCHEMA, mixed_records
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -307,7 +307,7 @@ def test_a_fresh_process_runs_the_forest_sweep_without_importing_diffprivlib_fir
 
     code = (
         "from dpviz.evaluation.peers import forest_sweep\n"
-        "from dpviz.models.data import encode\n"
+        "from dpviz.tabular.encode import encode\n"
         "from tests.conftest import MIXED_SCHEMA, mixed_records\n"
         "e = encode(mixed_records(seed=1, n=120), MIXED_SCHEMA)\n"
         "print(len(forest_sweep([1.0, 2.0], e, e, MIXED_SCHEMA)))\n"

@@ -39,11 +39,11 @@ from dpviz.evaluation.release_audit import (
     clopper_pearson,
     neighbouring_datasets,
 )
-from dpviz.models import forest as forest
-from dpviz.models.data import encode
+from dpviz.models.forest import assign as forest_assign
 from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy import mechanisms as mechanisms
 from dpviz.privacy.noise import KEY_BYTES, NoiseSource, SecureGenerator
+from dpviz.tabular.encode import encode
 
 CONFIDENCE = 0.999  # false alarm ≤ 0.1% per real-code audit
 
@@ -316,7 +316,7 @@ def test_shuffle_assignment_breaks_the_forest_ledger(monkeypatch):
     diagnostics under the same assignment). The claimed law then allows a loss of about
     19, far above the ledger's ε = 1; 200 fits per dataset give a bound ≈ 2.9 (all
     fits on one side, none on the other). The real per-record hash changes one leaf."""
-    monkeypatch.setattr(forest, "hash_trees", shuffle_trees)
+    monkeypatch.setattr(forest_assign, "hash_trees", shuffle_trees)
     result = audit_release("fletcher_islam", n_runs=200, confidence=CONFIDENCE, sharpened=True)
     assert result.claimed_pair_loss > 5
     assert result.lower_bound > result.ledger_epsilon, result

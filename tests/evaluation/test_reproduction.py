@@ -8,8 +8,8 @@ import pytest
 
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import SYNTH_SPECS, make_synth
-from dpviz.models.data import encode
 from dpviz.privacy.schema import infer_schema
+from dpviz.tabular.encode import encode
 from tests.conftest import dataset_frame, reference_path
 
 FIG11_NAMES = {

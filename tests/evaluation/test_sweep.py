@@ -16,7 +16,7 @@ from dpviz.evaluation.sweep import (
     summarise,
 )
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.data import encode
+from dpviz.tabular.encode import encode
 
 
 @pytest.fixture(scope="module")

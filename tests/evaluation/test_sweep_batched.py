@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
+from dpviz.compiled import kernels
 from dpviz.evaluation import sweep, sweep_references
-from dpviz.models import kernels
-from dpviz.models import trees as routing
-from dpviz.models.data import encode
+from dpviz.models.trees import space as routing
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 COMPILED = kernels.get(wait=True) is not None
 

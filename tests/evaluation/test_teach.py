@@ -21,10 +21,10 @@ from dpviz.evaluation.teach import (
     tiny_demo,
     tree_walkthrough,
 )
-from dpviz.models.data import encode
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.audit import pair_loss
 from dpviz.privacy.mechanisms import MECHANISMS
+from dpviz.tabular.encode import encode
 from tests.conftest import reference_path
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dpviz.evaluation import resources
-from dpviz.models.data import read_csv
+from dpviz.tabular.encode import read_csv
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FOLDER = ROOT / "data" / "validation"

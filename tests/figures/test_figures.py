@@ -24,7 +24,7 @@ from dpviz.figures.common import (
     series_label,
     series_private,
 )
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.mechanisms import MECHANISMS
 
 OKABE_ITO = {

@@ -15,8 +15,8 @@ from dpviz.figures import leaves as figures_leaves
 from dpviz.figures import tree_layout as treeviz
 from dpviz.figures import trees as figures_trees
 from dpviz.figures.common import MAJORITY_COLOR, series_color
-from dpviz.models.data import encode
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.tabular.encode import encode
 
 OKABE_ITO = {
     "#000000",

@@ -11,10 +11,10 @@ import pytest
 
 from dpviz.figures import tree_layout as treeviz
 from dpviz.figures import trees as figures_trees
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.data import encode
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import encode
 
 CITIES = (
     "Boston, MA",

@@ -9,10 +9,10 @@ import pytest
 
 from dpviz.evaluation.demos import load_demo
 from dpviz.figures import tree_layout as treeviz
-from dpviz.models.data import encode
-from dpviz.models.files import ReleasedForest
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.files.load import ReleasedForest
+from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.privacy.schema import Schema
+from dpviz.tabular.encode import encode
 
 
 def fit(frame, schema, **params) -> DPRandomForestClassifier:

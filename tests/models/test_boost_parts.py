@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.models import _boost_check as check
-from dpviz.models._boost_predict import scores_to_proba
-from dpviz.models._boost_presets import PRESETS, apply_preset
-from dpviz.models._boost_tree import grow_tree, route, split_utility, tree_scores
-from dpviz.models.boosting import DPBoostClassifier
+from dpviz.models.boosting import check as check
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.boosting.predict import scores_to_proba
+from dpviz.models.boosting.presets import PRESETS, apply_preset
+from dpviz.models.boosting.tree import grow_tree, route, split_utility, tree_scores
 from dpviz.privacy.noise import NoiseSource
 
 

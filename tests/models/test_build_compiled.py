@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpviz.models import kernels
-from dpviz.models import trees as routing
-from dpviz.models._forest_splits import cdf_from_counts
+from dpviz.compiled import kernels
+from dpviz.models.forest.splits import cdf_from_counts
+from dpviz.models.trees import space as routing
 from dpviz.privacy.randomness import tree_root_keys
 
 pytestmark = pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")

@@ -24,8 +24,6 @@ from dpviz.app.report import decision_report
 from dpviz.app.session import AppState
 from dpviz.app.support import PreparedData
 from dpviz.cli import main
-from dpviz.models.columns import guess_label, suggest_drops
-from dpviz.models.data import as_numbers, encode, normalise_numbers, numeric_suspects, read_csv
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.schema import (
     DECLARED_BY_SCHEMA_OPTION,
@@ -36,6 +34,8 @@ from dpviz.privacy.schema import (
     Schema,
     infer_schema,
 )
+from dpviz.tabular.columns import guess_label, suggest_drops
+from dpviz.tabular.encode import as_numbers, encode, normalise_numbers, numeric_suspects, read_csv
 from tests.page_checks import key, texts
 
 ROOT = Path(__file__).resolve().parent.parent.parent

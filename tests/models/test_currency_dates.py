@@ -1,6 +1,6 @@
 """Currency, unit and date cells read as numbers (issue 27): ``€5.914,00``, ``$1,234.50``,
 ``12 %``, ``EUR 12``, ``(1,234.00)``, ``31.01.2020``, ``1/31/2020``, ISO dates and
-timestamps, by :func:`dpviz.models.data.read_csv`, with a read note per column, in the
+timestamps, by :func:`dpviz.tabular.encode.read_csv`, with a read note per column, in the
 CLI (``note:`` on stderr) and for the Data page (the upload's notes)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 from dpviz.app import data as app_data
 from dpviz.cli import main
-from dpviz.models.data import ARROW_TEXT, normalise_numbers, read_csv
 from dpviz.privacy.schema import PrivacyLeakWarning, infer_schema
+from dpviz.tabular.encode import ARROW_TEXT, normalise_numbers, read_csv
 
 # 2020-01-01 is day 18262 after 1970-01-01.
 DAY_2020 = 18262

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from dpviz.models.depth import jpw_depth, resolve_depth, theorem2_depth
+from dpviz.models.trees.depth import jpw_depth, resolve_depth, theorem2_depth
 from tests.conftest import reference_path
 
 

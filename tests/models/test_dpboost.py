@@ -14,9 +14,10 @@ from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models import _boost_ensemble, _boost_tree, files
-from dpviz.models import boosting as boosting
-from dpviz.models.boosting import (
+from dpviz.models.boosting import ensemble as _boost_ensemble
+from dpviz.models.boosting import estimator as boosting
+from dpviz.models.boosting import tree as _boost_tree
+from dpviz.models.boosting.estimator import (
     PRESETS,
     DPBoostClassifier,
     assign_trees,
@@ -25,10 +26,11 @@ from dpviz.models.boosting import (
     split_candidates,
     subset_shares,
 )
-from dpviz.models.data import encode
-from dpviz.models.greedy import bin_codes
+from dpviz.models.files import load as files
+from dpviz.models.greedy.estimator import bin_codes
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 from tests.models.test_greedy import chi_square_p, reachable_secrets
 
 PAPER = {

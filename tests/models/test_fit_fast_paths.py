@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models import kernels
-from dpviz.models._forest_splits import TableLayout, class_tables
-from dpviz.models.data import _column_ranges, encode, encode_array
-from dpviz.models.inputs import resolve_schema
+from dpviz.compiled import kernels
+from dpviz.models.forest.splits import TableLayout, class_tables
 from dpviz.privacy.schema import Feature, PrivacyLeakWarning, Schema
+from dpviz.tabular.encode import _column_ranges, encode, encode_array
+from dpviz.tabular.inputs import resolve_schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpviz.privacy.schema.PrivacyLeakWarning")
 

@@ -1,4 +1,4 @@
-"""The forest's floor (dpviz.models.floor): a booked out-of-bag check of the trees
+"""The forest's floor (dpviz.models.forest.floor): a booked out-of-bag check of the trees
 against the prior's class, and the fall-back scores that keep the trees' ranking.
 
 Randomised fits use fixed public seeds and replayable noise seeds (``noise_seed``, the
@@ -18,8 +18,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models.files import model_from_json, release
-from dpviz.models.floor import (
+from dpviz.models.files.load import model_from_json, release
+from dpviz.models.forest.floor import (
     CHECK_RECORDS,
     CHECK_SLACK,
     check_epsilon,

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models import _forest_scoring
-from dpviz.models._forest_scoring import NOISE_MARGIN_EPSILON, family_z, noise_margin
-from dpviz.models.forest import (
+from dpviz.models.forest import scoring as _forest_scoring
+from dpviz.models.forest.estimator import (
     clipped_noise_mean,
     count_prior,
     count_values,
@@ -23,6 +22,7 @@ from dpviz.models.forest import (
     evidence_gain,
     shrunk_log_shares,
 )
+from dpviz.models.forest.scoring import NOISE_MARGIN_EPSILON, family_z, noise_margin
 from tests.rare_data import RARE_SCHEMA, rare_frame
 
 
@@ -175,8 +175,8 @@ def test_the_margin_acts_on_disjoint_forests_only_and_files_agree(monkeypatch):
     """At ε = 0.1 (leaf ε below 1/16) the default forest's scores carry the margin and
     its released file scores as it does; Private-RDT (every tree reads every record)
     scores without it. z = 50 makes the margin outgrow this prior's lead."""
-    from dpviz.models.files import model_from_json, release
-    from dpviz.models.forest import PrivateRDTClassifier
+    from dpviz.models.files.load import model_from_json, release
+    from dpviz.models.forest.estimator import PrivateRDTClassifier
     from tests.conftest import MIXED_SCHEMA, mixed_records
 
     records = mixed_records(3, 1200)

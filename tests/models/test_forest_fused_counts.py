@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models import kernels
-from dpviz.models._forest_counting import CountingMixin
-from dpviz.models.inputs import class_array
+from dpviz.compiled import kernels
+from dpviz.models.forest.counting import CountingMixin
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.inputs import class_array
 
 pytestmark = pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
 
@@ -101,7 +101,7 @@ def test_class_array_from_codes_equals_scan(classes, y, expected):
 def test_read_only_records_are_counted_as_writeable_ones():
     """joblib hands parallel folds read-only memory maps: the fit must accept them (the
     compiled kernel is typed for writeable arrays) and count the same leaves."""
-    from dpviz.models.data import encode
+    from dpviz.tabular.encode import encode
 
     X, y = _data(5_000, 4, "F")
     import pandas as pd
@@ -132,7 +132,7 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
     """predict_proba of a count forest by one descend-and-sum pass
     (``_count_votes_fused``) equals routing then summing, value for value, and draws
     the same untrained leaves' outputs."""
-    from dpviz.models._forest_routing import RoutingMixin
+    from dpviz.models.forest.routing import RoutingMixin
 
     X, y = _data(n, 4, order, seed=3)
     y = np.minimum(y, len(classes) - 1)
@@ -182,7 +182,7 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
 def test_fused_value_sums_equal_matrix_sums():
     """``trees.heap_value_sums`` adds the same values in the same order as the leaf
     matrix's sums (any values; a last column of ones set to the tree count)."""
-    from dpviz.models import trees as T
+    from dpviz.models.trees import space as T
 
     X, y = _data(5_003, 4, "C", seed=1)
     model = DPRandomForestClassifier(

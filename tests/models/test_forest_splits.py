@@ -9,7 +9,9 @@ import pytest
 
 from dpviz.evaluation import sweep
 from dpviz.evaluation.release_audit import clopper_pearson
-from dpviz.models._forest_splits import (
+from dpviz.models.files.load import ReleasedForest
+from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.forest.splits import (
     RELEVANCE_MIX,
     SPLIT_BINS,
     TableLayout,
@@ -18,14 +20,12 @@ from dpviz.models._forest_splits import (
     feature_weights,
     gain_ratio,
     noisy_tables,
-    quantile_thresholds,
     split_epsilon,
 )
-from dpviz.models.data import encode
-from dpviz.models.files import ReleasedForest
-from dpviz.models.forest import DPRandomForestClassifier
+from dpviz.models.trees.thresholds import quantile_thresholds
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 
 def skewed(n=4000, seed=0):
@@ -87,7 +87,7 @@ def test_tables_count_each_record_once_per_feature_by_class_in_public_cells():
 
 
 def test_the_compiled_tables_equal_numpys(monkeypatch):
-    from dpviz.models import kernels
+    from dpviz.compiled import kernels
 
     compiled = kernels.get(wait=True)
     if compiled is None:
@@ -141,7 +141,7 @@ def test_gain_ratio_discounts_features_of_many_values():
 
 
 def test_weighted_feature_draws_follow_the_weights_and_the_path():
-    from dpviz.models.trees import Frontier, TreeSpace, choose_splits
+    from dpviz.models.trees.space import Frontier, TreeSpace, choose_splits
     from dpviz.privacy.randomness import tree_root_keys
 
     weights = np.array([0.1, 0.6, 0.3])  # one continuous, two discrete features

@@ -15,20 +15,20 @@ from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.data import encode
-from dpviz.models.greedy import (
+from dpviz.models.greedy.estimator import (
     DPDecisionTreeClassifier,
-    _Frontier,
     auto_depth,
     choose_subtrees,
     enumerate_subtrees,
     mcmc_subtrees,
     stopping_rule,
 )
+from dpviz.models.greedy.grow import _Frontier
 from dpviz.privacy.audit import privacy_loss
 from dpviz.privacy.mechanisms import log_softmax
 from dpviz.privacy.noise import NoiseSource, SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 N_VALUES = np.array([2, 2, 3])
 

@@ -7,18 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.models._greedy_budget import COUNT_SHARE, make_budget, root_count_epsilon
-from dpviz.models._greedy_grow import GrownTree, _Frontier, grow_tree
-from dpviz.models._greedy_leaves import (
+from dpviz.models.greedy.budget import COUNT_SHARE, make_budget, root_count_epsilon
+from dpviz.models.greedy.grow import GrownTree, _Frontier, grow_tree
+from dpviz.models.greedy.leaves import (
     noisy_leaf_counts,
     own_shares,
     release_leaves,
     smooth_shares,
 )
-from dpviz.models._greedy_predict import leaf_of, leaf_proba
-from dpviz.models._greedy_score import leaf_score, score_sensitivity
-from dpviz.models._greedy_select import choose_subtrees, split_scores
-from dpviz.models._greedy_stopping import auto_depth, choose_depth
+from dpviz.models.greedy.predict import leaf_of, leaf_proba
+from dpviz.models.greedy.score import leaf_score, score_sensitivity
+from dpviz.models.greedy.select import choose_subtrees, split_scores
+from dpviz.models.greedy.stopping import auto_depth, choose_depth
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Feature, Schema
 

@@ -9,7 +9,7 @@ from dpviz import PrivateRDTClassifier, ReleasedForest, get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.data import encode
+from dpviz.tabular.encode import encode
 
 
 @pytest.fixture(scope="module")

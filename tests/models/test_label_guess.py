@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.models.columns import guess_label, suggest_drops
-from dpviz.models.data import read_csv
+from dpviz.tabular.columns import guess_label, suggest_drops
+from dpviz.tabular.encode import read_csv
 
 N = 400
 

@@ -5,14 +5,14 @@ gives; the public bound bounds every tree."""
 import numpy as np
 import pytest
 
-from dpviz.models.trees import (
-    TreeSpace,
+from dpviz.models.trees.full import (
     _count_forest,
     _count_tree,
     _knuth_estimate,
     estimate_leaves,
     leaf_bound,
 )
+from dpviz.models.trees.space import TreeSpace
 from dpviz.privacy.randomness import tree_root_keys
 
 
@@ -54,7 +54,7 @@ def test_groups_of_trees_count_as_one_group(monkeypatch):
     space = TreeSpace(np.zeros(2), np.ones(2), np.array([3, 4, 2]), 7)
     keys = tree_root_keys(5, 9)
     whole = _count_forest(space, keys, leaf_bound(space))
-    monkeypatch.setattr("dpviz.models.trees.COUNT_NODES", 2 * leaf_bound(space))
+    monkeypatch.setattr("dpviz.models.trees.full.COUNT_NODES", 2 * leaf_bound(space))
     np.testing.assert_array_equal(_count_forest(space, keys, leaf_bound(space)), whole)
 
 

@@ -1,4 +1,4 @@
-"""The parts behind dpviz.models.files, each on its own: a forest file's trees as checked node
+"""The parts behind dpviz.models.files.load, each on its own: a forest file's trees as checked node
 arrays and their routing, the leaf rows, the class prior, the privacy statement and the
 batch update, on hand-built two-tree forests whose every count is known."""
 
@@ -9,19 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.models._file_claims import check_prior, forest_ledger, verified_privacy
-from dpviz.models._file_format import (
+from dpviz.models.files.claims import check_prior, forest_ledger, verified_privacy
+from dpviz.models.files.forest_nodes import compile_nodes, leaf_rows
+from dpviz.models.files.forest_update import update_forest
+from dpviz.models.files.format import (
     FORMAT,
     TREE_FORMAT,
     ReleasedFile,
     check_document,
     document_json,
 )
-from dpviz.models._forest_nodes import compile_nodes, leaf_rows
-from dpviz.models._forest_update import update_forest
-from dpviz.models.data import encode
-from dpviz.models.files import READERS, ReleasedForest, model_from_json
-from dpviz.models.forest import feature_order
+from dpviz.models.files.load import READERS, ReleasedForest, model_from_json
+from dpviz.models.forest.estimator import feature_order
+from dpviz.tabular.encode import encode
 from tests.conftest import MIXED_SCHEMA
 
 # Tree 1 splits size at 5 (leaves 1, 2); tree 2 splits colour (blue, green, red: leaves 1-3).

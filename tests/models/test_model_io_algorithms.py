@@ -15,7 +15,7 @@ import pytest
 from dpviz import get_algorithm
 from dpviz.cli import main
 from dpviz.evaluation.demos import DEMO_CSV, DEMO_SCHEMA
-from dpviz.models.files import (
+from dpviz.models.files.load import (
     ReleasedBoost,
     ReleasedForest,
     ReleasedTree,

@@ -17,12 +17,12 @@ import pytest
 
 from dpviz.cli import main
 from dpviz.evaluation.cross_validation import cross_validate
-from dpviz.models.data import encode
-from dpviz.models.files import model_from_json, release
+from dpviz.models.files.load import model_from_json, release
+from dpviz.models.files.manifest import unaccounted
 from dpviz.models.objective import EXPONENTS, OBJECTIVES, class_weights, decide
 from dpviz.models.registry import ALGORITHMS, get_algorithm
-from dpviz.models.release_manifest import unaccounted
 from dpviz.privacy.schema import infer_schema
+from dpviz.tabular.encode import encode
 
 FAST = {"dpboost": {"n_estimators": 10}}
 

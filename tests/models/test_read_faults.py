@@ -11,7 +11,7 @@ import pytest
 
 from dpviz.app import data as app_data
 from dpviz.cli import main
-from dpviz.models.data import read_csv
+from dpviz.tabular.encode import read_csv
 
 CR_ONLY = b"a,b,label\r1,2,x\r3,4,y\r5,6,x\r"
 

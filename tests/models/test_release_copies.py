@@ -16,11 +16,12 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
-from dpviz.models.data import encode
-from dpviz.models.files import model_from_json, release
+from dpviz.models.files.load import model_from_json, release
 from dpviz.models.registry import ALGORITHMS
-from dpviz.models.trees import build_full, export_node_limit, leaf_space_keys
+from dpviz.models.trees.full import build_full, leaf_space_keys
+from dpviz.models.trees.space import export_node_limit
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 from tests.conftest import MIXED_SCHEMA, mixed_records
 
 

@@ -1,4 +1,4 @@
-"""The routing kernels (dpviz.models.trees, dpviz.models.kernels): every path gives the
+"""The routing kernels (dpviz.models.trees.space, dpviz.compiled.kernels): every path gives the
 same leaves.
 
 The level-by-level router (``_route_levels``, the reference and the fallback for very
@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models import kernels as kernels
-from dpviz.models import trees as routing
-from dpviz.models.data import encode
-from dpviz.models.trees import TreeSpace, _route_levels, route, route_compact, route_matrix
+from dpviz.compiled import kernels as kernels
+from dpviz.models.trees import space as routing
+from dpviz.models.trees.space import TreeSpace, _route_levels, route, route_compact, route_matrix
 from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 COMPILED = kernels.get(wait=True) is not None
 SHAPES = [  # continuous, discrete, values per discrete feature, depth, records, trees
@@ -162,6 +162,6 @@ def test_prediction_in_several_passes_equals_one_pass(monkeypatch):
     test = forest_case(500)[0].drop(columns="label")
     whole = model.predict_proba(test)
     model.__dict__.pop("_route_cache", None)  # lazily built trees: bounded passes
-    monkeypatch.setattr("dpviz.models._forest_routing.lazy_pair_chunk", lambda space: 20 * 37)
+    monkeypatch.setattr("dpviz.models.forest.routing.lazy_pair_chunk", lambda space: 20 * 37)
     assert model._pass_pairs() // model.n_estimators < len(test)
     np.testing.assert_array_equal(model.predict_proba(test), whole)

@@ -16,9 +16,9 @@ import pytest
 from dpviz.app import support
 from dpviz.app import train as app_train
 from dpviz.cli import main
-from dpviz.models.files import REPLAYABLE, load_model, model_from_json, release
+from dpviz.models.files.load import REPLAYABLE, load_model, model_from_json, release
+from dpviz.models.files.manifest import unaccounted
 from dpviz.models.registry import get_algorithm
-from dpviz.models.release_manifest import unaccounted
 from dpviz.privacy import signing
 from dpviz.privacy.schema import infer_schema
 from tests.conftest import MIXED_SCHEMA, mixed_records

@@ -1,6 +1,6 @@
 import pytest
 
-from dpviz.models.sizing import RECORDS_PER_TREE, TREE_STEPS, suggest_trees
+from dpviz.models.forest.sizing import RECORDS_PER_TREE, TREE_STEPS, suggest_trees
 
 
 @pytest.mark.parametrize(

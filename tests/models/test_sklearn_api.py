@@ -3,8 +3,8 @@ import warnings
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
-from dpviz.models.boosting import DPBoostClassifier
-from dpviz.models.greedy import DPDecisionTreeClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 
 
 def _estimators():

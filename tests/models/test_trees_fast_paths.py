@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from dpviz import DPRandomForestClassifier
-from dpviz.models import forest as forest_module
-from dpviz.models import kernels
-from dpviz.models import trees as routing
-from dpviz.models.data import EncodingReport, _column_ranges, _integer_labels, _labels, encode
+from dpviz.compiled import kernels
+from dpviz.models.forest import estimator as forest_module
+from dpviz.models.trees import space as routing
 from dpviz.privacy.randomness import hash_columns
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import EncodingReport, _column_ranges, _integer_labels, _labels, encode
 
 
 @pytest.mark.parametrize("n", [0, 1, 255, 256, 1000, 4097, 400_001])  # the last: compiled

@@ -14,9 +14,9 @@ import pytest
 from dpviz import PrivateRDTClassifier, ReleasedForest
 from dpviz.cli import main
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.forest import DPRandomForestClassifier, space_for, tree_root_keys
-from dpviz.models.forest import _seeds as public_seeds
-from dpviz.models.trees import build_full
+from dpviz.models.forest.estimator import DPRandomForestClassifier, space_for, tree_root_keys
+from dpviz.models.forest.estimator import _seeds as public_seeds
+from dpviz.models.trees.full import build_full
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
 
 PUBLIC_SEED = 0  # the CLI default: the attacker knows it

@@ -48,18 +48,21 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import binomtest
 
-from dpviz.models import _boost_tree as boost_tree
-from dpviz.models import _forest_release, _forest_splits, _greedy_grow, boosting
-from dpviz.models._greedy_grow import GrownTree
-from dpviz.models._greedy_leaves import smooth_shares
-from dpviz.models._greedy_score import gini_weight, score_sensitivity
-from dpviz.models._greedy_select import enumerate_subtrees
-from dpviz.models.data import encode
-from dpviz.models.forest import split_tables
-from dpviz.models.greedy import bin_codes
+from dpviz.models.boosting import estimator as boosting
+from dpviz.models.boosting import tree as boost_tree
+from dpviz.models.forest import release as _forest_release
+from dpviz.models.forest import splits as _forest_splits
+from dpviz.models.forest.estimator import split_tables
+from dpviz.models.greedy import grow as _greedy_grow
+from dpviz.models.greedy.estimator import bin_codes
+from dpviz.models.greedy.grow import GrownTree
+from dpviz.models.greedy.leaves import smooth_shares
+from dpviz.models.greedy.score import gini_weight, score_sensitivity
+from dpviz.models.greedy.select import enumerate_subtrees
 from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy.noise import KeyedLeafNoise, SecureGenerator, epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 ALPHA = 1e-3  # false-alarm rate of one check on correct code (over the noise seeds)
 BINS = 10
@@ -460,11 +463,11 @@ class Entry:
         return f"{self.algorithm}-{self.kind}"
 
 
-_FOREST = "dpviz.models.forest"
-_RELEASE = "dpviz.models._forest_release"
-_SPLITS = "dpviz.models._forest_splits"
-_GROW = "dpviz.models._greedy_grow"
-_CHECK = "dpviz.models._boost_check"
+_FOREST = "dpviz.models.forest.estimator"
+_RELEASE = "dpviz.models.forest.release"
+_SPLITS = "dpviz.models.forest.splits"
+_GROW = "dpviz.models.greedy.grow"
+_CHECK = "dpviz.models.boosting.check"
 
 RECORD_COUNT = _at(SecureGenerator, "discrete_laplace", _FOREST, "_prepare")
 FOREST_PRIOR = _at(SecureGenerator, "discrete_laplace", _RELEASE, "_noisy_class_totals")
@@ -499,7 +502,7 @@ ENTRIES = [
         "main",
         _forest_check,
         150,
-        _at(SecureGenerator, "discrete_laplace", "dpviz.models.floor", "release_check"),
+        _at(SecureGenerator, "discrete_laplace", "dpviz.models.forest.floor", "release_check"),
         epsilon=4.0,
     ),
     Entry(
@@ -526,7 +529,7 @@ ENTRIES = [
                 _at(
                     SecureGenerator,
                     "discrete_laplace",
-                    "dpviz.models._greedy_stopping",
+                    "dpviz.models.greedy.stopping",
                     "choose_depth",
                 ),
             ),
@@ -547,7 +550,7 @@ ENTRIES = [
                 _at(
                     SecureGenerator,
                     "discrete_laplace",
-                    "dpviz.models._greedy_leaves",
+                    "dpviz.models.greedy.leaves",
                     "noisy_leaf_counts",
                 ),
             ),
@@ -585,7 +588,7 @@ ENTRIES = [
         "main",
         _boost_leaves,
         300,
-        _at(SecureGenerator, "laplace", "dpviz.models._boost_tree", "grow_tree"),
+        _at(SecureGenerator, "laplace", "dpviz.models.boosting.tree", "grow_tree"),
     ),
     Entry(
         "dpboost",

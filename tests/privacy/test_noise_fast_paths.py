@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpviz.models import kernels
+from dpviz.compiled import kernels
 from dpviz.privacy import noise
 from dpviz.privacy.noise import _BLOCK, NoiseSource
 

@@ -14,16 +14,16 @@ import pytest
 from dpviz.app import data as app_data
 from dpviz.app import train as app_train
 from dpviz.cli import main
-from dpviz.models.data import encode
-from dpviz.models.files import release
-from dpviz.models.registry import ALGORITHMS
-from dpviz.models.release_manifest import (
+from dpviz.models.files.load import release
+from dpviz.models.files.manifest import (
     MANIFEST,
     PUBLIC,
     public_fields,
     unaccounted,
 )
+from dpviz.models.registry import ALGORITHMS
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 SCHEMA = Schema(
     "label",

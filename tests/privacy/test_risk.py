@@ -496,7 +496,7 @@ def test_candidate_table_joins_utility_and_blanks_risk_without_proof():
 def test_works_on_a_real_sweep_summary():
     from dpviz.evaluation.sweep import SweepGrid, run_sweep
     from dpviz.evaluation.synthetic import make_synth
-    from dpviz.models.data import encode
+    from dpviz.tabular.encode import encode
 
     frame, schema = make_synth("SynthA", 600, seed=0)
     grid = SweepGrid(epsilons=[0.05, 1.0, 20.0], n_estimators=[5])

@@ -7,7 +7,7 @@ the user, not records; where a function reads real records (:func:`tree_walkthro
 its outputs say which parts are NOT private diagnostics.
 
 The package's parts: :mod:`~dpviz.evaluation.teach.papers` (the papers' tables and the
-addendum's story), :mod:`~dpviz.evaluation.teach.playground` (the mechanism playground),
+addendum's story), :mod:`~dpviz.evaluation.teach.mechanism_playground` (the mechanism playground),
 :mod:`~dpviz.evaluation.teach.loss_map` (the exact privacy-loss map) and
 :mod:`~dpviz.evaluation.teach.walkthrough` (one tree growing). This face re-exports their
 public names.
@@ -17,6 +17,19 @@ from dpviz.evaluation.teach.loss_map import (
     MAX_GRID_COUNT,
     LossGrid,
     privacy_loss_grid,
+)
+from dpviz.evaluation.teach.mechanism_playground import (
+    CLASS_LETTERS,
+    MAX_CLASSES,
+    MAX_DRAWS,
+    MAX_TOY_COUNT,
+    MIN_CLASSES,
+    PLAYGROUND_MECHANISMS,
+    Playground,
+    empirical_frequencies,
+    gap_explanation,
+    mechanism_label,
+    playground,
 )
 from dpviz.evaluation.teach.papers import (
     ADDENDUM_STORY,
@@ -30,19 +43,6 @@ from dpviz.evaluation.teach.papers import (
     majority_probability_table,
     printed_unit,
     smooth_sensitivity_table,
-)
-from dpviz.evaluation.teach.playground import (
-    CLASS_LETTERS,
-    MAX_CLASSES,
-    MAX_DRAWS,
-    MAX_TOY_COUNT,
-    MIN_CLASSES,
-    PLAYGROUND_MECHANISMS,
-    Playground,
-    empirical_frequencies,
-    gap_explanation,
-    mechanism_label,
-    playground,
 )
 from dpviz.evaluation.teach.walkthrough import (
     TreeWalkthrough,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpviz.evaluation.teach.playground import mechanism_label
+from dpviz.evaluation.teach.mechanism_playground import mechanism_label
 from dpviz.privacy.audit import AUDIT_TOLERANCE, privacy_loss
 from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism
 

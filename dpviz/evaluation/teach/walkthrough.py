@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpviz.evaluation.teach.playground import mechanism_label
-from dpviz.models.data import encode
-from dpviz.models.forest import DPRandomForestClassifier, feature_order
-from dpviz.models.trees import build_full
+from dpviz.evaluation.teach.mechanism_playground import mechanism_label
+from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order
+from dpviz.models.trees.full import build_full
 from dpviz.privacy.mechanisms import gap, get_mechanism
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
 
 # --- a tree grows -------------------------------------------------------------------------
 
@@ -198,7 +198,7 @@ def tree_walkthrough(
     3. Each leaf releases a label through ``mechanism`` with budget ``epsilon``.
     4. The held-out ``test_row`` walks down the tree and collects the leaf's vote.
 
-    Uses :class:`dpviz.models.forest.DPRandomForestClassifier` with ``n_estimators=1``.
+    Uses :class:`dpviz.models.forest.estimator.DPRandomForestClassifier` with ``n_estimators=1``.
 
     Parameters
     ----------

@@ -1,0 +1,108 @@
+"""A fitted DPBoost model at work: scores, class probabilities and the owner's diagnostics.
+
+Privacy role: :meth:`_FittedBoost.predict_proba` and its helpers read only the released
+model (the trees' released leaf values, ``init_score_`` and ``tree_weight_``) and the
+records being predicted: post-processing, no ε. ``diagnostics_`` reads the trees' TRUE
+leaf counts and values: NOT private, for the data owner only, never part of a release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from dpviz.models.boosting.tree import tree_scores
+from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.trees.features import bin_codes
+from dpviz.tabular.encode import EncodedData
+from dpviz.tabular.inputs import prediction_data
+
+
+def scores_to_proba(scores: np.ndarray) -> np.ndarray:
+    """Class probabilities from the parts' scores: one part (two classes) maps its score,
+    clipped to [−1, 1], linearly to the positive class; more parts take a softmax."""
+    if scores.shape[1] == 1:
+        positive = (np.clip(scores[:, 0], -1, 1) + 1) / 2
+        return np.stack([1 - positive, positive], axis=1)
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def decision_scores(scores: np.ndarray, scale: float) -> np.ndarray:
+    """Class scores on the probability scale for an ``objective``: each part's score
+    over κ = ``scale`` (the share of E[y|x] the trees reach, :attr:`reach_`), mapped
+    from [−1, 1] to [0, 1]; two classes: (1 − q, q). The scores estimate about
+    κ·E[y|x] (with a prior-centred start: κ·p̂ plus the trees' κ·(E[y|x] − p̂)), so
+    unlike :func:`scores_to_proba` these sit near the class shares, which the objective
+    compares with the prior (a 6% class scores 0.06, not 0.47). A function of released
+    scores and κ (public settings and the released prior): post-processing."""
+    q = np.clip((scores / (scale if scale > 0 else 1.0) + 1) / 2, 0.0, 1.0)
+    if scores.shape[1] == 1:
+        return np.stack([1 - q[:, 0], q[:, 0]], axis=1)
+    return q
+
+
+def leaf_diagnostics(leaf_records: list[tuple]) -> dict:
+    """Leaf diagnostics from the TRUE leaf records (NOT private): sign flips of leaf
+    values. ``leaf_records`` holds per tree (counts, clipped values, released values)."""
+    counts = np.concatenate([c for c, _, _ in leaf_records])
+    true = np.concatenate([v for _, v, _ in leaf_records])
+    released = np.concatenate([r for _, _, r in leaf_records])
+    nonempty = counts > 0
+    flipped = np.sign(true) != np.sign(released)
+    return {
+        "n_leaves_total": float(len(counts)),
+        "n_leaves_total_exact": True,
+        "n_leaves_nonempty": int(nonempty.sum()),
+        "empty_leaf_pct": 100.0 * float(1 - nonempty.mean()),
+        "flipped_leaf_pct": 100.0 * float(flipped[nonempty].mean()) if nonempty.any() else 0.0,
+        "expected_flip_pct": float("nan"),
+        "mean_smooth_sensitivity": float("nan"),
+    }
+
+
+class _FittedBoost:
+    """Prediction and diagnostics of a fitted DPBoost model (a mixin of
+    :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`: it reads the fitted ``models_``,
+    ``init_score_``, ``tree_weight_``, ``leaf_records_``, ``schema_``, ``classes_`` and
+    the ``n_bins`` and ``learning_rate`` parameters)."""
+
+    def _scores(self, encoded: EncodedData) -> np.ndarray:
+        """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
+        codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
+        raw = tree_scores(self.models_, codes, float(self.learning_rate))
+        return self.init_score_ + self.tree_weight_ * raw
+
+    def _proba(self, encoded: EncodedData) -> np.ndarray:
+        return scores_to_proba(self._scores(encoded))
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "models_")
+        return self._proba(prediction_data(self, X))
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs by: the released noisy class
+        histogram, one added per class (:func:`~dpviz.models.objective.prior_from_counts`),
+        or uniform and public without one (paper preset). Post-processing."""
+        check_is_fitted(self, "models_")
+        return prior_from_counts(self.prior_counts_, len(self.classes_))
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index under the ``objective`` (accuracy: the argmax of
+        :meth:`_proba`, as before; otherwise :func:`decision_scores` weighed against
+        :attr:`decision_prior_`)."""
+        if self.objective == ACCURACY:
+            return np.argmax(self._proba(encoded), axis=1)
+        scores = decision_scores(self._scores(encoded), self.reach_)
+        return decide(scores, self.decision_prior_, self.objective)
+
+    def predict(self, X) -> np.ndarray:
+        """The most likely class, weighed by the ``objective`` (post-processing)."""
+        check_is_fitted(self, "models_")
+        return self.classes_[self._decision(prediction_data(self, X))]
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Leaf diagnostics from the raw data (NOT private): sign flips of leaf values."""
+        return leaf_diagnostics(self.leaf_records_)

@@ -1,0 +1,167 @@
+"""DPBoost's two named configurations (``preset``) and the checks of its parameters.
+
+Privacy role: none of this reads the data. A preset fixes the method's choices — how
+gradients are bounded, the split/leaf share of a tree's ε, the split candidates, the
+subsets, the prior, the split score, what it is scored on and how classes share trees —
+and each choice is one the proof covers (the argument, choice by choice, is in the
+module docstring of :mod:`dpviz.models.boosting.estimator`). :func:`check_params` refuses what
+would break it: λ ≤ 0 (an empty leaf's value 0/0 = NaN would reveal that no record
+reached it) and budgets below what exact discrete Laplace noise can draw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpviz.privacy.mechanisms import _check_epsilon
+from dpviz.privacy.noise import NoiseSource
+from dpviz.tabular.inputs import check_whole_numbers
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One named configuration of DPBoost.
+
+    The first six fields are estimator parameters (a value set by hand overrides them);
+    the others are the method's choices, set only through the preset:
+
+    ``gradients`` — "clip" (each gradient clipped to [−g*, g*]) or "filter" (the paper's
+    gradient-based data filtering: a tree skips the records with |g| > g*).
+    ``split_share`` — the share of a tree's ε spent on its splits (the rest on leaves).
+    ``candidates`` — "one_hot" (a discrete feature splits as "value == v" against the
+    rest) or "bins" (every feature splits at a threshold on its codes).
+    ``subsets`` — "equal" (each tree of an ensemble gets 1/T_e of the records in
+    expectation; 1/(T_e + 1) when the ensemble also holds out a cell for the check) or
+    "geometric" (the paper's η(1−η)^t / (1 − (1−η)^T_e)).
+    ``prior_share`` — the share of ε (see :func:`prior_epsilon`) spent on a noisy class
+    histogram, the prior the model falls back on unless a held-out check trusts the
+    trees; 0: no prior and no check, the score is the trees' alone (the paper).
+    ``split_score`` — what the exponential mechanism scores a split by: "gain" (Li et
+    al.: Σ_sides (Σg)²/(n + λ), sensitivity 3g*²) or "abs" (Σ_sides |Σg|, sensitivity
+    g*: the stronger signal against its noise, n·|m| against g* rather than n·m²
+    against 3g*² for a side of n records of mean gradient |m| ≤ g*).
+    ``start`` — what the splits are scored on: "zero" (the gradients g = F − y, F
+    boosted from 0; the paper) or "centered" (g + (1 − κ)·p̂, clipped to [−g*, g*]:
+    the gradients against the released prior p̂ where the trees (reach κ so far) have
+    not yet moved the score; needs ``prior_share`` > 0). The leaves use g either way.
+    ``multiclass`` — "one_vs_rest" (each of k parts its own trees and ε/k; the paper)
+    or "shared" (one tree per position for the k parts, boosted from the released
+    prior: shared splits, k values per leaf, the whole ε, each record's k gradients
+    scaled to an L1 norm ≤ 4·g* instead of clipped part by part; ``start`` then only
+    applies to two classes).
+    """
+
+    n_estimators: int
+    trees_per_ensemble: int
+    max_depth: int
+    learning_rate: float
+    reg_lambda: float
+    n_bins: int
+    gradients: str
+    split_share: float
+    candidates: str
+    subsets: str
+    prior_share: float
+    split_score: str
+    start: str
+    multiclass: str
+
+
+PRESETS: dict[str, Preset] = {
+    "default": Preset(
+        n_estimators=10,
+        trees_per_ensemble=10,
+        max_depth=3,
+        learning_rate=0.1,
+        reg_lambda=50.0,
+        n_bins=16,
+        gradients="clip",
+        split_share=0.75,
+        candidates="one_hot",
+        subsets="equal",
+        prior_share=0.1,
+        split_score="abs",
+        start="centered",
+        multiclass="shared",
+    ),
+    "paper": Preset(
+        n_estimators=50,
+        trees_per_ensemble=50,
+        max_depth=6,
+        learning_rate=0.01,
+        reg_lambda=0.1,
+        n_bins=16,
+        gradients="filter",
+        split_share=0.5,
+        candidates="bins",
+        subsets="geometric",
+        prior_share=0.0,
+        split_score="gain",
+        start="zero",
+        multiclass="one_vs_rest",
+    ),
+}
+# The estimator parameters a preset sets (the rest of a Preset is the method's choices).
+PRESET_PARAMETERS = (
+    "n_estimators",
+    "trees_per_ensemble",
+    "max_depth",
+    "learning_rate",
+    "reg_lambda",
+    "n_bins",
+)
+
+
+def _same(a, b) -> bool:
+    try:
+        return type(a) is not bool and bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def apply_preset(model, given=()) -> None:
+    """Set the parameters of ``model``
+    (a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`) left at the default
+    preset's value (and not in ``given``) to its ``preset``'s values.
+    Only values that differ are replaced, so a clone (which passes the resolved values
+    back) keeps every parameter object as it is."""
+    if not isinstance(model.preset, str) or model.preset not in PRESETS:
+        return  # refused with a message in fit
+    base, chosen = PRESETS["default"], PRESETS[model.preset]
+    for name in PRESET_PARAMETERS:
+        value, target = getattr(model, name), getattr(chosen, name)
+        if name not in given and _same(value, getattr(base, name)) and target != value:
+            setattr(model, name, target)
+
+
+def check_params(model) -> None:
+    """Refuse the parameters of ``model`` that break the proof or the noise, with a
+    message a person can act on (ValueError)."""
+    _check_epsilon(model.epsilon)
+    if not isinstance(model.preset, str) or model.preset not in PRESETS:
+        raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {model.preset!r}")
+    check_whole_numbers(
+        model, {"n_estimators": 1, "trees_per_ensemble": 1, "max_depth": 1, "n_bins": 2}
+    )
+    if not 0 < float(model.learning_rate) < 1:
+        raise ValueError(f"learning_rate must be in (0, 1), got {model.learning_rate!r}")
+    try:
+        lam = float(model.reg_lambda)
+    except (TypeError, ValueError):
+        lam = float("nan")
+    if not (math.isfinite(lam) and lam > 0):
+        raise ValueError(
+            f"reg_lambda must be a positive finite number such as 50 (the paper's "
+            f"0.1), got {model.reg_lambda!r}: with λ = 0 an empty leaf's value is "
+            "0/0 = NaN, which reveals that no record reached it (ε = ∞)"
+        )
+    if model.noise_seed is not None:
+        NoiseSource.replayable(model.noise_seed)
+    if model.prior_epsilon_ > 0 and min(model.prior_epsilon_, model.tree_epsilon_) < 2**-20:
+        raise ValueError(
+            f"epsilon = {model.epsilon!r} is too small for the default preset: its class "
+            "prior and held-out check draw exact discrete Laplace noise, which needs "
+            "each of their budgets to be at least 2^-20; use a larger epsilon or "
+            "preset='paper'"
+        )

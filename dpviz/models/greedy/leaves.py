@@ -1,0 +1,153 @@
+"""The leaves of a greedy DP tree: their noisy counts, and what each leaf predicts.
+
+Privacy role: :func:`noisy_leaf_counts` is the release — each leaf's class counts plus
+exact discrete Laplace noise, P(z) ∝ exp(−ε|z|), at the leaf's own ε (ε' at full depth,
+more for a leaf closed earlier; integers, so no floating-point side channel). One record
+changes one count of one leaf by one, and the leaves hold disjoint records (parallel
+composition). Everything after it is post-processing of released values and costs no ε:
+
+- **Graceful degradation** (``fallback="hierarchical"``, :func:`smooth_shares`): each
+  node gets an estimate of its class counts — a leaf its noisy counts, an inner node the
+  sum of its children's estimates, and a node with its own noisy histogram (root,
+  stopping rule) the inverse-variance mean of that and the rest. From the root down, a
+  node keeps the part of its deviation from its parent's shares that stands out of its
+  noise (empirical Bayes shrinkage, one heterogeneity estimate per depth): a leaf with a
+  clear signal keeps its own shares, a noise-dominated leaf (empty, or small against
+  its noise) falls back to its parent's and ultimately to the root's noisy class prior,
+  so when noise dominates the model predicts the majority class rather than noise.
+- ``fallback="none"`` (:func:`own_shares`): a leaf predicts from its own clipped noisy
+  counts (the papers' rule).
+- The released label of a leaf is a class of largest predicted share, ties broken
+  uniformly at random.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpviz.models.greedy.grow import GrownTree
+from dpviz.models.trees.draws import Rng
+
+# The fallback keeps a depth's deviations from the parents only beyond this many standard
+# deviations of the noise in their moment estimate (see smooth_shares).
+SHRINK_MARGIN = 1.0
+
+
+def discrete_laplace_variance(epsilon) -> np.ndarray:
+    """Variance of the discrete Laplace law P(z) ∝ exp(−ε|z|): 2q / (1 − q)², q = e^−ε."""
+    q = np.exp(-np.asarray(epsilon, dtype=np.float64))
+    return 2.0 * q / (1.0 - q) ** 2
+
+
+def noisy_leaf_counts(counts: np.ndarray, epsilon: np.ndarray, rng: Rng) -> np.ndarray:
+    """The released counts: ``counts`` (one row per leaf) plus exact discrete Laplace
+    noise, P(z) ∝ exp(−ε|z|) at each leaf's ε (``epsilon``): integer counts. One draw
+    per group of leaves sharing an ε (the largest first), leaves in node order."""
+    k = counts.shape[1]
+    noisy = counts.copy()
+    for eps in sorted(set(epsilon.tolist()), reverse=True):
+        rows = np.flatnonzero(epsilon == eps)
+        noise = rng.discrete_laplace(eps, size=len(rows) * k)
+        noisy[rows] += noise.reshape(len(rows), k)
+    return noisy
+
+
+def release_leaves(
+    tree: GrownTree, hierarchical: bool, rng: Rng
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The leaves' noisy counts, predicted class shares and released labels.
+
+    ``hierarchical``: shares by :func:`smooth_shares`, else :func:`own_shares`. The
+    label is a class of largest predicted share (of the noisy counts themselves without
+    the fallback); ties (frequent with integer counts) are broken uniformly at random
+    (post-processing)."""
+    k = tree.leaf_counts.shape[1]
+    noisy = noisy_leaf_counts(tree.leaf_counts, tree.leaf_epsilon, rng)
+    proba = smooth_shares(tree, noisy, k) if hierarchical else own_shares(noisy)
+    released = proba if hierarchical else noisy
+    top = released.max(axis=1, keepdims=True)
+    jitter = rng.random(released.shape)
+    labels = np.argmax(np.where(released >= top, jitter, -1.0), axis=1)
+    return noisy, proba, labels
+
+
+def own_shares(noisy: np.ndarray) -> np.ndarray:
+    """Each leaf's class shares from its own noisy counts clipped at 0 (uniform when
+    none is positive): the papers' rule, ``fallback="none"``."""
+    k = noisy.shape[1]
+    clipped = np.clip(noisy, 0, None).astype(np.float64)
+    total = clipped.sum(axis=1, keepdims=True)
+    return np.divide(clipped, total, out=np.full_like(clipped, 1.0 / k), where=total > 0)
+
+
+def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
+    """Each leaf's predicted class shares, from released values only.
+
+    **Estimates, bottom-up.** Every node gets an estimate ĉ of its class counts and
+    a per-class noise variance v: a leaf its noisy counts (v = 2q/(1 − q)², q =
+    e^−ε, of the discrete Laplace at its ε); an inner node the sum of its children's
+    estimates (variances add); a node with its own noisy histogram (the root with
+    "auto", the stopping rule's nodes) the inverse-variance mean of that and the rest.
+
+    **Shares, top-down** (empirical Bayes shrinkage towards the parent). The root's
+    shares p are max(ĉ, 0) normalised (uniform if all ≤ 0). At each depth, a node
+    of estimated size n̂ = max(Σ ĉ, 0) and parent shares p_P has deviation r = ĉ −
+    n̂·p_P, whose noise contributes v·(k − 2 + k·Σp_P²) to ‖r‖² (the noise of ĉ
+    projected off n̂). The true deviation is modelled as n̂·d with E‖d‖² = δ², one
+    δ² per depth estimated by moments over its nodes, conservatively: δ² =
+    max(0, Σ(‖r‖² − noise) − z·√(5·Σ noise²)) / Σn̂², z = ``SHRINK_MARGIN`` = 1, where
+    √(5·Σ noise²) bounds the standard deviation of that sum when there is no true
+    deviation (Laplace noise has kurtosis 6, so Var(e²) = 5·Var(e)²); pure noise thus
+    rarely passes for a signal. The node keeps the share w = n̂²δ² / (n̂²δ² + noise)
+    of its deviation: p =
+    normalise(max(n̂·p_P + w·r, 0)). With little noise w → 1 (its own counts); a
+    node whose counts are noise-dominated (empty, or small against √v), or a depth
+    whose deviations do not stand out of the noise, gets w → 0 and predicts its
+    parent's shares — ultimately the root's noisy class prior, the majority class.
+
+    **Privacy.** Every input is released already (the noisy leaf and node counts,
+    the tree) or public (the ε of each count), so this is post-processing: it costs
+    no ε and needs no ledger entry."""
+    n_nodes = len(tree.feature)
+    est = np.zeros((n_nodes, k))
+    var = np.zeros(n_nodes)
+    est[tree.leaf_nodes] = noisy
+    var[tree.leaf_nodes] = discrete_laplace_variance(tree.leaf_epsilon)
+    own = np.full(n_nodes, -1)
+    own[tree.counted_nodes] = np.arange(len(tree.counted_nodes))
+    own_var = discrete_laplace_variance(tree.counted_epsilon)
+    max_depth = int(tree.node_depth.max())
+    for depth in range(max_depth, -1, -1):
+        nodes = np.flatnonzero(tree.node_depth == depth)
+        mine = nodes[own[nodes] >= 0]
+        if len(mine):
+            row = own[mine]
+            w_rest, w_own = 1.0 / var[mine], 1.0 / own_var[row]
+            own_counts = tree.counted_noisy_counts[row] * w_own[:, None]
+            est[mine] = (est[mine] * w_rest[:, None] + own_counts) / (w_rest + w_own)[:, None]
+            var[mine] = 1.0 / (w_rest + w_own)
+        if depth > 0:
+            np.add.at(est, tree.parent[nodes], est[nodes])
+            np.add.at(var, tree.parent[nodes], var[nodes])
+    proba = np.full((n_nodes, k), 1.0 / k)
+    root = np.clip(est[0], 0.0, None)
+    if root.sum() > 0:
+        proba[0] = root / root.sum()
+    for depth in range(1, max_depth + 1):
+        nodes = np.flatnonzero(tree.node_depth == depth)
+        prior = proba[tree.parent[nodes]]
+        n_hat = np.maximum(est[nodes].sum(axis=1), 0.0)
+        dev = est[nodes] - n_hat[:, None] * prior
+        noise = var[nodes] * (k - 2 + k * (prior**2).sum(axis=1))
+        spread = float(np.sum(n_hat**2))
+        excess = float(np.sum((dev**2).sum(axis=1) - noise))
+        excess -= SHRINK_MARGIN * math.sqrt(5.0 * float(np.sum(noise**2)))
+        delta2 = max(0.0, excess) / spread if spread > 0 else 0.0
+        signal = n_hat**2 * delta2
+        keep = np.divide(signal, signal + noise, out=np.zeros_like(signal), where=signal > 0)
+        fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
+        total = fit.sum(axis=1, keepdims=True)
+        proba[nodes] = np.where(total > 0, fit / np.where(total > 0, total, 1.0), prior)
+    return proba[tree.leaf_nodes]

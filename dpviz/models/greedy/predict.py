@@ -1,0 +1,172 @@
+"""A fitted greedy tree at work: routing records to leaves, and the data owner's leaf reports.
+
+Privacy role: :func:`leaf_of` and :func:`leaf_proba` read only the released tree (its
+splits and the leaves' predicted shares) and the records being predicted: post-
+processing, no ε. :func:`leaf_diagnostics` and :func:`leaf_report` read the leaves'
+TRUE counts: they are NOT private, for the data owner only, never part of a release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.trees.features import bin_codes
+from dpviz.privacy.mechanisms import get_mechanism, is_majority
+from dpviz.tabular.encode import EncodedData
+from dpviz.tabular.inputs import prediction_data
+
+
+def leaf_of(
+    codes: np.ndarray, feature: np.ndarray, first_child: np.ndarray, depth: int
+) -> np.ndarray:
+    """The leaf node of each record (rows of ``codes``, see ``bin_codes``) in a tree of
+    at most ``depth`` levels; -1 where an unknown discrete value stops it."""
+    node = np.zeros(len(codes), dtype=np.int64)
+    active = np.arange(len(codes))
+    for _ in range(depth + 1):
+        f = feature[node[active]]
+        active = active[f >= 0]
+        if len(active) == 0:
+            break
+        value = codes[active, feature[node[active]]]
+        unknown = value < 0
+        node[active[unknown]] = -1
+        active, value = active[~unknown], value[~unknown]
+        node[active] = first_child[node[active]] + value
+    return node
+
+
+def leaf_proba(node: np.ndarray, leaf_nodes: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """The predicted class shares of records at leaf ``node`` (``shares``: one row per
+    leaf of ``leaf_nodes``); a record stopped by an unknown value (-1) abstains
+    (uniform), as in an exported model. The shares are normalised again here exactly as
+    a released model normalises its leaf outputs (clip at 0, divide by the sum), so both
+    give the same floats."""
+    leaf = np.minimum(np.searchsorted(leaf_nodes, node), len(leaf_nodes) - 1)
+    output = np.clip(shares[leaf], 0.0, None)
+    output[node < 0] = 0.0
+    total = output.sum(axis=1, keepdims=True)
+    k = output.shape[1]
+    return np.divide(output, total, out=np.full_like(output, 1.0 / k), where=total > 0)
+
+
+def exact_flip_probability(counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf
+    closed early has a larger ε than ε'); equal rows share one computation."""
+    mech = get_mechanism("laplace_counts")
+    out = np.zeros(len(counts))
+    for value in np.unique(eps):
+        rows = np.flatnonzero(eps == value)
+        unique, inverse = np.unique(counts[rows], axis=0, return_inverse=True)
+        flip = mech.flip_probability(unique, float(value))
+        out[rows] = flip[inverse.reshape(-1)]
+    return out
+
+
+def leaf_diagnostics(counts: np.ndarray, labels: np.ndarray, eps: np.ndarray) -> dict:
+    """Leaf diagnostics from the TRUE ``counts`` (NOT private), as the forest reports
+    them: ``labels`` the released label of each leaf, ``eps`` the ε of its counts."""
+    nonempty = counts.sum(axis=1) > 0
+    flipped = ~is_majority(counts)[np.arange(len(counts)), labels]
+    flip = np.zeros(len(counts))
+    flip[nonempty] = exact_flip_probability(counts[nonempty], eps[nonempty])
+    return {
+        "n_leaves_total": float(len(counts)),
+        "n_leaves_total_exact": True,
+        "n_leaves_nonempty": int(nonempty.sum()),
+        "empty_leaf_pct": 100.0 * float(1 - nonempty.mean()),
+        "flipped_leaf_pct": 100.0 * float(flipped[nonempty].mean()) if nonempty.any() else 0.0,
+        "expected_flip_pct": 100.0 * float(flip[nonempty].mean()) if nonempty.any() else 0.0,
+        "mean_smooth_sensitivity": float("nan"),
+    }
+
+
+def leaf_report(
+    counts: np.ndarray, labels: np.ndarray, eps: np.ndarray, depth: np.ndarray, classes
+) -> pd.DataFrame:
+    """One row per leaf from the TRUE ``counts`` (NOT private, for the data owner):
+    ``depth`` of each leaf, its released label, ε and the public class list."""
+    names = [str(c) for c in classes]
+    flipped = ~is_majority(counts)[np.arange(len(counts)), labels]
+    return pd.DataFrame(
+        {
+            "tree": 1,
+            "depth": depth,
+            "n_records": counts.sum(axis=1),
+            **{f"count[{c}]": counts[:, i] for i, c in enumerate(names)},
+            "released_label": np.asarray(names, dtype=object)[labels],
+            "true_majority": np.asarray(names, dtype=object)[np.argmax(counts, axis=1)],
+            "flipped": flipped & (counts.sum(axis=1) > 0),
+            "flip_probability": exact_flip_probability(counts, eps),
+            "empty": counts.sum(axis=1) == 0,
+        }
+    )
+
+
+class _FittedTree:
+    """Prediction and the leaf reports of a fitted greedy tree (a mixin of
+    :class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier`: it reads the fitted
+    ``feature_``, ``first_child_``, ``node_depth_``, ``leaf_nodes_``, ``leaf_proba_``,
+    ``leaf_counts_``, ``leaf_labels_``, ``leaf_epsilon_``, ``schema_``, ``classes_``
+    and the ``n_bins`` parameter)."""
+
+    def _leaf_of(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf node of each record; -1 where an unknown discrete value stops it."""
+        codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
+        return leaf_of(codes, self.feature_, self.first_child_, int(self.node_depth_.max()))
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "feature_")
+        return self._proba(prediction_data(self, X))
+
+    def _proba(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf's predicted class shares (``leaf_proba_``; see
+        :func:`~dpviz.models.greedy.predict.leaf_proba`)."""
+        return leaf_proba(self._leaf_of(encoded), self.leaf_nodes_, self.leaf_proba_)
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs the leaves' shares by: the root's
+        released noisy class counts (``max_depth="auto"`` without ``declared_n``), else
+        the sum of the leaves' released noisy counts (every record reaches one leaf),
+        one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
+        Post-processing of released counts only."""
+        check_is_fitted(self, "feature_")
+        root = np.flatnonzero(self.counted_nodes_ == 0)
+        if len(root):
+            counts = self.counted_noisy_counts_[root[0]]
+        else:
+            counts = self.leaf_noisy_counts_.sum(axis=0)
+        return prior_from_counts(counts, len(self.classes_))
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index: the leaf's shares weighed by the ``objective``
+        (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
+        proba = self._proba(encoded)
+        if self.objective == ACCURACY:
+            return np.argmax(proba, axis=1)
+        return decide(proba, self.decision_prior_, self.objective)
+
+    def predict(self, X) -> np.ndarray:
+        """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
+        check_is_fitted(self, "feature_")
+        return self.classes_[self._decision(prediction_data(self, X))]
+
+    def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf
+        closed early has a larger ε than ε'); equal rows share one computation."""
+        return exact_flip_probability(counts, eps)
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Leaf diagnostics from the raw data (NOT private), as the forest reports them."""
+        return leaf_diagnostics(self.leaf_counts_, self.leaf_labels_, self.leaf_epsilon_)
+
+    def leaf_table(self) -> pd.DataFrame:
+        """One row per leaf, from the raw data: NOT private, for the data owner."""
+        depth = self.node_depth_[self.leaf_nodes_]
+        counts, labels, eps = self.leaf_counts_, self.leaf_labels_, self.leaf_epsilon_
+        return leaf_report(counts, labels, eps, depth, self.schema_.classes)

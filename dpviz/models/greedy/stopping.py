@@ -1,0 +1,127 @@
+"""When a greedy DP tree stops: the noise-aware stopping rule and the "auto" depth.
+
+Both apply Friedman & Schuster's rule (2010, KDD, §4, their differentially private ID3:
+a node becomes a leaf when N_T / (t·|C|) < √2/ε, N_T its noisy record count, t =
+max_{A∈A} |A| over the attributes still available, |C| the number of classes and √2/ε
+the standard deviation of the Laplace noise of its class counts):
+
+- **Stopping rule** (``stopping="noisy_count"``, :func:`stopping_rule`): at each step
+  level below the root a frontier node releases a noisy class histogram (its sum is N̂)
+  and becomes a leaf when N̂ / (t·k) < √2/ε', t the largest number of children among the
+  features it may still split on and k the number of classes; before a DPEA step of ℓ
+  layers t becomes t·b̄^(ℓ−1), b̄ the mean number of children of those features. With
+  ``max_depth="auto"`` the root is tested too, on the root histogram; with an explicit
+  depth the root always splits (the depth asks for a tree).
+- **Depth** (``max_depth="auto"``, :func:`auto_depth`): D is picked from the record
+  count — ``declared_n`` when given (public, no ε), else the sum of the root's noisy
+  class histogram (:func:`choose_depth`) — capped at 5. An integer max_depth is the
+  maximal depth D as before (the stopping rule may stop earlier).
+
+Privacy role: the rule reads only released noisy counts and public numbers
+(post-processing); the root histogram :func:`choose_depth` draws is a release of its
+own (discrete Laplace at ε_root, sensitivity 1). The tree's shape thus depends on the
+data through the exponential mechanism and these noisy counts only: both are part of
+the DP release.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpviz.models.greedy.budget import MAX_AUTO_DEPTH, root_count_epsilon
+from dpviz.models.trees.draws import Rng
+from dpviz.privacy.schema import Schema
+
+
+def auto_depth(
+    n_records: float,
+    branching,
+    n_classes: int,
+    epsilon: float,
+    steps: int = 1,
+    cap: int = MAX_AUTO_DEPTH,
+) -> int:
+    """The depth of ``max_depth="auto"``: the largest D ≤ 5 whose leaves would still hold
+    more records per class than the noise of their counts, 0 when even D = 1 fails.
+
+    With n̂ the record count (declared by the user, or the root's noisy count), b the
+    mean number of children per split (``n_bins`` for a continuous feature, the value
+    count for a discrete one) and ε'(D) = ``epsilon`` / (⌈D/d⌉ + 1) the budget of a
+    leaf's counts at depth D (``epsilon`` is what is left for the splits and the
+    leaves), D must satisfy
+
+        n̂ / (k · b^D) ≥ √2 / ε'(D),
+
+    i.e. an average leaf of a full tree of depth D holds more records per class than
+    the standard deviation √2/ε' of its Laplace noise — Friedman & Schuster's stopping
+    rule (N_T/(t·|C|) < √2/ε) applied to the whole tree with the mean branching. D is
+    capped at ``cap``: 5, Friedman & Schuster's depth (the estimator also caps it at
+    the number of features when all are discrete). It reads only public numbers and
+    n̂, so it is DP whenever n̂ is: a declared n̂ costs nothing, a noisy one its count's
+    ε."""
+    b = float(np.mean(branching))
+    if b <= 1:
+        return 0
+    best = 0
+    for depth in range(1, cap + 1):
+        eps_leaf = epsilon / (math.ceil(depth / steps) + 1)
+        if n_records / (n_classes * b**depth) >= math.sqrt(2) / eps_leaf:
+            best = depth
+    return best
+
+
+def stopping_rule(
+    noisy_counts: np.ndarray, used: np.ndarray, n_values: np.ndarray, layers: int, epsilon: float
+) -> np.ndarray:
+    """Which nodes Friedman & Schuster's rule makes leaves (True = stop).
+
+    Friedman & Schuster 2010 (KDD, §4: their differentially private ID3) stop at a node when
+    N_T / (t·|C|) < √2/ε: N_T its noisy record count, t = max_{A∈A}|A| the largest
+    number of values among the attributes still available, |C| the number of classes
+    and √2/ε the standard deviation of the Laplace noise on a class count — the children
+    would hold fewer records per class than their counts' noise. Here N_T is the sum of
+    the node's noisy class histogram (``noisy_counts``, one row per node), ε = ``epsilon``
+    is ε', the budget of a leaf's counts, and for a DPEA step of ℓ = ``layers`` > 1
+    layers the t children become the t·b̄^(ℓ−1) cells the step creates (b̄ the mean
+    number of values of the available features): N_T / (t·b̄^(ℓ−1)·k) < √2/ε'. At
+    ℓ = 1 this is their rule exactly. Continuous features count as ``n_bins`` values."""
+    widths = np.where(used, 0, n_values[None, :]).astype(np.float64)
+    t = widths.max(axis=1)
+    mean = widths.sum(axis=1) / np.maximum((~used).sum(axis=1), 1)
+    cells = np.maximum(t * mean ** (layers - 1), 1.0)
+    k = noisy_counts.shape[1]
+    return (noisy_counts.sum(axis=1) / (cells * k) < math.sqrt(2) / epsilon) | (t == 0)
+
+
+def choose_depth(
+    y: np.ndarray,
+    n_values: np.ndarray,
+    schema: Schema,
+    epsilon: float,
+    steps: int,
+    declared_n: int,
+    rng: Rng,
+) -> tuple[int, float, np.ndarray | None]:
+    """The depth of ``max_depth="auto"``: (D, the record count n̂ it used, the root's noisy
+    class histogram or None).
+
+    n̂ is ``declared_n`` when given (public: no ε); else :func:`root_count_epsilon` buys
+    the root's noisy class histogram (discrete Laplace; the depth rule's record count,
+    the root's stopping test and the class prior of the fallback) and n̂ is its sum.
+    :func:`auto_depth` then gets the rest of ε, capped at the number of features when
+    all are discrete."""
+    k = len(schema.classes)
+    root_counts = None
+    if declared_n:
+        n_hat = float(declared_n)
+    else:
+        root_eps = root_count_epsilon(epsilon)
+        root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
+        n_hat = float(root_counts.sum())
+    rest = float(epsilon) - (0.0 if root_counts is None else root_eps)
+    cap = MAX_AUTO_DEPTH
+    if not schema.continuous:
+        cap = min(cap, len(schema.features))
+    return auto_depth(n_hat, n_values, k, rest, int(steps), cap), n_hat, root_counts
