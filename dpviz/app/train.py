@@ -46,7 +46,7 @@ from dpviz.figures.common import (
 )
 from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.forest.sizing import TREE_STEPS
+from dpviz.models.forest.sizing import TREE_STEPS, signal_records
 from dpviz.models.greedy import estimator as greedy
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
@@ -366,16 +366,24 @@ AUTO_PREVIEW_NOTE = (
 
 
 def depth_preview(
-    schema: Schema, rule: str | int, n_records: int, n_estimators: int, data_split: str
+    schema: Schema,
+    rule: str | int,
+    n_records: int,
+    n_estimators: int,
+    data_split: str,
+    epsilon: float | None = None,
 ) -> DepthPreview:
     """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
-    bad rule). The record count used here is the data owner's view, not released."""
+    bad rule). The record count used here is the data owner's view, not released. Below
+    ε = 1 the ``records`` rule sizes leaves for n·s records
+    (:func:`~dpviz.models.forest.sizing.signal_records`), as the fit does."""
     s, r = len(schema.continuous), len(schema.discrete)
+    sized = signal_records(n_records, epsilon) if rule == "records" else n_records
     depth = resolve_depth(
         rule,
         s,
         r,
-        n_records=n_records,
+        n_records=sized,
         branching=branching(schema),
         n_trees=n_estimators if data_split == "disjoint" else None,
     )
@@ -412,7 +420,12 @@ def structure_preview(
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
         preview = depth_preview(
-            schema, model.depth, n_records, model.tree_count(n_records), model.data_split
+            schema,
+            model.depth,
+            n_records,
+            model.tree_count(n_records),
+            model.data_split,
+            float(epsilon),
         )
         if model.n_estimators == AUTO_TREES:
             trees = model.tree_count(n_records)
