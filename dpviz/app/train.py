@@ -375,8 +375,7 @@ def depth_preview(
 ) -> DepthPreview:
     """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
     bad rule). The record count used here is the data owner's view, not released. Below
-    ε = 1 the ``records`` rule sizes leaves for n·s records
-    (:func:`~dpviz.models.forest.sizing.signal_records`), as the fit does."""
+    ε = 1 ``records`` sizes for n·s records, as the fit does (``sizing.signal_records``)."""
     s, r = len(schema.continuous), len(schema.discrete)
     sized = signal_records(n_records, epsilon) if rule == "records" else n_records
     depth = resolve_depth(
@@ -419,16 +418,9 @@ def structure_preview(
     model = get_algorithm(algorithm_id).make(epsilon, **params)
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
-        preview = depth_preview(
-            schema,
-            model.depth,
-            n_records,
-            model.tree_count(n_records),
-            model.data_split,
-            float(epsilon),
-        )
+        trees = model.tree_count(n_records)
+        preview = depth_preview(schema, model.depth, n_records, trees, model.data_split, epsilon)
         if model.n_estimators == AUTO_TREES:
-            trees = model.tree_count(n_records)
             preview = DepthPreview(
                 preview.depth,
                 f"About {trees} trees (auto). {preview.text}",
