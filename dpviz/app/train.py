@@ -46,7 +46,7 @@ from dpviz.figures.common import (
 )
 from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.forest.sizing import TREE_STEPS
+from dpviz.models.forest.sizing import TREE_STEPS, signal_records
 from dpviz.models.greedy import estimator as greedy
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
@@ -366,16 +366,23 @@ AUTO_PREVIEW_NOTE = (
 
 
 def depth_preview(
-    schema: Schema, rule: str | int, n_records: int, n_estimators: int, data_split: str
+    schema: Schema,
+    rule: str | int,
+    n_records: int,
+    n_estimators: int,
+    data_split: str,
+    epsilon: float | None = None,
 ) -> DepthPreview:
     """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
-    bad rule). The record count used here is the data owner's view, not released."""
+    bad rule). The record count used here is the data owner's view, not released. Below
+    ε = 1 ``records`` sizes for n·s records, as the fit does (``sizing.signal_records``)."""
     s, r = len(schema.continuous), len(schema.discrete)
+    sized = signal_records(n_records, epsilon) if rule == "records" else n_records
     depth = resolve_depth(
         rule,
         s,
         r,
-        n_records=n_records,
+        n_records=sized,
         branching=branching(schema),
         n_trees=n_estimators if data_split == "disjoint" else None,
     )
@@ -411,11 +418,9 @@ def structure_preview(
     model = get_algorithm(algorithm_id).make(epsilon, **params)
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
-        preview = depth_preview(
-            schema, model.depth, n_records, model.tree_count(n_records), model.data_split
-        )
+        trees = model.tree_count(n_records)
+        preview = depth_preview(schema, model.depth, n_records, trees, model.data_split, epsilon)
         if model.n_estimators == AUTO_TREES:
-            trees = model.tree_count(n_records)
             preview = DepthPreview(
                 preview.depth,
                 f"About {trees} trees (auto). {preview.text}",

@@ -50,6 +50,8 @@ from dpviz.evaluation.sweep_references import (
     _nonprivate_row,
     _sklearn_row,
 )
+from dpviz.models.forest.estimator import AUTO_TREES
+from dpviz.models.forest.sizing import signal_scale
 from dpviz.models.forest.splits import split_epsilon
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
@@ -197,17 +199,27 @@ def _models(grid: SweepGrid, random_state: int, noise_seed: int | None):
 
 
 def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
-    """``epsilons`` grouped by the ε their forest spends on split histograms
-    (:func:`~dpviz.models.forest.splits.split_epsilon`), in order of first appearance.
+    """``epsilons`` grouped by the structure their forest grows, in order of first
+    appearance: the ε it spends on split histograms
+    (:func:`~dpviz.models.forest.splits.split_epsilon`) and, for a forest sized from the
+    record count (``"auto"`` trees or the ``records`` depth rule), the decade of ε its
+    size follows below ε = 1 (:func:`~dpviz.models.forest.sizing.signal_scale`).
 
-    The structure of a forest with ``quantile`` split points depends on that release,
-    so a sweep grows one structure per rung and releases the leaves of every ε of the
+    A sweep grows one structure per rung and releases the leaves of every ε of the
     rung from it: each point is then distributed as a plain fit at its ε. Without
-    continuous features, or with ``uniform`` split points, there is one rung."""
+    continuous features, or with ``uniform`` split points, and with a fixed size, there
+    is one rung."""
     rule = getattr(model, "split_points", "uniform")
-    rungs: dict[float, list[float]] = {}
+    sized = getattr(model, "n_estimators", None) == AUTO_TREES or (
+        getattr(model, "depth", None) == "records"
+    )
+    rungs: dict[tuple[float, float], list[float]] = {}
     for eps in epsilons:
-        rungs.setdefault(split_epsilon(eps, len(schema.continuous), rule), []).append(eps)
+        key = (
+            split_epsilon(eps, len(schema.continuous), rule),
+            signal_scale(eps) if sized else 1.0,
+        )
+        rungs.setdefault(key, []).append(eps)
     return list(rungs.values())
 
 

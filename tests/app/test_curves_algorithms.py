@@ -217,12 +217,17 @@ def test_the_page_logic_runs_each_algorithm_on_the_same_folds_as_one_joint_sweep
     encoded = encode(data.frame, data.schema, training=True)
     # Replayed noise (NOT private) on both sides, so that the rows can be compared exactly.
     s = dataclasses.replace(multi.settings, noise_seed=11)
+    # The joint grid has the page's whole forest grid: its depth rule too. The default,
+    # records, sizes the forest from the count, and below ε = 1 that caps the prior at ε/4
+    # where the page's theorem2 forest of 10 or 20 trees keeps the 0.08 floor.
     joint = run_sweep(
         encoded,
         data.schema,
         SweepGrid(
             epsilons=s.epsilons,
             n_estimators=list(s.n_estimators),
+            depths=list(s.depths),
+            data_splits=list(s.data_splits),
             mechanisms=list(s.mechanisms),
             algorithms=list(s.algorithms),
             presets=dict(s.presets),
@@ -240,6 +245,8 @@ def test_the_page_logic_runs_each_algorithm_on_the_same_folds_as_one_joint_sweep
     pd.testing.assert_frame_equal(
         a[keys + ["accuracy", "auc", "f1"]], b[keys + METRIC_COLUMNS[3:]]
     )
+    assert set(a.depth_rule[a.algorithm == FI]) == {"theorem2"}
+    pd.testing.assert_series_equal(a.prior_epsilon, b.prior_epsilon)
 
 
 def test_sweep_run_lists_series_statuses_and_candidates(multi):

@@ -377,3 +377,21 @@ def test_long_run_bound_approaches_the_visible_loss(algorithm):
     above the ledger: the audit is tight where the pair is tight."""
     result = audit_release(algorithm, n_runs=20_000, confidence=CONFIDENCE, sharpened=True)
     assert result.claimed_pair_loss - 0.15 < result.lower_bound <= result.ledger_epsilon
+
+
+@pytest.mark.usefixtures("replayed_keys")
+def test_the_defaults_audit_below_epsilon_one_stays_within_its_ledger():
+    """Below ε = 1 the default forest is sized for the signal its leaves carry (at least
+    3 trees, the depth of n̂·s records, the prior at most ε/4; sizing.signal_records):
+    the whole release (noisy count, split tables, prior, leaves) audited at ε = 0.5 on
+    the defaults pair stays within the ledger's ε (false alarm ≤ 0.1%), and what it
+    reads can show at most that ε."""
+    result = audit_release(
+        "fletcher_islam",
+        epsilon=0.5,
+        n_runs=DEFAULT_RUNS["fletcher_islam"] // 3,
+        confidence=CONFIDENCE,
+    )
+    assert result.params == {} and result.ledger_epsilon == pytest.approx(0.5)
+    assert result.consistent is True, result
+    assert 0.0 < result.claimed_pair_loss <= result.ledger_epsilon + 1e-6

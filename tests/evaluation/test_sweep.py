@@ -315,5 +315,8 @@ def test_cli_sweep_with_the_default_tree_count(tmp_path, capsys):
     status = main([*argv, "--out", str(tmp_path / "r.csv")])
     assert status == 0, capsys.readouterr().err
     rows = pd.read_csv(tmp_path / "r.csv")
-    # 400 training records a fold: 10 trees keep 40 a tree (the fewest auto offers).
-    assert set(rows["n_estimators"]) == {10} and len(rows) == 2 * 2
+    # 400 training records a fold: at ε = 2, 10 trees keep 40 a tree (the fewest auto
+    # offers from ε = 1 up); at ε = 0.5 the 40 signal records (n/10) get the least, 3.
+    sizes = rows.groupby("epsilon")["n_estimators"].unique().to_dict()
+    assert {e: list(t) for e, t in sizes.items()} == {0.5: [3], 2.0: [10]}
+    assert len(rows) == 2 * 2

@@ -15,6 +15,7 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
 from dpviz.evaluation import sweep, sweep_references
+from dpviz.models.objective import decide
 from dpviz.models.trees import space as routing
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
@@ -162,6 +163,44 @@ def test_a_twin_of_another_structure_is_fitted_on_its_own():
     dp.fit_encoded(train, schema)
     other = sweep_references._nonprivate_twin(10, 5, 2)  # other public seed: other trees
     assert sweep_references._twin_votes(other, dp, train, schema, dp.route_records(test)) is None
+
+
+def test_each_point_of_a_forest_sized_from_the_count_is_a_plain_fit_at_its_epsilon(path):
+    """Below ε = 1 the default forest's size and prior's ε follow ε (auto trees and the
+    records depth per decade of ε, the prior at most ε/4): a sweep grows one structure
+    per decade and releases every ε of it from that structure, and each point must be
+    what a plain fit at its own ε gives (same public seed, same replayed noise, the
+    fold's size declared as the sweep declares it): trees, depth, prior ε and scores.
+    Uniform split points, so only the sizing separates the rungs."""
+    frame, schema = case(1500, 3)
+    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+    eps = [0.1, 0.3, 0.7, 1.0, 3.0]
+    mechanisms = ["laplace_counts", "permute_flip"]
+    preset = {"split_points": "uniform"}
+    grid = sweep.SweepGrid(
+        epsilons=eps, mechanisms=mechanisms, references=False, presets={"fletcher_islam": preset}
+    )
+    rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
+    assert set(rows["n_estimators"]) == {3, 10}  # 100 signal records below ε = 1: 3 trees
+    for mech in mechanisms:
+        for e in eps:
+            plain = DPRandomForestClassifier(
+                epsilon=e,
+                mechanism=mech,
+                declared_n=train.n_records,
+                schema=schema,
+                random_state=sweep._fold_seed(1, 0),
+                noise_seed=sweep._fold_seed(7, 0),
+                **preset,
+            ).fit_encoded(train, schema)
+            fractions = sweep._fractions(plain._votes(test))
+            predicted = decide(fractions, plain.decision_prior_, plain.objective)
+            expected = sweep.score(test.y, fractions, train.y, 3, predicted)
+            row = rows[(rows["mechanism"] == mech) & (rows["epsilon"] == e)].iloc[0]
+            assert (row["n_estimators"], row["depth"]) == (plain.n_estimators_, plain.depth_)
+            assert row["prior_epsilon"] == plain.prior_epsilon_, (mech, e)
+            for metric in ("accuracy", "auc", "f1"):
+                assert row[metric] == expected[metric], (mech, e, metric)
 
 
 def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):

@@ -372,17 +372,18 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     model = DPRandomForestClassifier(epsilon=0.1, depth=10, schema=schema, random_state=0)
     model.fit(X, y)
     # The histogram gets 150/n̂ (n̂ ≈ 3,000: the noisy count, at 5% of ε, that sizes the
-    # trees; sd 283, so n̂ < 1,875 and the floor 0.08 only with probability ≈ 0.2%), 10%
-    # goes on the split points' histogram of "a", the rest on the leaves: total ε.
+    # trees; sd 283), at most ε/4 below ε = 1 for a forest sized from the count ("auto"
+    # trees; sizing.signal_records), 10% goes on the split points' histogram of "a", the
+    # rest on the leaves: total ε.
     floor = 2.0 ** np.round(np.log2(150 / model.depth_n_))  # a power of two: n̂ to 2×
-    assert model.prior_epsilon_ == pytest.approx(min(0.08, floor))
-    assert 0.03 < model.prior_epsilon_ <= 0.08
+    assert model.prior_epsilon_ == pytest.approx(min(0.08, floor, 0.025))
+    assert 0.015 < model.prior_epsilon_ <= 0.025
     assert model.split_epsilon_ == pytest.approx(0.01)
     assert model.depth_count_epsilon_ == pytest.approx(0.005)
     assert model.tree_epsilon_ == pytest.approx(0.085 - model.prior_epsilon_)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
-    # The histogram's noise has scale at most 33 against a lead of 2,100 records.
+    # The histogram's noise has scale at most 67 against a lead of 2,100 records.
     assert (model.predict(X) == "major").mean() > 0.99
     paper = DPRandomForestClassifier(
         epsilon=0.1,
@@ -429,10 +430,12 @@ def test_a_declared_record_count_sets_the_prior_floor_without_spending_on_a_coun
         epsilon=0.1, declared_n=4_000, schema=schema, random_state=0
     ).fit(X, y)
     assert declared.depth_count_epsilon_ == 0.0
-    assert declared.prior_epsilon_ == pytest.approx(1 / 32)  # 150/4,000 = 0.0375
+    # 150/4,000 = 0.0375 gives 1/32, above ε/4, the cap below ε = 1 for a forest sized
+    # from the count ("auto" trees): 0.025.
+    assert declared.prior_epsilon_ == pytest.approx(0.025)
     ledger = declared.ledger_
     assert ledger.epsilon_total == pytest.approx(0.1)
-    assert declared.tree_epsilon_ == pytest.approx(0.1 - 0.01 - 1 / 32)
+    assert declared.tree_epsilon_ == pytest.approx(0.1 - 0.01 - 0.025)
     # Trees that share the records have no noise margin of their own: the floor stays.
     shared = DPRandomForestClassifier(
         epsilon=0.1, declared_n=4_000, data_split="shared", schema=schema, random_state=0

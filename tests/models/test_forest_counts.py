@@ -22,7 +22,12 @@ from dpviz.models.forest.estimator import (
     evidence_gain,
     shrunk_log_shares,
 )
-from dpviz.models.forest.scoring import NOISE_MARGIN_EPSILON, family_z, noise_margin
+from dpviz.models.forest.scoring import (
+    NOISE_MARGIN_EPSILON,
+    SMALL_MARGIN_EPSILON,
+    family_z,
+    noise_margin,
+)
 from tests.rare_data import RARE_SCHEMA, rare_frame
 
 
@@ -131,12 +136,17 @@ def test_noise_margin_grows_with_the_classes_that_could_take_a_record():
     assert ten[1:].min() > two[1] * 1.3
 
 
-def test_noise_margin_is_zero_from_a_leaf_epsilon_of_one_sixteenth():
-    """Above the ramp the votes are exactly the margin-free formula (no score moves at
-    the ε most users pick); below it only the classes other than the prior's first pay."""
+def test_noise_margin_is_zero_from_a_leaf_epsilon_of_one_quarter():
+    """Above the ramps (z = 3 to a leaf ε of 1/16, z = 0.5 to 1/4 for the few trees a
+    forest sized for its signal grows below ε = 1) the votes are exactly the margin-free
+    formula (no score moves at the ε most users pick); below them only the classes other
+    than the prior's first pay, less between 1/16 and 1/4."""
     prior = np.array([0.30, 0.45, 0.25])
-    for eps in (NOISE_MARGIN_EPSILON, 0.5, 10.0):
+    for eps in (SMALL_MARGIN_EPSILON, 0.5, 10.0):
         assert not noise_margin(prior, eps).any()
+    between = noise_margin(prior, NOISE_MARGIN_EPSILON)
+    assert between[1] == 0 and (between[[0, 2]] > 0).all()
+    assert (between < noise_margin(prior, 0.015) + 1e-12).all()
     small = noise_margin(prior, 0.015)
     assert small[1] == 0 and (small[[0, 2]] > 0).all()
     # The same inputs, the same margin (a fixed-seed integration, cached).
@@ -166,6 +176,7 @@ def test_noise_only_leaves_do_not_move_records_off_a_near_tied_prior(monkeypatch
 
     with_margin = moved()
     monkeypatch.setattr(_forest_scoring, "NOISE_MARGIN_Z", 0.0)
+    monkeypatch.setattr(_forest_scoring, "SMALL_MARGIN_Z", 0.0)
     without = moved()
     assert without > 0.2  # measured: 0.28
     assert with_margin < without / 2  # measured: 0.11

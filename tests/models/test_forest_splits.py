@@ -296,8 +296,15 @@ def test_a_sweep_grows_one_structure_per_rung_and_each_point_is_a_plain_fit():
     model = DPRandomForestClassifier(schema=schema, n_estimators=5)
     eps = [0.05, 0.08, 0.2, 0.5, 1.0, 4.0]
     assert sweep.split_rungs(model, schema, eps) == [[0.05, 0.08], [0.2, 0.5], [1.0, 4.0]]
-    uniform = DPRandomForestClassifier(schema=schema, split_points="uniform")
+    # Uniform split points and a fixed size: one structure for every ε. Sized from the
+    # record count (the records depth rule), one per decade of ε below 1 (its size follows
+    # the signal a leaf carries: sizing.signal_scale).
+    uniform = DPRandomForestClassifier(
+        schema=schema, split_points="uniform", n_estimators=5, depth=4
+    )
     assert sweep.split_rungs(uniform, schema, eps) == [eps]
+    sized = DPRandomForestClassifier(schema=schema, split_points="uniform")
+    assert sweep.split_rungs(sized, schema, eps) == [[0.05, 0.08], [0.2, 0.5], [1.0, 4.0]]
     train = sweep.subset(encoded, np.arange(800))
     test = sweep.subset(encoded, np.arange(800, 1200))
     grid = sweep.SweepGrid(

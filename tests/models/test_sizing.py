@@ -1,6 +1,14 @@
 import pytest
 
-from dpviz.models.forest.sizing import RECORDS_PER_TREE, TREE_STEPS, suggest_trees
+from dpviz.models.forest.sizing import (
+    RECORDS_PER_TREE,
+    SMALL_MIN_TREES,
+    SMALL_RECORDS_PER_TREE,
+    TREE_STEPS,
+    signal_records,
+    signal_scale,
+    suggest_trees,
+)
 
 
 @pytest.mark.parametrize(
@@ -19,3 +27,45 @@ def test_shared_records_keep_the_papers_count_and_bad_counts_are_refused():
     assert suggest_trees(300, "shared").n_estimators == 100
     with pytest.raises(ValueError, match="record count"):
         suggest_trees(-1)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "scale"),
+    [(None, 1.0), (10.0, 1.0), (1.0, 1.0), (0.999, 0.1), (0.5, 0.1), (0.1, 0.1), (0.05, 0.01)],
+)
+def test_signal_scale_is_epsilon_rounded_down_to_a_decade_below_one(epsilon, scale):
+    assert signal_scale(epsilon) == pytest.approx(scale, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "epsilon", "trees"),
+    [
+        # ε ≥ 1 (and no ε): the sizes measured at ε = 1 stay.
+        (348, 1.0, 10),
+        (348, None, 10),
+        (15_000, 10.0, 100),
+        # ε in [0.1, 1): sized for n/10 records, 50 of them a tree, at least 3 trees.
+        (348, 0.1, 3),  # votes' training folds: 34 signal records, the least, 3 trees
+        (3_341, 0.1, 5),  # abalone: 334 → 5 trees of 66
+        (8_800, 0.1, 10),  # pendigits: 880 → 10 trees of 88 (25 would keep 35)
+        (36_000, 0.5, 50),  # adult: 3,600 → 50 trees of 72
+        (150_000, 0.1, 100),
+        # ε in [0.01, 0.1): n/100.
+        (36_000, 0.05, 5),
+        (0, 0.1, 3),
+    ],
+)
+def test_tree_count_below_epsilon_one_follows_the_signal_records(n, epsilon, trees):
+    suggestion = suggest_trees(n, epsilon=epsilon)
+    assert suggestion.n_estimators == trees
+    signal = signal_records(n, epsilon)
+    if trees > SMALL_MIN_TREES and epsilon is not None and epsilon < 1:
+        assert signal // trees >= SMALL_RECORDS_PER_TREE
+    assert f"{n:,}" in suggestion.reason
+
+
+def test_signal_records_scale_a_count_and_keep_at_least_one():
+    assert signal_records(348, 0.1) == 34
+    assert signal_records(5, 0.01) == 1
+    assert signal_records(0, 0.1) == 0
+    assert signal_records(348, 2.0) == 348

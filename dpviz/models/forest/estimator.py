@@ -61,7 +61,7 @@ from dpviz.models.forest.scoring import (
     prior_weight,
     shrunk_log_shares,
 )
-from dpviz.models.forest.sizing import TREE_STEPS, suggest_trees
+from dpviz.models.forest.sizing import TREE_STEPS, signal_records, suggest_trees
 from dpviz.models.forest.splits import (
     SplitRelease,
     TableLayout,
@@ -215,6 +215,9 @@ class DPRandomForestClassifier(
         Number of trees. ``"auto"``: 10, 25, 50 or 100, the most that keep about 150
         records per tree (:func:`~dpviz.models.forest.sizing.suggest_trees`; with
         ``data_split="shared"`` 100), from ``declared_n`` or the noisy record count.
+        Below ε = 1 the trees (then also 1, 2, 3 or 5) and the ``records`` depth are
+        sized for n·s records, s = ε rounded down to a power of ten
+        (:func:`~dpviz.models.forest.sizing.signal_records`): a leaf's noise has scale 1/ε.
     depth : {"records", "theorem2", "half", "full", "jpw"} or int, default="records"
         Depth rule (SPEC §2; ``theorem2`` is the paper's) or a fixed depth. ``records``
         and ``jpw`` read the record count: ``declared_n``, or a noisy count for 5% of ε.
@@ -241,7 +244,8 @@ class DPRandomForestClassifier(
     prior_share : float, default=0.1
         Share of ε spent on a noisy class histogram (see :func:`prior_epsilon`: at
         most 80% of ε, and at least ``prior_share``·0.8 or, when disjoint trees read a
-        record count n̂, about 150/n̂ if that is smaller). Its
+        record count n̂, about 150/n̂ if that is smaller; below ε = 1, for disjoint
+        trees sized from the record count, at most a quarter of ε). Its
         class shares join the votes with a weight that noise-only votes rarely
         overcome, so where the leaves carry no evidence the forest answers the
         majority class instead of a coin flip. 0 gives the paper's forest.
@@ -374,7 +378,7 @@ class DPRandomForestClassifier(
             n_records = self.declared_n or None
         if n_records is None:
             return TREE_STEPS[-1]
-        return suggest_trees(n_records, self.data_split).n_estimators
+        return suggest_trees(n_records, self.data_split, float(self.epsilon)).n_estimators
 
     def _split_epsilon(self) -> float:
         return split_epsilon(float(self.epsilon), len(self.schema_.continuous), self.split_points)
@@ -421,11 +425,16 @@ class DPRandomForestClassifier(
                 )
                 self.depth_n_ = max(1, int(n_records + noise[0]))
         self.n_estimators_ = self.tree_count(self.depth_n_)
+        sized = self.depth_n_
+        if sized is not None and self.depth == "records":
+            # Below ε = 1 the records rule sizes leaves for the n·s records that carry
+            # as much signal over the noise as n do at ε = 1 (sizing.signal_records).
+            sized = signal_records(sized, float(self.epsilon))
         self.depth_ = resolve_depth(
             self.depth,
             len(schema.continuous),
             len(schema.discrete),
-            n_records=self.depth_n_,
+            n_records=sized,
             branching=branching,
             n_trees=self.n_estimators_ if self.data_split == "disjoint" else None,
         )

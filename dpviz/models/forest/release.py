@@ -36,7 +36,7 @@ from dpviz.models.forest.floor import (
 )
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import LeafOutputs
-from dpviz.models.forest.scoring import count_prior
+from dpviz.models.forest.scoring import count_prior, small_epsilon_prior_cap
 from dpviz.models.trees.full import leaf_space_keys
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.models.trees.space import export_node_limit
@@ -62,10 +62,15 @@ class ReleaseMixin:
         30 without it)."""
         if not get_mechanism(self.mechanism).private:
             return 0.0
-        counted = getattr(self, "depth_n_", None) if self.data_split == "disjoint" else None
-        return prior_epsilon(
+        disjoint = self.data_split == "disjoint"
+        counted = getattr(self, "depth_n_", None) if disjoint else None
+        eps = prior_epsilon(
             float(self.epsilon), float(getattr(self, "prior_share", 0.0)), n_records=counted
         )
+        # Below ε = 1 disjoint trees sized from the record count ("auto" trees, the records
+        # depth rule) are sized for their signal: their leaves get the budget.
+        sized = self.n_estimators == "auto" or self.depth == "records"
+        return small_epsilon_prior_cap(float(self.epsilon), eps) if disjoint and sized else eps
 
     @property
     def check_epsilon_(self) -> float:

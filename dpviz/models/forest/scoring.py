@@ -22,6 +22,7 @@ from dpviz.models.trees.prior import (  # noqa: F401 (the forest's names for the
     PRIOR_FLOOR,
     PRIOR_MAX_SHARE,
     PRIOR_RECORDS,
+    _times,
     prior_epsilon,
 )
 from dpviz.privacy.mechanisms import ABSTAIN, get_mechanism, is_majority
@@ -29,6 +30,12 @@ from dpviz.privacy.mechanisms import ABSTAIN, get_mechanism, is_majority
 # Below this lead of the prior's first class over its second, a wrong flip costs so
 # little that the prior's weight stops growing (see prior_weight).
 PRIOR_LEAD_FLOOR = 0.2
+# Below ε = 1 a disjoint forest sized for its signal records (sizing.signal_records) has
+# few, shallow trees whose leaves carry the evidence: the prior gets at most this share of
+# ε, the leaves the rest. At ε = 0.1 the floor (trees.prior) gave the prior 0.08 of 0.1 on any
+# set under ~2,000 records and left the leaves 0.015 (votes, 348 training records: the
+# majority, 61.4%; with 0.025 for the prior, 79.3%; bench/README "Small ε").
+SMALL_EPSILON_PRIOR_SHARE = 0.25
 # Count mechanisms: a leaf's counts are shrunk to the prior by this many noise scales
 # (2/ε: with ½/ε, Private-RDT's ten leaves of pure noise per record at ε = 0.1 put votes
 # 3.2 points below the majority; 2/ε keeps it and tic-tac-toe at it, and costs 1.6
@@ -59,9 +66,26 @@ EVIDENCE_GAIN = 4.0  # see evidence_gain
 # mushroom's gain over the majority at ε = 0.1 (+8.1 → +2.8 points).
 NOISE_MARGIN_Z = 3.0
 NOISE_MARGIN_EPSILON = 1.0 / 16.0
+# A smaller hurdle for the few, shallow trees a forest sized for its signal grows below
+# ε = 1 (sizing.signal_records): z = 0.5 ramping to 0 at a leaf ε of 1/4. Without it the
+# shared sets at ε = 0.1 (seed 0) had tic-tac-toe 2.2-2.7 and car 1.1-2.6 points below the
+# majority (all-discrete, little signal at depth 2-3); with it none below −0.5, at the cost
+# of about one set on which the forest is at least the best diffprivlib model (z = 1 cost
+# votes 19 points: the hurdle outweighed three trees' evidence).
+SMALL_MARGIN_Z = 0.5
+SMALL_MARGIN_EPSILON = 0.25
 # Draws of the numerical integration in noise_margin (public: no data, a fixed seed).
 _MARGIN_DRAWS = 4096
 _TINY = 1e-12  # keeps the log finite where the prior gives a class no share
+
+
+def small_epsilon_prior_cap(epsilon: float, prior_eps: float) -> float:
+    """The prior's ε of a disjoint forest: ``prior_eps`` (:func:`prior_epsilon`), at most
+    :data:`SMALL_EPSILON_PRIOR_SHARE`·ε below ε = 1, where the leaves need the budget
+    more than the prior does. Public: ε and a public number."""
+    if float(epsilon) >= 1.0:
+        return prior_eps
+    return min(prior_eps, _times(SMALL_EPSILON_PRIOR_SHARE, epsilon))
 
 
 def prior_weight(
@@ -192,9 +216,9 @@ def count_votes(
 def noise_margin(prior, epsilon: float) -> np.ndarray:
     """Per class c, the spread z·sd(e_c − e_top) of one noise-only leaf's evidence for c
     over the prior's first class (true counts 0, discrete Laplace noise at ``epsilon``;
-    evidence as in :func:`count_values`), z = max(0, 1 − 16ε)·:func:`family_z` (k,
-    NOISE_MARGIN_Z). 0 for the
-    first class, and all 0 from a leaf ε of 1/16 up, where leaves hold evidence and a
+    evidence as in :func:`count_values`), z = the larger of max(0, 1 − 16ε)·:func:`family_z`
+    (k, NOISE_MARGIN_Z) and max(0, 1 − 4ε)·family_z(k, SMALL_MARGIN_Z). 0 for the
+    first class, and all 0 from a leaf ε of 1/4 up, where leaves hold evidence and a
     margin costs accuracy (without the ramp, z = 1 cost nursery 3.6 points at ε = 1).
 
     :func:`count_votes` asks a record's score gain for c over the first class to clear
@@ -205,9 +229,12 @@ def noise_margin(prior, epsilon: float) -> np.ndarray:
     of public ε and the released prior only (post-processing, no ε)."""
     prior = np.asarray(prior, dtype=np.float64)
     ramp = max(0.0, 1.0 - float(epsilon) / NOISE_MARGIN_EPSILON)
-    if ramp <= 0 or NOISE_MARGIN_Z <= 0 or len(prior) < 2:
+    small = max(0.0, 1.0 - float(epsilon) / SMALL_MARGIN_EPSILON) if SMALL_MARGIN_Z > 0 else 0.0
+    if (ramp <= 0 or NOISE_MARGIN_Z <= 0) and small <= 0 or len(prior) < 2:
         return np.zeros(len(prior))
-    z = ramp * family_z(len(prior), NOISE_MARGIN_Z)
+    z = max(
+        ramp * family_z(len(prior), NOISE_MARGIN_Z), small * family_z(len(prior), SMALL_MARGIN_Z)
+    )
     return z * _null_spread(tuple(prior.tolist()), float(epsilon))
 
 

@@ -11,6 +11,7 @@ of that count.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # Measured with 5-fold CV at ε = 1 (forest, permute-and-flip, theorem-2 depth): 10 trees
@@ -18,6 +19,17 @@ from dataclasses import dataclass
 # from 57 to 68, while magic (15,216) loses 4 AUC points at 10 trees and holds at 100.
 RECORDS_PER_TREE = 150
 TREE_STEPS = (10, 25, 50, 100)
+# Below ε = 1 a leaf's counts carry about ε·(records) of signal over their noise (the noise
+# scale is 1/ε): the trees are sized for ``n·s`` records, s = ε rounded down to a power of
+# ten (see :func:`signal_scale`), with these steps as well, at least SMALL_MIN_TREES trees
+# and SMALL_RECORDS_PER_TREE of those records per tree. Chosen on the 11 shared sets at
+# ε = 0.1 (seed 0, bench/README "Small ε"): one tree per 150 left all-discrete sets
+# (tic-tac-toe, car) 2-6 points below the majority, a leaf's noise never averaged out; at
+# least 3 shallower trees of 50 kept nursery and votes' gains (+4.5 / +4.6 points over the
+# best diffprivlib model) and brought car and tic-tac-toe back to within 1.3 / 2.7.
+SMALL_TREE_STEPS = (1, 2, 3, 5)
+SMALL_RECORDS_PER_TREE = 50
+SMALL_MIN_TREES = 3
 
 
 @dataclass(frozen=True)
@@ -28,16 +40,47 @@ class TreeSuggestion:
     reason: str
 
 
-def suggest_trees(n_records: int, data_split: str = "disjoint") -> TreeSuggestion:
+def signal_scale(epsilon: float | None) -> float:
+    """s = min(1, ε rounded down to a power of ten): the share of the records a forest's
+    structure is sized for (:func:`signal_records`). 1 from ε = 1 up (and for None, no ε).
+
+    A leaf's noisy count has noise of scale 1/ε, so below ε = 1 a leaf needs about 1/ε
+    records to say as much as one record says at ε = 1, where the ``records`` depth rule and
+    the tree count were measured. Rounding to a power of ten keeps the structure one per
+    decade of ε, as the split tables' ε is (an ε sweep grows one structure per rung, see
+    :func:`dpviz.evaluation.sweep.split_rungs`), and keeps the released tree count and
+    depth from telling ε more closely than the user set it. Public: ε only."""
+    if epsilon is None or float(epsilon) >= 1.0:
+        return 1.0
+    return min(1.0, 10.0 ** math.floor(math.log10(float(epsilon)) + 1e-9))
+
+
+def signal_records(n_records: int, epsilon: float | None) -> int:
+    """⌊n·s⌋ (at least 1 when n is), s = :func:`signal_scale`: the records a forest's
+    structure is sized for. ``n_records`` is declared public or a booked noisy count."""
+    n = int(n_records)
+    if n <= 0:
+        return n
+    return max(1, int(n * signal_scale(epsilon)))
+
+
+def suggest_trees(
+    n_records: int, data_split: str = "disjoint", epsilon: float | None = None
+) -> TreeSuggestion:
     """The largest of 10, 25, 50, 100 trees that keeps ``RECORDS_PER_TREE`` records per
-    tree (at least 10 trees), for a declared record count.
+    tree (at least 10 trees), for a declared record count; below ε = 1 the largest of 3,
+    5, 10, … that keeps :data:`SMALL_RECORDS_PER_TREE` of the n·s records of
+    :func:`signal_records` per tree (at least 3, and at least 10·s).
 
     Parameters
     ----------
     n_records : int
-        The number of training records, as declared public by the data owner.
+        The number of training records, as declared public by the data owner (or a
+        booked noisy count).
     data_split : {"disjoint", "shared"}
         With shared records every tree reads all of them: the paper's 100 trees stay.
+    epsilon : float or None
+        The forest's ε (public); None sizes as at ε ≥ 1.
 
     Returns
     -------
@@ -48,6 +91,9 @@ def suggest_trees(n_records: int, data_split: str = "disjoint") -> TreeSuggestio
         raise ValueError(f"the record count must be 0 or more, got {n_records!r}")
     if data_split == "shared":
         return TreeSuggestion(100, "every tree reads all records (shared): the paper's 100")
+    scale = signal_scale(epsilon)
+    if scale < 1.0:
+        return _small_epsilon_trees(n, scale)
     fitting = [t for t in TREE_STEPS if n // t >= RECORDS_PER_TREE]
     trees = fitting[-1] if fitting else TREE_STEPS[0]
     per_tree = n // trees
@@ -59,4 +105,20 @@ def suggest_trees(n_records: int, data_split: str = "disjoint") -> TreeSuggestio
             f"{RECORDS_PER_TREE} where the data allows; with 100 trees each would see "
             f"{n // 100:,})"
         )
+    return TreeSuggestion(trees, why)
+
+
+def _small_epsilon_trees(n: int, scale: float) -> TreeSuggestion:
+    """Below ε = 1: the largest step keeping SMALL_RECORDS_PER_TREE of the n·s signal
+    records per tree, at least max(SMALL_MIN_TREES, 10·s) trees."""
+    signal = max(1, int(n * scale)) if n > 0 else 0
+    steps = SMALL_TREE_STEPS + TREE_STEPS
+    least = max(SMALL_MIN_TREES, int(round(TREE_STEPS[0] * scale)))
+    fitting = [t for t in steps if t >= least and signal // t >= SMALL_RECORDS_PER_TREE]
+    trees = fitting[-1] if fitting else min(t for t in steps if t >= least)
+    why = (
+        f"{n:,} records at ε below 1 carry about as much signal per leaf as {signal:,} at "
+        f"ε = 1 (noise of scale 1/ε): {trees} tree(s) keep {signal // trees:,} of those per "
+        f"tree (at least {SMALL_RECORDS_PER_TREE} where the data allows)"
+    )
     return TreeSuggestion(trees, why)
