@@ -182,7 +182,8 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
 def test_fused_value_sums_equal_matrix_sums():
     """``trees.heap_value_sums`` adds the same values in the same order as the leaf
     matrix's sums (any values; a last column of ones set to the tree count)."""
-    from dpviz.models.trees import space as T
+    from dpviz.models.trees.compact import route_compact
+    from dpviz.models.trees.votes import heap_value_sums, matrix_value_sums
 
     X, y = _data(5_003, 4, "C", seed=1)
     model = DPRandomForestClassifier(
@@ -194,8 +195,8 @@ def test_fused_value_sums_equal_matrix_sums():
         values = rng.normal(size=(len(forest.leaf_nodes), 3))
         if ones:
             values[:, -1] = 1.0
-        routed = T.route_compact(
+        routed = route_compact(
             model.space_, model.root_keys_, np.arange(9), X, np.zeros((len(X), 0)), forest=forest
         )
-        expected = T.matrix_value_sums(routed.local, values, routed.offsets)
-        np.testing.assert_array_equal(T.heap_value_sums(forest, X, values), expected)
+        expected = matrix_value_sums(routed.local, values, routed.offsets)
+        np.testing.assert_array_equal(heap_value_sums(forest, X, values), expected)

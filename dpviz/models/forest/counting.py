@@ -15,17 +15,10 @@ import numpy as np
 from dpviz.compiled import kernels
 from dpviz.models.forest.assign import assign_pairs
 from dpviz.models.forest.records import LeafCounts, _tree_chunks
-from dpviz.models.trees.space import (
-    GOLDEN,
-    SALT_CHILD,
-    _leaves,
-    _ranges,
-    _run,
-    _threads,
-    route,
-    route_matrix,
-    splitmix64,
-)
+from dpviz.models.trees.passes import run_jobs, split_ranges, thread_count
+from dpviz.models.trees.routing import number_leaves, route, route_matrix
+from dpviz.privacy.randomness import _GOLDEN as GOLDEN
+from dpviz.privacy.randomness import SALT_CHILD, splitmix64
 from dpviz.tabular.encode import EncodedData
 
 
@@ -125,17 +118,17 @@ class CountingMixin:
         y = np.array(y, dtype=np.int32)  # writeable and contiguous, as the kernel needs
         if y.min() < 0 or y.max() >= k:  # the kernel writes counts[.. * k + y] unchecked
             return None
-        ranges = _ranges(n, _threads(n))
+        ranges = split_ranges(n, thread_count(n))
         counts = np.zeros((len(ranges), len(leaf_nodes) * k), dtype=np.int64)
         fn = compiled["heap_fit_counts"]
         args = (cont, cont.view(np.uint64), y, start, mult, GOLDEN, self.n_estimators_)
         args += (feature, threshold, self.space_.max_depth, offsets, k)
-        _run([(fn, (*args, a, b, counts[j])) for j, (a, b) in enumerate(ranges)])
+        run_jobs([(fn, (*args, a, b, counts[j])) for j, (a, b) in enumerate(ranges)])
         counts = counts.sum(axis=0).reshape(len(leaf_nodes), k)
         reached = np.flatnonzero(counts.any(axis=1))
         nodes = leaf_nodes[reached]
-        order = np.argsort(nodes)  # _leaves numbers the leaves in node order
-        routed = _leaves(compiled, store, nodes[order].astype(np.int32), keep_nodes)
+        order = np.argsort(nodes)  # number_leaves numbers the leaves in node order
+        routed = number_leaves(compiled, store, nodes[order].astype(np.int32), keep_nodes)
         return LeafCounts(
             routed.leaf_keys,
             routed.leaf_tree,

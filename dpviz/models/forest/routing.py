@@ -12,17 +12,12 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.forest.records import RoutedRecords
-from dpviz.models.trees.space import (
-    KEEP_ALL_LEAVES_FROM,
-    PAIR_CHUNK,
-    CompactForest,
-    compact_forest,
-    heap_sums_kernels,
-    heap_value_sums,
-    lazy_pair_chunk,
-    route_compact,
-    route_matrix,
-)
+from dpviz.models.trees import compact as compact_routing
+from dpviz.models.trees import space as tree_space
+from dpviz.models.trees.compact import CompactForest, compact_forest, route_compact
+from dpviz.models.trees.routing import route_matrix
+from dpviz.models.trees.store import lazy_pair_chunk
+from dpviz.models.trees.votes import heap_sums_kernels, heap_value_sums
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
 
@@ -66,14 +61,14 @@ class RoutingMixin:
         n = encoded.n_records
         if self.leaf_noisy_counts_ is None or encoded.discrete.shape[1] or not n:
             return None
-        if n < KEEP_ALL_LEAVES_FROM * 2**self.space_.max_depth:
+        if n < compact_routing.KEEP_ALL_LEAVES_FROM * 2**self.space_.max_depth:
             return None  # few records (checked again below, before building any tree)
         trees = np.arange(self.n_estimators_)
         forest = self._compact_forest(trees, n)
         if forest is None or heap_sums_kernels(forest, n) is None:
             return None  # (then routing draws the outputs, in numpy while kernels load)
         leaf_nodes = forest.leaf_nodes
-        if n * len(trees) < KEEP_ALL_LEAVES_FROM * len(leaf_nodes):
+        if n * len(trees) < compact_routing.KEEP_ALL_LEAVES_FROM * len(leaf_nodes):
             return None  # few records: routing draws the outputs of the leaves reached only
         keys = forest.store.key[leaf_nodes]
         # Every leaf of every tree once: the keys are distinct, as routing's are.
@@ -104,10 +99,10 @@ class RoutingMixin:
     def _pass_pairs(self) -> int:
         """(record, tree) pairs one routing pass may take: all of a chunk through trees
         built whole (kept since fit), a bounded number through lazily built ones, whose
-        node store grows with the pairs (:func:`dpviz.models.trees.space.lazy_pair_chunk`)."""
+        node store grows with the pairs (:func:`dpviz.models.trees.store.lazy_pair_chunk`)."""
         cached = self.__dict__.get("_route_cache")
         if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
-            return PAIR_CHUNK
+            return tree_space.PAIR_CHUNK
         return lazy_pair_chunk(self.space_)
 
     def __getstate__(self):

@@ -23,7 +23,7 @@ from dpviz.models.forest.scoring import (
     prior_weight,
 )
 from dpviz.models.objective import ACCURACY, decide
-from dpviz.models.trees.space import matrix_label_counts, matrix_value_sums
+from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
 from dpviz.tabular.encode import EncodedData
 
