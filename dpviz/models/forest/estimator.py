@@ -28,11 +28,12 @@ import time
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from dpviz.models.forest import diagnostics
 from dpviz.models.forest.assign import assign_pairs, hash_trees
 from dpviz.models.forest.counting import CountingMixin
-from dpviz.models.forest.diagnostics import DiagnosticsMixin
 from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import (
@@ -189,7 +190,6 @@ class DPRandomForestClassifier(
     ReleaseMixin,
     RoutingMixin,
     VotingMixin,
-    DiagnosticsMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -443,6 +443,23 @@ class DPRandomForestClassifier(
         self.n_train_records_ = 0
         self._check_routes = None
         self.__dict__.pop("_leaf_totals", None)
+
+    # --- the data owner's view (NOT private: diagnostics.py) ---------------------------
+
+    def leaf_table(self, *, path_rules: bool = True) -> pd.DataFrame:
+        """One row per non-empty leaf, from the raw data: NOT private, for the data owner."""
+        self._check_fitted()
+        return diagnostics.leaf_table(self, path_rules=path_rules)
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Forest-level diagnostics from the raw data (NOT private)."""
+        self._check_fitted()
+        if not hasattr(self, "_diagnostics"):
+            if not hasattr(self, "_leaf_totals"):
+                self._leaf_totals = diagnostics.leaf_totals(self)
+            self._diagnostics = diagnostics.forest_diagnostics(self, self._leaf_totals)
+        return self._diagnostics
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
