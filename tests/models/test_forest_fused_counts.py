@@ -8,7 +8,7 @@ import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
-from dpviz.models.forest.counting import CountingMixin
+from dpviz.models.forest import counting
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.inputs import class_array
 
@@ -44,17 +44,17 @@ def test_fused_counts_equal_routed_pairs(monkeypatch, order, n, trees, depth):
         ).fit(X, y)
 
     calls = []
-    original = CountingMixin._heap_counts
+    original = counting.heap_counts
 
-    def spy(self, *args, **kwargs):
-        out = original(self, *args, **kwargs)
+    def spy(model, *args, **kwargs):
+        out = original(model, *args, **kwargs)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(CountingMixin, "_heap_counts", spy)
+    monkeypatch.setattr(counting, "heap_counts", spy)
     fused = fitted()
     assert calls == [True]  # the one-pass kernel counted this fit
-    monkeypatch.setattr(CountingMixin, "_heap_counts", lambda *a, **k: None)
+    monkeypatch.setattr(counting, "heap_counts", lambda *a, **k: None)
     paired = fitted()
     for name in ("leaf_keys_", "leaf_tree_", "leaf_depth_", "leaf_counts_", "leaf_labels_"):
         np.testing.assert_array_equal(getattr(fused, name), getattr(paired, name))

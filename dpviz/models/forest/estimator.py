@@ -31,9 +31,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpviz.models.forest import diagnostics
+from dpviz.models.forest import counting, diagnostics
 from dpviz.models.forest.assign import assign_pairs, hash_trees
-from dpviz.models.forest.counting import CountingMixin
 from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import (
@@ -186,7 +185,6 @@ def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
 
 
 class DPRandomForestClassifier(
-    CountingMixin,
     ReleaseMixin,
     RoutingMixin,
     VotingMixin,
@@ -443,6 +441,20 @@ class DPRandomForestClassifier(
         self.n_train_records_ = 0
         self._check_routes = None
         self.__dict__.pop("_leaf_totals", None)
+
+    # --- counting: reads the training data, TRUE counts never released as such -------
+
+    def leaf_counts_of(
+        self, encoded: EncodedData, split_seed: int, *, keep_nodes: bool = True
+    ) -> LeafCounts:
+        """Route a batch of records and count classes per reached leaf (TRUE counts, for
+        the release). Reads only the structure, so data partitions can run it
+        independently and add the results. ``keep_nodes`` keeps the visited-node tables
+        that the leaf table's path rules use."""
+        return counting.leaf_counts_of(self, encoded, split_seed, keep_nodes=keep_nodes)
+
+    def _add_counts(self, parts: list[LeafCounts], n_records: int) -> None:
+        counting.add_counts(self, parts, n_records)
 
     # --- the data owner's view (NOT private: diagnostics.py) ---------------------------
 
