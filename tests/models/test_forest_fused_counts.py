@@ -130,9 +130,9 @@ def test_read_only_records_are_counted_as_writeable_ones():
 )
 def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, depth, classes, split):
     """predict_proba of a count forest by one descend-and-sum pass
-    (``_count_votes_fused``) equals routing then summing, value for value, and draws
+    (``routing.count_votes_fused``) equals routing then summing, value for value, and draws
     the same untrained leaves' outputs."""
-    from dpviz.models.forest.routing import RoutingMixin
+    from dpviz.models.forest import routing
 
     X, y = _data(n, 4, order, seed=3)
     y = np.minimum(y, len(classes) - 1)
@@ -150,20 +150,20 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
         ).fit(X, y)
 
     calls = []
-    original = RoutingMixin._count_votes_fused
+    original = routing.count_votes_fused
 
-    def spy(self, encoded):
-        out = original(self, encoded)
+    def spy(model, encoded):
+        out = original(model, encoded)
         calls.append(out is not None)
         return out
 
     test = np.array(np.random.default_rng(9).normal(size=(n, 4)).clip(-3, 3), order=order)
-    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", spy)
+    monkeypatch.setattr(routing, "count_votes_fused", spy)
     fused_model = fitted()
     fused = fused_model.predict_proba(test)
     few = fused_model.predict_proba(test[:20])  # too few records: routed, not fused
     assert calls == [True, False]
-    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", lambda self, encoded: None)
+    monkeypatch.setattr(routing, "count_votes_fused", lambda model, encoded: None)
     routed_model = fitted()
     routed = routed_model.predict_proba(test)
     np.testing.assert_array_equal(fused, routed)

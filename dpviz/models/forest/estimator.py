@@ -30,8 +30,9 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.forest import counting, diagnostics
+from dpviz.models.forest import counting, diagnostics, routing
 from dpviz.models.forest.assign import assign_pairs, hash_trees
 from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
@@ -41,7 +42,6 @@ from dpviz.models.forest.records import (
     RoutedRecords,
 )
 from dpviz.models.forest.release import ReleaseMixin
-from dpviz.models.forest.routing import RoutingMixin
 from dpviz.models.forest.scoring import (
     EVIDENCE_GAIN,
     PRIOR_FLOOR,
@@ -79,7 +79,7 @@ from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
 from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
-from dpviz.tabular.inputs import batch_data, check_whole_numbers, training_data
+from dpviz.tabular.inputs import batch_data, check_whole_numbers, prediction_data, training_data
 
 # Every name other code imports from here, the parts' included.
 __all__ = [
@@ -186,7 +186,6 @@ def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
 
 class DPRandomForestClassifier(
     ReleaseMixin,
-    RoutingMixin,
     VotingMixin,
     ClassifierMixin,
     BaseEstimator,
@@ -441,6 +440,39 @@ class DPRandomForestClassifier(
         self.n_train_records_ = 0
         self._check_routes = None
         self.__dict__.pop("_leaf_totals", None)
+
+    # --- routing: public structure, no ε (routing.py) ---------------------------------
+
+    def _check_fitted(self) -> None:
+        check_is_fitted(self, "leaf_keys_")
+
+    def _encode_predict(self, X) -> EncodedData:
+        self._check_fitted()
+        return prediction_data(self, X)
+
+    def route_records(
+        self, encoded: EncodedData, trees: np.ndarray | None = None
+    ) -> RoutedRecords:
+        """Route records through the trees (all, or ``trees``): structure only, so the
+        result serves every ε and mechanism."""
+        return routing.route_records(self, encoded, trees)
+
+    def _count_votes_fused(self, encoded: EncodedData) -> np.ndarray | None:
+        return routing.count_votes_fused(self, encoded)
+
+    def _compact_forest(self, trees: np.ndarray, n_records: int, *, keep: bool = False):
+        return routing.compact_forest_of(self, trees, n_records, keep=keep)
+
+    def _pass_pairs(self) -> int:
+        return routing.pass_pairs(self)
+
+    def _trained(self, keys: np.ndarray) -> np.ndarray:
+        return routing.trained_positions(self, keys)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_route_cache", None)  # rebuilt from the structure when needed
+        return state
 
     # --- counting: reads the training data, TRUE counts never released as such -------
 
