@@ -32,7 +32,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.forest import counting, diagnostics, routing
+from dpviz.models.forest import counting, diagnostics, routing, voting
 from dpviz.models.forest.assign import assign_pairs, hash_trees
 from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
@@ -69,7 +69,6 @@ from dpviz.models.forest.splits import (
     release_splits,
     split_epsilon,
 )
-from dpviz.models.forest.voting import VotingMixin
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
 from dpviz.models.trees.features import feature_order
@@ -186,7 +185,6 @@ def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
 
 class DPRandomForestClassifier(
     ReleaseMixin,
-    VotingMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -473,6 +471,54 @@ class DPRandomForestClassifier(
         state = super().__getstate__()
         state.pop("_route_cache", None)  # rebuilt from the structure when needed
         return state
+
+    # --- votes and predictions: post-processing of the release (voting.py) -----------
+
+    def votes(self, routed: RoutedRecords) -> np.ndarray:
+        """Votes (n_records, n_classes) of routed records under the current release
+        (:func:`~dpviz.models.forest.voting.votes`). Post-processing of released values
+        only."""
+        return voting.votes(self, routed)
+
+    def count_scoring(self, noisy_counts: np.ndarray):
+        """(per-leaf values to sum over the trees, the function that scores the sums) of
+        this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
+        return voting.count_scoring(self, noisy_counts)
+
+    @property
+    def prior_weight_(self) -> float:
+        """The prior's weight in votes, from public values
+        (:func:`~dpviz.models.forest.voting.prior_weight_of`)."""
+        return voting.prior_weight_of(self)
+
+    _label_votes = staticmethod(voting.label_votes)
+
+    def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
+        return voting.outputs_of(self, routed, distinct)
+
+    def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
+        sees. Leaves no training record reached give the mechanism's output on all-zero
+        counts, drawn at the release (on first use for trees beyond an export's size)."""
+        return voting.released_outputs(self, keys)
+
+    def _votes(self, encoded: EncodedData) -> np.ndarray:
+        return voting.record_votes(self, encoded)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
+        return voting.predict_proba(self, X)
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs votes by
+        (:func:`~dpviz.models.forest.voting.decision_prior`). Post-processing only."""
+        return voting.decision_prior(self)
+
+    def predict(self, X) -> np.ndarray:
+        """Majority vote of the trees (vote ties to the lowest class index), weighed by
+        the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
+        return voting.predict(self, X)
 
     # --- counting: reads the training data, TRUE counts never released as such -------
 
