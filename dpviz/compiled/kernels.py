@@ -1,17 +1,17 @@
 """Compiled routing kernels (numba), loaded only when routing is large enough to pay.
 
-A record descends a tree of a :class:`dpviz.models.trees.space.NodeStore` node by node. The numba
-kernels do it a block of records at a time, at 1.5-2.5 ns per visited node on one core
-here; the pure numpy kernel in ``dpviz.models.trees.space`` does the same work level by level (6.6×
-slower on 60,000 records × 100 trees) and runs when numba is not installed, or for small
-work while numba is still loading: importing numba costs 0.5-0.8 s and loading the
-cached machine code 2-4 s on the shared 2-core machine (compiling it where no cache
+A record descends a tree of a :class:`dpviz.models.trees.store.NodeStore` node by node. The
+numba kernels do it a block of records at a time, at 1.5-2.5 ns per visited node on one core
+here; the pure numpy kernel in ``dpviz.models.trees.routing`` does the same work level by
+level (6.6× slower on 60,000 records × 100 trees) and runs when numba is not installed, or
+for small work while numba is still loading: importing numba costs 0.5-0.8 s and loading
+the cached machine code 2-4 s on the shared 2-core machine (compiling it where no cache
 exists, ~17 s), more than small routing takes in numpy. Work of
-``dpviz.models.trees.space.COMPILED_FROM_VISITS`` node visits or more waits for the kernels;
+``dpviz.models.trees.passes.COMPILED_FROM_VISITS`` node visits or more waits for the kernels;
 smaller work starts their loading in a background thread (:func:`warm_up`, which the app calls
 at start-up) and carries on in numpy. ``DPVIZ_NO_NUMBA=1`` keeps numpy throughout.
 
-Node encoding shared with ``dpviz.models.trees.space``: ``first_child[v]`` is ``LEAF`` (-1) for a
+Node encoding shared with ``dpviz.models.trees.store``: ``first_child[v]`` is ``LEAF`` (-1) for a
 leaf, ``UNBUILT`` (-2) for an internal node whose children are not built yet, or the
 id of its first child (children are contiguous). The result of a descent is the leaf's
 id, -1 when the record abstains (an unknown discrete value at a node splitting on it),

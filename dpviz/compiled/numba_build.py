@@ -1,5 +1,5 @@
 """The numba builder of whole binary trees (continuous features only) for
-``dpviz.models.trees.space.NodeStore``: imported only through ``dpviz.compiled.kernels``.
+``dpviz.models.trees.store.NodeStore``: imported only through ``dpviz.compiled.kernels``.
 
 Builds, level by level, every node below the roots already in a store, with the
 arithmetic of ``trees.expand`` / ``trees.choose_splits`` / ``_forest_splits.

@@ -26,8 +26,8 @@ from dpviz.models.forest.estimator import (
 )
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
-from dpviz.models.trees import space as routing
-from dpviz.models.trees.space import matrix_value_sums, packed_label_votes
+from dpviz.models.trees import passes
+from dpviz.models.trees.votes import matrix_value_sums, packed_label_votes
 from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
 
 
@@ -49,7 +49,7 @@ def release_votes(
     (:func:`dpviz.models.forest.estimator.count_votes`). So the outputs of
     every point are kept (bytes per leaf) and, when the routing is a compact matrix and
     the compiled kernels are loaded, counted together: label releases in one pass over
-    the matrix (:func:`dpviz.models.trees.space.packed_label_votes`), noisy counts a few
+    the matrix (:func:`dpviz.models.trees.votes.packed_label_votes`), noisy counts a few
     points a pass; otherwise each point's votes are counted at its release.
     ``seconds``: the point's release plus its share of the counting passes."""
     k = len(model.classes_)
@@ -57,7 +57,7 @@ def release_votes(
     batched = (
         local is not None
         and local.flags.c_contiguous
-        and kernels.get(wait=local.size >= routing.COMPILED_FROM_VISITS) is not None
+        and kernels.get(wait=local.size >= passes.COMPILED_FROM_VISITS) is not None
     )
     kept = []  # (point, votes or None, labels, noisy counts, record-free term, seconds, info)
     for mech, eps in points:

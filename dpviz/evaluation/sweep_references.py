@@ -30,8 +30,8 @@ from dpviz.models.forest.estimator import (
     split_tables,
 )
 from dpviz.models.forest.splits import SplitRelease, TableLayout, release_splits
+from dpviz.models.trees.compact import route_compact
 from dpviz.models.trees.depth import COUNTED_RULES
-from dpviz.models.trees.space import route_compact
 from dpviz.privacy.noise import NoiseSource
 
 # scikit-learn's forest reference: REFERENCE_TREES unlimited-depth trees, each on a

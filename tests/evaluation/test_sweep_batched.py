@@ -16,7 +16,7 @@ from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
 from dpviz.evaluation import sweep, sweep_references
 from dpviz.models.objective import decide
-from dpviz.models.trees import space as routing
+from dpviz.models.trees import passes
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
 
@@ -62,7 +62,7 @@ def path(request, monkeypatch):
     if request.param == "compiled":
         if not COMPILED:
             pytest.skip("numba is not installed")
-        monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+        monkeypatch.setattr(passes, "COMPILED_FROM_VISITS", 0)
     else:
         monkeypatch.setattr(kernels, "_kernels", None)
         monkeypatch.setattr(kernels, "_failed", True)
@@ -90,7 +90,7 @@ def test_one_pass_votes_equal_a_release_per_point(path, points, k):
 
 @pytest.mark.skipif(not COMPILED, reason="numba is not installed")
 def test_more_classes_than_a_word_holds_fall_back_to_a_count_per_point(monkeypatch):
-    monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+    monkeypatch.setattr(passes, "COMPILED_FROM_VISITS", 0)
     frame, schema = case(1200, 12)
     train, test = encode(frame.iloc[:900], schema), encode(frame.iloc[900:], schema)
     points = [("permute_flip", 0.5), ("permute_flip", 5.0)]
@@ -213,7 +213,7 @@ def test_a_sweep_gives_the_same_rows_with_and_without_the_one_pass(monkeypatch):
         return result.results.drop(columns="fit_seconds")
 
     if COMPILED:
-        monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+        monkeypatch.setattr(passes, "COMPILED_FROM_VISITS", 0)
     batched = rows()
     monkeypatch.setattr(sweep_references, "_twin_votes", lambda *args: None)
     monkeypatch.setattr(kernels, "_kernels", None)

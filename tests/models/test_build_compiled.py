@@ -9,15 +9,16 @@ import pytest
 
 from dpviz.compiled import kernels
 from dpviz.models.forest.splits import cdf_from_counts
-from dpviz.models.trees import space as routing
+from dpviz.models.trees.space import TreeSpace
+from dpviz.models.trees.store import STORE_FIELDS, NodeStore
 from dpviz.privacy.randomness import tree_root_keys
 
 pytestmark = pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
 
-_FIELDS = [name for name, _ in routing._STORE_FIELDS] + ["lows", "highs", "used"]
+_FIELDS = [name for name, _ in STORE_FIELDS] + ["lows", "highs", "used"]
 
 
-def _space(depth: int, released: bool, s: int = 4) -> routing.TreeSpace:
+def _space(depth: int, released: bool, s: int = 4) -> TreeSpace:
     rng = np.random.default_rng(depth)
     lows, highs = np.linspace(-3, 0, s), np.linspace(1, 9, s)
     highs[-1] = lows[-1]  # a feature of one value: the width-1 guard
@@ -26,15 +27,15 @@ def _space(depth: int, released: bool, s: int = 4) -> routing.TreeSpace:
         cdf = cdf_from_counts(rng.integers(-5, 200, size=(s, 32)).astype(float), 3.0)
         weights = rng.dirichlet(np.ones(s))
         weights[1] = 0.0  # a feature never drawn
-    return routing.TreeSpace(lows, highs, np.zeros(0, np.int64), depth, cdf, weights)
+    return TreeSpace(lows, highs, np.zeros(0, np.int64), depth, cdf, weights)
 
 
-def _store(space, root_keys, compiled: bool, monkeypatch) -> routing.NodeStore:
+def _store(space, root_keys, compiled: bool, monkeypatch) -> NodeStore:
     with monkeypatch.context() as patch:
         if not compiled:
-            patch.setattr(routing.NodeStore, "_build_compiled", lambda self, ids: False)
+            patch.setattr(NodeStore, "_build_compiled", lambda self, ids: False)
         trees = np.arange(len(root_keys))
-        store = routing.NodeStore(space, root_keys, trees)
+        store = NodeStore(space, root_keys, trees)
         store.build(store.roots, 10**9)
     return store
 
@@ -58,6 +59,6 @@ def test_compiled_build_equals_numpy_levels(depth, released, monkeypatch):
 
 def test_compiled_build_leaves_partial_stores_to_numpy(monkeypatch):
     space = _space(3, False)
-    store = routing.NodeStore(space, tree_root_keys(5, 4), np.arange(4))
+    store = NodeStore(space, tree_root_keys(5, 4), np.arange(4))
     store.expand(store.roots)  # children built already: not the kernel's case
     assert store._build_compiled(store.roots) is False

@@ -218,7 +218,7 @@ def test_routing_in_tree_chunks_gives_the_same_votes(monkeypatch, mechanism, unk
         test.loc[:9, "colour"] = "purple"  # some trees abstain: no record × tree matrix
     encoded = encode(test, schema, training=False)
     whole = model.route_records(encoded)
-    monkeypatch.setattr("dpviz.models.forest.routing.PAIR_CHUNK", 7 * 300)  # chunks of 7 trees
+    monkeypatch.setattr("dpviz.models.trees.space.PAIR_CHUNK", 7 * 300)  # chunks of 7 trees
     chunked = model.route_records(encoded)
     assert (whole.leaf_matrix is None) == unknown == (chunked.leaf_matrix is None)
     for eps in (0.1, 2.0):

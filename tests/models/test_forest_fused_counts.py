@@ -8,7 +8,7 @@ import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
-from dpviz.models.forest.counting import CountingMixin
+from dpviz.models.forest import counting
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.inputs import class_array
 
@@ -44,17 +44,17 @@ def test_fused_counts_equal_routed_pairs(monkeypatch, order, n, trees, depth):
         ).fit(X, y)
 
     calls = []
-    original = CountingMixin._heap_counts
+    original = counting.heap_counts
 
-    def spy(self, *args, **kwargs):
-        out = original(self, *args, **kwargs)
+    def spy(model, *args, **kwargs):
+        out = original(model, *args, **kwargs)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(CountingMixin, "_heap_counts", spy)
+    monkeypatch.setattr(counting, "heap_counts", spy)
     fused = fitted()
     assert calls == [True]  # the one-pass kernel counted this fit
-    monkeypatch.setattr(CountingMixin, "_heap_counts", lambda *a, **k: None)
+    monkeypatch.setattr(counting, "heap_counts", lambda *a, **k: None)
     paired = fitted()
     for name in ("leaf_keys_", "leaf_tree_", "leaf_depth_", "leaf_counts_", "leaf_labels_"):
         np.testing.assert_array_equal(getattr(fused, name), getattr(paired, name))
@@ -130,9 +130,9 @@ def test_read_only_records_are_counted_as_writeable_ones():
 )
 def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, depth, classes, split):
     """predict_proba of a count forest by one descend-and-sum pass
-    (``_count_votes_fused``) equals routing then summing, value for value, and draws
+    (``routing.count_votes_fused``) equals routing then summing, value for value, and draws
     the same untrained leaves' outputs."""
-    from dpviz.models.forest.routing import RoutingMixin
+    from dpviz.models.forest import routing
 
     X, y = _data(n, 4, order, seed=3)
     y = np.minimum(y, len(classes) - 1)
@@ -150,20 +150,20 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
         ).fit(X, y)
 
     calls = []
-    original = RoutingMixin._count_votes_fused
+    original = routing.count_votes_fused
 
-    def spy(self, encoded):
-        out = original(self, encoded)
+    def spy(model, encoded):
+        out = original(model, encoded)
         calls.append(out is not None)
         return out
 
     test = np.array(np.random.default_rng(9).normal(size=(n, 4)).clip(-3, 3), order=order)
-    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", spy)
+    monkeypatch.setattr(routing, "count_votes_fused", spy)
     fused_model = fitted()
     fused = fused_model.predict_proba(test)
     few = fused_model.predict_proba(test[:20])  # too few records: routed, not fused
     assert calls == [True, False]
-    monkeypatch.setattr(RoutingMixin, "_count_votes_fused", lambda self, encoded: None)
+    monkeypatch.setattr(routing, "count_votes_fused", lambda model, encoded: None)
     routed_model = fitted()
     routed = routed_model.predict_proba(test)
     np.testing.assert_array_equal(fused, routed)
@@ -182,7 +182,8 @@ def test_fused_count_votes_equal_routed_votes(monkeypatch, order, n, trees, dept
 def test_fused_value_sums_equal_matrix_sums():
     """``trees.heap_value_sums`` adds the same values in the same order as the leaf
     matrix's sums (any values; a last column of ones set to the tree count)."""
-    from dpviz.models.trees import space as T
+    from dpviz.models.trees.compact import route_compact
+    from dpviz.models.trees.votes import heap_value_sums, matrix_value_sums
 
     X, y = _data(5_003, 4, "C", seed=1)
     model = DPRandomForestClassifier(
@@ -194,8 +195,8 @@ def test_fused_value_sums_equal_matrix_sums():
         values = rng.normal(size=(len(forest.leaf_nodes), 3))
         if ones:
             values[:, -1] = 1.0
-        routed = T.route_compact(
+        routed = route_compact(
             model.space_, model.root_keys_, np.arange(9), X, np.zeros((len(X), 0)), forest=forest
         )
-        expected = T.matrix_value_sums(routed.local, values, routed.offsets)
-        np.testing.assert_array_equal(T.heap_value_sums(forest, X, values), expected)
+        expected = matrix_value_sums(routed.local, values, routed.offsets)
+        np.testing.assert_array_equal(heap_value_sums(forest, X, values), expected)

@@ -1,7 +1,7 @@
-"""The routing kernels (dpviz.models.trees.space, dpviz.compiled.kernels): every path gives the
-same leaves.
+"""The routing kernels (dpviz.models.trees.routing and .compact, dpviz.compiled.kernels):
+every path gives the same leaves.
 
-The level-by-level router (``_route_levels``, the reference and the fallback for very
+The level-by-level router (``route_levels``, the reference and the fallback for very
 wide trees), the node-store router in numpy and with the compiled kernels, the full and
 the compact leaf matrix, and the votes summed by numpy or by the kernels.
 """
@@ -14,8 +14,10 @@ import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels as kernels
-from dpviz.models.trees import space as routing
-from dpviz.models.trees.space import TreeSpace, _route_levels, route, route_compact, route_matrix
+from dpviz.models.trees import compact, passes, routing, store
+from dpviz.models.trees.compact import route_compact
+from dpviz.models.trees.routing import route, route_levels, route_matrix
+from dpviz.models.trees.space import TreeSpace, node_bytes
 from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
@@ -34,12 +36,12 @@ def path(request, monkeypatch):
     if request.param == "compiled":
         if not COMPILED:
             pytest.skip("numba is not installed")
-        monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
-        monkeypatch.setattr(routing, "THREADS_FROM_PAIRS", 1_000)  # threads as well
+        monkeypatch.setattr(passes, "COMPILED_FROM_VISITS", 0)
+        monkeypatch.setattr(passes, "THREADS_FROM_PAIRS", 1_000)  # threads as well
     else:
         monkeypatch.setattr(kernels, "_kernels", None)
         monkeypatch.setattr(kernels, "_failed", True)
-    monkeypatch.setattr(routing, "COMPACT_CHUNK_CELLS", 3_000)  # several chunks
+    monkeypatch.setattr(compact, "COMPACT_CHUNK_CELLS", 3_000)  # several chunks
     return request.param
 
 
@@ -64,7 +66,7 @@ def test_every_router_reaches_the_same_leaves(path, shape):
     cont, disc = data(s, r, values, n)
     keys = tree_root_keys(3, n_trees)
     rec, tree = np.tile(np.arange(n), n_trees), np.repeat(np.arange(n_trees), n)
-    expected = _route_levels(space, keys, cont, disc, rec, tree, keep_nodes=True)
+    expected = route_levels(space, keys, cont, disc, rec, tree, keep_nodes=True)
     got = route(space, keys, cont, disc, rec, tree, keep_nodes=True)
     assert np.array_equal(leaf_keys_of(got), leaf_keys_of(expected))
     assert set(got.leaf_keys.tolist()) == set(expected.leaf_keys.tolist())
@@ -113,7 +115,7 @@ def test_compiled_votes_equal_numpy_votes(monkeypatch, mechanism):
     test = encode(forest_case(500)[0].drop(columns="label"), schema, training=False)
     routed = model.route_records(test)
     assert routed.local is not None  # the compact matrix
-    monkeypatch.setattr(routing, "COMPILED_FROM_VISITS", 0)
+    monkeypatch.setattr(passes, "COMPILED_FROM_VISITS", 0)
     compiled = model.votes(routed)
     monkeypatch.setattr(kernels, "_kernels", None)
     monkeypatch.setattr(kernels, "_failed", True)
@@ -130,25 +132,25 @@ def test_a_node_store_over_its_byte_budget_hands_over_to_the_level_router(monkey
     cont, disc = data(s, 0, 2, n)
     keys = tree_root_keys(5, n_trees)
     rec, tree = np.tile(np.arange(n), n_trees), np.repeat(np.arange(n_trees), n)
-    expected = _route_levels(space, keys, cont, disc, rec, tree)
-    small = 64 * routing.node_bytes(space)  # room for 128 nodes before the hand-over
-    monkeypatch.setattr(routing, "STORE_BYTES", small)
-    assert routing._budget(len(rec), space) == 64
+    expected = route_levels(space, keys, cont, disc, rec, tree)
+    small = 64 * node_bytes(space)  # room for 128 nodes before the hand-over
+    monkeypatch.setattr(store, "STORE_BYTES", small)
+    assert store.build_budget(len(rec), space) == 64
     handed_over = []
 
     def levels(*args, **kwargs):
         handed_over.append(len(args[4]))
-        return _route_levels(*args, **kwargs)
+        return route_levels(*args, **kwargs)
 
-    monkeypatch.setattr(routing, "_route_levels", levels)
+    monkeypatch.setattr(routing, "route_levels", levels)
     got = route(space, keys, cont, disc, rec, tree)
     assert handed_over == [len(rec)]
     assert np.array_equal(leaf_keys_of(got), leaf_keys_of(expected))
     # A forest routes lazily built trees in passes whose stores fit the budget.
-    per_pass = routing.lazy_pair_chunk(space)
-    assert per_pass == 1_000 or per_pass * routing.node_bytes(space) * (depth + 1) <= small
+    per_pass = store.lazy_pair_chunk(space)
+    assert per_pass == 1_000 or per_pass * node_bytes(space) * (depth + 1) <= small
     monkeypatch.undo()
-    assert routing.lazy_pair_chunk(space) * routing.node_bytes(space) * 41 <= routing.STORE_BYTES
+    assert store.lazy_pair_chunk(space) * node_bytes(space) * 41 <= store.STORE_BYTES
 
 
 def test_prediction_in_several_passes_equals_one_pass(monkeypatch):

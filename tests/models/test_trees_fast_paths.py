@@ -14,7 +14,8 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
 from dpviz.models.forest import estimator as forest_module
-from dpviz.models.trees import space as routing
+from dpviz.models.trees import compact
+from dpviz.models.trees import votes as tree_votes
 from dpviz.privacy.randomness import hash_columns
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import EncodingReport, _column_ranges, _integer_labels, _labels, encode
@@ -116,10 +117,10 @@ def test_keeping_every_leaf_changes_no_vote(monkeypatch):
         n_estimators=10, depth=6, schema=schema, random_state=0, noise_seed=3
     ).fit(X, y)
     test = rng.random((3000, 3))
-    monkeypatch.setattr(routing, "KEEP_ALL_LEAVES_FROM", 10**9)
+    monkeypatch.setattr(compact, "KEEP_ALL_LEAVES_FROM", 10**9)
     pruned = model.predict_proba(test)
     model._reset_empty_outputs()
-    monkeypatch.setattr(routing, "KEEP_ALL_LEAVES_FROM", 1)
+    monkeypatch.setattr(compact, "KEEP_ALL_LEAVES_FROM", 1)
     kept = model.predict_proba(test)
     np.testing.assert_array_equal(kept, pruned)
 
@@ -137,11 +138,11 @@ def test_packed_votes_of_many_releases_equal_one_count_each(k, dtype):
     labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(11)]
     for r in (2, 5):
         labels[r][rng.random(len(labels[r])) < 0.2] = -1  # abstaining leaves
-    votes = routing.packed_label_votes(local, offsets, labels, k)
+    votes = tree_votes.packed_label_votes(local, offsets, labels, k)
     base = rng.random(k)
     for r, label in enumerate(labels):
         small = np.where(label < 0, k, label).astype(np.uint8)
-        expected = routing.matrix_label_counts(local, small, k, offsets)
+        expected = tree_votes.matrix_label_counts(local, small, k, offsets)
         np.testing.assert_array_equal(votes(r), expected)
         np.testing.assert_array_equal(votes(r, base), expected + base)
 
@@ -153,13 +154,13 @@ def test_packed_votes_sum_chunks_of_trees_with_narrow_fields():
     rng = np.random.default_rng(7)
     n_trees, n, per_tree, k = 100, 700, 30, 2
     labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(20)]
-    bits, chunk, layout = routing._packing(labels, k, n_trees)
+    bits, chunk, layout = tree_votes._packing(labels, k, n_trees)
     assert (bits, chunk, layout[-1][0] + 1) == (6, 63, 2)
     local = np.ascontiguousarray(rng.integers(0, per_tree, (n_trees, n)).astype(np.uint8))
     offsets = np.arange(n_trees, dtype=np.int64) * per_tree
-    votes = routing.packed_label_votes(local, offsets, labels, k)
+    votes = tree_votes.packed_label_votes(local, offsets, labels, k)
     for r, label in enumerate(labels):
-        expected = routing.matrix_label_counts(local, label.astype(np.uint8), k, offsets)
+        expected = tree_votes.matrix_label_counts(local, label.astype(np.uint8), k, offsets)
         np.testing.assert_array_equal(votes(r), expected)
 
 
@@ -173,12 +174,12 @@ def test_packed_votes_with_many_chunks_of_trees(monkeypatch, k):
     labels = [rng.integers(0, k, n_trees * per_tree) for _ in range(5)]
     labels[1][rng.random(len(labels[1])) < 0.3] = -1
     monkeypatch.setattr(
-        routing, "_packing", lambda lab, kk, t: (3, 7, routing._word_layout(lab, kk, 3))
+        tree_votes, "_packing", lambda lab, kk, t: (3, 7, tree_votes._word_layout(lab, kk, 3))
     )
     local = np.ascontiguousarray(rng.integers(0, per_tree, (n_trees, n)).astype(np.uint8))
     offsets = np.arange(n_trees, dtype=np.int64) * per_tree
-    votes = routing.packed_label_votes(local, offsets, labels, k)
+    votes = tree_votes.packed_label_votes(local, offsets, labels, k)
     for r, label in enumerate(labels):
         small = np.where(label < 0, k, label).astype(np.uint8)
-        expected = routing.matrix_label_counts(local, small, k, offsets)
+        expected = tree_votes.matrix_label_counts(local, small, k, offsets)
         np.testing.assert_array_equal(votes(r, np.arange(k) / 7), expected + np.arange(k) / 7)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpviz.models.trees.space import record_trees
+from dpviz.models.trees.routing import record_trees
 from dpviz.privacy.randomness import hash_columns
 from dpviz.tabular.encode import EncodedData
 

@@ -28,11 +28,12 @@ import time
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
+from dpviz.models.forest import counting, diagnostics, routing, voting
 from dpviz.models.forest.assign import assign_pairs, hash_trees
-from dpviz.models.forest.counting import CountingMixin
-from dpviz.models.forest.diagnostics import DiagnosticsMixin
 from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import (
@@ -41,7 +42,6 @@ from dpviz.models.forest.records import (
     RoutedRecords,
 )
 from dpviz.models.forest.release import ReleaseMixin
-from dpviz.models.forest.routing import RoutingMixin
 from dpviz.models.forest.scoring import (
     EVIDENCE_GAIN,
     PRIOR_FLOOR,
@@ -69,7 +69,6 @@ from dpviz.models.forest.splits import (
     release_splits,
     split_epsilon,
 )
-from dpviz.models.forest.voting import VotingMixin
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
 from dpviz.models.trees.features import feature_order
@@ -79,7 +78,7 @@ from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
 from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
-from dpviz.tabular.inputs import batch_data, check_whole_numbers, training_data
+from dpviz.tabular.inputs import batch_data, check_whole_numbers, prediction_data, training_data
 
 # Every name other code imports from here, the parts' included.
 __all__ = [
@@ -185,11 +184,7 @@ def split_tables(encoded: EncodedData, schema: Schema) -> np.ndarray:
 
 
 class DPRandomForestClassifier(
-    CountingMixin,
     ReleaseMixin,
-    RoutingMixin,
-    VotingMixin,
-    DiagnosticsMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -452,6 +447,118 @@ class DPRandomForestClassifier(
         self.n_train_records_ = 0
         self._check_routes = None
         self.__dict__.pop("_leaf_totals", None)
+
+    # --- routing: public structure, no ε (routing.py) ---------------------------------
+
+    def _check_fitted(self) -> None:
+        check_is_fitted(self, "leaf_keys_")
+
+    def _encode_predict(self, X) -> EncodedData:
+        self._check_fitted()
+        return prediction_data(self, X)
+
+    def route_records(
+        self, encoded: EncodedData, trees: np.ndarray | None = None
+    ) -> RoutedRecords:
+        """Route records through the trees (all, or ``trees``): structure only, so the
+        result serves every ε and mechanism."""
+        return routing.route_records(self, encoded, trees)
+
+    def _count_votes_fused(self, encoded: EncodedData) -> np.ndarray | None:
+        return routing.count_votes_fused(self, encoded)
+
+    def _compact_forest(self, trees: np.ndarray, n_records: int, *, keep: bool = False):
+        return routing.compact_forest_of(self, trees, n_records, keep=keep)
+
+    def _pass_pairs(self) -> int:
+        return routing.pass_pairs(self)
+
+    def _trained(self, keys: np.ndarray) -> np.ndarray:
+        return routing.trained_positions(self, keys)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_route_cache", None)  # rebuilt from the structure when needed
+        return state
+
+    # --- votes and predictions: post-processing of the release (voting.py) -----------
+
+    def votes(self, routed: RoutedRecords) -> np.ndarray:
+        """Votes (n_records, n_classes) of routed records under the current release
+        (:func:`~dpviz.models.forest.voting.votes`). Post-processing of released values
+        only."""
+        return voting.votes(self, routed)
+
+    def count_scoring(self, noisy_counts: np.ndarray):
+        """(per-leaf values to sum over the trees, the function that scores the sums) of
+        this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
+        return voting.count_scoring(self, noisy_counts)
+
+    @property
+    def prior_weight_(self) -> float:
+        """The prior's weight in votes, from public values
+        (:func:`~dpviz.models.forest.voting.prior_weight_of`)."""
+        return voting.prior_weight_of(self)
+
+    _label_votes = staticmethod(voting.label_votes)
+
+    def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
+        return voting.outputs_of(self, routed, distinct)
+
+    def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
+        """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
+        sees. Leaves no training record reached give the mechanism's output on all-zero
+        counts, drawn at the release (on first use for trees beyond an export's size)."""
+        return voting.released_outputs(self, keys)
+
+    def _votes(self, encoded: EncodedData) -> np.ndarray:
+        return voting.record_votes(self, encoded)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
+        return voting.predict_proba(self, X)
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs votes by
+        (:func:`~dpviz.models.forest.voting.decision_prior`). Post-processing only."""
+        return voting.decision_prior(self)
+
+    def predict(self, X) -> np.ndarray:
+        """Majority vote of the trees (vote ties to the lowest class index), weighed by
+        the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
+        return voting.predict(self, X)
+
+    # --- counting: reads the training data, TRUE counts never released as such -------
+
+    def leaf_counts_of(
+        self, encoded: EncodedData, split_seed: int, *, keep_nodes: bool = True
+    ) -> LeafCounts:
+        """Route a batch of records and count classes per reached leaf (TRUE counts, for
+        the release). Reads only the structure, so data partitions can run it
+        independently and add the results. ``keep_nodes`` keeps the visited-node tables
+        that the leaf table's path rules use."""
+        return counting.leaf_counts_of(self, encoded, split_seed, keep_nodes=keep_nodes)
+
+    def _add_counts(self, parts: list[LeafCounts], n_records: int) -> None:
+        counting.add_counts(self, parts, n_records)
+
+    # --- the data owner's view (NOT private: diagnostics.py) ---------------------------
+
+    def leaf_table(self, *, path_rules: bool = True) -> pd.DataFrame:
+        """One row per non-empty leaf, from the raw data: NOT private, for the data owner."""
+        self._check_fitted()
+        return diagnostics.leaf_table(self, path_rules=path_rules)
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Forest-level diagnostics from the raw data (NOT private)."""
+        self._check_fitted()
+        if not hasattr(self, "_diagnostics"):
+            if not hasattr(self, "_leaf_totals"):
+                self._leaf_totals = diagnostics.leaf_totals(self)
+            self._diagnostics = diagnostics.forest_diagnostics(self, self._leaf_totals)
+        return self._diagnostics
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

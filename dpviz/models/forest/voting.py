@@ -4,6 +4,10 @@ Privacy role: post-processing of released values only (the leaves' released labe
 noisy counts, the noisy class prior, public ε and τ) and of the records being predicted;
 no ε. Leaves no training record reached answer with their released outputs too
 (:meth:`~dpviz.models.forest.release.ReleaseMixin._empty_outputs`).
+
+Functions of a fitted :class:`~dpviz.models.forest.estimator.DPRandomForestClassifier`
+(``model``), which calls them from its methods of the same names (``prior_weight_``,
+``decision_prior_``: :func:`prior_weight_of`, :func:`decision_prior`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
 from dpviz.models.forest.floor import floor_prior_weight, floor_scores
@@ -23,7 +28,7 @@ from dpviz.models.forest.scoring import (
     prior_weight,
 )
 from dpviz.models.objective import ACCURACY, decide
-from dpviz.models.trees.space import matrix_label_counts, matrix_value_sums
+from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
 from dpviz.tabular.encode import EncodedData
 
@@ -46,168 +51,171 @@ def _floored(sums: np.ndarray, score, prior) -> np.ndarray:
     return floor_scores(_normalise(score(sums)), prior)
 
 
-class VotingMixin:
-    """Votes and predictions of
-    :class:`~dpviz.models.forest.estimator.DPRandomForestClassifier`."""
+def votes(model: BaseEstimator, routed: RoutedRecords) -> np.ndarray:
+    """Votes (n_records, n_classes) of routed records under the current release.
 
-    def votes(self, routed: RoutedRecords) -> np.ndarray:
-        """Votes (n_records, n_classes) of routed records under the current release.
+    Label mechanisms: each tree's label counts once, and the prior adds
+    :attr:`prior_weight_` votes. Count mechanisms: exp of the log prior plus
+    γ·(mean over the trees of the leaves' shrunk log shares − what a noise-only
+    leaf gives) (:func:`shrunk_log_shares`, :func:`null_log_shares`,
+    :func:`evidence_gain`): a leaf counts by its evidence, a noise-only forest
+    answers the prior. Post-processing of released values only."""
+    k = len(model.classes_)
+    outputs = outputs_of(model, routed)
+    if outputs.noisy_counts is not None:
+        return _count_votes(model, routed, outputs.noisy_counts)
+    votes = label_votes(routed, outputs.labels, k)
+    if model.prior_counts_ is not None:
+        # The prior decides where the trees abstain, tie or cast only stray votes.
+        votes += model.prior_weight_ * prior_shares(model.prior_counts_)
+    return votes
 
-        Label mechanisms: each tree's label counts once, and the prior adds
-        :attr:`prior_weight_` votes. Count mechanisms: exp of the log prior plus
-        γ·(mean over the trees of the leaves' shrunk log shares − what a noise-only
-        leaf gives) (:func:`shrunk_log_shares`, :func:`null_log_shares`,
-        :func:`evidence_gain`): a leaf counts by its evidence, a noise-only forest
-        answers the prior. Post-processing of released values only."""
-        k = len(self.classes_)
-        outputs = self._outputs_of(routed)
-        if outputs.noisy_counts is not None:
-            return self._count_votes(routed, outputs.noisy_counts)
-        votes = self._label_votes(routed, outputs.labels, k)
-        if self.prior_counts_ is not None:
-            # The prior decides where the trees abstain, tie or cast only stray votes.
-            votes += self.prior_weight_ * prior_shares(self.prior_counts_)
-        return votes
 
-    def count_scoring(self, noisy_counts: np.ndarray):
-        """(per-leaf values to sum over the trees, the function that scores the sums) of
-        this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
-        prior = count_prior(self.prior_counts_, len(self.classes_))
-        eps = self.tree_epsilon_
-        values = count_values(noisy_counts, prior, eps)
-        score = functools.partial(
-            count_votes, prior=prior, epsilon=eps, noise_margins=self.data_split == "disjoint"
-        )
-        if not getattr(self, "floor_trusted_", True):
-            # The floor's check did not trust the trees: the prior's class, their ranking.
-            return values, functools.partial(_floored, score=score, prior=prior)
-        return values, score
+def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
+    """(per-leaf values to sum over the trees, the function that scores the sums) of
+    this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
+    prior = count_prior(model.prior_counts_, len(model.classes_))
+    eps = model.tree_epsilon_
+    values = count_values(noisy_counts, prior, eps)
+    score = functools.partial(
+        count_votes, prior=prior, epsilon=eps, noise_margins=model.data_split == "disjoint"
+    )
+    if not getattr(model, "floor_trusted_", True):
+        # The floor's check did not trust the trees: the prior's class, their ranking.
+        return values, functools.partial(_floored, score=score, prior=prior)
+    return values, score
 
-    def _count_votes(self, routed: RoutedRecords, noisy_counts: np.ndarray) -> np.ndarray:
-        k = len(self.classes_)
-        values, score = self.count_scoring(noisy_counts)
-        sums = None
-        if routed.has_matrix:
-            # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
-            matrix, offsets = routed.matrix_args()
-            sums = matrix_value_sums(matrix, values, offsets)
-        if sums is None:
-            picked = values[routed.pair_leaf]
-            sums = np.stack(
-                [
-                    np.bincount(
-                        routed.pair_record, weights=picked[:, c], minlength=routed.n_records
-                    )
-                    for c in range(k + 1)
-                ],
-                axis=1,
-            )
-        return score(sums)
 
-    @property
-    def prior_weight_(self) -> float:
-        """The prior's weight in votes (see :func:`prior_weight`), from public values; when
-        the floor's check did not trust the trees, enough that no tree count overturns the
-        prior's first class (:func:`~dpviz.models.forest.floor.floor_prior_weight`; label votes,
-        an additive term as a sweep's batched votes add it)."""
-        weight = prior_weight(
-            self.mechanism,
-            len(self.classes_),
-            self.tree_epsilon_,
-            self.n_estimators_,
-            self.prior_counts_,
-        )
-        if not getattr(self, "floor_trusted_", True) and self.prior_counts_ is not None:
-            floor = floor_prior_weight(prior_shares(self.prior_counts_), self.n_estimators_)
-            weight = max(weight, floor)
-        return weight
-
-    @staticmethod
-    def _label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
-        """Each record's count of trees voting for each class (abstentions: no vote)."""
-        # One-byte labels (abstain → k): the gather below touches every pair per ε.
-        if routed.has_matrix and k <= 8:
-            small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
-            matrix, offsets = routed.matrix_args()
-            counts = matrix_label_counts(matrix, small, k, offsets)
-            if counts is not None:  # routing's compiled kernel, when loaded
-                return counts
-            if k == 2 and not (labels == ABSTAIN).any():
-                ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
-                return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
-            label = small[routed.leaf_matrix]
-            return np.stack([(label == c).sum(axis=0) for c in range(k)], axis=1).astype(
-                np.float64
-            )
-        label = labels[routed.pair_leaf]
-        voted = label != ABSTAIN
-        flat = routed.pair_record[voted] * k + label[voted]
-        counts = np.bincount(flat, minlength=routed.n_records * k)
-        return counts.reshape(routed.n_records, k).astype(np.float64)
-
-    def _outputs_of(self, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
-        trained = routed.trained >= 0
-        k = len(self.classes_)
-        # Routing reaches each leaf once: its keys are distinct.
-        empty = self._empty_outputs(routed.leaf_keys[~trained], distinct=distinct)
-        labels = np.empty(len(routed.trained), dtype=np.int64)
-        labels[trained] = self.leaf_labels_[routed.trained[trained]]
-        labels[~trained] = empty.labels
-        noisy = None
-        if self.leaf_noisy_counts_ is not None:
-            noisy = np.empty((len(routed.trained), k), dtype=np.int64)
-            noisy[trained] = self.leaf_noisy_counts_[routed.trained[trained]]
-            noisy[~trained] = empty.noisy_counts
-        return LeafOutputs(labels, noisy)
-
-    def released_outputs(self, keys: np.ndarray) -> LeafOutputs:
-        """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
-        sees. Leaves no training record reached give the mechanism's output on all-zero
-        counts, drawn at the release (on first use for trees beyond an export's size)."""
-        self._check_fitted()
-        self._complete_release()
-        keys = np.asarray(keys, dtype=np.uint64)
-        pos = np.minimum(np.searchsorted(self.leaf_keys_, keys), len(self.leaf_keys_) - 1)
-        trained = np.where(self.leaf_keys_[pos] == keys, pos, -1)
-        return self._outputs_of(
-            RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained), distinct=False
-        )
-
-    def _votes(self, encoded: EncodedData) -> np.ndarray:
-        # Chunks of records (every tree each): a record's votes, the prior included,
-        # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
-        fused = self._count_votes_fused(encoded)  # descend and sum in one pass
-        if fused is not None:
-            return fused
-        n = encoded.n_records
-        size = max(1, self._pass_pairs() // self.n_estimators_)
-        if n <= size:
-            return self.votes(self.route_records(encoded))
-        return np.concatenate(
+def _count_votes(
+    model: BaseEstimator, routed: RoutedRecords, noisy_counts: np.ndarray
+) -> np.ndarray:
+    k = len(model.classes_)
+    values, score = model.count_scoring(noisy_counts)
+    sums = None
+    if routed.has_matrix:
+        # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
+        matrix, offsets = routed.matrix_args()
+        sums = matrix_value_sums(matrix, values, offsets)
+    if sums is None:
+        picked = values[routed.pair_leaf]
+        sums = np.stack(
             [
-                self.votes(self.route_records(_rows(encoded, slice(i, i + size))))
-                for i in range(0, n, size)
-            ]
+                np.bincount(routed.pair_record, weights=picked[:, c], minlength=routed.n_records)
+                for c in range(k + 1)
+            ],
+            axis=1,
         )
+    return score(sums)
 
-    def predict_proba(self, X) -> np.ndarray:
-        """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
-        encoded = self._encode_predict(X)
-        self._complete_release()  # every leaf is looked up alike, trained or not
-        return _normalise(self._votes(encoded))
 
-    @property
-    def decision_prior_(self) -> np.ndarray:
-        """The class prior the ``objective`` weighs votes by: the shares the votes start
-        from (:func:`count_prior`: the released noisy class prior plus one per class, or
-        uniform and public without one, ``prior_share=0``). Post-processing only."""
-        return count_prior(self.prior_counts_, len(self.classes_))
+def prior_weight_of(model: BaseEstimator) -> float:
+    """The prior's weight in votes (see :func:`prior_weight`), from public values; when
+    the floor's check did not trust the trees, enough that no tree count overturns the
+    prior's first class (:func:`~dpviz.models.forest.floor.floor_prior_weight`; label votes,
+    an additive term as a sweep's batched votes add it)."""
+    weight = prior_weight(
+        model.mechanism,
+        len(model.classes_),
+        model.tree_epsilon_,
+        model.n_estimators_,
+        model.prior_counts_,
+    )
+    if not getattr(model, "floor_trusted_", True) and model.prior_counts_ is not None:
+        floor = floor_prior_weight(prior_shares(model.prior_counts_), model.n_estimators_)
+        weight = max(weight, floor)
+    return weight
 
-    def predict(self, X) -> np.ndarray:
-        """Majority vote of the trees (vote ties to the lowest class index), weighed by
-        the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
-        self._check_fitted()
-        proba = self.predict_proba(X)
-        if self.objective == ACCURACY:
-            return self.classes_[vote_labels(proba)]
-        return self.classes_[decide(proba, self.decision_prior_, self.objective)]
+
+def label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray:
+    """Each record's count of trees voting for each class (abstentions: no vote)."""
+    # One-byte labels (abstain → k): the gather below touches every pair per ε.
+    if routed.has_matrix and k <= 8:
+        small = np.where(labels == ABSTAIN, k, labels).astype(np.uint8)
+        matrix, offsets = routed.matrix_args()
+        counts = matrix_label_counts(matrix, small, k, offsets)
+        if counts is not None:  # routing's compiled kernel, when loaded
+            return counts
+        if k == 2 and not (labels == ABSTAIN).any():
+            ones = small[routed.leaf_matrix].sum(axis=0, dtype=np.float64)
+            return np.stack([routed.leaf_matrix.shape[0] - ones, ones], axis=1)
+        label = small[routed.leaf_matrix]
+        return np.stack([(label == c).sum(axis=0) for c in range(k)], axis=1).astype(np.float64)
+    label = labels[routed.pair_leaf]
+    voted = label != ABSTAIN
+    flat = routed.pair_record[voted] * k + label[voted]
+    counts = np.bincount(flat, minlength=routed.n_records * k)
+    return counts.reshape(routed.n_records, k).astype(np.float64)
+
+
+def outputs_of(model: BaseEstimator, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
+    trained = routed.trained >= 0
+    k = len(model.classes_)
+    # Routing reaches each leaf once: its keys are distinct.
+    empty = model._empty_outputs(routed.leaf_keys[~trained], distinct=distinct)
+    labels = np.empty(len(routed.trained), dtype=np.int64)
+    labels[trained] = model.leaf_labels_[routed.trained[trained]]
+    labels[~trained] = empty.labels
+    noisy = None
+    if model.leaf_noisy_counts_ is not None:
+        noisy = np.empty((len(routed.trained), k), dtype=np.int64)
+        noisy[trained] = model.leaf_noisy_counts_[routed.trained[trained]]
+        noisy[~trained] = empty.noisy_counts
+    return LeafOutputs(labels, noisy)
+
+
+def released_outputs(model: BaseEstimator, keys: np.ndarray) -> LeafOutputs:
+    """Released outputs (labels, noisy counts) of any leaves by key: what an outsider
+    sees. Leaves no training record reached give the mechanism's output on all-zero
+    counts, drawn at the release (on first use for trees beyond an export's size)."""
+    model._check_fitted()
+    model._complete_release()
+    keys = np.asarray(keys, dtype=np.uint64)
+    pos = np.minimum(np.searchsorted(model.leaf_keys_, keys), len(model.leaf_keys_) - 1)
+    trained = np.where(model.leaf_keys_[pos] == keys, pos, -1)
+    return outputs_of(
+        model, RoutedRecords(0, np.empty(0, int), np.empty(0, int), keys, trained), distinct=False
+    )
+
+
+def record_votes(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """Votes of encoded records under the current release, routed in chunks of
+    records or by the fused count pass (post-processing)."""
+    # Chunks of records (every tree each): a record's votes, the prior included,
+    # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
+    fused = model._count_votes_fused(encoded)  # descend and sum in one pass
+    if fused is not None:
+        return fused
+    n = encoded.n_records
+    size = max(1, model._pass_pairs() // model.n_estimators_)
+    if n <= size:
+        return model.votes(model.route_records(encoded))
+    return np.concatenate(
+        [
+            model.votes(model.route_records(_rows(encoded, slice(i, i + size))))
+            for i in range(0, n, size)
+        ]
+    )
+
+
+def predict_proba(model: BaseEstimator, X) -> np.ndarray:
+    """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
+    encoded = model._encode_predict(X)
+    model._complete_release()  # every leaf is looked up alike, trained or not
+    return _normalise(record_votes(model, encoded))
+
+
+def decision_prior(model: BaseEstimator) -> np.ndarray:
+    """The class prior the ``objective`` weighs votes by: the shares the votes start
+    from (:func:`count_prior`: the released noisy class prior plus one per class, or
+    uniform and public without one, ``prior_share=0``). Post-processing only."""
+    return count_prior(model.prior_counts_, len(model.classes_))
+
+
+def predict(model: BaseEstimator, X) -> np.ndarray:
+    """Majority vote of the trees (vote ties to the lowest class index), weighed by
+    the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
+    model._check_fitted()
+    proba = model.predict_proba(X)
+    if model.objective == ACCURACY:
+        return model.classes_[vote_labels(proba)]
+    return model.classes_[decide(proba, model.decision_prior_, model.objective)]

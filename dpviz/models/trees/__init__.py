@@ -4,7 +4,11 @@ Public face: :class:`TreeSpace` (random decision trees grown lazily from public
 randomness), :func:`route` (records to leaves) and the depth rules (:data:`DEPTH_RULES`,
 :data:`MAX_DEPTH`, :func:`resolve_depth`, :func:`check_rule`).
 
-Modules: ``space`` (the trees, their nodes, routing and export), ``depth`` (the depth rules
+Modules: ``space`` (the tree space, a level of nodes and the draws that grow it, the sizes
+bounding a frontier and an export), ``store`` (built nodes as flat arrays), ``routing``
+(records to leaves; each record's tree), ``compact`` (trees built whole, one byte a
+leaf), ``votes`` (what the reached leaves add up to), ``passes`` (running the compiled
+kernels over records), ``depth`` (the depth rules
 of SPEC §2), ``features`` (feature order, records as codes at public bins), ``thresholds``
 (split points inside released distribution functions), ``full`` (whole trees without
 records: listed for export, their leaves counted or estimated), ``prior`` (the ε of a noisy class
@@ -17,6 +21,7 @@ Imports dpviz.privacy, dpviz.compiled and dpviz.tabular; every model family may 
 """
 
 from dpviz.models.trees.depth import DEPTH_RULES, MAX_DEPTH, check_rule, resolve_depth
-from dpviz.models.trees.space import TreeSpace, route
+from dpviz.models.trees.routing import route
+from dpviz.models.trees.space import TreeSpace
 
 __all__ = ["DEPTH_RULES", "MAX_DEPTH", "TreeSpace", "check_rule", "resolve_depth", "route"]

@@ -1,0 +1,255 @@
+"""The built nodes of some trees as flat arrays that a kernel descends (:class:`NodeStore`).
+
+A store starts with its trees' roots and grows where records go: a node's children are
+built from its key (``space``), eagerly by whole levels while that stays small next to
+the routing work (:func:`build_budget`), and never past :data:`STORE_BYTES`: a store that
+would outgrow it raises :class:`TooWide` and the level-by-level router takes over.
+
+Privacy: structure only; the nodes are a pure function of public keys and released
+histograms, whichever records asked for them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpviz.compiled import kernels as kernels
+from dpviz.compiled.kernels import LEAF, UNBUILT
+from dpviz.models.trees import space as space_
+from dpviz.models.trees.space import Frontier, Splits, TreeSpace, choose_splits, expand, node_bytes
+from dpviz.privacy.randomness import SALT_CHILD, splitmix64
+
+# Bytes a node store may hold: each node keeps its continuous sub-domain, so on wide data
+# a store of (records × depth) lazily built nodes would not fit (300 columns, depth 40:
+# 3.8 GB for 200 records), and building whole levels eagerly must stop sooner.
+STORE_BYTES = 256 * 2**20
+
+
+def lazy_pair_chunk(space: TreeSpace) -> int:
+    """Pairs per routing pass when the trees are built lazily (each pair may add a node
+    per level): the store then stays within :data:`STORE_BYTES`."""
+    per_pair = node_bytes(space) * (space.max_depth + 1)
+    return max(1_000, min(space_.PAIR_CHUNK, STORE_BYTES // per_pair))
+
+
+def build_budget(n_pairs: int, space: TreeSpace) -> int:
+    """Nodes a router may build ahead of the records routing ``n_pairs`` pairs."""
+    # Eager building is worth it while the nodes are few next to the pairs routed, and
+    # only while they fit the store's bytes.
+    return min(max(65_536, n_pairs // 4), STORE_BYTES // node_bytes(space))
+
+
+class TooWide(Exception):
+    """Building every child of the reached nodes would cost more than routing."""
+
+
+STORE_FIELDS = (
+    ("key", np.uint64),
+    ("tree", np.int64),
+    ("depth", np.int64),
+    ("parent", np.int64),
+    ("edge", np.int64),
+    ("in_feature", np.int64),
+    ("in_threshold", np.float64),
+    ("feature", np.int32),
+    ("threshold", np.float64),
+    ("n_children", np.int64),
+    ("first_child", np.int32),
+)
+
+
+class NodeStore:
+    """Built nodes of some trees as flat arrays that a kernel descends.
+
+    ``feature``/``threshold`` are a node's split (feature -1 at a leaf), ``first_child``
+    is ``LEAF``, ``UNBUILT`` or the id of its first child (siblings are contiguous);
+    ``parent``/``edge``/``in_feature``/``in_threshold`` describe the edge into a node.
+    A parent's id is below its children's. The path state (discrete features used and
+    the continuous sub-domain) is kept so that any unbuilt node can be expanded later.
+    """
+
+    def __init__(self, space: TreeSpace, root_keys: np.ndarray, trees: np.ndarray):
+        self.space = space
+        self.size = 0
+        self._capacity = 0
+        self._grow(max(64, 4 * len(trees)))
+        n = len(trees)
+        self.roots = self._add(
+            Frontier.roots(space, root_keys, trees, 0),
+            parent=np.full(n, -1),
+            edge=np.full(n, -1),
+            in_feature=np.full(n, -1),
+            in_threshold=np.full(n, np.nan),
+            depth=np.zeros(n, dtype=np.int64),
+        )
+
+    def _grow(self, need: int) -> None:
+        if need <= self._capacity:
+            return
+        if need * node_bytes(self.space) > 2 * STORE_BYTES:
+            raise TooWide  # the level-by-level router takes over, in bounded passes
+        capacity = max(need, min(2 * self._capacity, 2 * STORE_BYTES // node_bytes(self.space)))
+        s, r = self.space.n_continuous, self.space.n_discrete
+        for name, dtype in STORE_FIELDS:
+            array = np.empty(capacity, dtype=dtype)
+            if self._capacity:
+                array[: self.size] = getattr(self, name)[: self.size]
+            setattr(self, name, array)
+        for name, width, dtype in (
+            ("lows", s, np.float64),
+            ("highs", s, np.float64),
+            ("used", r, bool),
+        ):
+            array = np.empty((capacity, width), dtype=dtype)
+            if self._capacity:
+                array[: self.size] = getattr(self, name)[: self.size]
+            setattr(self, name, array)
+        self._capacity = capacity
+
+    def _add(self, frontier: Frontier, *, parent, edge, in_feature, in_threshold, depth):
+        """Append nodes, drawing the split of each internal one from its key."""
+        n = len(frontier)
+        self._grow(self.size + n)
+        ids = np.arange(self.size, self.size + n)
+        at = slice(self.size, self.size + n)
+        self.key[at], self.tree[at], self.depth[at] = frontier.keys, frontier.trees, depth
+        self.parent[at], self.edge[at] = parent, edge
+        self.in_feature[at], self.in_threshold[at] = in_feature, in_threshold
+        self.lows[at], self.highs[at], self.used[at] = frontier.lows, frontier.highs, frontier.used
+        leaf = depth >= self.space.max_depth
+        if self.space.n_continuous == 0:
+            leaf |= frontier.used.all(axis=1)
+        self.feature[at], self.threshold[at] = -1, np.nan
+        self.n_children[at], self.first_child[at] = 0, LEAF
+        inner = np.flatnonzero(~leaf)
+        if len(inner):
+            splits = choose_splits(self.space, frontier.take(inner))
+            self.feature[ids[inner]] = splits.feature
+            self.threshold[ids[inner]] = splits.threshold
+            self.n_children[ids[inner]] = splits.n_children
+            self.first_child[ids[inner]] = UNBUILT
+        self.size += n
+        return ids
+
+    def _frontier(self, ids: np.ndarray) -> Frontier:
+        return Frontier(
+            self.key[ids], self.used[ids], self.lows[ids], self.highs[ids], ids, self.tree[ids]
+        )
+
+    def expand(self, ids: np.ndarray) -> np.ndarray:
+        """Build every child of the unbuilt internal nodes ``ids`` (distinct)."""
+        n_children = self.n_children[ids]
+        starts = np.cumsum(n_children) - n_children
+        parent = np.repeat(np.arange(len(ids)), n_children)
+        child = np.arange(len(parent)) - starts[parent]
+        splits = Splits(self.feature[ids].astype(np.int64), self.threshold[ids], n_children)
+        kids = expand(self.space, self._frontier(ids), splits, parent, child, None, 0)
+        new = self._add(
+            kids,
+            parent=ids[parent],
+            edge=child,
+            in_feature=splits.feature[parent],
+            in_threshold=splits.threshold[parent],
+            depth=self.depth[ids][parent] + 1,
+        )
+        if self.size >= np.iinfo(np.int32).max:
+            raise TooWide
+        self.first_child[ids] = new[0] + starts
+        return new
+
+    def build(self, ids: np.ndarray, budget: int) -> None:
+        """Build the children of ``ids``, then whole levels below them while the nodes
+        built stay within ``budget``: one descent then reaches the leaves."""
+        ids = ids[self.first_child[ids] == UNBUILT]  # built nodes keep their children
+        built = 0
+        if self.space.n_discrete == 0:
+            # Binary trees: the whole subtrees' size is known, allocate it at once.
+            below = 2 ** (self.space.max_depth - self.depth[ids] + 1) - 2
+            self._grow(self.size + int(min(budget, below.sum())))
+            if int(below.sum()) <= budget and self._build_compiled(ids):
+                return
+        while len(ids):
+            new = self.expand(ids)
+            built += len(new)
+            ids = new[self.first_child[new] == UNBUILT]
+            if built + int(self.n_children[ids].sum()) > budget:
+                return
+
+    def _build_compiled(self, ids: np.ndarray) -> bool:
+        """Build the whole binary trees below the roots ``ids`` (all of the store, none
+        built yet) in one compiled pass (``build_binary_levels``): the nodes, numbers and
+        order the level loop of :meth:`build` gives. False (nothing done) when the
+        kernels are not loaded or the store holds more than these roots."""
+        n = len(ids)
+        if self.size != n or not np.array_equal(ids, np.arange(n)):
+            return False
+        total = n * (2 ** (self.space.max_depth + 1) - 1)
+        if total >= np.iinfo(np.int32).max:
+            return False
+        compiled = kernels.get(wait=False)
+        if compiled is None or "build_binary_levels" not in compiled:
+            return False
+        space = self.space
+        self._grow(total)
+        weights = space.feature_weights
+        cum = (
+            np.empty(0)
+            if weights is None
+            else np.cumsum(np.asarray(weights, dtype=np.float64)[None, :], axis=1)[0]
+        )
+        s = space.n_continuous
+        # Copies: the kernel is typed for writeable arrays, and an unpickled model's
+        # space may hold read-only ones (joblib's memory maps).
+        cdf = (
+            np.zeros((0, 2))
+            if space.split_cdf is None
+            else np.array(space.split_cdf, dtype=np.float64, order="C")
+        )
+        salts = splitmix64(np.arange(2, dtype=np.uint64) ^ SALT_CHILD)
+        self.size = compiled["build_binary_levels"](
+            self.key,
+            self.tree,
+            self.depth,
+            self.parent,
+            self.edge,
+            self.in_feature,
+            self.in_threshold,
+            self.lows,
+            self.highs,
+            self.feature,
+            self.threshold,
+            self.n_children,
+            self.first_child,
+            n,
+            space.max_depth,
+            salts[0],
+            salts[1],
+            cum,
+            cdf,
+            np.array(space.lows[:s], dtype=np.float64),
+            np.array(space.highs[:s], dtype=np.float64),
+        )
+        return True
+
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = self.size
+        return self.feature[:n], self.threshold[:n], self.first_child[:n]
+
+    def compiled_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays of the compiled kernels (``dpviz.compiled.numba_kernels``): leaves, unbuilt
+        nodes and an abstain sentinel (the last node) loop to themselves by reading the
+        zero column after the discrete ones; ``kind`` tells them apart."""
+        n = self.size
+        space = self.space
+        first = self.first_child[:n]
+        stop = first < 0
+        ids = np.arange(n + 1, dtype=np.int32)
+        feature = np.append(self.feature[:n], 0).astype(np.int32)
+        feature[np.append(stop, True)] = space.n_continuous + space.n_discrete
+        first_child = np.append(np.where(stop, ids[:n], first), n).astype(np.int32)
+        kind = np.full(n + 1, 3, dtype=np.int8)
+        kind[:n][first == LEAF] = 0
+        kind[:n][first == UNBUILT] = 1
+        kind[n] = 2
+        threshold = np.append(self.threshold[:n], np.inf)
+        return feature, threshold, first_child, kind
