@@ -501,13 +501,14 @@ def test_pure_noise_features_at_tiny_epsilon_predict_the_majority(pure_noise, ep
     pass has probability < 0.1% by construction) and the trees get the floor weight,
     which makes their noise a tenth of the prior's lead (one standard deviation), so
     every record gets the majority class: the model scores the majority rate. Five fits
-    with fresh secret noise, each checked; the ledger still totals ε (prior + trees +
-    check)."""
+    with fixed replayable noise seeds (the test is deterministic; with fresh noise a
+    false pass of the check, rare as it is, would fail the suite now and then), each
+    checked; the ledger still totals ε (prior + trees + check)."""
     frame, label, schema = pure_noise
     train, test = slice(0, 4000), slice(4000, None)
     majority_rate = np.mean(label[test] == "common")
-    for _ in range(5):
-        model = DPBoostClassifier(epsilon=epsilon, schema=schema)
+    for noise_seed in range(5):
+        model = DPBoostClassifier(epsilon=epsilon, schema=schema, noise_seed=noise_seed)
         model.fit(frame.iloc[train], label[train])
         assert not model.check_passed_
         trust, floor = model._weights()
@@ -517,8 +518,11 @@ def test_pure_noise_features_at_tiny_epsilon_predict_the_majority(pure_noise, ep
         assert np.mean(predicted == label[test]) == majority_rate
         proba = model.predict_proba(frame.iloc[test])
         assert np.ptp(proba[:, 1]) > 0  # the trees still rank the records (AUC)
-        assert model.ledger_.epsilon_total == pytest.approx(epsilon)
-        assert model.ledger_.groups[0][0].epsilon == pytest.approx(model.prior_epsilon_)
+    # Replayed noise carries no guarantee; the ledger of a fit with fresh noise does.
+    private = DPBoostClassifier(epsilon=epsilon, schema=schema)
+    private.fit(frame.iloc[train], label[train])
+    assert private.ledger_.epsilon_total == pytest.approx(epsilon)
+    assert private.ledger_.groups[0][0].epsilon == pytest.approx(private.prior_epsilon_)
     # The paper preset (no prior) on the same data: its noise-only trees answer the
     # rare class for many records (about half on average; three fits pooled), below the
     # majority rate.
