@@ -93,6 +93,10 @@ def controls(sweep: app_curves.SweepRun, K: dict) -> View:
     )
     if sweep.settings.forest:
         for col, key in zip(pin_cols[1:], ("n_estimators", "depth_rule", "data_split")):
+            if key == "n_estimators" and len(sweep.settings.n_estimators) == 1:
+                # One requested tree count: "auto" resolves per ε, and its points form
+                # one line, which a pin on the resolved count would cut into pieces.
+                continue
             values = sweep.values(key)
             pins[key] = values[0]
             if key != x and len(values) > 1:
