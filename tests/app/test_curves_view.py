@@ -4,8 +4,10 @@ carry no data, and a view shown once is kept: switching back builds nothing."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from dpviz.app import curves as app_curves
@@ -115,3 +117,25 @@ def test_the_placeholder_range_follows_either_slider_order():
     fig = figures.placeholder_figure(0.01, 10.0)
     low, high = fig.layout.xaxis.range
     assert low < -2 and high > 1 and not fig.data
+
+
+def test_one_requested_tree_count_is_one_line_across_epsilon():
+    """ "auto" trees resolve per ε (fewer below ε = 1): the sweep's rows hold several
+    resolved counts, yet the user asked for one setting, so no pin on the resolved count
+    is offered and every private line spans every swept ε."""
+    at = curves_page()
+    settings = {**SMALL, "low": 0.1, "high": 10.0, "trees": ["auto"]}
+    for name, value in settings.items():
+        at.get_by_key(key(f"curves.{name}")).set_value(value)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    sweep = at.session_state[SWEEP_KEY]
+    assert len(sweep.values("n_estimators")) > 1  # the case this test is about
+    assert not [s for s in at.selectbox if s.key == "curves.pin.n_estimators"]
+    swept = sorted(sweep.values("epsilon"))
+    lines = [t for t in chart_spec(at)["data"] if t.get("mode") == "lines+markers"]
+    assert len(lines) == 3  # one per mechanism
+    for trace in lines:
+        x = trace["x"]  # plotly packs numeric arrays as typed base64
+        xs = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
+        assert sorted(xs.tolist()) == swept, trace["name"]
