@@ -73,7 +73,7 @@ from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import TreeSpace
 from dpviz.privacy.ledger import PrivacyLedger
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism, largest_count
+from dpviz.privacy.mechanisms import get_mechanism, largest_count, valid_epsilon
 from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
 from dpviz.privacy.randomness import tree_root_keys
 from dpviz.privacy.schema import Schema
@@ -286,7 +286,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     # --- validation -------------------------------------------------------------------
 
     def _validate_params(self) -> None:
-        _check_epsilon(self.epsilon)
+        valid_epsilon(self.epsilon)
         check_objective(self.objective)
         check_tree_count(self.n_estimators)
         get_mechanism(self.mechanism)

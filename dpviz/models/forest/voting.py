@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from dpviz.compiled import kernels
 from dpviz.models.forest import release
 from dpviz.models.forest.floor import floor_prior_weight, floor_scores
-from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _normalise, _rows
+from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
@@ -49,7 +49,7 @@ def vote_labels(votes: np.ndarray) -> np.ndarray:
 
 def _floored(sums: np.ndarray, score, prior) -> np.ndarray:
     """The fall-back scores (:func:`~dpviz.models.forest.floor.floor_scores`) of count sums."""
-    return floor_scores(_normalise(score(sums)), prior)
+    return floor_scores(normalise_votes(score(sums)), prior)
 
 
 def votes(model: BaseEstimator, routed: RoutedRecords) -> np.ndarray:
@@ -202,7 +202,7 @@ def predict_proba(model: BaseEstimator, X) -> np.ndarray:
     """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
     encoded = model._encode_predict(X)
     release.complete_release(model)  # every leaf is looked up alike, trained or not
-    return _normalise(record_votes(model, encoded))
+    return normalise_votes(record_votes(model, encoded))
 
 
 def decision_prior(model: BaseEstimator) -> np.ndarray:
