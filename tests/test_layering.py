@@ -112,7 +112,7 @@ def test_every_subpackage_says_what_it_owns_and_may_import():
         assert doc and "imports" in doc.lower(), layer
 
 
-# --- module size and import circles (issue 31) -----------------------------------------------
+# --- module size, import circles and private names --------------------------------------------
 
 MAX_LINES = 800
 # Packages other branches are moving (dotted prefixes): the size and ``__all__`` checks
