@@ -197,21 +197,21 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
         f"(ε = {model.leaf_epsilon_:g}) for the leaves"
         + (f" ({k} values each)" if model.shares_trees_ else "")
     )
-    for index, model in enumerate(models):
+    for index, part in enumerate(models):
         for e in range(n_ens):
             trees = min(
                 model.trees_per_ensemble, model.n_estimators - e * model.trees_per_ensemble
             )
             entries = [
                 LedgerEntry(
-                    f"tree {t + 1} of ensemble {e + 1} ({model})",
+                    f"tree {t + 1} of ensemble {e + 1} ({part})",
                     f"disjoint subset {t + 1}",
                     eps_tree,
                 )
                 for t in range(trees)
             ]
             summary = (
-                f"Ensemble {e + 1} of {model}: {trees} trees on disjoint subsets, "
+                f"Ensemble {e + 1} of {part}: {trees} trees on disjoint subsets, "
                 f"each ε = {eps_tree:g}: {split_text}"
             )
             if model.checks_trees_ and e == n_ens - 1 and index == len(models) - 1:
