@@ -64,7 +64,7 @@ from dpviz.evaluation.release_audit import clopper_pearson
 from dpviz.evaluation.sweep import subset
 from dpviz.models.forest.estimator import DPRandomForestClassifier, hash_trees
 from dpviz.models.registry import get_algorithm
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
 from dpviz.tabular.encode import EncodedData
 
@@ -409,7 +409,7 @@ def membership_attack(
     start = time.perf_counter()
     say = progress or (lambda _f, _m: None)
     algo = get_algorithm(algorithm)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     if records.y is None or records.n_records < MIN_RECORDS:
