@@ -248,7 +248,13 @@ def _add_sweep(sub) -> None:
     objective_arg(p, default=ACCURACY)
     p.add_argument("--repeats", type=repeats_int, default=1)
     seed_args(p)
-    p.add_argument("--n-jobs", type=jobs_int, default=1)
+    p.add_argument(
+        "--n-jobs",
+        type=jobs_int,
+        default=1,
+        help="worker processes for the folds; 1 (the default) runs them on one thread per "
+        "core in this process (the same results)",
+    )
     p.add_argument(
         "--no-references",
         action="store_true",
