@@ -38,6 +38,7 @@ from dpviz.evaluation.sweep import (
     SERIES_SKLEARN,
     SweepGrid,
     SweepResult,
+    fold_threads,
     run_sweep,
 )
 from dpviz.figures.curves import (
@@ -266,6 +267,7 @@ def run(data: PreparedData, settings: SweepSettings, progress: Progress | None =
             noise_seed=settings.noise_seed,
             n_jobs=n_jobs,
             progress=step,
+            threads=fold_threads(settings.folds, 1, n_jobs),
         )
         parts.append(part.results)
     results = pd.concat(parts, ignore_index=True)

@@ -40,7 +40,7 @@ from dpviz.cli.work import estimate_depth, note_depth, resolved_trees
 from dpviz.evaluation import defaults
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
-from dpviz.evaluation.sweep import SweepGrid, reference_costs, run_sweep
+from dpviz.evaluation.sweep import SweepGrid, fold_threads, reference_costs, run_sweep
 from dpviz.models.objective import ACCURACY
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.models.trees.depth import check_work, forest_work_seconds
@@ -78,6 +78,7 @@ def cmd_evaluate(args) -> dict:
             epsilon=args.epsilon,
             algorithm=args.algorithm,
             client=client,
+            threads=fold_threads(args.folds, args.repeats),
             **params,
         )
     result["encoding"] = encoded.report.messages()
@@ -169,6 +170,7 @@ def cmd_sweep(args) -> dict:
             noise_seed=args.noise_seed,
             n_jobs=args.n_jobs,
             progress=None if args.quiet else _progress_bar,
+            threads=fold_threads(args.folds, args.repeats, args.n_jobs),
         )
     write_csv(args.out, result.results)
     if args.summary:
@@ -246,7 +248,13 @@ def _add_sweep(sub) -> None:
     objective_arg(p, default=ACCURACY)
     p.add_argument("--repeats", type=repeats_int, default=1)
     seed_args(p)
-    p.add_argument("--n-jobs", type=jobs_int, default=1)
+    p.add_argument(
+        "--n-jobs",
+        type=jobs_int,
+        default=1,
+        help="worker processes for the folds; 1 (the default) runs them on one thread per "
+        "core in this process (the same results)",
+    )
     p.add_argument(
         "--no-references",
         action="store_true",

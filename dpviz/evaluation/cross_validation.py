@@ -23,6 +23,7 @@ def cross_validate(
     progress: Progress | None = None,
     client=None,
     noise_seed: int | None = None,
+    threads: int = 1,
     **params,
 ) -> dict:
     """Repeated stratified k-fold evaluation: metrics (mean ± std) and leaf diagnostics.
@@ -34,7 +35,9 @@ def cross_validate(
     Beside ``accuracy``, ``auc``, ``f1`` and ``macro_f1`` (each ``{"mean", "std"}``),
     ``majority`` holds the trivial baseline on the same folds (always answering the
     training majority: ``{metric: {"mean", "std"}}``) and ``predicts_one_class`` the
-    share of folds in which the model predicted a single class (0 to 1).
+    share of folds in which the model predicted a single class (0 to 1). ``threads``:
+    folds on threads of this process (:func:`~dpviz.evaluation.sweep.fold_threads`),
+    the same results.
     """
     model = get_algorithm(algorithm).make(epsilon, noise_seed=noise_seed, **params)
     n_estimators = getattr(model, "n_estimators", 1)
@@ -64,6 +67,7 @@ def cross_validate(
         n_jobs=n_jobs,
         progress=progress,
         client=client,
+        threads=threads,
     )
     row = sweep.summary[sweep.summary.series == SERIES_DP].iloc[0]
     ledger = model.privacy_ledger(schema.inferred)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 from joblib import Parallel, delayed
 
+from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import majority_score, score
 from dpviz.evaluation.sweep_grid import (
     BASELINE_COLUMNS,
@@ -73,10 +74,12 @@ def run_sweep(
     cancel: Callable[[], bool] | None = None,
     client=None,
     noise_seed: int | None = None,
+    threads: int = 1,
 ) -> SweepResult:
     """Evaluate every grid point on the same repeated stratified folds.
 
-    Folds run in parallel with joblib (``n_jobs``), or as tasks on a Dask cluster when
+    Folds run in parallel with joblib (``n_jobs`` processes, or ``threads`` threads of
+    this process: :func:`fold_threads`), or as tasks on a Dask cluster when
     a ``distributed.Client`` is given; ``progress(done, total, message)`` is called
     after each fold and ``cancel()`` is checked between folds. Metrics and
     diagnostics come from the raw data: NOT private (only the models are).
@@ -98,7 +101,13 @@ def run_sweep(
         for i, (tr, te) in enumerate(splits)
     )
     rows: list[dict] = []
-    if n_jobs == 1:
+    if n_jobs == 1 and threads > 1:
+        # Folds on threads of this process: no worker to start or data to copy, and the
+        # compiled kernels, numpy and the cipher release the GIL for most of a fold.
+        outputs = Parallel(n_jobs=threads, backend="threading", return_as="generator_unordered")(
+            tasks
+        )
+    elif n_jobs == 1:
         outputs = (task[0](*task[1], **task[2]) for task in tasks)
     else:
         outputs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
@@ -115,6 +124,16 @@ def run_sweep(
             close()
     results = pd.DataFrame(rows).sort_values(["repeat", "fold"], kind="stable")
     return SweepResult(results.reset_index(drop=True))
+
+
+def fold_threads(folds: int, repeats: int = 1, n_jobs: int = 1) -> int:
+    """Threads for a sweep's folds when no worker process runs them (``n_jobs`` 1): one
+    per core the kernels may use, at most one per fold. A fold's rows do not depend on
+    the thread that ran it (each fold has its own models, public seed and noise), so
+    the results are the same; only the order folds finish in changes."""
+    if n_jobs != 1:
+        return 1
+    return max(1, min(kernels.cores(), folds * repeats))
 
 
 def _cluster_fold(encoded, schema, grid, train, test, index, folds, seeds):
@@ -348,6 +367,7 @@ __all__ = [
     "SweepResult",
     "declare_fold_size",
     "fold_splits",
+    "fold_threads",
     "reference_costs",
     "release_votes",
     "run_sweep",

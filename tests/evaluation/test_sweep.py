@@ -100,6 +100,42 @@ def test_parallel_folds_match_serial(synth):
     assert serial[cols].equals(parallel[cols])
 
 
+def test_folds_on_threads_give_the_same_rows_and_progress_and_cancel(synth):
+    """Folds on threads (``threads``, what the Curves page and the CLI use on a
+    machine with spare cores): every row equal to the serial sweep's, to the last bit
+    (replayable noise seeds), from ε = 2 up too (the floor's check); progress counts
+    every fold once, from the caller's thread; a cancel stops between folds."""
+    import threading
+
+    encoded, schema = synth
+    grid = SweepGrid(
+        epsilons=[0.05, 0.5, 3.0],
+        mechanisms=["laplace_counts", "permute_flip"],
+        n_estimators=["auto"],
+        depths=["records"],
+    )
+    serial = run_sweep(encoded, schema, grid, folds=3, seed=1, noise_seed=6).results
+    seen = []
+    caller = threading.get_ident()
+    threaded = run_sweep(
+        encoded,
+        schema,
+        grid,
+        folds=3,
+        seed=1,
+        noise_seed=6,
+        threads=2,
+        progress=lambda d, t, m: seen.append((d, t, threading.get_ident() == caller)),
+    ).results
+    assert seen == [(1, 3, True), (2, 3, True), (3, 3, True)]
+    assert (serial.epsilon == 3.0).any() and (serial.series == SERIES_NONPRIVATE).any()
+    pd.testing.assert_frame_equal(
+        serial.drop(columns="fit_seconds"), threaded.drop(columns="fit_seconds"), check_exact=True
+    )
+    with pytest.raises(SweepCancelled, match="of 3"):
+        run_sweep(encoded, schema, grid, folds=3, threads=2, cancel=lambda: True)
+
+
 def test_progress_and_cancel(synth):
     encoded, schema = synth
     grid = SweepGrid(epsilons=[1.0], n_estimators=[5], references=False)

@@ -94,6 +94,36 @@ def test_the_checked_records_follow_public_counts_only():
     assert check_epsilon(1.0) == 0.05 and check_epsilon(10.0) == 0.5
 
 
+@pytest.mark.parametrize("mechanism", ["laplace_counts", "permute_flip"])
+def test_the_checks_matrix_votes_equal_the_out_of_bag_pairs_exactly(mechanism):
+    """The check's routing is one matrix whose own-tree entries are a silent leaf; its
+    votes must equal, to the last bit, those of the out-of-bag pairs (every other tree,
+    in tree order), which is what decides the released gain."""
+    from dpviz.models.forest.records import RoutedRecords
+
+    X, y = _records(1_500, 1.0, 3)
+    model = DPRandomForestClassifier(
+        10.0, schema=SCHEMA, random_state=3, noise_seed=3, mechanism=mechanism
+    ).fit(X, y)
+    routed, _ = model._check_routes.routes(model)
+    assert routed.silent and routed.n_records > 0
+    matrix = routed.leaf_matrix
+    silent = len(routed.leaf_keys)
+    n_trees, n = matrix.shape
+    assert np.all((matrix == silent).sum(axis=0) == 1)  # one own tree per record
+    keep = matrix.reshape(-1) != silent  # tree-major pairs, as the pairs were kept
+    pairs = RoutedRecords(
+        n,
+        np.tile(np.arange(n), n_trees)[keep],
+        matrix.reshape(-1)[keep].astype(np.int64),
+        routed.leaf_keys,
+        routed.trained,
+    )
+    for eps in (10.0, 3.0):
+        model.release_instead(eps, mechanism)
+        assert np.array_equal(model.votes(routed), model.votes(pairs))
+
+
 def test_without_signal_the_forest_answers_the_majority_with_the_trees_ranking():
     model = _fit(10.0, 0.0)
     assert model.check_epsilon_ == 0.5

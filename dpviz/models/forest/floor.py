@@ -224,16 +224,22 @@ def _out_of_bag_routes(model, checked, own: np.ndarray):
         return RoutedRecords(0, empty, empty, np.empty(0, np.uint64), empty), checked.y
     routed = model.route_records(checked)
     matrix = routed.leaf_matrix
-    if matrix is None:  # some pairs abstain: route tree by tree
-        parts = [model.route_records(checked, np.array([t])) for t in range(n_trees)]
-        routed = RoutedRecords.concatenate(parts)
-        record, leaf = routed.pair_record, routed.pair_leaf
-        sizes = np.array([len(p.pair_leaf) for p in parts])
-        tree = np.repeat(np.arange(n_trees), sizes)
-    else:
-        record = np.tile(np.arange(n), n_trees)
-        leaf = matrix.reshape(-1).astype(np.int64)
-        tree = np.repeat(np.arange(n_trees), n)
+    if matrix is not None:
+        # Each record's own tree points at the silent leaf (one past the last): the
+        # check's votes are then one pass over a matrix, the other trees' values added
+        # in tree order as the pairs below would add them (the silent one adds nothing).
+        oob = np.array(matrix, dtype=np.int32, order="C")
+        oob[own, np.arange(n)] = len(routed.leaf_keys)
+        return (
+            RoutedRecords(n, None, None, routed.leaf_keys, routed.trained, oob, silent=True),
+            checked.y,
+        )
+    # Some pairs abstain: route tree by tree, and keep the pairs of the other trees.
+    parts = [model.route_records(checked, np.array([t])) for t in range(n_trees)]
+    routed = RoutedRecords.concatenate(parts)
+    record, leaf = routed.pair_record, routed.pair_leaf
+    sizes = np.array([len(p.pair_leaf) for p in parts])
+    tree = np.repeat(np.arange(n_trees), sizes)
     # Each record's own tree leaves its out-of-bag votes.
     keep = tree != own[record]
     oob = RoutedRecords(n, record[keep], leaf[keep], routed.leaf_keys, routed.trained)

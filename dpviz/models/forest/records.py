@@ -25,7 +25,11 @@ class RoutedRecords:
     int32 matrix of leaf numbers and ``pair_leaf`` its flat view (tree-major). Routing
     may keep it compact instead: ``local`` (one or two bytes per tree and record) and
     ``offsets`` with leaf ``offsets[t] + local[t, i]``; ``leaf_matrix``, ``pair_leaf``
-    and ``pair_record`` (records × trees int64) are then built only if asked for."""
+    and ``pair_record`` (records × trees int64) are then built only if asked for.
+
+    ``silent``: the leaf matrix also holds the number ``len(leaf_keys)``, a pair that
+    casts no vote (the floor's out-of-bag check leaves each record's own tree out this
+    way, so that its votes stay one pass over a matrix)."""
 
     def __init__(
         self,
@@ -38,8 +42,10 @@ class RoutedRecords:
         *,
         local: np.ndarray | None = None,
         offsets: np.ndarray | None = None,
+        silent: bool = False,
     ):
         self.n_records = n_records
+        self.silent = silent
         self._pair_record = pair_record
         self._pair_leaf = pair_leaf
         self.leaf_keys = leaf_keys

@@ -63,9 +63,11 @@ def votes(model: BaseEstimator, routed: RoutedRecords) -> np.ndarray:
     answers the prior. Post-processing of released values only."""
     k = len(model.classes_)
     outputs = outputs_of(model, routed)
+    silent = getattr(routed, "silent", False)  # routing kept before the flag existed
     if outputs.noisy_counts is not None:
-        return _count_votes(model, routed, outputs.noisy_counts)
-    votes = label_votes(routed, outputs.labels, k)
+        return _count_votes(model, routed, outputs.noisy_counts, silent)
+    labels = np.append(outputs.labels, ABSTAIN) if silent else outputs.labels
+    votes = label_votes(routed, labels, k)
     if model.prior_counts_ is not None:
         # The prior decides where the trees abstain, tie or cast only stray votes.
         votes += model.prior_weight_ * prior_shares(model.prior_counts_)
@@ -88,10 +90,12 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
 
 
 def _count_votes(
-    model: BaseEstimator, routed: RoutedRecords, noisy_counts: np.ndarray
+    model: BaseEstimator, routed: RoutedRecords, noisy_counts: np.ndarray, silent: bool = False
 ) -> np.ndarray:
     k = len(model.classes_)
     values, score = model.count_scoring(noisy_counts)
+    if silent:  # the silent leaf (RoutedRecords.silent): zero evidence, no tree counted
+        values = np.vstack([values, np.zeros((1, values.shape[1]))])
     sums = None
     if routed.has_matrix:
         # Routing's compiled sum over the leaf matrix (None: not loaded, numpy below).
