@@ -124,7 +124,10 @@ class _BoostBudget:
         return (1 - self.preset_.split_share) * self.tree_epsilon_
 
     def leaf_bound(self, iteration: int) -> float:
-        """Geometric leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1)."""
+        """Leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1) (geometric), or g*
+        for every tree (the preset's ``leaf_clip`` "flat", large ε)."""
+        if self.preset_.leaf_clip == "flat":
+            return G_STAR
         return G_STAR * (1 - float(self.learning_rate)) ** (iteration - 1)
 
     def leaf_sensitivity(self, iteration: int) -> float:

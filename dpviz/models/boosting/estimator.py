@@ -150,6 +150,8 @@ from dpviz.models.boosting.presets import (
     Preset,
     apply_preset,
     check_params,
+    preset_for,
+    resolved_values,
 )
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
@@ -278,15 +280,17 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         apply_preset(self)
 
     def set_params(self, **params):
+        # What the preset gave at the old ε: values still equal to it follow the new one.
+        previous = resolved_values(self)
         super().set_params(**params)
-        if "preset" in params:
-            apply_preset(self, params)
+        if "preset" in params or "epsilon" in params:
+            apply_preset(self, params, previous)
         return self
 
     @property
     def preset_(self) -> Preset:
-        """The method's choices of ``preset``."""
-        return PRESETS[self.preset]
+        """The method's choices of ``preset`` at ``epsilon`` (:func:`preset_for`)."""
+        return preset_for(self.preset, self.epsilon)
 
     def _validate_params(self) -> None:
         check_params(self)

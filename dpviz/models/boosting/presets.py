@@ -50,6 +50,10 @@ class Preset:
     prior: shared splits, k values per leaf, the whole ε, each record's k gradients
     scaled to an L1 norm ≤ 4·g* instead of clipped part by part; ``start`` then only
     applies to two classes).
+    ``leaf_clip`` — "geometric" (tree t's leaf values clipped to g*(1−η)^(t−1); Li et
+    al.) or "flat" (clipped to g* for every tree: the leaves' Laplace sensitivity is
+    then g*/(1+λ), B/(1+λ) in L1 for shared trees, the same Lemma 2 bound, and later
+    trees can still correct the score; :data:`LARGE_EPSILON`).
     """
 
     n_estimators: int
@@ -66,6 +70,7 @@ class Preset:
     split_score: str
     start: str
     multiclass: str
+    leaf_clip: str = "geometric"
 
 
 PRESETS: dict[str, Preset] = {
@@ -102,6 +107,34 @@ PRESETS: dict[str, Preset] = {
         multiclass="one_vs_rest",
     ),
 }
+# From this ε on, preset="default" means LARGE_EPSILON (capacity that grows with ε; issue
+# 28): below it the default model is the same as before, bit for bit. Chosen on the shared
+# sets' five with ≥ 10,000 rows (bench/README.md, "DPBoost capacity at large ε"): at ε = 3
+# and 5 the two settings were within a point of each other on adult, at ε = 10 the larger
+# one gained 2–12 points on magic_gamma, nursery and pendigits.
+CAPACITY_EPSILON = 5.0
+# preset="default" at ε ≥ CAPACITY_EPSILON: two ensembles of ten trees (each ensemble
+# ε/2 instead of ε, each tree 1/11 of the records as before), depth 5, η = 0.3, λ = 20,
+# 32 bins and a flat leaf clip. With the geometric clip at η = 0.3 tree 20's leaves would
+# be clipped to 0.7^19 ≈ 0.001 (issue 28's earlier try: more trees did not help); flat,
+# every tree can move the score. The other choices are the default preset's.
+LARGE_EPSILON = Preset(
+    n_estimators=20,
+    trees_per_ensemble=10,
+    max_depth=5,
+    learning_rate=0.3,
+    reg_lambda=20.0,
+    n_bins=32,
+    gradients="clip",
+    split_share=0.75,
+    candidates="one_hot",
+    subsets="equal",
+    prior_share=0.1,
+    split_score="abs",
+    start="centered",
+    multiclass="shared",
+    leaf_clip="flat",
+)
 # The estimator parameters a preset sets (the rest of a Preset is the method's choices).
 PRESET_PARAMETERS = (
     "n_estimators",
@@ -120,18 +153,45 @@ def _same(a, b) -> bool:
         return False
 
 
-def apply_preset(model, given=()) -> None:
+def preset_for(name, epsilon) -> Preset:
+    """The configuration ``preset=name`` means at ``epsilon``: the paper's whatever ε;
+    the default preset's below :data:`CAPACITY_EPSILON`, :data:`LARGE_EPSILON` from it
+    on. A function of the public parameters only (ε and the preset's name), so the model
+    it picks says nothing about the data. An unknown name or ε gives the default preset
+    (refused with a message in fit)."""
+    if name == "paper":
+        return PRESETS["paper"]
+    try:
+        large = float(epsilon) >= CAPACITY_EPSILON
+    except (TypeError, ValueError):
+        large = False
+    return LARGE_EPSILON if large else PRESETS["default"]
+
+
+def resolved_values(model) -> dict:
+    """The values of :data:`PRESET_PARAMETERS` that ``model``'s preset gives at its ε."""
+    chosen = preset_for(model.preset, model.epsilon)
+    return {name: getattr(chosen, name) for name in PRESET_PARAMETERS}
+
+
+def apply_preset(model, given=(), previous=None) -> None:
     """Set the parameters of ``model``
     (a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`) left at the default
-    preset's value (and not in ``given``) to its ``preset``'s values.
+    preset's value, or at ``previous`` (the values its preset gave before ``set_params``
+    changed its preset or ε), and not in ``given``, to the values of its ``preset`` at its
+    ε (:func:`preset_for`).
     Only values that differ are replaced, so a clone (which passes the resolved values
     back) keeps every parameter object as it is."""
     if not isinstance(model.preset, str) or model.preset not in PRESETS:
         return  # refused with a message in fit
-    base, chosen = PRESETS["default"], PRESETS[model.preset]
+    base, chosen = PRESETS["default"], preset_for(model.preset, model.epsilon)
+    previous = previous or {}
     for name in PRESET_PARAMETERS:
         value, target = getattr(model, name), getattr(chosen, name)
-        if name not in given and _same(value, getattr(base, name)) and target != value:
+        left = _same(value, getattr(base, name)) or (
+            name in previous and _same(value, previous[name])
+        )
+        if name not in given and left and target != value:
             setattr(model, name, target)
 
 
