@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
@@ -54,10 +55,54 @@ class _BoostBudget:
     ``n_estimators``, ``trees_per_ensemble``, ``max_depth``, ``learning_rate``,
     ``reg_lambda``, ``preset_``, ``noise_seed`` and, once fitted, ``schema_``)."""
 
+    def _size(self, name: str):
+        """The value of parameter ``name`` the fit used: the grown model's
+        (:data:`~dpviz.models.boosting.presets.LARGE_EPSILON`) when the fit grew it
+        (``grown_``, from ε and the released prior's total), else the parameter."""
+        if getattr(self, "grown_", False):
+            return getattr(LARGE_EPSILON, name)
+        return getattr(self, name)
+
+    @property
+    def n_estimators_(self) -> int:
+        """T, the trees per part the fit grows (:meth:`_size`)."""
+        return self._size("n_estimators")
+
+    @property
+    def trees_per_ensemble_(self) -> int:
+        """T_e (:meth:`_size`)."""
+        return self._size("trees_per_ensemble")
+
+    @property
+    def max_depth_(self) -> int:
+        """The trees' depth (:meth:`_size`)."""
+        return self._size("max_depth")
+
+    @property
+    def learning_rate_(self) -> float:
+        """η (:meth:`_size`)."""
+        return self._size("learning_rate")
+
+    @property
+    def reg_lambda_(self) -> float:
+        """λ (:meth:`_size`)."""
+        return self._size("reg_lambda")
+
+    @property
+    def n_bins_(self) -> int:
+        """The public bins per continuous feature (:meth:`_size`)."""
+        return self._size("n_bins")
+
+    @property
+    def fitted_parameters_(self) -> dict:
+        """The parameters the fit used, by name (those of the grown model, else the
+        parameters themselves)."""
+        return {name: self._size(name) for name in PRESET_PARAMETERS}
+
     @property
     def n_ensembles_(self) -> int:
         """N_e = ⌈T/T_e⌉: how many ensembles read the same records."""
-        return math.ceil(self.n_estimators / self.trees_per_ensemble)
+        return math.ceil(self.n_estimators_ / self.trees_per_ensemble_)
 
     def _n_targets(self) -> int:
         """How many one-vs-rest models split ε sequentially: 1 for two classes or
@@ -90,7 +135,7 @@ class _BoostBudget:
         ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
         in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
         parts = self.n_outputs_ if self.shares_trees_ else 1
-        lam = float(self.reg_lambda)
+        lam = float(self.reg_lambda_)
         return min(self.gradient_l1_bound_ / (1 + lam), 2 * parts * self.leaf_bound(iteration))
 
     def leaf_scale(self, iteration: int) -> float:
@@ -116,7 +161,7 @@ class _BoostBudget:
     @property
     def split_epsilon_(self) -> float:
         """ε of each level of splits of a tree: split_share · ε_t / depth."""
-        return self.preset_.split_share * self.tree_epsilon_ / self.max_depth
+        return self.preset_.split_share * self.tree_epsilon_ / self.max_depth_
 
     @property
     def leaf_epsilon_(self) -> float:
@@ -128,18 +173,18 @@ class _BoostBudget:
         for every tree (the preset's ``leaf_clip`` "flat", large ε)."""
         if self.preset_.leaf_clip == "flat":
             return G_STAR
-        return G_STAR * (1 - float(self.learning_rate)) ** (iteration - 1)
+        return G_STAR * (1 - float(self.learning_rate_)) ** (iteration - 1)
 
     def leaf_sensitivity(self, iteration: int) -> float:
         """Laplace sensitivity of tree ``iteration``'s leaves: min(g*/(1+λ), 2g*(1−η)^(t−1))."""
-        return min(G_STAR / (1 + float(self.reg_lambda)), 2 * self.leaf_bound(iteration))
+        return min(G_STAR / (1 + float(self.reg_lambda_)), 2 * self.leaf_bound(iteration))
 
     def ensemble_shares(self, n_trees: int, holdout: bool = False) -> np.ndarray:
         """The expected share of the records of each of an ensemble's ``n_trees`` trees,
         and with ``holdout`` of one more cell that no tree reads (equal to a tree's)."""
         if self.preset_.subsets == "equal":
             return np.full(n_trees + holdout, 1.0 / (n_trees + holdout))
-        shares = subset_shares(self.learning_rate, n_trees)
+        shares = subset_shares(self.learning_rate_, n_trees)
         if holdout:
             shares = np.append(shares * n_trees / (n_trees + 1), 1 / (n_trees + 1))
         return shares
@@ -152,14 +197,16 @@ class _BoostBudget:
 
     def _ensemble_size(self, ensemble: int) -> int:
         """How many trees ensemble ``ensemble`` (0-based) holds: T_e, or fewer in the last."""
-        return min(self.trees_per_ensemble, self.n_estimators - ensemble * self.trees_per_ensemble)
+        return min(
+            self.trees_per_ensemble_, self.n_estimators_ - ensemble * self.trees_per_ensemble_
+        )
 
     @property
     def score_noise_variance_(self) -> float:
         """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
         Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
-        eta = float(self.learning_rate)
-        scales = [self.leaf_scale(t) for t in range(1, self.n_estimators + 1)]
+        eta = float(self.learning_rate_)
+        scales = [self.leaf_scale(t) for t in range(1, self.n_estimators_ + 1)]
         return eta**2 * sum(2 * b**2 for b in scales)
 
     def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
@@ -187,7 +234,7 @@ class _BoostBudget:
             models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
         split_text = (
             f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
-            f"{self.max_depth} level{'s' * (self.max_depth > 1)} "
+            f"{self.max_depth_} level{'s' * (self.max_depth_ > 1)} "
             f"(ε = {self.split_epsilon_:g} each), {_fraction(1 - share)} "
             f"(ε = {self.leaf_epsilon_:g}) for the leaves"
             + (f" ({k} values each)" if self.shares_trees_ else "")
@@ -195,7 +242,7 @@ class _BoostBudget:
         for index, model in enumerate(models):
             for e in range(n_ens):
                 trees = min(
-                    self.trees_per_ensemble, self.n_estimators - e * self.trees_per_ensemble
+                    self.trees_per_ensemble_, self.n_estimators_ - e * self.trees_per_ensemble_
                 )
                 entries = [
                     LedgerEntry(

@@ -145,13 +145,16 @@ from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out
 from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
 from dpviz.models.boosting.predict import _FittedBoost
 from dpviz.models.boosting.presets import (
+    CAPACITY_EPSILON,
+    CAPACITY_RECORDS,
+    LARGE_EPSILON,
     PRESET_PARAMETERS,
     PRESETS,
     Preset,
     apply_preset,
     check_params,
-    preset_for,
-    resolved_values,
+    grown_note,
+    grows,
 )
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
@@ -164,13 +167,18 @@ from dpviz.tabular.inputs import training_data
 
 # The names other modules, the app and the tests import from here (the seams above).
 __all__ = [
+    "CAPACITY_EPSILON",
+    "CAPACITY_RECORDS",
     "CHECK_THRESHOLD",
     "G_STAR",
+    "LARGE_EPSILON",
     "PRESETS",
     "PRESET_PARAMETERS",
     "DPBoostClassifier",
     "Preset",
     "assign_trees",
+    "grown_note",
+    "grows",
     "prior_epsilon",
     "route",
     "split_candidates",
@@ -280,17 +288,16 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         apply_preset(self)
 
     def set_params(self, **params):
-        # What the preset gave at the old ε: values still equal to it follow the new one.
-        previous = resolved_values(self)
         super().set_params(**params)
-        if "preset" in params or "epsilon" in params:
-            apply_preset(self, params, previous)
+        if "preset" in params:
+            apply_preset(self, params)
         return self
 
     @property
     def preset_(self) -> Preset:
-        """The method's choices of ``preset`` at ``epsilon`` (:func:`preset_for`)."""
-        return preset_for(self.preset, self.epsilon)
+        """The method's choices: :data:`LARGE_EPSILON` when the fit grew the model
+        (:attr:`grown_`), else those of ``preset``."""
+        return LARGE_EPSILON if getattr(self, "grown_", False) else PRESETS[self.preset]
 
     def _validate_params(self) -> None:
         check_params(self)
@@ -314,15 +321,19 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
         self.n_features_in_ = len(schema.features)
         self.classes_ = np.asarray(schema.classes, dtype=object) if classes is None else classes
         k = len(schema.classes)
-        codes, n_values = bin_codes(encoded, schema, self.n_bins)
-        self.n_values_ = n_values
-        self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
+        self.grown_ = False  # until the released prior says the records are enough
         # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
         rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
         self.prior_counts_, self.prior_score_ = noisy_prior(
             encoded.y, k, targets, self.prior_epsilon_, rng
         )
+        # Capacity that grows with ε, from ε and the released prior's total only.
+        if self.prior_counts_ is not None:
+            self.grown_ = grows(self, float(np.clip(self.prior_counts_, 0, None).sum()))
+        codes, n_values = bin_codes(encoded, schema, self.n_bins_)
+        self.n_values_ = n_values
+        self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
         signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
         self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
@@ -334,20 +345,20 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
     def reach_(self) -> float:
         """κ, the share of E[y|x] that the trees' score η·Σ_t r_t reaches after all T
         trees (see :meth:`_reach`)."""
-        return self._reach(self.n_estimators)
+        return self._reach(self.n_estimators_)
 
     def _reach(self, trees: int) -> float:
         """κ after ``trees`` trees: c = 1 − (1−η)^trees without a prior; with one,
         c·s, s = n̂_leaf/(n̂_leaf + λ) how much λ shrinks a leaf of the expected size
         n̂_leaf = n̂·(a tree's share)/2^depth, n̂ the released prior's total. A function
         of public parameters and released counts only (post-processing)."""
-        c = 1 - (1 - float(self.learning_rate)) ** trees
+        c = 1 - (1 - float(self.learning_rate_)) ** trees
         if self.prior_counts_ is None:
             return c
         n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
-        share = float(self.ensemble_shares(self.trees_per_ensemble, self.checks_trees_)[0])
-        leaf = n_hat * share / 2**self.max_depth
-        return c * leaf / (leaf + float(self.reg_lambda))
+        share = float(self.ensemble_shares(self.trees_per_ensemble_, self.checks_trees_)[0])
+        leaf = n_hat * share / 2**self.max_depth_
+        return c * leaf / (leaf + float(self.reg_lambda_))
 
     @property
     def _prior_in_score(self) -> np.ndarray:
@@ -380,7 +391,7 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
             return
         trust, floor = self._weights()
         held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
-        raw = tree_scores(self.models_, codes[held], float(self.learning_rate))
+        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         prior = self._prior_in_score
         keep_prior = self.shares_trees_
         self.check_gain_, self.check_passed_ = held_out_check(
@@ -399,9 +410,9 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
             gradient,
             self.candidates_,
             int(self.n_values_.max()),
-            self.max_depth,
-            float(self.reg_lambda),
-            share * eps_tree / self.max_depth,
+            self.max_depth_,
+            float(self.reg_lambda_),
+            share * eps_tree / self.max_depth_,
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
             self.leaf_l1_sensitivity(iteration),

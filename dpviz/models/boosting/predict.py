@@ -69,8 +69,8 @@ class _FittedBoost:
 
     def _scores(self, encoded: EncodedData) -> np.ndarray:
         """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
-        codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
-        raw = tree_scores(self.models_, codes, float(self.learning_rate))
+        codes, _ = bin_codes(encoded, self.schema_, self.n_bins_)
+        raw = tree_scores(self.models_, codes, float(self.learning_rate_))
         return self.init_score_ + self.tree_weight_ * raw
 
     def _proba(self, encoded: EncodedData) -> np.ndarray:

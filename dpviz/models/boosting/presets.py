@@ -107,17 +107,21 @@ PRESETS: dict[str, Preset] = {
         multiclass="one_vs_rest",
     ),
 }
-# From this ε on, preset="default" means LARGE_EPSILON (capacity that grows with ε; issue
-# 28): below it the default model is the same as before, bit for bit. Chosen on the shared
-# sets' five with ≥ 10,000 rows (bench/README.md, "DPBoost capacity at large ε"): at ε = 3
-# and 5 the two settings were within a point of each other on adult, at ε = 10 the larger
-# one gained 2–12 points on magic_gamma, nursery and pendigits.
+# The default preset grows to LARGE_EPSILON (capacity that grows with ε; issue 28) from
+# this ε on, when the released prior counts at least CAPACITY_RECORDS records (see
+# :func:`grows`); otherwise the model is the same as before, bit for bit. Chosen on the
+# shared sets only (bench/README.md, "DPBoost capacity at large ε"): at ε = 10 the larger
+# model gained 2–11 points on magic_gamma, nursery and pendigits (≥ 10,000 rows) but lost
+# 3–9 on abalone (4,177 rows, 28 classes) and car (1,728): each of its trees reads 1/11
+# of the records over 32 leaves, and λ = 20 with twice the ensembles leaves a small
+# set's leaves mostly noise.
 CAPACITY_EPSILON = 5.0
-# preset="default" at ε ≥ CAPACITY_EPSILON: two ensembles of ten trees (each ensemble
-# ε/2 instead of ε, each tree 1/11 of the records as before), depth 5, η = 0.3, λ = 20,
-# 32 bins and a flat leaf clip. With the geometric clip at η = 0.3 tree 20's leaves would
-# be clipped to 0.7^19 ≈ 0.001 (issue 28's earlier try: more trees did not help); flat,
-# every tree can move the score. The other choices are the default preset's.
+CAPACITY_RECORDS = 6000
+# The grown model: two ensembles of ten trees (each ensemble ε/2 instead of ε, each tree
+# 1/11 of the records as before), depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf
+# clip. With the geometric clip at η = 0.3 tree 20's leaves would be clipped to
+# 0.7^19 ≈ 0.001 (issue 28's earlier try: more trees did not help); flat, every tree can
+# move the score. The other choices are the default preset's.
 LARGE_EPSILON = Preset(
     n_estimators=20,
     trees_per_ensemble=10,
@@ -153,46 +157,34 @@ def _same(a, b) -> bool:
         return False
 
 
-def preset_for(name, epsilon) -> Preset:
-    """The configuration ``preset=name`` means at ``epsilon``: the paper's whatever ε;
-    the default preset's below :data:`CAPACITY_EPSILON`, :data:`LARGE_EPSILON` from it
-    on. A function of the public parameters only (ε and the preset's name), so the model
-    it picks says nothing about the data. An unknown name or ε gives the default preset
-    (refused with a message in fit)."""
-    if name == "paper":
-        return PRESETS["paper"]
-    try:
-        large = float(epsilon) >= CAPACITY_EPSILON
-    except (TypeError, ValueError):
-        large = False
-    return LARGE_EPSILON if large else PRESETS["default"]
-
-
-def resolved_values(model) -> dict:
-    """The values of :data:`PRESET_PARAMETERS` that ``model``'s preset gives at its ε."""
-    chosen = preset_for(model.preset, model.epsilon)
-    return {name: getattr(chosen, name) for name in PRESET_PARAMETERS}
-
-
-def apply_preset(model, given=(), previous=None) -> None:
+def apply_preset(model, given=()) -> None:
     """Set the parameters of ``model``
     (a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`) left at the default
-    preset's value, or at ``previous`` (the values its preset gave before ``set_params``
-    changed its preset or ε), and not in ``given``, to the values of its ``preset`` at its
-    ε (:func:`preset_for`).
+    preset's value (and not in ``given``) to its ``preset``'s values.
     Only values that differ are replaced, so a clone (which passes the resolved values
     back) keeps every parameter object as it is."""
     if not isinstance(model.preset, str) or model.preset not in PRESETS:
         return  # refused with a message in fit
-    base, chosen = PRESETS["default"], preset_for(model.preset, model.epsilon)
-    previous = previous or {}
+    base, chosen = PRESETS["default"], PRESETS[model.preset]
     for name in PRESET_PARAMETERS:
         value, target = getattr(model, name), getattr(chosen, name)
-        left = _same(value, getattr(base, name)) or (
-            name in previous and _same(value, previous[name])
-        )
-        if name not in given and left and target != value:
+        if name not in given and _same(value, getattr(base, name)) and target != value:
             setattr(model, name, target)
+
+
+def grows(model, n_hat: float) -> bool:
+    """Whether the fit grows ``model`` to :data:`LARGE_EPSILON`: the default preset with
+    every parameter of :data:`PRESET_PARAMETERS` at its value (a value set by hand
+    keeps the model as asked), ε ≥ :data:`CAPACITY_EPSILON` and the released prior's
+    total ``n_hat`` (the noisy class counts clipped at 0: a booked release, so this
+    is post-processing) ≥ :data:`CAPACITY_RECORDS`. Reads public parameters and that
+    release only."""
+    if model.preset != "default" or float(model.epsilon) < CAPACITY_EPSILON:
+        return False
+    base = PRESETS["default"]
+    if not all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS):
+        return False
+    return n_hat >= CAPACITY_RECORDS
 
 
 def check_params(model) -> None:
@@ -225,3 +217,15 @@ def check_params(model) -> None:
             "each of their budgets to be at least 2^-20; use a larger epsilon or "
             "preset='paper'"
         )
+
+
+def grown_note(model) -> str:
+    """A sentence saying that ``model`` (fitted, or previewed with ``grown_`` set) was
+    grown for large ε and with which settings; "" when it was not."""
+    if not getattr(model, "grown_", False):
+        return ""
+    return (
+        f" Grown for large ε (ε ≥ {CAPACITY_EPSILON:g} and a noisy count of at least "
+        f"{CAPACITY_RECORDS:,} records): η = {LARGE_EPSILON.learning_rate:g}, "
+        f"λ = {LARGE_EPSILON.reg_lambda:g}, {LARGE_EPSILON.n_bins} bins, a flat leaf clip."
+    )
