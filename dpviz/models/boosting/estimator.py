@@ -20,7 +20,12 @@ Two presets (``preset``):
   one-vs-rest parts, boosted from the prior, each record's k gradients bounded in L1
   by 4·g*; and a graceful fallback: a noisy class prior (10% of ε, at least 0.095, at
   most 95% of ε) and a held-out check of the trees against it, so that noise-only trees
-  leave the prior's (majority) class in place.
+  leave the prior's (majority) class in place. **Capacity that grows with ε:** when
+  ε ≥ 5 and the released prior counts at least 6,000 records (and no size was set by
+  hand), the fit grows the model to
+  :data:`~dpviz.models.boosting.presets.LARGE_EPSILON`: two ensembles of 10 trees,
+  depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
+  used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``).
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -54,6 +59,12 @@ parallel with that ensemble's trees. The ledger's total is ε.
 
 Why each default choice keeps that proof:
 
+- **Growing at large ε.** Whether to grow reads ε, the parameters and the released
+  prior's total (clipped noisy counts): post-processing of a booked release, decided
+  before any tree reads a record; the grown model is the same mechanism with other
+  public sizes, booked the same way (its ledger has two ensembles of ε_t = (ε − ε_p)/2).
+  Its flat clip g* leaves the leaves' sensitivity at Lemma 2's g*/(1+λ) (B/(1+λ) in L1
+  for shared trees): clipping to a constant bound is 1-Lipschitz and data-independent.
 - **λ = 50.** Lemma 2 (ΔV ≤ g*/(1+λ)) holds for every λ > 0: adding a record with
   |g_s| ≤ g* to a leaf of n records with |Σg| ≤ n·g* moves −Σg/(n+λ) by at most
   (2n+λ)g*/((n+λ)(n+1+λ)) ≤ g*/(1+λ), since (n+λ)(n+1+λ) − (2n+λ)(1+λ) = n² − n ≥ 0.
