@@ -14,6 +14,8 @@ sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
 :meth:`_BoostBudget.leaf_l1_sensitivity`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
+The sizes are the parameters', or those of the grown model (ε ≥ 5 and a released prior
+total ≥ 6,000: :func:`~dpviz.models.boosting.presets.grows`) once the fit has decided.
 """
 
 from __future__ import annotations

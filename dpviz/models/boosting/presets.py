@@ -111,7 +111,7 @@ PRESETS: dict[str, Preset] = {
 # this ε on, when the released prior counts at least CAPACITY_RECORDS records (see
 # :func:`grows`); otherwise the model is the same as before, bit for bit. Chosen on the
 # shared sets only (bench/README.md, "DPBoost capacity at large ε"): at ε = 10 the larger
-# model gained 2–11 points on magic_gamma, nursery and pendigits (≥ 10,000 rows) but lost
+# model gained 3–11 points on magic_gamma, nursery and pendigits (≥ 10,000 rows) but lost
 # 3–9 on abalone (4,177 rows, 28 classes) and car (1,728): each of its trees reads 1/11
 # of the records over 32 leaves, and λ = 20 with twice the ensembles leaves a small
 # set's leaves mostly noise.
