@@ -150,3 +150,17 @@ def test_a_quarter_of_the_noise_is_refuted(large, monkeypatch):
     0.1% critical value (≈ 0.077), so the test cannot miss it."""
     less_noise(monkeypatch, "dpboost", 4)
     assert _leaf_noise_p_value(large) < 1e-6
+
+
+def test_the_train_preview_says_when_the_model_grows(large):
+    """The Train page's preview (for the data owner: the true record count stands in for
+    the prior's noisy one) shows the grown sizes at ε = 10 with 9,000 records only."""
+    from dpviz.app import train as app_train
+
+    _, _, schema = large
+    grown = app_train.structure_preview(schema, 9000, "dpboost", {}, epsilon=10.0)
+    assert grown.depth == 5 and "2 ensembles of up to 10 trees of depth 5" in grown.text
+    assert "Grown for large ε" in grown.text and "32 bins" in grown.text
+    for n, eps in ((3000, 10.0), (9000, 1.0)):
+        plain = app_train.structure_preview(schema, n, "dpboost", {}, epsilon=eps)
+        assert plain.depth == 3 and "Grown" not in plain.text
