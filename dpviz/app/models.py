@@ -388,9 +388,9 @@ def tree_shape(model, tree: int = 1) -> TreeShape:
         default = int(fits[-1]) if len(fits) else 1
         return TreeShape(GREEDY, depth, shallow, max(1, min(depth, default)), depth)
     if kind == BOOST:
-        depth = int(model.max_depth)
+        depth = int(model.max_depth_)
         n_trees = len(model.models_[0])
-        t_e = int(model.trees_per_ensemble)
+        t_e = int(model.trees_per_ensemble_)
         shallow = 2**depth <= figures_trees.BOOST_NODE_LINK_MAX_LEAVES
         return TreeShape(
             BOOST,
@@ -447,7 +447,7 @@ def summary_caption(run) -> str:
         parts = len(model.models_)
         return (
             f"The DPBoost model trained on {run.dataset}: {len(model.models_[0])} trees of "
-            f"depth {model.max_depth}"
+            f"depth {model.max_depth_}"
             + (
                 (
                     f" shared by {parts} one-vs-rest classes (one value per class and leaf)"
@@ -457,7 +457,9 @@ def summary_caption(run) -> str:
                 if parts > 1
                 else ""
             )
-            + f" in ensembles of {model.trees_per_ensemble}, ε = {eps:g}."
+            + f" in ensembles of {model.trees_per_ensemble_}, ε = {eps:g}"
+            + (" (grown: large ε and enough records)" if model.grown_ else "")
+            + "."
         )
     return f"{type(model).__name__} trained on {run.dataset}."
 

@@ -44,7 +44,7 @@ from dpviz.evaluation.sweep import (
 from dpviz.figures.common import (
     mechanism_label,
 )
-from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import TREE_STEPS, signal_records
 from dpviz.models.greedy import estimator as greedy
@@ -450,12 +450,11 @@ def structure_preview(
         )
         return DepthPreview(depth, text)
     if isinstance(model, DPBoostClassifier):
-        t_e = int(model.trees_per_ensemble)
-        first = min(t_e, int(model.n_estimators))
-        shares = model.ensemble_shares(
-            first, holdout=model.checks_trees_ and model.n_ensembles_ == 1
-        )
-        sizes = np.round(n_records * shares).astype(int)
+        model.grown_ = grows(model, n_records)  # the fit reads the prior's noisy count
+        t_e = int(model.trees_per_ensemble_)
+        first = min(t_e, int(model.n_estimators_))
+        holdout = model.checks_trees_ and model.n_ensembles_ == 1
+        sizes = np.round(n_records * model.ensemble_shares(first, holdout)).astype(int)
         k = len(schema.classes)
         if k == 2:
             per_class = ""
@@ -466,12 +465,12 @@ def structure_preview(
         n_ens = model.n_ensembles_
         text = (
             f"{n_ens} ensemble{'s' * (n_ens > 1)} of up to {t_e} trees of depth "
-            f"{model.max_depth} ({2**model.max_depth:,} leaves each); each ensemble spends "
+            f"{model.max_depth_} ({2**model.max_depth_:,} leaves each); each ensemble spends "
             f"ε / {n_ens}{per_class}. Inside an ensemble every tree reads its own disjoint "
             f"subset: about {sizes[0]:,} records for the first tree down to "
-            f"{sizes[min(t_e, model.n_estimators) - 1]:,} for the last."
+            f"{sizes[min(t_e, model.n_estimators_) - 1]:,} for the last." + grown_note(model)
         )
-        return DepthPreview(int(model.max_depth), text)
+        return DepthPreview(int(model.max_depth_), text)
     return None
 
 

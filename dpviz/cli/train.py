@@ -127,7 +127,8 @@ def cmd_train(args) -> dict:
         "model": str(args.out),
         "algorithm": args.algorithm,
         "kind": released.meta["kind"],
-        "depth": int(getattr(model, "depth_", getattr(model, "max_depth", 0))),
+        # the depth the fit used: resolved (greedy "auto", DPBoost grown at large ε)
+        "depth": int(getattr(model, "depth_", getattr(model, "max_depth_", 0))),
         "n_records": n_records,
         "fit_seconds": model.fit_seconds_,
         "privacy": {

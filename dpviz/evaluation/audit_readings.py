@@ -155,12 +155,12 @@ def _greedy_reading(model_d, model_d2, x: EncodedData) -> Reading:
 
 def _boost_reading(model_d, model_d2, x: EncodedData) -> Reading:
     """x's leaf's released value in the first tree (Laplace around the clipped value)."""
-    if int(model_d.trees_per_ensemble) != 1:
+    if int(model_d.trees_per_ensemble_) != 1:
         raise ValueError(
             "the dpboost release audit needs trees_per_ensemble=1: with more, x joins one "
             "of the ensemble's trees at random and no single leaf's law is fixed"
         )
-    codes, _ = bin_codes(x, model_d.schema_, model_d.n_bins)
+    codes, _ = bin_codes(x, model_d.schema_, model_d.n_bins_)
 
     def leaf(model) -> int:
         return int(route(model.models_[0][0], codes)[0])
@@ -169,7 +169,7 @@ def _boost_reading(model_d, model_d2, x: EncodedData) -> Reading:
     c_d2 = model_d2.leaf_records_[0][1][leaf(model_d2)]
     # The claimed law of the first tree's leaves (SPEC §4): Laplace with sensitivity
     # min(g*/(1+λ), 2g*) at ε_leaf = ε_t / 2, ε_t = ε / N_e (two classes).
-    lam = float(model_d.reg_lambda)
+    lam = float(model_d.reg_lambda_)
     sensitivity = min(G_STAR / (1 + lam), 2 * G_STAR)
     eps_leaf = float(model_d.class_epsilon_) / model_d.n_ensembles_ / 2
     return Reading(

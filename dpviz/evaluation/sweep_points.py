@@ -165,8 +165,9 @@ def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, 
                 "epsilon": float(eps),
                 "n_estimators": getattr(model, "n_estimators", 1),
                 "depth_rule": str(model.max_depth),
-                # "auto" (greedy trees) is resolved when fitting: the depth used.
-                "depth": getattr(model, "depth_", model.max_depth),
+                # "auto" (greedy trees) and DPBoost's depth (grown at large ε) are
+                # resolved when fitting: the depth used.
+                "depth": getattr(model, "depth_", getattr(model, "max_depth_", model.max_depth)),
                 "data_split": "all",
                 **score(
                     test.y,

@@ -321,7 +321,8 @@ ALGORITHMS: dict[str, Algorithm] = {
                 "Boosted regression trees with clipped gradients, geometric leaf clipping "
                 "and an ensemble of ensembles, starting from a noisy class prior; for more "
                 "than two classes one shared tree, boosted from the prior, holds every "
-                "one-vs-rest part (each record's gradients bounded in L1). "
+                "one-vs-rest part (each record's gradients bounded in L1); at large ε and "
+                "with enough records it grows more and deeper trees. "
                 "preset=paper: Li et al.'s settings (one-vs-rest trees)."
             ),
             privacy="ε-DP",
@@ -330,9 +331,11 @@ ALGORITHMS: dict[str, Algorithm] = {
                     "preset",
                     "default",
                     "settings: default (λ = 50, depth 3, η = 0.1, 10 equal trees, clipped "
-                    "gradients, ¾ of ε on splits, one-hot candidates, noisy class prior) or "
-                    "paper (Li et al.: depth 6, λ = 0.1, η = 0.01, 50 trees, filtering, ½ on "
-                    "splits, bin thresholds); parameters left at their default follow it",
+                    "gradients, ¾ of ε on splits, one-hot candidates, noisy class prior; at "
+                    "ε ≥ 5 with a noisy count of ≥ 6,000 records, and every size left at its "
+                    "default, it grows to 2 × 10 trees of depth 5, η = 0.3, λ = 20, 32 bins) "
+                    "or paper (Li et al.: depth 6, λ = 0.1, η = 0.01, 50 trees, filtering, ½ "
+                    "on splits, bin thresholds); parameters left at their default follow it",
                     choices=("default", "paper"),
                 ),
                 Parameter("n_estimators", 10, "trees per class", low=1, high=5_000),

@@ -14,6 +14,8 @@ sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
 :func:`leaf_l1_sensitivity`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
+The sizes are the parameters', or those of the grown model (ε ≥ 5 and a released prior
+total ≥ 6,000: :func:`~dpviz.models.boosting.presets.grows`) once the fit has decided.
 
 Functions of a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier` (``model``),
 which calls them from its members of the same names (``n_ensembles_``, ``tree_epsilon_``,
@@ -29,6 +31,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
@@ -55,9 +58,24 @@ def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:
     return eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
 
 
+def size(model: BaseEstimator, name: str):
+    """The value of parameter ``name`` the fit used: the grown model's
+    (:data:`~dpviz.models.boosting.presets.LARGE_EPSILON`) when the fit grew it
+    (``grown_``, from ε and the released prior's total), else the parameter."""
+    if getattr(model, "grown_", False):
+        return getattr(LARGE_EPSILON, name)
+    return getattr(model, name)
+
+
+def fitted_parameters(model: BaseEstimator) -> dict:
+    """The parameters the fit used, by name (those of the grown model, else the
+    parameters themselves)."""
+    return {name: size(model, name) for name in PRESET_PARAMETERS}
+
+
 def n_ensembles(model: BaseEstimator) -> int:
     """N_e = ⌈T/T_e⌉: how many ensembles read the same records."""
-    return math.ceil(model.n_estimators / model.trees_per_ensemble)
+    return math.ceil(model.n_estimators_ / model.trees_per_ensemble_)
 
 
 def n_targets(model: BaseEstimator) -> int:
@@ -92,7 +110,7 @@ def leaf_l1_sensitivity(model: BaseEstimator, iteration: int) -> float:
     ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
     in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
     parts = model.n_outputs_ if model.shares_trees_ else 1
-    lam = float(model.reg_lambda)
+    lam = float(model.reg_lambda_)
     return min(model.gradient_l1_bound_ / (1 + lam), 2 * parts * model.leaf_bound(iteration))
 
 
@@ -119,7 +137,7 @@ def tree_epsilon(model: BaseEstimator) -> float:
 
 def split_epsilon(model: BaseEstimator) -> float:
     """ε of each level of splits of a tree: split_share · ε_t / depth."""
-    return model.preset_.split_share * model.tree_epsilon_ / model.max_depth
+    return model.preset_.split_share * model.tree_epsilon_ / model.max_depth_
 
 
 def leaf_epsilon(model: BaseEstimator) -> float:
@@ -128,13 +146,16 @@ def leaf_epsilon(model: BaseEstimator) -> float:
 
 
 def leaf_bound(model: BaseEstimator, iteration: int) -> float:
-    """Geometric leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1)."""
-    return G_STAR * (1 - float(model.learning_rate)) ** (iteration - 1)
+    """Leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1) (geometric), or g*
+    for every tree (the preset's ``leaf_clip`` "flat", large ε)."""
+    if model.preset_.leaf_clip == "flat":
+        return G_STAR
+    return G_STAR * (1 - float(model.learning_rate_)) ** (iteration - 1)
 
 
 def leaf_sensitivity(model: BaseEstimator, iteration: int) -> float:
     """Laplace sensitivity of tree ``iteration``'s leaves: min(g*/(1+λ), 2g*(1−η)^(t−1))."""
-    return min(G_STAR / (1 + float(model.reg_lambda)), 2 * model.leaf_bound(iteration))
+    return min(G_STAR / (1 + float(model.reg_lambda_)), 2 * model.leaf_bound(iteration))
 
 
 def ensemble_shares(model: BaseEstimator, n_trees: int, holdout: bool = False) -> np.ndarray:
@@ -142,7 +163,7 @@ def ensemble_shares(model: BaseEstimator, n_trees: int, holdout: bool = False) -
     and with ``holdout`` of one more cell that no tree reads (equal to a tree's)."""
     if model.preset_.subsets == "equal":
         return np.full(n_trees + holdout, 1.0 / (n_trees + holdout))
-    shares = subset_shares(model.learning_rate, n_trees)
+    shares = subset_shares(model.learning_rate_, n_trees)
     if holdout:
         shares = np.append(shares * n_trees / (n_trees + 1), 1 / (n_trees + 1))
     return shares
@@ -156,14 +177,16 @@ def checks_trees(model: BaseEstimator) -> bool:
 
 def ensemble_size(model: BaseEstimator, ensemble: int) -> int:
     """How many trees ensemble ``ensemble`` (0-based) holds: T_e, or fewer in the last."""
-    return min(model.trees_per_ensemble, model.n_estimators - ensemble * model.trees_per_ensemble)
+    return min(
+        model.trees_per_ensemble_, model.n_estimators_ - ensemble * model.trees_per_ensemble_
+    )
 
 
 def score_noise_variance(model: BaseEstimator) -> float:
     """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
     Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
-    eta = float(model.learning_rate)
-    scales = [model.leaf_scale(t) for t in range(1, model.n_estimators + 1)]
+    eta = float(model.learning_rate_)
+    scales = [model.leaf_scale(t) for t in range(1, model.n_estimators_ + 1)]
     return eta**2 * sum(2 * b**2 for b in scales)
 
 
@@ -192,7 +215,7 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
         models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
     split_text = (
         f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
-        f"{model.max_depth} level{'s' * (model.max_depth > 1)} "
+        f"{model.max_depth_} level{'s' * (model.max_depth_ > 1)} "
         f"(ε = {model.split_epsilon_:g} each), {_fraction(1 - share)} "
         f"(ε = {model.leaf_epsilon_:g}) for the leaves"
         + (f" ({k} values each)" if model.shares_trees_ else "")
@@ -200,7 +223,7 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
     for index, part in enumerate(models):
         for e in range(n_ens):
             trees = min(
-                model.trees_per_ensemble, model.n_estimators - e * model.trees_per_ensemble
+                model.trees_per_ensemble_, model.n_estimators_ - e * model.trees_per_ensemble_
             )
             entries = [
                 LedgerEntry(

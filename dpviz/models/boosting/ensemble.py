@@ -52,7 +52,7 @@ def boost_ensembles(
     cell together when the model ``shares_trees_``, else one tree each): tree position
     0..size−1, or ``size`` for the held-out cell of the last ensemble when the model
     ``checks_trees_``, which no tree reads."""
-    eta = float(model.learning_rate)
+    eta = float(model.learning_rate_)
     eps_tree = model.tree_epsilon_
     clip = model.preset_.gradients == "clip"
     n = len(signed[0])
@@ -72,7 +72,7 @@ def boost_ensembles(
         groups = [range(len(signed))] if model.shares_trees_ else [[p] for p in range(len(signed))]
         for group in groups:
             for position, rows in enumerate(cells):
-                iteration = ensemble * model.trees_per_ensemble + position + 1
+                iteration = ensemble * model.trees_per_ensemble_ + position + 1
                 grads, scored = [], []
                 for part in group:
                     gradient = predictions[part][rows] - signed[part][rows]

@@ -20,7 +20,12 @@ Two presets (``preset``):
   one-vs-rest parts, boosted from the prior, each record's k gradients bounded in L1
   by 4·g*; and a graceful fallback: a noisy class prior (10% of ε, at least 0.095, at
   most 95% of ε) and a held-out check of the trees against it, so that noise-only trees
-  leave the prior's (majority) class in place.
+  leave the prior's (majority) class in place. **Capacity that grows with ε:** when
+  ε ≥ 5 and the released prior counts at least 6,000 records (and no size was set by
+  hand), the fit grows the model to
+  :data:`~dpviz.models.boosting.presets.LARGE_EPSILON`: two ensembles of 10 trees,
+  depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
+  used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``).
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -54,6 +59,12 @@ parallel with that ensemble's trees. The ledger's total is ε.
 
 Why each default choice keeps that proof:
 
+- **Growing at large ε.** Whether to grow reads ε, the parameters and the released
+  prior's total (clipped noisy counts): post-processing of a booked release, decided
+  before any tree reads a record; the grown model is the same mechanism with other
+  public sizes, booked the same way (its ledger has two ensembles of ε_t = (ε − ε_p)/2).
+  Its flat clip g* leaves the leaves' sensitivity at Lemma 2's g*/(1+λ) (B/(1+λ) in L1
+  for shared trees): clipping to a constant bound is 1-Lipschitz and data-independent.
 - **λ = 50.** Lemma 2 (ΔV ≤ g*/(1+λ)) holds for every λ > 0: adding a record with
   |g_s| ≤ g* to a leaf of n records with |Σg| ≤ n·g* moves −Σg/(n+λ) by at most
   (2n+λ)g*/((n+λ)(n+1+λ)) ≤ g*/(1+λ), since (n+λ)(n+1+λ) − (2n+λ)(1+λ) = n² − n ≥ 0.
@@ -146,11 +157,16 @@ from dpviz.models.boosting.budget import G_STAR, subset_shares
 from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out_check, noisy_prior
 from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
 from dpviz.models.boosting.presets import (
+    CAPACITY_EPSILON,
+    CAPACITY_RECORDS,
+    LARGE_EPSILON,
     PRESET_PARAMETERS,
     PRESETS,
     Preset,
     apply_preset,
     check_params,
+    grown_note,
+    grows,
 )
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
@@ -164,13 +180,18 @@ from dpviz.tabular.inputs import training_data
 
 # The names other modules, the app and the tests import from here (the seams above).
 __all__ = [
+    "CAPACITY_EPSILON",
+    "CAPACITY_RECORDS",
     "CHECK_THRESHOLD",
     "G_STAR",
+    "LARGE_EPSILON",
     "PRESETS",
     "PRESET_PARAMETERS",
     "DPBoostClassifier",
     "Preset",
     "assign_trees",
+    "grown_note",
+    "grows",
     "prior_epsilon",
     "route",
     "split_candidates",
@@ -287,8 +308,9 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def preset_(self) -> Preset:
-        """The method's choices of ``preset``."""
-        return PRESETS[self.preset]
+        """The method's choices: :data:`LARGE_EPSILON` when the fit grew the model
+        (:attr:`grown_`), else those of ``preset``."""
+        return LARGE_EPSILON if getattr(self, "grown_", False) else PRESETS[self.preset]
 
     def _validate_params(self) -> None:
         check_params(self)
@@ -312,15 +334,19 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = len(schema.features)
         self.classes_ = np.asarray(schema.classes, dtype=object) if classes is None else classes
         k = len(schema.classes)
-        codes, n_values = bin_codes(encoded, schema, self.n_bins)
-        self.n_values_ = n_values
-        self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
+        self.grown_ = False  # until the released prior says the records are enough
         # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
         rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
         self.prior_counts_, self.prior_score_ = noisy_prior(
             encoded.y, k, targets, self.prior_epsilon_, rng
         )
+        # Capacity that grows with ε, from ε and the released prior's total only.
+        if self.prior_counts_ is not None:
+            self.grown_ = grows(self, float(np.clip(self.prior_counts_, 0, None).sum()))
+        codes, n_values = bin_codes(encoded, schema, self.n_bins_)
+        self.n_values_ = n_values
+        self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
         signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
         self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
@@ -332,20 +358,20 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     def reach_(self) -> float:
         """κ, the share of E[y|x] that the trees' score η·Σ_t r_t reaches after all T
         trees (see :meth:`_reach`)."""
-        return self._reach(self.n_estimators)
+        return self._reach(self.n_estimators_)
 
     def _reach(self, trees: int) -> float:
         """κ after ``trees`` trees: c = 1 − (1−η)^trees without a prior; with one,
         c·s, s = n̂_leaf/(n̂_leaf + λ) how much λ shrinks a leaf of the expected size
         n̂_leaf = n̂·(a tree's share)/2^depth, n̂ the released prior's total. A function
         of public parameters and released counts only (post-processing)."""
-        c = 1 - (1 - float(self.learning_rate)) ** trees
+        c = 1 - (1 - float(self.learning_rate_)) ** trees
         if self.prior_counts_ is None:
             return c
         n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
-        share = float(self.ensemble_shares(self.trees_per_ensemble, self.checks_trees_)[0])
-        leaf = n_hat * share / 2**self.max_depth
-        return c * leaf / (leaf + float(self.reg_lambda))
+        share = float(self.ensemble_shares(self.trees_per_ensemble_, self.checks_trees_)[0])
+        leaf = n_hat * share / 2**self.max_depth_
+        return c * leaf / (leaf + float(self.reg_lambda_))
 
     @property
     def _prior_in_score(self) -> np.ndarray:
@@ -378,7 +404,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             return
         trust, floor = self._weights()
         held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
-        raw = tree_scores(self.models_, codes[held], float(self.learning_rate))
+        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         prior = self._prior_in_score
         keep_prior = self.shares_trees_
         self.check_gain_, self.check_passed_ = held_out_check(
@@ -397,9 +423,9 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             gradient,
             self.candidates_,
             int(self.n_values_.max()),
-            self.max_depth,
-            float(self.reg_lambda),
-            share * eps_tree / self.max_depth,
+            self.max_depth_,
+            float(self.reg_lambda_),
+            share * eps_tree / self.max_depth_,
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
             self.leaf_l1_sensitivity(iteration),
@@ -410,6 +436,42 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         )
 
     # --- how ε is split, and the ledger (budget.py): public numbers only ------------
+
+    @property
+    def n_estimators_(self) -> int:
+        """T, the trees per part the fit grows (:func:`~.budget.size`)."""
+        return budget.size(self, "n_estimators")
+
+    @property
+    def trees_per_ensemble_(self) -> int:
+        """T_e (:func:`~.budget.size`)."""
+        return budget.size(self, "trees_per_ensemble")
+
+    @property
+    def max_depth_(self) -> int:
+        """The trees' depth (:func:`~.budget.size`)."""
+        return budget.size(self, "max_depth")
+
+    @property
+    def learning_rate_(self) -> float:
+        """η (:func:`~.budget.size`)."""
+        return budget.size(self, "learning_rate")
+
+    @property
+    def reg_lambda_(self) -> float:
+        """λ (:func:`~.budget.size`)."""
+        return budget.size(self, "reg_lambda")
+
+    @property
+    def n_bins_(self) -> int:
+        """The public bins per continuous feature (:func:`~.budget.size`)."""
+        return budget.size(self, "n_bins")
+
+    @property
+    def fitted_parameters_(self) -> dict:
+        """The parameters the fit used, by name (those of the grown model, else the
+        parameters themselves)."""
+        return budget.fitted_parameters(self)
 
     @property
     def n_ensembles_(self) -> int:

@@ -70,8 +70,8 @@ def leaf_diagnostics(leaf_records: list[tuple]) -> dict:
 
 def scores(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
-    codes, _ = bin_codes(encoded, model.schema_, model.n_bins)
-    raw = tree_scores(model.models_, codes, float(model.learning_rate))
+    codes, _ = bin_codes(encoded, model.schema_, model.n_bins_)
+    raw = tree_scores(model.models_, codes, float(model.learning_rate_))
     return model.init_score_ + model.tree_weight_ * raw
 
 

@@ -50,6 +50,10 @@ class Preset:
     prior: shared splits, k values per leaf, the whole ε, each record's k gradients
     scaled to an L1 norm ≤ 4·g* instead of clipped part by part; ``start`` then only
     applies to two classes).
+    ``leaf_clip`` — "geometric" (tree t's leaf values clipped to g*(1−η)^(t−1); Li et
+    al.) or "flat" (clipped to g* for every tree: the leaves' Laplace sensitivity is
+    then g*/(1+λ), B/(1+λ) in L1 for shared trees, the same Lemma 2 bound, and later
+    trees can still correct the score; :data:`LARGE_EPSILON`).
     """
 
     n_estimators: int
@@ -66,6 +70,7 @@ class Preset:
     split_score: str
     start: str
     multiclass: str
+    leaf_clip: str = "geometric"
 
 
 PRESETS: dict[str, Preset] = {
@@ -102,6 +107,38 @@ PRESETS: dict[str, Preset] = {
         multiclass="one_vs_rest",
     ),
 }
+# The default preset grows to LARGE_EPSILON (capacity that grows with ε; issue 28) from
+# this ε on, when the released prior counts at least CAPACITY_RECORDS records (see
+# :func:`grows`); otherwise the model is the same as before, bit for bit. Chosen on the
+# shared sets only (bench/README.md, "DPBoost capacity at large ε"): at ε = 10 the larger
+# model gained 3–11 points on magic_gamma, nursery and pendigits (≥ 10,000 rows) but lost
+# 3–9 on abalone (4,177 rows, 28 classes) and car (1,728): each of its trees reads 1/11
+# of the records over 32 leaves, and λ = 20 with twice the ensembles leaves a small
+# set's leaves mostly noise.
+CAPACITY_EPSILON = 5.0
+CAPACITY_RECORDS = 6000
+# The grown model: two ensembles of ten trees (each ensemble ε/2 instead of ε, each tree
+# 1/11 of the records as before), depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf
+# clip. With the geometric clip at η = 0.3 tree 20's leaves would be clipped to
+# 0.7^19 ≈ 0.001 (issue 28's earlier try: more trees did not help); flat, every tree can
+# move the score. The other choices are the default preset's.
+LARGE_EPSILON = Preset(
+    n_estimators=20,
+    trees_per_ensemble=10,
+    max_depth=5,
+    learning_rate=0.3,
+    reg_lambda=20.0,
+    n_bins=32,
+    gradients="clip",
+    split_share=0.75,
+    candidates="one_hot",
+    subsets="equal",
+    prior_share=0.1,
+    split_score="abs",
+    start="centered",
+    multiclass="shared",
+    leaf_clip="flat",
+)
 # The estimator parameters a preset sets (the rest of a Preset is the method's choices).
 PRESET_PARAMETERS = (
     "n_estimators",
@@ -135,6 +172,21 @@ def apply_preset(model, given=()) -> None:
             setattr(model, name, target)
 
 
+def grows(model, n_hat: float) -> bool:
+    """Whether the fit grows ``model`` to :data:`LARGE_EPSILON`: the default preset with
+    every parameter of :data:`PRESET_PARAMETERS` at its value (a value set by hand
+    keeps the model as asked), ε ≥ :data:`CAPACITY_EPSILON` and the released prior's
+    total ``n_hat`` (the noisy class counts clipped at 0: a booked release, so this
+    is post-processing) ≥ :data:`CAPACITY_RECORDS`. Reads public parameters and that
+    release only."""
+    if model.preset != "default" or float(model.epsilon) < CAPACITY_EPSILON:
+        return False
+    base = PRESETS["default"]
+    if not all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS):
+        return False
+    return n_hat >= CAPACITY_RECORDS
+
+
 def check_params(model) -> None:
     """Refuse the parameters of ``model`` that break the proof or the noise, with a
     message a person can act on (ValueError)."""
@@ -165,3 +217,15 @@ def check_params(model) -> None:
             "each of their budgets to be at least 2^-20; use a larger epsilon or "
             "preset='paper'"
         )
+
+
+def grown_note(model) -> str:
+    """A sentence saying that ``model`` (fitted, or previewed with ``grown_`` set) was
+    grown for large ε and with which settings; "" when it was not."""
+    if not getattr(model, "grown_", False):
+        return ""
+    return (
+        f" Grown for large ε (ε ≥ {CAPACITY_EPSILON:g} and a noisy count of at least "
+        f"{CAPACITY_RECORDS:,} records): η = {LARGE_EPSILON.learning_rate:g}, "
+        f"λ = {LARGE_EPSILON.reg_lambda:g}, {LARGE_EPSILON.n_bins} bins, a flat leaf clip."
+    )

@@ -283,9 +283,9 @@ class ReleasedBoost(ReleasedFile):
             "algorithm": algorithm or "dpboost",
             **_common_meta(model),
             "releases": "scores",
-            "n_bins": int(model.n_bins),
-            "learning_rate": float(model.learning_rate),
-            "max_depth": int(model.max_depth),
+            "n_bins": int(model.n_bins_),
+            "learning_rate": float(model.learning_rate_),
+            "max_depth": int(model.max_depth_),
             "decision_scale": float(model.reach_),
         }
         return cls(meta, model.schema_, models)
@@ -466,6 +466,8 @@ def _common_meta(model) -> dict:
         if k not in ("schema", "random_state", "noise_seed", "objective")
         and isinstance(v, str | int | float | bool)
     }
+    # DPBoost grown at large ε: the sizes it used, so the file's ledger is recomputed right.
+    params.update(getattr(model, "fitted_parameters_", {}))
     return {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
