@@ -324,6 +324,7 @@ class ReleaseMixin:
             )
         state = super().__getstate__()
         state.pop("_space_cache", None)  # recomputed from the structure when needed
+        state.pop("_threshold_cache", None)  # recomputed alike (public randomness)
         return state
 
     # --- the ledger -------------------------------------------------------------------

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
+from dpviz.models.threshold import best_threshold
 from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 from dpviz.tabular.encode import EncodedData
@@ -142,13 +143,27 @@ class _FittedTree:
             counts = self.leaf_noisy_counts_.sum(axis=0)
         return prior_from_counts(counts, len(self.classes_))
 
+    @property
+    def decision_threshold_(self) -> float | None:
+        """The ``macro_f1`` objective's threshold on class 1's share (two classes; None
+        otherwise): each leaf is an atom of the tree's score-versus-class curve — its
+        released share, and its released noisy counts as the records of each class that
+        get it — and the threshold is the one of largest macro-F1 on that curve
+        (:func:`~dpviz.models.threshold.best_threshold`; exact for the released counts).
+        Post-processing of released counts only."""
+        check_is_fitted(self, "feature_")
+        if self.objective != MACRO_F1 or len(self.classes_) != 2:
+            return None
+        scores = leaf_proba(self.leaf_nodes_, self.leaf_nodes_, self.leaf_proba_)[:, 1]
+        return best_threshold(scores, self.leaf_noisy_counts_)
+
     def _decision(self, encoded: EncodedData) -> np.ndarray:
         """Each record's class index: the leaf's shares weighed by the ``objective``
         (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
         proba = self._proba(encoded)
         if self.objective == ACCURACY:
             return np.argmax(proba, axis=1)
-        return decide(proba, self.decision_prior_, self.objective)
+        return decide(proba, self.decision_prior_, self.objective, self.decision_threshold_)
 
     def predict(self, X) -> np.ndarray:
         """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
