@@ -15,7 +15,7 @@ with a public exponent ``a`` per objective (:data:`EXPONENTS`):
 - ``macro_f1``: on two classes, where the model released per-leaf noisy class counts
   (the forests with count leaves, the greedy trees), a threshold on class 1's score
   that the model computes from its own released leaf counts
-  (:mod:`dpviz.models.threshold`, ``decision_threshold_``): the threshold whose rule
+  (:mod:`dpviz.models.trees.threshold`, ``decision_threshold_``): the threshold whose rule
   has the largest macro-F1 on the curve those counts describe. Otherwise (more classes,
   label leaves, DPBoost) a tempered balanced rule, a = :data:`MACRO_F1_EXPONENT`:
   macro-F1's best threshold for a rare class lies above its base rate (about half the
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpviz.models.threshold import decide_threshold
+from dpviz.models.trees.threshold import decide_threshold
 
 ACCURACY = "accuracy"
 MACRO_F1 = "macro_f1"
@@ -81,7 +81,8 @@ def decide(scores, prior, objective: str, threshold: float | None = None) -> np.
     """Each record's class index: argmax_c scores[:, c]·π̂_c^(−a) (ties to the lowest
     index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``.
     ``macro_f1`` with a ``threshold`` (two classes, a model's ``decision_threshold_``):
-    class 1 where scores[:, 1] ≥ threshold (:func:`~dpviz.models.threshold.decide_threshold`)."""
+    class 1 where scores[:, 1] ≥ threshold
+    (:func:`~dpviz.models.trees.threshold.decide_threshold`)."""
     scores = np.asarray(scores, dtype=np.float64)
     if check_objective(objective) == ACCURACY:
         return np.argmax(scores, axis=1)

@@ -240,6 +240,8 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "depth_count_epsilon": float(model.depth_count_epsilon_),
         "split_points": model.split_points,
         "objective": model.objective,
+        # The macro_f1 rule's threshold (post-processing of the leaves and the prior).
+        "decision_threshold": model.decision_threshold_,
         "split_epsilon": float(model.split_epsilon_),
         "noise": noise_mode(model),
         "record_hash_seed": int(model._split_seed),

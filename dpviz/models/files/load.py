@@ -473,6 +473,8 @@ def _common_meta(model) -> dict:
         "params": params,
         "objective": model.objective,
         "decision_prior": [float(v) for v in model.decision_prior_],
+        # The macro_f1 rule's threshold (greedy trees; DPBoost has none: null).
+        "decision_threshold": getattr(model, "decision_threshold_", None),
         "noise": noise_mode(model),
         "schema_inferred": bool(model.schema_.inferred),
         "privacy": {

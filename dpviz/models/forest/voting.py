@@ -28,7 +28,7 @@ from dpviz.models.forest.scoring import (
     prior_weight,
 )
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
-from dpviz.models.threshold import best_threshold, posterior_counts, simulate_forest
+from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
 from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
 from dpviz.tabular.encode import EncodedData
@@ -213,12 +213,12 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
 
 
 def decision_threshold(model: BaseEstimator) -> float | None:
-    """The ``macro_f1`` threshold on class 1's vote share (:mod:`dpviz.models.threshold`).
+    """The ``macro_f1`` threshold on class 1's vote share (:mod:`dpviz.models.trees.threshold`).
 
     Every leaf of the release (trained or not: the leaves no record reached answer with
     their noisy counts too, so the threshold depends on the release only, not on which
     leaves the records reached) is an atom of each class's distribution, weighed by its
-    noisy count (runs of leaves summed, see :func:`~dpviz.models.threshold.simulate_forest`);
+    noisy count (runs of leaves summed, see :func:`~dpviz.models.trees.threshold.simulate_forest`);
     synthetic records draw one leaf per tree from it and are scored as
     :func:`votes` scores them. None (the tempered prior rule instead) unless the
     objective is ``macro_f1``, there are two classes and the leaves release counts, or

@@ -13,8 +13,8 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
-from dpviz.models.threshold import best_threshold
 from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.threshold import best_threshold
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
@@ -149,7 +149,7 @@ class _FittedTree:
         otherwise): each leaf is an atom of the tree's score-versus-class curve — its
         released share, and its released noisy counts as the records of each class that
         get it — and the threshold is the one of largest macro-F1 on that curve
-        (:func:`~dpviz.models.threshold.best_threshold`; exact for the released counts).
+        (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for the released counts).
         Post-processing of released counts only."""
         check_is_fitted(self, "feature_")
         if self.objective != MACRO_F1 or len(self.classes_) != 2:
