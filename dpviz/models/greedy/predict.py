@@ -147,15 +147,20 @@ class _FittedTree:
     def decision_threshold_(self) -> float | None:
         """The ``macro_f1`` objective's threshold on class 1's share (two classes; None
         otherwise): each leaf is an atom of the tree's score-versus-class curve — its
-        released share, and its released noisy counts as the records of each class that
-        get it — and the threshold is the one of largest macro-F1 on that curve
-        (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for the released counts).
-        Post-processing of released counts only."""
+        released shares p, and its noisy record count n split by them (p·n records of
+        each class get it) — and the threshold is the one of largest macro-F1 on that
+        curve (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for a leaf
+        whose shares are its own noisy counts'). The shares, not the noisy class
+        counts: hierarchical shares pull a leaf of noise towards its parent, where the
+        raw counts' noise would show the curve a class split that is not there (at
+        ε = 0.1 on caravan, one fold of FS predicted the rare class for noise). Post-
+        processing of released counts only."""
         check_is_fitted(self, "feature_")
         if self.objective != MACRO_F1 or len(self.classes_) != 2:
             return None
-        scores = leaf_proba(self.leaf_nodes_, self.leaf_nodes_, self.leaf_proba_)[:, 1]
-        return best_threshold(scores, self.leaf_noisy_counts_)
+        shares = leaf_proba(self.leaf_nodes_, self.leaf_nodes_, self.leaf_proba_)
+        total = np.clip(self.leaf_noisy_counts_.sum(axis=1), 0, None)
+        return best_threshold(shares[:, 1], shares * total[:, None])
 
     def _decision(self, encoded: EncodedData) -> np.ndarray:
         """Each record's class index: the leaf's shares weighed by the ``objective``
