@@ -466,15 +466,13 @@ def _common_meta(model) -> dict:
         if k not in ("schema", "random_state", "noise_seed", "objective")
         and isinstance(v, str | int | float | bool)
     }
-    return {
+    meta = {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
         "epsilon": float(model.epsilon),
         "params": params,
         "objective": model.objective,
         "decision_prior": [float(v) for v in model.decision_prior_],
-        # The macro_f1 rule's threshold (greedy trees; DPBoost has none: null).
-        "decision_threshold": getattr(model, "decision_threshold_", None),
         "noise": noise_mode(model),
         "schema_inferred": bool(model.schema_.inferred),
         "privacy": {
@@ -483,3 +481,9 @@ def _common_meta(model) -> dict:
             "summary": ledger["summary"],
         },
     }
+    threshold = getattr(model, "decision_threshold_", None)
+    if threshold is not None:
+        # The macro_f1 rule's threshold (greedy trees): absent otherwise, so files of
+        # the other objectives (and DPBoost's) keep their bytes.
+        meta["decision_threshold"] = threshold
+    return meta
