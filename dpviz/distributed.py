@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.models.forest.estimator import DPRandomForestClassifier, LeafCounts, split_tables
+from dpviz.models.forest.release import release_leaves
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodingReport, encode
 
@@ -171,7 +172,7 @@ def fit_dask(
         )
     model.encoding_report_ = report
     model._add_counts([LeafCounts.combine(counts, len(schema.classes))], report.rows_used)
-    model._release_leaves(source)
+    release_leaves(model, source)
     model.fit_seconds_ = time.perf_counter() - start
     return model
 

@@ -112,7 +112,7 @@ def test_every_subpackage_says_what_it_owns_and_may_import():
         assert doc and "imports" in doc.lower(), layer
 
 
-# --- module size and import circles (issue 31) -----------------------------------------------
+# --- module size, import circles and private names --------------------------------------------
 
 MAX_LINES = 800
 # Packages other branches are moving (dotted prefixes): the size and ``__all__`` checks
@@ -354,3 +354,52 @@ def test_no_package_face_hides_a_submodule():
             if value is not None and getattr(value, "__name__", "") != f"{dotted}.{sub.name}":
                 hidden.append(f"{dotted}.{sub.name}")
     assert hidden == []
+
+
+def package_of(module: str, modules: set[str]) -> str:
+    """The package a dotted module sits in: itself for a package face, else its parent."""
+    is_face = any(other.startswith(f"{module}.") for other in modules)
+    return module if is_face else module.rpartition(".")[0]
+
+
+def private_imports(sources: dict[str, str]) -> list[str]:
+    """``from M import _name`` where M is a dpviz module of another package than the
+    importer's: a private name shared across packages should be public where it lives, or
+    live where it is used. Siblings of one package may share private helpers."""
+    modules = set(sources)
+    found = []
+    for module, source in sorted(sources.items()):
+        own = package_of(module, modules)
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("dpviz"):
+                continue
+            if package_of(node.module, modules | {node.module}) == own:
+                continue
+            found += [
+                f"{module} imports {node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another_package():
+    assert private_imports(package_modules()) == []
+
+
+def test_the_private_import_check_catches_one():
+    """The check itself can fail, lazily imported names included; siblings may share."""
+    sources = {
+        "dpviz.models.forest.voting": "from dpviz.models.forest.records import _rows",
+        "dpviz.models.forest.records": "def f():\n    from dpviz.privacy.noise import _BLOCK\n",
+        "dpviz.models.files.forest": "from dpviz.models.forest.records import _normalise, x",
+        "dpviz.privacy.noise": "_BLOCK = 1",
+        "dpviz.figures.trees.icicle": "from dpviz.figures.common import _note",
+        "dpviz.figures.trees": "from dpviz.figures.trees.icicle import icicle",
+        "dpviz.figures.common": "",
+    }
+    assert private_imports(sources) == [
+        "dpviz.figures.trees.icicle imports dpviz.figures.common._note",
+        "dpviz.models.files.forest imports dpviz.models.forest.records._normalise",
+        "dpviz.models.forest.records imports dpviz.privacy.noise._BLOCK",
+    ]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpviz.figures.common import mechanism_label
-from dpviz.privacy.mechanisms import MECHANISMS, _check_epsilon
+from dpviz.privacy.mechanisms import MECHANISMS, valid_epsilon
 
 
 def parse_counts(text: str) -> list[int]:
@@ -35,7 +35,7 @@ def leaf_release_table(
     class counts and this per-leaf ε, and the chance of a flip (releasing a class that
     is not a true majority). Rows keep the registry order; ``classes`` names the
     columns when it has one name per count."""
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     counts = np.asarray([list(counts)], dtype=np.int64)
     k = counts.shape[1]
     names = [str(c) for c in classes] if classes is not None and len(classes) == k else None

@@ -21,7 +21,7 @@ from dpviz.models.objective import HELP as OBJECTIVE_HELP
 from dpviz.models.objective import OBJECTIVES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.models.trees.depth import MAX_FEATURES, MAX_REPEATS
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 
 __all__ = [
@@ -121,7 +121,7 @@ def epsilon_float(text: str) -> float:
     """An argparse type: a privacy budget ε > 0 (``inf`` for the non-private
     reference), refused above :data:`MAX_EPSILON`."""
     try:
-        value = _check_epsilon(text)
+        value = valid_epsilon(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if value > MAX_EPSILON:

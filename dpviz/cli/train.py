@@ -42,7 +42,7 @@ from dpviz.models.files.load import (
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION, MISSING, Schema
 from dpviz.privacy.session_ledger import Release, append_jsonl, lineage_of, read_jsonl
-from dpviz.tabular.encode import _sniff_delimiter, encode, read_csv
+from dpviz.tabular.encode import encode, read_csv, sniff_delimiter
 from dpviz.tabular.outputs import check_outputs, csv_text, write_csv, write_text
 
 __all__ = ["LEDGER_HELP", "add_parsers", "cmd_predict", "cmd_train", "cmd_update"]
@@ -232,7 +232,7 @@ def _ids_as_written(path: str, frame: pd.DataFrame, ids: list[str]) -> pd.DataFr
         try:
             raw = pd.read_csv(
                 io.StringIO(text),
-                sep=_sniff_delimiter(text[:65536]),
+                sep=sniff_delimiter(text[:65536]),
                 dtype=str,
                 usecols=rewritten,
                 keep_default_na=False,

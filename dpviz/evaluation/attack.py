@@ -64,7 +64,7 @@ from dpviz.evaluation.release_audit import clopper_pearson
 from dpviz.evaluation.sweep import subset
 from dpviz.models.forest.estimator import DPRandomForestClassifier, hash_trees
 from dpviz.models.registry import get_algorithm
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
 from dpviz.tabular.encode import EncodedData
 
@@ -393,7 +393,8 @@ def membership_attack(
     random_state : int
         Public seed of the member split, the halves and the tree structure.
     noise_seed : int or None
-        Replayable noise for tests (NOT private); None: fresh secret noise.
+        Replayable noise for tests (NOT private) for the DP model and the reference;
+        None: fresh secret noise.
     reference : bool
         Also attack the non-private reference (same settings, noise off).
     confidence : float
@@ -408,7 +409,7 @@ def membership_attack(
     start = time.perf_counter()
     say = progress or (lambda _f, _m: None)
     algo = get_algorithm(algorithm)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     if records.y is None or records.n_records < MIN_RECORDS:
@@ -431,9 +432,9 @@ def membership_attack(
         # Without noise the greedy trees' fallback weighs leaves by a variance of 0: its
         # 0/0 falls back on the leaf's own counts (numpy's warnings are expected).
         with np.errstate(divide="ignore", invalid="ignore"):
-            model = _fit(
-                algo, eps, values, random_state, noise_seed if private else None, members, schema
-            )
+            # The reference replays under a noise seed too, so that a replayed attack
+            # reproduces both curves; it claims no privacy either way.
+            model = _fit(algo, eps, values, random_state, noise_seed, members, schema)
         if private:
             ledger_epsilon = model.ledger_.epsilon_total
             if ledger_epsilon is None and algo.private(values):

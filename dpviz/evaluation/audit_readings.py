@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dpviz.models.boosting.estimator import G_STAR
-from dpviz.models.boosting.tree import _leaf_index
+from dpviz.models.boosting.tree import route
 from dpviz.models.greedy.estimator import bin_codes
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.noise import epsilon_fraction
@@ -163,7 +163,7 @@ def _boost_reading(model_d, model_d2, x: EncodedData) -> Reading:
     codes, _ = bin_codes(x, model_d.schema_, model_d.n_bins)
 
     def leaf(model) -> int:
-        return int(_leaf_index(model.models_[0][0], codes, model.n_values_)[0])
+        return int(route(model.models_[0][0], codes)[0])
 
     c_d = model_d.leaf_records_[0][1][leaf(model_d)]
     c_d2 = model_d2.leaf_records_[0][1][leaf(model_d2)]

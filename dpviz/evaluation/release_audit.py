@@ -151,7 +151,7 @@ from dpviz.evaluation.audit_readings import (
     choose_events,
 )
 from dpviz.models.registry import get_algorithm
-from dpviz.privacy.mechanisms import _check_epsilon
+from dpviz.privacy.mechanisms import valid_epsilon
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
 
@@ -443,7 +443,7 @@ def audit_release(
     """
     start = time.perf_counter()
     algorithm = get_algorithm(algorithm_id)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     if n_runs is None:
         n_runs = (SHARPENED_RUNS if sharpened else DEFAULT_RUNS)[algorithm.id]
     if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:

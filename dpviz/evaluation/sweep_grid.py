@@ -23,7 +23,7 @@ from dpviz.models.forest.estimator import (
 )
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import check_rule
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.tabular.encode import EncodedData
 
 METRICS = ("accuracy", "auc", "f1", "macro_f1")
@@ -112,7 +112,7 @@ class SweepGrid:
                 "are swept at once (a curve needs a few per decade)"
             )
         for eps in self.epsilons:
-            _check_epsilon(eps)
+            valid_epsilon(eps)
         for trees in self.n_estimators:
             if trees == AUTO_TREES:
                 continue

@@ -29,6 +29,7 @@ from dpviz.models.forest.estimator import (
     RoutedRecords,
     split_tables,
 )
+from dpviz.models.forest.release import release_leaves
 from dpviz.models.forest.splits import SplitRelease, TableLayout, release_splits
 from dpviz.models.trees.compact import route_compact
 from dpviz.models.trees.depth import COUNTED_RULES
@@ -144,7 +145,7 @@ def _twin_votes(
         ],
         train.n_records,
     )
-    model._release_leaves(source)
+    release_leaves(model, source)
     model.fit_seconds_ = time.perf_counter() - start
     if own:
         return model._votes(test)

@@ -261,7 +261,7 @@ def flip_probability_figure(
         },
         margin={"t": 110, "b": 40, "l": 70, "r": 20},
         hovermode="closest",
-        annotations=[_note("<br>".join(notes))],
+        annotations=[note_annotation("<br>".join(notes))],
     )
     if log_x:
         ticks = _log_ticks(float(gaps[-1]))
@@ -318,7 +318,7 @@ def _majority_marks(fig: go.Figure, values: Sequence[float]) -> None:
         )
 
 
-def _note(text: str) -> dict:
+def note_annotation(text: str) -> dict:
     """A grey explanatory line just above the plot area, under the title."""
     return {
         "text": text,
@@ -404,7 +404,7 @@ def scores_bar_figure(
         legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
         margin={"t": 90, "b": 40, "l": 70, "r": 20},
         annotations=[
-            _note(
+            note_annotation(
                 f"{cv}: bars are the mean over the held-out folds, whiskers ± 1 standard "
                 "deviation.<br>F1 and AUC: rarest class positive (binary), macro average "
                 "otherwise. Hatched: NOT DP. Grey dash-dot: always the majority class."

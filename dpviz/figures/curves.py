@@ -30,8 +30,8 @@ from dpviz.figures.common import (
     MAJORITY_COLOR,
     MAJORITY_LABEL,
     TEMPLATE,
-    _note,
     majority_mean,
+    note_annotation,
     series_color,
     series_dash,
     series_label,
@@ -330,7 +330,7 @@ def curve_figure(
         margin={"t": 130 if multi else 110, "b": 40, "l": 70, "r": 20},
         legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
         hovermode="closest",
-        annotations=[_note(_note_text(fixed, folds, x, multi, summary, statuses_seen))],
+        annotations=[note_annotation(_note_text(fixed, folds, x, multi, summary, statuses_seen))],
     )
     if highlight_epsilon is not None and x == "epsilon":
         eps = float(highlight_epsilon)
@@ -379,7 +379,7 @@ def placeholder_figure(eps_low: float, eps_high: float) -> go.Figure:
                 "range": [0, 100],
             },
             "annotations": [
-                _note("No sweep yet: press Run sweep, and its curves are drawn here."),
+                note_annotation("No sweep yet: press Run sweep, and its curves are drawn here."),
             ],
         }
     ).update_xaxes(range=[low - pad, high + pad])

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.figures.common import TEMPLATE, _note, gap_bins
+from dpviz.figures.common import TEMPLATE, gap_bins, note_annotation
 
 BAR_COLOR = "#0072B2"
 NOT_PRIVATE = "not private: true counts"
@@ -60,7 +60,7 @@ def gap_histogram_figure(leaves: pd.DataFrame) -> go.Figure:
         height=420,
         margin={"t": 110, "b": 60, "l": 70, "r": 20},
         annotations=[
-            _note(
+            note_annotation(
                 "j = top class count − runner-up count; small j flips easily.<br>"
                 "One bin per gap up to 10, then wider (log scale)."
             )
@@ -113,7 +113,7 @@ def sensitivity_histogram_figure(leaves: pd.DataFrame, epsilon: float) -> go.Fig
         height=420,
         margin={"t": 110, "b": 60, "l": 70, "r": 20},
         annotations=[
-            _note(
+            note_annotation(
                 f"ε = {epsilon:g} per leaf. smooth_em (2017, NOT DP) scales its noise by "
                 "this;<br>for the ε-DP mechanisms it shows how decided the leaves are."
             )
@@ -198,7 +198,7 @@ def boost_leaf_values_figure(leaves: pd.DataFrame, max_points: int = 5_000) -> g
         margin={"t": 110, "b": 60, "l": 70, "r": 20},
         legend={"orientation": "h", "yanchor": "top", "y": -0.15, "x": 0},
         annotations=[
-            _note(
+            note_annotation(
                 "Each point is a non-empty leaf; the axes have their own scales. Shaded: the "
                 "Laplace<br>noise flipped the sign of the leaf's push (towards or away from the "
                 "class)."

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpviz.privacy.mechanisms import _check_epsilon, get_mechanism
+from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 
 AUDIT_TOLERANCE = 1e-9
 _MAX_GRID = 2_000_000
@@ -72,7 +72,7 @@ def audit(mechanism: str, epsilon: float, n_classes: int = 2, max_count: int = 4
     ``laplace_counts``, which releases counts, the loss is that of the Laplace density
     of the released vector, evaluated on a grid of outputs around each count vector.
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     mech = get_mechanism(mechanism)
     grid = count_grid(int(n_classes), int(max_count))
     index = np.ravel_multi_index(grid.T, (max_count + 1,) * n_classes)
@@ -129,7 +129,7 @@ def pair_loss(mechanism: str, counts: list[int], neighbour: list[int], epsilon: 
     if counts.shape != neighbour.shape or np.abs(counts - neighbour).sum() != 1:
         raise ValueError("neighbouring count vectors differ by exactly one record")
     mech = get_mechanism(mechanism)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     return float(
         privacy_loss(
             mech.log_probabilities(counts, epsilon), mech.log_probabilities(neighbour, epsilon)

@@ -357,7 +357,7 @@ class LeafMechanism:
 
     def probabilities(self, counts, epsilon: float) -> np.ndarray:
         """Exact probability of each released label (argmax for count mechanisms)."""
-        return np.exp(self.log_probabilities(np.asarray(counts), _check_epsilon(epsilon)))
+        return np.exp(self.log_probabilities(np.asarray(counts), valid_epsilon(epsilon)))
 
     def flip_probability(self, counts, epsilon: float) -> np.ndarray:
         """Exact probability that the released label is not a true majority class."""
@@ -372,7 +372,9 @@ class LeafMechanism:
         return np.where(majority.all(axis=-1), 0.0, flip)
 
 
-def _check_epsilon(epsilon) -> float:
+def valid_epsilon(epsilon) -> float:
+    """``epsilon`` as a float; a one-line ``ValueError`` unless it is a positive finite
+    number. A check of a public setting: no data, no ε spent."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# splitmix64's increment (2^64/φ), shared by the public keyed hashes that route records.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
@@ -37,7 +38,7 @@ def _splitmix64_inplace(z: np.ndarray, scratch: np.ndarray) -> None:
     """:func:`splitmix64` of a 1-d uint64 array, overwriting it; ``scratch`` is a buffer
     of the same shape. Used on whole data partitions, where a fresh array per step costs
     more in page faults than the arithmetic."""
-    z += _GOLDEN
+    z += GOLDEN
     np.right_shift(z, _S30, out=scratch)
     z ^= scratch
     z *= _MUL1

@@ -109,7 +109,7 @@ def read_csv(
     # The sample is enough to sniff the delimiter; pyarrow checks the rest is UTF-8,
     # and when it refuses, decoding the whole file below says where the bad byte is.
     sample = raw[: 4 * _SNIFF_BYTES].decode("utf-8-sig", errors="ignore")
-    delimiter = _sniff_delimiter(sample[:_SNIFF_BYTES])
+    delimiter = sniff_delimiter(sample[:_SNIFF_BYTES])
     # The whole header line, however long: a repeated name far to the right is found too.
     header_line = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="ignore")
     first = next(csv.reader(io.StringIO(header_line), delimiter=delimiter), [])
@@ -495,7 +495,9 @@ def _parser_message(error: str, delimiter: str) -> str:
     return f"the file is not a well-formed CSV: {detail}"
 
 
-def _sniff_delimiter(sample: str) -> str:
+def sniff_delimiter(sample: str) -> str:
+    """The delimiter of a CSV ``sample`` (comma, semicolon, tab or bar; a comma when it
+    cannot tell). The last line is left out when the sample cut it short."""
     lines = sample.splitlines()
     if len(lines) > 1 and not sample.endswith("\n"):
         lines = lines[:-1]

@@ -17,6 +17,7 @@ import pytest
 
 from dpviz import DPRandomForestClassifier, PrivateRDTClassifier
 from dpviz.models.files.load import model_from_json, release
+from dpviz.models.forest.release import leaf_space
 from dpviz.models.registry import ALGORITHMS
 from dpviz.models.trees.full import build_full, leaf_space_keys
 from dpviz.models.trees.space import export_node_limit
@@ -135,7 +136,7 @@ def test_leaf_space_is_every_leaf_an_export_lists(schema):
     expected = np.sort(full.key[full.feature < 0])
     np.testing.assert_array_equal(leaf_space_keys(model.space_, model.root_keys_, 10**6), expected)
     # What the model drew from (the trees its fit built for routing, where it kept them).
-    np.testing.assert_array_equal(model._leaf_space(), expected)
+    np.testing.assert_array_equal(leaf_space(model), expected)
     # One node fewer than the trees hold: too many to draw at fit time.
     assert leaf_space_keys(model.space_, model.root_keys_, len(full.key) - 1) is None
 

@@ -14,6 +14,7 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
 from dpviz.models.forest import estimator as forest_module
+from dpviz.models.forest.release import reset_empty_outputs
 from dpviz.models.trees import compact
 from dpviz.models.trees import votes as tree_votes
 from dpviz.privacy.randomness import hash_columns
@@ -119,7 +120,7 @@ def test_keeping_every_leaf_changes_no_vote(monkeypatch):
     test = rng.random((3000, 3))
     monkeypatch.setattr(compact, "KEEP_ALL_LEAVES_FROM", 10**9)
     pruned = model.predict_proba(test)
-    model._reset_empty_outputs()
+    reset_empty_outputs(model)
     monkeypatch.setattr(compact, "KEEP_ALL_LEAVES_FROM", 1)
     kept = model.predict_proba(test)
     np.testing.assert_array_equal(kept, pruned)

@@ -470,7 +470,7 @@ _GROW = "dpviz.models.greedy.grow"
 _CHECK = "dpviz.models.boosting.check"
 
 RECORD_COUNT = _at(SecureGenerator, "discrete_laplace", _FOREST, "_prepare")
-FOREST_PRIOR = _at(SecureGenerator, "discrete_laplace", _RELEASE, "_noisy_class_totals")
+FOREST_PRIOR = _at(SecureGenerator, "discrete_laplace", _RELEASE, "noisy_class_totals")
 
 
 def _forest_leaf_mutant(factor):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from dpviz.evaluation.teach.mechanism_playground import mechanism_label
 from dpviz.privacy.audit import AUDIT_TOLERANCE, privacy_loss
-from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism
+from dpviz.privacy.mechanisms import gap, get_mechanism, valid_epsilon
 
 MAX_GRID_COUNT = 60
 # smooth_em's 1/Δ = e^(jε) is clipped at e^700 in dpviz.privacy.mechanisms; past that point the
@@ -119,7 +119,7 @@ def privacy_loss_grid(mechanism: str, epsilon: float, max_count: int = 10) -> Lo
     Exact output laws of toy counts: no data read.
     """
     mech = get_mechanism(mechanism)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     if isinstance(max_count, bool) or not isinstance(max_count, int | np.integer):
         raise ValueError(f"max_count must be a whole number, got {max_count!r}")
     if not 1 <= max_count <= MAX_GRID_COUNT:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpviz.privacy.mechanisms import MECHANISMS, _check_epsilon, gap, get_mechanism, is_majority
+from dpviz.privacy.mechanisms import MECHANISMS, gap, get_mechanism, is_majority, valid_epsilon
 from dpviz.privacy.noise import StreamLeafNoise
 
 # Playground order: the non-private reference first, then from worst to best.
@@ -75,7 +75,7 @@ def gap_explanation(
 ) -> str:
     """What the gap j and the smooth sensitivity e^(−jε) of these counts mean, in words."""
     values = _check_counts(counts)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     names = _class_names(class_names, len(values))
     order = np.argsort(-values, kind="stable")
     top, second = order[0], order[1]
@@ -170,7 +170,7 @@ def playground(
     ``smooth_em`` and ``none`` are NOT differentially private and are labelled so.
     """
     values = _check_counts(counts)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     names = _class_names(class_names, len(values))
     chosen = _mechanisms(mechanisms)
     majority = is_majority(values)
@@ -228,7 +228,7 @@ def empirical_frequencies(
     Simulated releases of toy counts: no data read.
     """
     values = _check_counts(counts)
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     names = _class_names(class_names, len(values))
     chosen = _mechanisms(mechanisms)
     if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpviz.privacy.mechanisms import _check_epsilon, gap, get_mechanism
+from dpviz.privacy.mechanisms import gap, get_mechanism, valid_epsilon
 
 # The paper's Table 2 (Fletcher & Islam 2017) and the addendum's Table 6 (2021).
 TABLE2_GAPS = (0, 1, 5, 10, 50, 100, 500)
@@ -48,7 +48,7 @@ def smooth_sensitivity_table(
     table = pd.DataFrame({"j": gaps})
     counts = np.stack([np.zeros_like(gaps), gaps], axis=1)
     for eps in epsilons:
-        eps = _check_epsilon(eps)
+        eps = valid_epsilon(eps)
         # exp(−jε) directly: Table 2 reaches 7e-218, still a normal float64.
         table[f"ε = {eps:g}"] = np.exp(-gap(counts) * eps)
     return table
@@ -70,7 +70,7 @@ def majority_probability_table(
     -----
     Exact output laws of toy counts: no data read.
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = valid_epsilon(epsilon)
     counts = np.asarray(pairs, dtype=np.int64)
     if counts.ndim != 2 or counts.shape[1] != 2 or (counts < 0).any():
         raise ValueError("pairs must be (f_A, f_B) pairs of whole numbers ≥ 0")

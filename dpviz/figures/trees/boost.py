@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.figures.common import TEMPLATE, _note
+from dpviz.figures.common import TEMPLATE, note_annotation
 from dpviz.figures.trees.labels import (
     fit_labels,
     layout_positions,
@@ -251,7 +251,7 @@ def _boost_icicle(nodes: pd.DataFrame, *, diagnostics: bool, name: str, positive
         title=title_layout(title),
         height=620,
         margin={"t": top_margin(title, note), "b": 10, "l": 10, "r": 10},
-        annotations=[_note(note)],
+        annotations=[note_annotation(note)],
         uniformtext={"minsize": 9, "mode": "hide"},
     )
     return fig

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.figures.common import TEMPLATE, _note
+from dpviz.figures.common import TEMPLATE, note_annotation
 from dpviz.figures.trees.labels import (
     node_hover,
 )
@@ -129,7 +129,7 @@ def _icicle_layout(fig: go.Figure, title: str, note: str, height: int) -> None:
         title=title_layout(title),
         height=height,
         margin={"t": top_margin(title, note), "b": 10, "l": 10, "r": 10},
-        annotations=[_note(note)],
+        annotations=[note_annotation(note)],
         uniformtext={"minsize": 9, "mode": "hide"},
         legend={"orientation": "h", "yanchor": "top", "y": -0.01, "x": 0},
         showlegend=True,

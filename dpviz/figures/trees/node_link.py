@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dpviz.figures.common import TEMPLATE, _note
+from dpviz.figures.common import TEMPLATE, note_annotation
 from dpviz.figures.trees.labels import (
     MAX_TREE_HEIGHT,
     edge_annotations,
@@ -181,7 +181,7 @@ def node_link_layout(
         height=height,
         margin={"t": top, "b": 30, "l": 30, "r": 30},
         legend={"orientation": "h", "yanchor": "top", "y": -0.02, "x": 0},
-        annotations=[_note(note), *edge_annotations(levels, x, y, level_px)],
+        annotations=[note_annotation(note), *edge_annotations(levels, x, y, level_px)],
         hovermode="closest",
     )
     fig.update_xaxes(visible=False, range=[x.min() - 0.8, x.max() + 0.8])

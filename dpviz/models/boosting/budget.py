@@ -9,11 +9,17 @@ for two classes or when the k parts share each tree) its N_e = ⌈T/T_e⌉ ensem
 so each spends the ensemble's whole ε_t (parallel composition): ``split_share``·ε_t on
 its splits (equally over the depth's levels) and the rest on its leaves, whose Laplace
 noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) per part
-(:meth:`_BoostBudget.leaf_sensitivity`; when k parts share the tree, the L1
+(:func:`leaf_sensitivity`; when k parts share the tree, the L1
 sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
-:meth:`_BoostBudget.leaf_l1_sensitivity`).
+:func:`leaf_l1_sensitivity`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
+
+Functions of a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier` (``model``),
+which calls them from its members of the same names (``n_ensembles_``, ``tree_epsilon_``,
+``leaf_scale``, ``privacy_ledger``, …): they read its ``epsilon``, ``n_estimators``,
+``trees_per_ensemble``, ``max_depth``, ``learning_rate``, ``reg_lambda``, ``preset_``,
+``noise_seed`` and, once fitted, ``schema_``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
@@ -48,180 +55,181 @@ def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:
     return eta * (1 - eta) ** np.arange(t_e) / (1 - (1 - eta) ** t_e)
 
 
-class _BoostBudget:
-    """How a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier` splits ε, from its
-    parameters and the public schema only (a mixin: it reads ``epsilon``,
-    ``n_estimators``, ``trees_per_ensemble``, ``max_depth``, ``learning_rate``,
-    ``reg_lambda``, ``preset_``, ``noise_seed`` and, once fitted, ``schema_``)."""
+def n_ensembles(model: BaseEstimator) -> int:
+    """N_e = ⌈T/T_e⌉: how many ensembles read the same records."""
+    return math.ceil(model.n_estimators / model.trees_per_ensemble)
 
-    @property
-    def n_ensembles_(self) -> int:
-        """N_e = ⌈T/T_e⌉: how many ensembles read the same records."""
-        return math.ceil(self.n_estimators / self.trees_per_ensemble)
 
-    def _n_targets(self) -> int:
-        """How many one-vs-rest models split ε sequentially: 1 for two classes or
-        when the parts share their trees (``multiclass="shared"``), else k."""
-        return 1 if self.shares_trees_ else self.n_outputs_
+def n_targets(model: BaseEstimator) -> int:
+    """How many one-vs-rest models split ε sequentially: 1 for two classes or
+    when the parts share their trees (``multiclass="shared"``), else k."""
+    return 1 if model.shares_trees_ else model.n_outputs_
 
-    @property
-    def n_outputs_(self) -> int:
-        """How many one-vs-rest parts the model has: 1 for two classes, else k."""
-        k = len(self.schema_.classes) if hasattr(self, "schema_") else 2
-        return 1 if k == 2 else k
 
-    @property
-    def shares_trees_(self) -> bool:
-        """Whether each tree serves every part, boosted from the released prior (k > 2
-        and ``multiclass="shared"``)."""
-        return self.n_outputs_ > 1 and self.preset_.multiclass == "shared"
+def n_outputs(model: BaseEstimator) -> int:
+    """How many one-vs-rest parts the model has: 1 for two classes, else k."""
+    k = len(model.schema_.classes) if hasattr(model, "schema_") else 2
+    return 1 if k == 2 else k
 
-    @property
-    def gradient_l1_bound_(self) -> float:
-        """B, the bound on the L1 norm of one record's gradients over the parts a tree
-        serves: g* for one part (clipped to [−g*, g*]), 4·g* for k shared parts
-        (scaled to it: :func:`~dpviz.models.boosting.ensemble.bound_l1`)."""
-        return SHARED_L1_BOUND if self.shares_trees_ else G_STAR
 
-    def leaf_l1_sensitivity(self, iteration: int) -> float:
-        """The L1 sensitivity of a leaf's released values in tree ``iteration``:
-        min(B/(1+λ), 2·parts·g*(1−η)^(t−1)), B = :attr:`gradient_l1_bound_` (Lemma 2
-        in L1: adding a record of ‖g‖₁ ≤ B to a leaf of n records moves −Σg/(n+λ) by
-        ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
-        in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
-        parts = self.n_outputs_ if self.shares_trees_ else 1
-        lam = float(self.reg_lambda)
-        return min(self.gradient_l1_bound_ / (1 + lam), 2 * parts * self.leaf_bound(iteration))
+def shares_trees(model: BaseEstimator) -> bool:
+    """Whether each tree serves every part, boosted from the released prior (k > 2
+    and ``multiclass="shared"``)."""
+    return model.n_outputs_ > 1 and model.preset_.multiclass == "shared"
 
-    def leaf_scale(self, iteration: int) -> float:
-        """The Laplace scale of each released leaf value of tree ``iteration``: the
-        L1 sensitivity of a leaf's values (:meth:`leaf_l1_sensitivity`) over ε_leaf."""
-        return self.leaf_l1_sensitivity(iteration) / self.leaf_epsilon_
 
-    @property
-    def prior_epsilon_(self) -> float:
-        """ε of the noisy class histogram (0 in the paper preset)."""
-        return prior_epsilon(float(self.epsilon), self.preset_.prior_share, PRIOR_MAX_SHARE)
+def gradient_l1_bound(model: BaseEstimator) -> float:
+    """B, the bound on the L1 norm of one record's gradients over the parts a tree
+    serves: g* for one part (clipped to [−g*, g*]), 4·g* for k shared parts
+    (scaled to it: :func:`~dpviz.models.boosting.ensemble.bound_l1`)."""
+    return SHARED_L1_BOUND if model.shares_trees_ else G_STAR
 
-    @property
-    def class_epsilon_(self) -> float:
-        """ε of each one-vs-rest model: (ε − ε_prior) / k (k = 1 for two classes)."""
-        return (float(self.epsilon) - self.prior_epsilon_) / self._n_targets()
 
-    @property
-    def tree_epsilon_(self) -> float:
-        """ε_t of every tree: its ensemble's budget, class_epsilon_ / N_e."""
-        return self.class_epsilon_ / self.n_ensembles_
+def leaf_l1_sensitivity(model: BaseEstimator, iteration: int) -> float:
+    """The L1 sensitivity of a leaf's released values in tree ``iteration``:
+    min(B/(1+λ), 2·parts·g*(1−η)^(t−1)), B = :attr:`gradient_l1_bound_` (Lemma 2
+    in L1: adding a record of ‖g‖₁ ≤ B to a leaf of n records moves −Σg/(n+λ) by
+    ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
+    in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
+    parts = model.n_outputs_ if model.shares_trees_ else 1
+    lam = float(model.reg_lambda)
+    return min(model.gradient_l1_bound_ / (1 + lam), 2 * parts * model.leaf_bound(iteration))
 
-    @property
-    def split_epsilon_(self) -> float:
-        """ε of each level of splits of a tree: split_share · ε_t / depth."""
-        return self.preset_.split_share * self.tree_epsilon_ / self.max_depth
 
-    @property
-    def leaf_epsilon_(self) -> float:
-        """ε of a tree's leaf values: (1 − split_share) · ε_t."""
-        return (1 - self.preset_.split_share) * self.tree_epsilon_
+def leaf_scale(model: BaseEstimator, iteration: int) -> float:
+    """The Laplace scale of each released leaf value of tree ``iteration``: the
+    L1 sensitivity of a leaf's values (:meth:`leaf_l1_sensitivity`) over ε_leaf."""
+    return model.leaf_l1_sensitivity(iteration) / model.leaf_epsilon_
 
-    def leaf_bound(self, iteration: int) -> float:
-        """Geometric leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1)."""
-        return G_STAR * (1 - float(self.learning_rate)) ** (iteration - 1)
 
-    def leaf_sensitivity(self, iteration: int) -> float:
-        """Laplace sensitivity of tree ``iteration``'s leaves: min(g*/(1+λ), 2g*(1−η)^(t−1))."""
-        return min(G_STAR / (1 + float(self.reg_lambda)), 2 * self.leaf_bound(iteration))
+def prior_epsilon_of(model: BaseEstimator) -> float:
+    """ε of the noisy class histogram (0 in the paper preset)."""
+    return prior_epsilon(float(model.epsilon), model.preset_.prior_share, PRIOR_MAX_SHARE)
 
-    def ensemble_shares(self, n_trees: int, holdout: bool = False) -> np.ndarray:
-        """The expected share of the records of each of an ensemble's ``n_trees`` trees,
-        and with ``holdout`` of one more cell that no tree reads (equal to a tree's)."""
-        if self.preset_.subsets == "equal":
-            return np.full(n_trees + holdout, 1.0 / (n_trees + holdout))
-        shares = subset_shares(self.learning_rate, n_trees)
-        if holdout:
-            shares = np.append(shares * n_trees / (n_trees + 1), 1 / (n_trees + 1))
-        return shares
 
-    @property
-    def checks_trees_(self) -> bool:
-        """Whether the fit holds out records to check the trees against the class prior
-        (with a prior, i.e. the default preset)."""
-        return self.prior_epsilon_ > 0
+def class_epsilon(model: BaseEstimator) -> float:
+    """ε of each one-vs-rest model: (ε − ε_prior) / k (k = 1 for two classes)."""
+    return (float(model.epsilon) - model.prior_epsilon_) / model._n_targets()
 
-    def _ensemble_size(self, ensemble: int) -> int:
-        """How many trees ensemble ``ensemble`` (0-based) holds: T_e, or fewer in the last."""
-        return min(self.trees_per_ensemble, self.n_estimators - ensemble * self.trees_per_ensemble)
 
-    @property
-    def score_noise_variance_(self) -> float:
-        """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
-        Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
-        eta = float(self.learning_rate)
-        scales = [self.leaf_scale(t) for t in range(1, self.n_estimators + 1)]
-        return eta**2 * sum(2 * b**2 for b in scales)
+def tree_epsilon(model: BaseEstimator) -> float:
+    """ε_t of every tree: its ensemble's budget, class_epsilon_ / N_e."""
+    return model.class_epsilon_ / model.n_ensembles_
 
-    def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
-        """The ledger this configuration produces (it does not depend on the data)."""
-        ledger = PrivacyLedger()
-        k = len(self.schema_.classes) if hasattr(self, "schema_") else 2
-        n_ens = self.n_ensembles_
-        eps_tree = self.tree_epsilon_
-        share = self.preset_.split_share
-        book_inferred_schema(ledger, schema_inferred)
-        book_noise_mode(ledger, self.noise_seed is not None)
-        if self.prior_epsilon_ > 0:
-            ledger.add_sequential(
-                LedgerEntry(
-                    "noisy class histogram, the prior the trees fall back on (discrete Laplace)",
-                    "all records",
-                    self.prior_epsilon_,
-                )
+
+def split_epsilon(model: BaseEstimator) -> float:
+    """ε of each level of splits of a tree: split_share · ε_t / depth."""
+    return model.preset_.split_share * model.tree_epsilon_ / model.max_depth
+
+
+def leaf_epsilon(model: BaseEstimator) -> float:
+    """ε of a tree's leaf values: (1 − split_share) · ε_t."""
+    return (1 - model.preset_.split_share) * model.tree_epsilon_
+
+
+def leaf_bound(model: BaseEstimator, iteration: int) -> float:
+    """Geometric leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1)."""
+    return G_STAR * (1 - float(model.learning_rate)) ** (iteration - 1)
+
+
+def leaf_sensitivity(model: BaseEstimator, iteration: int) -> float:
+    """Laplace sensitivity of tree ``iteration``'s leaves: min(g*/(1+λ), 2g*(1−η)^(t−1))."""
+    return min(G_STAR / (1 + float(model.reg_lambda)), 2 * model.leaf_bound(iteration))
+
+
+def ensemble_shares(model: BaseEstimator, n_trees: int, holdout: bool = False) -> np.ndarray:
+    """The expected share of the records of each of an ensemble's ``n_trees`` trees,
+    and with ``holdout`` of one more cell that no tree reads (equal to a tree's)."""
+    if model.preset_.subsets == "equal":
+        return np.full(n_trees + holdout, 1.0 / (n_trees + holdout))
+    shares = subset_shares(model.learning_rate, n_trees)
+    if holdout:
+        shares = np.append(shares * n_trees / (n_trees + 1), 1 / (n_trees + 1))
+    return shares
+
+
+def checks_trees(model: BaseEstimator) -> bool:
+    """Whether the fit holds out records to check the trees against the class prior
+    (with a prior, i.e. the default preset)."""
+    return model.prior_epsilon_ > 0
+
+
+def ensemble_size(model: BaseEstimator, ensemble: int) -> int:
+    """How many trees ensemble ``ensemble`` (0-based) holds: T_e, or fewer in the last."""
+    return min(model.trees_per_ensemble, model.n_estimators - ensemble * model.trees_per_ensemble)
+
+
+def score_noise_variance(model: BaseEstimator) -> float:
+    """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
+    Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
+    eta = float(model.learning_rate)
+    scales = [model.leaf_scale(t) for t in range(1, model.n_estimators + 1)]
+    return eta**2 * sum(2 * b**2 for b in scales)
+
+
+def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
+    """The ledger this configuration produces (it does not depend on the data)."""
+    ledger = PrivacyLedger()
+    k = len(model.schema_.classes) if hasattr(model, "schema_") else 2
+    n_ens = model.n_ensembles_
+    eps_tree = model.tree_epsilon_
+    share = model.preset_.split_share
+    book_inferred_schema(ledger, schema_inferred)
+    book_noise_mode(ledger, model.noise_seed is not None)
+    if model.prior_epsilon_ > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy class histogram, the prior the trees fall back on (discrete Laplace)",
+                "all records",
+                model.prior_epsilon_,
             )
-        if k == 2:
-            models = ["the model"]
-        elif self.shares_trees_:
-            models = [f"the model (each tree serves all {k} one-vs-rest parts)"]
-        else:
-            models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
-        split_text = (
-            f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
-            f"{self.max_depth} level{'s' * (self.max_depth > 1)} "
-            f"(ε = {self.split_epsilon_:g} each), {_fraction(1 - share)} "
-            f"(ε = {self.leaf_epsilon_:g}) for the leaves"
-            + (f" ({k} values each)" if self.shares_trees_ else "")
         )
-        for index, model in enumerate(models):
-            for e in range(n_ens):
-                trees = min(
-                    self.trees_per_ensemble, self.n_estimators - e * self.trees_per_ensemble
+    if k == 2:
+        models = ["the model"]
+    elif model.shares_trees_:
+        models = [f"the model (each tree serves all {k} one-vs-rest parts)"]
+    else:
+        models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
+    split_text = (
+        f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
+        f"{model.max_depth} level{'s' * (model.max_depth > 1)} "
+        f"(ε = {model.split_epsilon_:g} each), {_fraction(1 - share)} "
+        f"(ε = {model.leaf_epsilon_:g}) for the leaves"
+        + (f" ({k} values each)" if model.shares_trees_ else "")
+    )
+    for index, part in enumerate(models):
+        for e in range(n_ens):
+            trees = min(
+                model.trees_per_ensemble, model.n_estimators - e * model.trees_per_ensemble
+            )
+            entries = [
+                LedgerEntry(
+                    f"tree {t + 1} of ensemble {e + 1} ({part})",
+                    f"disjoint subset {t + 1}",
+                    eps_tree,
                 )
-                entries = [
+                for t in range(trees)
+            ]
+            summary = (
+                f"Ensemble {e + 1} of {part}: {trees} trees on disjoint subsets, "
+                f"each ε = {eps_tree:g}: {split_text}"
+            )
+            if model.checks_trees_ and e == n_ens - 1 and index == len(models) - 1:
+                entries.append(
                     LedgerEntry(
-                        f"tree {t + 1} of ensemble {e + 1} ({model})",
-                        f"disjoint subset {t + 1}",
+                        "check of the trees against the class prior on held-out records "
+                        "(noisy count, discrete Laplace)",
+                        f"disjoint subset {trees + 1} (held out from every tree of "
+                        f"ensemble {e + 1})",
                         eps_tree,
                     )
-                    for t in range(trees)
-                ]
-                summary = (
-                    f"Ensemble {e + 1} of {model}: {trees} trees on disjoint subsets, "
-                    f"each ε = {eps_tree:g}: {split_text}"
                 )
-                if self.checks_trees_ and e == n_ens - 1 and index == len(models) - 1:
-                    entries.append(
-                        LedgerEntry(
-                            "check of the trees against the class prior on held-out records "
-                            "(noisy count, discrete Laplace)",
-                            f"disjoint subset {trees + 1} (held out from every tree of "
-                            f"ensemble {e + 1})",
-                            eps_tree,
-                        )
-                    )
-                    summary += (
-                        f"; a held-out disjoint subset answers one noisy count, ε = "
-                        f"{eps_tree:g}: do the trees beat the class prior?"
-                    )
-                ledger.add_parallel(entries, summary=summary)
-        return ledger
+                summary += (
+                    f"; a held-out disjoint subset answers one noisy count, ε = "
+                    f"{eps_tree:g}: do the trees beat the class prior?"
+                )
+            ledger.add_parallel(entries, summary=summary)
+    return ledger
 
 
 def _fraction(share: float) -> str:

@@ -140,10 +140,11 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpviz.models.boosting.budget import G_STAR, _BoostBudget, subset_shares
+from dpviz.models.boosting import budget
+from dpviz.models.boosting import predict as fitted
+from dpviz.models.boosting.budget import G_STAR, subset_shares
 from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out_check, noisy_prior
 from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
-from dpviz.models.boosting.predict import _FittedBoost
 from dpviz.models.boosting.presets import (
     PRESET_PARAMETERS,
     PRESETS,
@@ -155,6 +156,7 @@ from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
 from dpviz.models.trees.prior import prior_epsilon
+from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
@@ -176,7 +178,7 @@ __all__ = [
 ]
 
 
-class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimator):
+class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     """DPBoost (Li et al. 2020), by default with settings that keep the proof and learn.
 
     Privacy: ``epsilon``-DP under add/remove-one neighbours with a public schema; the
@@ -406,3 +408,139 @@ class DPBoostClassifier(_FittedBoost, _BoostBudget, ClassifierMixin, BaseEstimat
             split_gradient,
             self.gradient_l1_bound_,
         )
+
+    # --- how ε is split, and the ledger (budget.py): public numbers only ------------
+
+    @property
+    def n_ensembles_(self) -> int:
+        """N_e = ⌈T/T_e⌉: how many ensembles read the same records."""
+        return budget.n_ensembles(self)
+
+    def _n_targets(self) -> int:
+        """How many one-vs-rest models split ε sequentially: 1 for two classes or
+        when the parts share their trees (``multiclass="shared"``), else k."""
+        return budget.n_targets(self)
+
+    @property
+    def n_outputs_(self) -> int:
+        """How many one-vs-rest parts the model has: 1 for two classes, else k."""
+        return budget.n_outputs(self)
+
+    @property
+    def shares_trees_(self) -> bool:
+        """Whether each tree serves every part, boosted from the released prior (k > 2
+        and ``multiclass="shared"``)."""
+        return budget.shares_trees(self)
+
+    @property
+    def gradient_l1_bound_(self) -> float:
+        """B, the bound on the L1 norm of one record's gradients over the parts a tree
+        serves: g* for one part (clipped to [−g*, g*]), 4·g* for k shared parts
+        (scaled to it: :func:`~dpviz.models.boosting.ensemble.bound_l1`)."""
+        return budget.gradient_l1_bound(self)
+
+    def leaf_l1_sensitivity(self, iteration: int) -> float:
+        """The L1 sensitivity of a leaf's released values in tree ``iteration``:
+        min(B/(1+λ), 2·parts·g*(1−η)^(t−1)), B = :attr:`gradient_l1_bound_` (Lemma 2
+        in L1: adding a record of ‖g‖₁ ≤ B to a leaf of n records moves −Σg/(n+λ) by
+        ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
+        in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
+        return budget.leaf_l1_sensitivity(self, iteration)
+
+    def leaf_scale(self, iteration: int) -> float:
+        """The Laplace scale of each released leaf value of tree ``iteration``: the
+        L1 sensitivity of a leaf's values (:meth:`leaf_l1_sensitivity`) over ε_leaf."""
+        return budget.leaf_scale(self, iteration)
+
+    @property
+    def prior_epsilon_(self) -> float:
+        """ε of the noisy class histogram (0 in the paper preset)."""
+        return budget.prior_epsilon_of(self)
+
+    @property
+    def class_epsilon_(self) -> float:
+        """ε of each one-vs-rest model: (ε − ε_prior) / k (k = 1 for two classes)."""
+        return budget.class_epsilon(self)
+
+    @property
+    def tree_epsilon_(self) -> float:
+        """ε_t of every tree: its ensemble's budget, class_epsilon_ / N_e."""
+        return budget.tree_epsilon(self)
+
+    @property
+    def split_epsilon_(self) -> float:
+        """ε of each level of splits of a tree: split_share · ε_t / depth."""
+        return budget.split_epsilon(self)
+
+    @property
+    def leaf_epsilon_(self) -> float:
+        """ε of a tree's leaf values: (1 − split_share) · ε_t."""
+        return budget.leaf_epsilon(self)
+
+    def leaf_bound(self, iteration: int) -> float:
+        """Geometric leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1)."""
+        return budget.leaf_bound(self, iteration)
+
+    def leaf_sensitivity(self, iteration: int) -> float:
+        """Laplace sensitivity of tree ``iteration``'s leaves: min(g*/(1+λ), 2g*(1−η)^(t−1))."""
+        return budget.leaf_sensitivity(self, iteration)
+
+    def ensemble_shares(self, n_trees: int, holdout: bool = False) -> np.ndarray:
+        """The expected share of the records of each of an ensemble's ``n_trees`` trees,
+        and with ``holdout`` of one more cell that no tree reads (equal to a tree's)."""
+        return budget.ensemble_shares(self, n_trees, holdout)
+
+    @property
+    def checks_trees_(self) -> bool:
+        """Whether the fit holds out records to check the trees against the class prior
+        (with a prior, i.e. the default preset)."""
+        return budget.checks_trees(self)
+
+    def _ensemble_size(self, ensemble: int) -> int:
+        """How many trees ensemble ``ensemble`` (0-based) holds: T_e, or fewer in the last."""
+        return budget.ensemble_size(self, ensemble)
+
+    @property
+    def score_noise_variance_(self) -> float:
+        """The variance the leaf noise adds to a record's trees' score η·Σ_t r_t: one
+        Laplace(b_t) per tree, b_t = leaf sensitivity / ε_leaf (public)."""
+        return budget.score_noise_variance(self)
+
+    def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
+        """The ledger this configuration produces (it does not depend on the data)."""
+        return budget.boost_ledger(self, schema_inferred)
+
+    # --- the fitted model at work (predict.py): post-processing; diagnostics NOT private
+
+    def _scores(self, encoded: EncodedData) -> np.ndarray:
+        """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
+        return fitted.scores(self, encoded)
+
+    def _proba(self, encoded: EncodedData) -> np.ndarray:
+        return fitted.proba(self, encoded)
+
+    def predict_proba(self, X) -> np.ndarray:
+        return fitted.predict_proba(self, X)
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs by: the released noisy class
+        histogram, one added per class (:func:`~dpviz.models.objective.prior_from_counts`),
+        or uniform and public without one (paper preset). Post-processing."""
+        return fitted.decision_prior(self)
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index under the ``objective`` (accuracy: the argmax of
+        :meth:`_proba`; otherwise
+        :func:`~dpviz.models.boosting.predict.decision_scores` weighed against
+        :attr:`decision_prior_`)."""
+        return fitted.decision(self, encoded)
+
+    def predict(self, X) -> np.ndarray:
+        """The most likely class, weighed by the ``objective`` (post-processing)."""
+        return fitted.predict(self, X)
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Leaf diagnostics from the raw data (NOT private): sign flips of leaf values."""
+        return fitted.leaf_diagnostics(self.leaf_records_)

@@ -1,14 +1,21 @@
 """A fitted DPBoost model at work: scores, class probabilities and the owner's diagnostics.
 
-Privacy role: :meth:`_FittedBoost.predict_proba` and its helpers read only the released
+Privacy role: :func:`predict_proba` and its helpers read only the released
 model (the trees' released leaf values, ``init_score_`` and ``tree_weight_``) and the
 records being predicted: post-processing, no ε. ``diagnostics_`` reads the trees' TRUE
 leaf counts and values: NOT private, for the data owner only, never part of a release.
+
+The functions taking ``model`` read a fitted
+:class:`~dpviz.models.boosting.estimator.DPBoostClassifier` (its ``models_``,
+``init_score_``, ``tree_weight_``, ``prior_counts_``, ``reach_``, ``schema_``,
+``classes_`` and the ``n_bins``, ``learning_rate`` and ``objective`` parameters), which
+calls them from its members of the same names.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.boosting.tree import tree_scores
@@ -61,48 +68,43 @@ def leaf_diagnostics(leaf_records: list[tuple]) -> dict:
     }
 
 
-class _FittedBoost:
-    """Prediction and diagnostics of a fitted DPBoost model (a mixin of
-    :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`: it reads the fitted ``models_``,
-    ``init_score_``, ``tree_weight_``, ``leaf_records_``, ``schema_``, ``classes_`` and
-    the ``n_bins`` and ``learning_rate`` parameters)."""
+def scores(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
+    codes, _ = bin_codes(encoded, model.schema_, model.n_bins)
+    raw = tree_scores(model.models_, codes, float(model.learning_rate))
+    return model.init_score_ + model.tree_weight_ * raw
 
-    def _scores(self, encoded: EncodedData) -> np.ndarray:
-        """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
-        codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
-        raw = tree_scores(self.models_, codes, float(self.learning_rate))
-        return self.init_score_ + self.tree_weight_ * raw
 
-    def _proba(self, encoded: EncodedData) -> np.ndarray:
-        return scores_to_proba(self._scores(encoded))
+def proba(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """Class probabilities of encoded records (:func:`scores_to_proba` of :func:`scores`)."""
+    return scores_to_proba(scores(model, encoded))
 
-    def predict_proba(self, X) -> np.ndarray:
-        check_is_fitted(self, "models_")
-        return self._proba(prediction_data(self, X))
 
-    @property
-    def decision_prior_(self) -> np.ndarray:
-        """The class prior the ``objective`` weighs by: the released noisy class
-        histogram, one added per class (:func:`~dpviz.models.objective.prior_from_counts`),
-        or uniform and public without one (paper preset). Post-processing."""
-        check_is_fitted(self, "models_")
-        return prior_from_counts(self.prior_counts_, len(self.classes_))
+def predict_proba(model: BaseEstimator, X) -> np.ndarray:
+    """Class probabilities of the records ``X`` (post-processing)."""
+    check_is_fitted(model, "models_")
+    return proba(model, prediction_data(model, X))
 
-    def _decision(self, encoded: EncodedData) -> np.ndarray:
-        """Each record's class index under the ``objective`` (accuracy: the argmax of
-        :meth:`_proba`, as before; otherwise :func:`decision_scores` weighed against
-        :attr:`decision_prior_`)."""
-        if self.objective == ACCURACY:
-            return np.argmax(self._proba(encoded), axis=1)
-        scores = decision_scores(self._scores(encoded), self.reach_)
-        return decide(scores, self.decision_prior_, self.objective)
 
-    def predict(self, X) -> np.ndarray:
-        """The most likely class, weighed by the ``objective`` (post-processing)."""
-        check_is_fitted(self, "models_")
-        return self.classes_[self._decision(prediction_data(self, X))]
+def decision_prior(model: BaseEstimator) -> np.ndarray:
+    """The class prior the ``objective`` weighs by: the released noisy class
+    histogram, one added per class (:func:`~dpviz.models.objective.prior_from_counts`),
+    or uniform and public without one (paper preset). Post-processing."""
+    check_is_fitted(model, "models_")
+    return prior_from_counts(model.prior_counts_, len(model.classes_))
 
-    @property
-    def diagnostics_(self) -> dict:
-        """Leaf diagnostics from the raw data (NOT private): sign flips of leaf values."""
-        return leaf_diagnostics(self.leaf_records_)
+
+def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """Each record's class index under the ``objective`` (accuracy: the argmax of
+    :func:`proba`; otherwise :func:`decision_scores` weighed against the model's
+    ``decision_prior_``)."""
+    if model.objective == ACCURACY:
+        return np.argmax(proba(model, encoded), axis=1)
+    weighed = decision_scores(scores(model, encoded), model.reach_)
+    return decide(weighed, model.decision_prior_, model.objective)
+
+
+def predict(model: BaseEstimator, X) -> np.ndarray:
+    """The most likely class, weighed by the ``objective`` (post-processing)."""
+    check_is_fitted(model, "models_")
+    return model.classes_[decision(model, prediction_data(model, X))]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpviz.privacy.mechanisms import _check_epsilon
+from dpviz.privacy.mechanisms import valid_epsilon
 from dpviz.privacy.noise import NoiseSource
 from dpviz.tabular.inputs import check_whole_numbers
 
@@ -138,7 +138,7 @@ def apply_preset(model, given=()) -> None:
 def check_params(model) -> None:
     """Refuse the parameters of ``model`` that break the proof or the noise, with a
     message a person can act on (ValueError)."""
-    _check_epsilon(model.epsilon)
+    valid_epsilon(model.epsilon)
     if not isinstance(model.preset, str) or model.preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {model.preset!r}")
     check_whole_numbers(

@@ -198,8 +198,3 @@ def route(tree: dict, codes: np.ndarray) -> np.ndarray:
         right = code > cut if eq is None else np.where(eq[node], code == cut, code > cut)
         node = 2 * node + right
     return node
-
-
-def _leaf_index(tree: dict, codes: np.ndarray, n_values: np.ndarray | None = None) -> np.ndarray:
-    """:func:`route` (``n_values`` is not needed; kept for callers that pass it)."""
-    return route(tree, codes)

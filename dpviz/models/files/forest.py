@@ -39,7 +39,7 @@ from dpviz.models.forest.estimator import (
 )
 from dpviz.models.forest.estimator import space_for as build_space
 from dpviz.models.forest.floor import floor_scores
-from dpviz.models.forest.records import _normalise
+from dpviz.models.forest.records import normalise_votes
 from dpviz.models.forest.scoring import count_prior, count_values, count_votes, prior_shares
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.full import build_full
@@ -140,7 +140,7 @@ class ReleasedForest(ReleasedFile):
             )
             if not self.meta.get("floor_trusted", True):
                 # The floor's check did not trust the trees: the prior's class, their ranking.
-                return floor_scores(_normalise(votes), self.decision_prior)
+                return floor_scores(normalise_votes(votes), self.decision_prior)
             return votes
         # Label votes: a fall-back is in the exported prior weight (floor_prior_weight).
         votes = self.nodes.votes(encoded)
@@ -149,7 +149,7 @@ class ReleasedForest(ReleasedFile):
         return votes
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        return _normalise(self._votes(X))
+        return normalise_votes(self._votes(X))
 
     @property
     def decision_prior(self) -> np.ndarray:

@@ -20,8 +20,7 @@ from dpviz.models.forest.assign import assign_pairs
 from dpviz.models.forest.records import LeafCounts, _tree_chunks
 from dpviz.models.trees.passes import run_jobs, split_ranges, thread_count
 from dpviz.models.trees.routing import number_leaves, route, route_matrix
-from dpviz.privacy.randomness import _GOLDEN as GOLDEN
-from dpviz.privacy.randomness import SALT_CHILD, splitmix64
+from dpviz.privacy.randomness import GOLDEN, SALT_CHILD, splitmix64
 from dpviz.tabular.encode import EncodedData
 
 

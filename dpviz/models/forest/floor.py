@@ -165,7 +165,8 @@ class CheckRecords:
     routing (a third of a default fit's time on 30,000 rows); a relabel or a sweep's
     point from ε = 2 up routes them once and keeps the result. Reads the training data:
     kept on the model, never released as such. A copy (pickle) holds the routing only,
-    never the records (the model routes them first: ``ReleaseMixin.__getstate__``)."""
+    never the records (the model routes them first:
+    :func:`~dpviz.models.forest.release.prepare_copy`)."""
 
     __slots__ = ("_checked", "_own", "_routes")
 

@@ -162,7 +162,9 @@ def _rows(encoded: EncodedData, rows: slice) -> EncodedData:
     )
 
 
-def _normalise(votes: np.ndarray) -> np.ndarray:
+def normalise_votes(votes: np.ndarray) -> np.ndarray:
+    """Votes as shares of each row\'s total (uniform for a row of no votes):
+    post-processing."""
     total = votes.sum(axis=1, keepdims=True)
     k = votes.shape[1]
     return np.divide(votes, total, out=np.full_like(votes, 1.0 / k), where=total > 0)

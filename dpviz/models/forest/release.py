@@ -1,19 +1,26 @@
 """Releasing a forest's leaves: the noisy outputs, the class prior, and their ledger.
 
-Privacy role: this is the release. :class:`ReleaseMixin` passes each counted leaf's TRUE
-counts through the leaf mechanism at the tree's ε (ε − the noisy record count − the
-split histograms − the prior, divided by τ when every tree sees every record), with
+Functions of a :class:`~dpviz.models.forest.estimator.DPRandomForestClassifier`
+(``model``), which calls them from its members of the same names (``prior_epsilon_``,
+``check_epsilon_``, ``leaf_epsilon_``, ``relabel``, ``release_instead``,
+``privacy_ledger``, ``ledger_``, a copy's ``__getstate__``); the voting and the
+distributed and sweep fits call :func:`release_leaves`, :func:`empty_outputs` and
+:func:`complete_release` directly.
+
+Privacy role: this is the release. :func:`release_leaves` passes each counted leaf's
+TRUE counts through the leaf mechanism at the tree's ε (ε − the noisy record count −
+the split histograms − the prior, divided by τ when every tree sees every record), with
 fresh noise from the release's :class:`~dpviz.privacy.noise.NoiseSource`; a leaf no
 record reached releases the mechanism's output on zero counts. The class prior is the
-noisy class histogram (discrete Laplace) at :attr:`prior_epsilon_`. Every release, earlier
-ones included, is booked in :attr:`ledger_`.
+noisy class histogram (discrete Laplace) at :func:`prior_epsilon_of`. Every release, the
+ones before it included, is booked in the model's ``ledger_``.
 
 A fitted model is one release: every leaf of the trees is drawn at the release (fit,
-:meth:`~ReleaseMixin.relabel`, ``partial_fit``) and the key is dropped, so every copy,
-pickle and exported file answers identically, and a prediction looks every leaf up the
-same way whether records reached it or not. (An evaluation sweep's
-:meth:`~ReleaseMixin.release_instead` draws the leaves its test records reach as it
-goes, and the rest before anything public reads the model.)
+:func:`relabel`, ``partial_fit``) and the key is dropped, so every copy, pickle and
+exported file answers identically, and a prediction looks every leaf up the same way
+whether records reached it or not. (An evaluation sweep's :func:`release_instead` draws
+the leaves its test records reach as it goes, and the rest before anything public reads
+the model.)
 
 Trees with more nodes than an export may list
 (:func:`~dpviz.models.trees.space.export_node_limit`) cannot be drawn whole: their untrained
@@ -26,6 +33,7 @@ differs from a trained one's.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from dpviz.models.forest.floor import (
     CHECK_STREAM,
@@ -47,309 +55,330 @@ from dpviz.privacy.noise import KeyedLeafNoise, NoiseSource
 _PRIOR_STREAM = 0xC1A55_0000  # the noise stream of the class prior within a release
 
 
-class ReleaseMixin:
-    """Leaf release, empty leaves and ledger of
-    :class:`~dpviz.models.forest.estimator.DPRandomForestClassifier`."""
+def prior_epsilon_of(model: BaseEstimator) -> float:
+    """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``. With
+    disjoint data its floor follows the record count the trees read, when they read
+    one: their votes have a noise margin of their own at tiny leaf ε
+    (:func:`~dpviz.models.forest.scoring.noise_margin`). Trees that share the records
+    have none and lean on the prior (a floor at 150/n̂ put Private-RDT on abalone at
+    ε = 0.1 more than 0.5 points below the majority in 4 of 30 five-fold runs, 1 of
+    30 without it)."""
+    if not get_mechanism(model.mechanism).private:
+        return 0.0
+    disjoint = model.data_split == "disjoint"
+    counted = getattr(model, "depth_n_", None) if disjoint else None
+    eps = prior_epsilon(
+        float(model.epsilon), float(getattr(model, "prior_share", 0.0)), n_records=counted
+    )
+    # Below ε = 1 disjoint trees sized from the record count ("auto" trees, the records
+    # depth rule) are sized for their signal: their leaves get the budget.
+    sized = model.n_estimators == "auto" or model.depth == "records"
+    return small_epsilon_prior_cap(float(model.epsilon), eps) if disjoint and sized else eps
 
-    @property
-    def prior_epsilon_(self) -> float:
-        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``. With
-        disjoint data its floor follows the record count the trees read, when they read
-        one: their votes have a noise margin of their own at tiny leaf ε
-        (:func:`~dpviz.models.forest.scoring.noise_margin`). Trees that share the records
-        have none and lean on the prior (a floor at 150/n̂ put Private-RDT on abalone at
-        ε = 0.1 more than 0.5 points below the majority in 4 of 30 five-fold runs, 1 of
-        30 without it)."""
-        if not get_mechanism(self.mechanism).private:
-            return 0.0
-        disjoint = self.data_split == "disjoint"
-        counted = getattr(self, "depth_n_", None) if disjoint else None
-        eps = prior_epsilon(
-            float(self.epsilon), float(getattr(self, "prior_share", 0.0)), n_records=counted
+
+def check_epsilon_of(model: BaseEstimator) -> float:
+    """ε of the floor's out-of-bag check (:mod:`dpviz.models.forest.floor`): 5% of ε from
+    ε = 2 up when the fit kept the checked records' routing (a private mechanism,
+    disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
+    configuration."""
+    if getattr(model, "_check_routes", None) is None or not check_applies(model):
+        return 0.0
+    return check_epsilon(float(model.epsilon))
+
+
+def leaf_epsilon_of(model: BaseEstimator) -> float:
+    """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
+    noisy class prior and the floor's check."""
+    spent = (
+        getattr(model, "depth_count_epsilon_", 0.0)
+        + getattr(model, "split_epsilon_", 0.0)
+        + model.prior_epsilon_
+        + model.check_epsilon_
+    )
+    return float(model.epsilon) - spent
+
+
+def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: bool = True) -> None:
+    """Release every leaf under the current ε and mechanism with fresh noise from
+    ``source`` (used here and then dropped), and book it in the ledger.
+
+    ``every_leaf=False`` (an evaluation sweep's alternative releases) leaves the
+    untrained leaves to be drawn as the sweep reaches them; anything public (a
+    prediction, ``released_outputs``, a copy) draws the rest first."""
+    mech = get_mechanism(model.mechanism)
+    leaf_eps = model.leaf_epsilon_
+    if leaf_eps <= 0:
+        raise ValueError(
+            f"ε = {float(model.epsilon):g} leaves nothing for the leaves after the noisy "
+            f"record count (ε = {model.depth_count_epsilon_:g}) and split histograms "
+            f"(ε = {model.split_epsilon_:g}), both spent when the trees were grown, the "
+            f"class prior (ε = {model.prior_epsilon_:g}) and the floor's check "
+            f"(ε = {model.check_epsilon_:g}); choose a larger ε, or "
+            "declare the record count (declared_n) before fitting"
         )
-        # Below ε = 1 disjoint trees sized from the record count ("auto" trees, the records
-        # depth rule) are sized for their signal: their leaves get the budget.
-        sized = self.n_estimators == "auto" or self.depth == "records"
-        return small_epsilon_prior_cap(float(self.epsilon), eps) if disjoint and sized else eps
-
-    @property
-    def check_epsilon_(self) -> float:
-        """ε of the floor's out-of-bag check (:mod:`dpviz.models.forest.floor`): 5% of ε from
-        ε = 2 up when the fit kept the checked records' routing (a private mechanism,
-        disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
-        configuration."""
-        if getattr(self, "_check_routes", None) is None or not check_applies(self):
-            return 0.0
-        return check_epsilon(float(self.epsilon))
-
-    @property
-    def leaf_epsilon_(self) -> float:
-        """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
-        noisy class prior and the floor's check."""
-        spent = (
-            getattr(self, "depth_count_epsilon_", 0.0)
-            + getattr(self, "split_epsilon_", 0.0)
-            + self.prior_epsilon_
-            + self.check_epsilon_
+    model.tree_epsilon_ = (
+        leaf_eps / model.n_estimators_ if model.data_split == "shared" else leaf_eps
+    )
+    released = release_counts(model, model.leaf_counts_, KeyedLeafNoise(source, model.leaf_keys_))
+    model.leaf_labels_ = released.labels
+    model.leaf_noisy_counts_ = released.noisy_counts
+    model.prior_counts_ = None
+    if model.prior_epsilon_ > 0:
+        model.prior_counts_ = noisy_class_totals(
+            model, model.leaf_tree_, model.leaf_counts_, source
         )
-        return float(self.epsilon) - spent
+    model._releases.append((mech.id, leaf_eps + model.prior_epsilon_ + model.check_epsilon_))
+    model._release_private = source.private
+    reset_empty_outputs(model, every_leaf)
+    run_check(model, source)
+    model._ledger = None  # built when first read: a sweep releases many times
+    model.__dict__.pop("_diagnostics", None)
 
-    def _release_leaves(self, source: NoiseSource, *, every_leaf: bool = True) -> None:
-        """Release every leaf under the current ε and mechanism with fresh noise from
-        ``source`` (used here and then dropped), and book it in the ledger.
 
-        ``every_leaf=False`` (an evaluation sweep's alternative releases) leaves the
-        untrained leaves to be drawn as the sweep reaches them; anything public (a
-        prediction, ``released_outputs``, a copy) draws the rest first."""
-        mech = get_mechanism(self.mechanism)
-        leaf_eps = self.leaf_epsilon_
-        if leaf_eps <= 0:
-            raise ValueError(
-                f"ε = {float(self.epsilon):g} leaves nothing for the leaves after the noisy "
-                f"record count (ε = {self.depth_count_epsilon_:g}) and split histograms "
-                f"(ε = {self.split_epsilon_:g}), both spent when the trees were grown, the "
-                f"class prior (ε = {self.prior_epsilon_:g}) and the floor's check "
-                f"(ε = {self.check_epsilon_:g}); choose a larger ε, or "
-                "declare the record count (declared_n) before fitting"
-            )
-        self.tree_epsilon_ = (
-            leaf_eps / self.n_estimators_ if self.data_split == "shared" else leaf_eps
-        )
-        released = self._release(self.leaf_counts_, KeyedLeafNoise(source, self.leaf_keys_))
-        self.leaf_labels_ = released.labels
-        self.leaf_noisy_counts_ = released.noisy_counts
-        self.prior_counts_ = None
-        if self.prior_epsilon_ > 0:
-            self.prior_counts_ = self._noisy_class_totals(
-                self.leaf_tree_, self.leaf_counts_, source
-            )
-        self._releases.append((mech.id, leaf_eps + self.prior_epsilon_ + self.check_epsilon_))
-        self._release_private = source.private
-        self._reset_empty_outputs(every_leaf)
-        self._run_check(source)
-        self._ledger = None  # built when first read: a sweep releases many times
-        self.__dict__.pop("_diagnostics", None)
+def run_check(model: BaseEstimator, source: NoiseSource) -> None:
+    """The floor's check of this release (:mod:`dpviz.models.forest.floor`): the checked
+    records' out-of-bag votes under the leaves just released, their gain over the
+    prior's class, released with discrete Laplace noise at ``check_epsilon_``.
+    Sets ``floor_check_`` (the released gain, None without a check) and
+    ``floor_trusted_`` (False: the forest answers the prior's class)."""
+    model.floor_check_, model.floor_trusted_ = None, True
+    if not model.check_epsilon_:
+        return
+    routed, y = model._check_routes.routes(model)
+    prior = count_prior(model.prior_counts_, len(model.classes_))
+    votes = model.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
+    gain = check_gain(votes, y, int(np.argmax(prior)))
+    noise = source.child(CHECK_STREAM).generator()
+    model.floor_check_, model.floor_trusted_ = release_check(gain, model.check_epsilon_, noise)
 
-    def _run_check(self, source: NoiseSource) -> None:
-        """The floor's check of this release (:mod:`dpviz.models.forest.floor`): the checked
-        records' out-of-bag votes under the leaves just released, their gain over the
-        prior's class, released with discrete Laplace noise at :attr:`check_epsilon_`.
-        Sets :attr:`floor_check_` (the released gain, None without a check) and
-        :attr:`floor_trusted_` (False: the forest answers the prior's class)."""
-        self.floor_check_, self.floor_trusted_ = None, True
-        if not self.check_epsilon_:
-            return
-        routed, y = self._check_routes.routes(self)
-        prior = count_prior(self.prior_counts_, len(self.classes_))
-        votes = self.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
-        gain = check_gain(votes, y, int(np.argmax(prior)))
-        noise = source.child(CHECK_STREAM).generator()
-        self.floor_check_, self.floor_trusted_ = release_check(gain, self.check_epsilon_, noise)
 
-    def _noisy_class_totals(self, leaf_tree, leaf_counts, source: NoiseSource) -> np.ndarray:
-        """Class totals of counted leaves, each record once (its own tree when disjoint,
-        tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
-        rows = leaf_tree == 0 if self.data_split == "shared" else slice(None)
-        totals = leaf_counts[rows].sum(axis=0)
-        noise = source.child(_PRIOR_STREAM).generator()
-        return totals + noise.discrete_laplace(self.prior_epsilon_, len(totals))
+def noisy_class_totals(
+    model: BaseEstimator, leaf_tree: np.ndarray, leaf_counts: np.ndarray, source: NoiseSource
+) -> np.ndarray:
+    """Class totals of counted leaves, each record once (its own tree when disjoint,
+    tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
+    rows = leaf_tree == 0 if model.data_split == "shared" else slice(None)
+    totals = leaf_counts[rows].sum(axis=0)
+    noise = source.child(_PRIOR_STREAM).generator()
+    return totals + noise.discrete_laplace(model.prior_epsilon_, len(totals))
 
-    def relabel(
-        self, epsilon: float | None = None, mechanism: str | None = None, *, every_leaf=True
-    ):
-        """Release the leaves again under another ε or mechanism, keeping the trees and
-        the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
 
-        The new release draws fresh noise. The earlier releases were published too, so
-        the ledger adds their ε (sequential composition). ``every_leaf``: see
-        :meth:`release_instead`.
-        """
-        self._check_fitted()
-        before = self.epsilon, self.mechanism
-        if epsilon is not None:
-            self.epsilon = epsilon
-        if mechanism is not None:
-            self.mechanism = mechanism
-        try:
-            self._validate_params()
-            self._release_leaves(self._release_source(0), every_leaf=every_leaf)
-        except ValueError:
-            # A refused release leaves the model and its ledger as they were.
-            self.epsilon, self.mechanism = before
-            raise
-        return self
+def relabel(
+    model: BaseEstimator,
+    epsilon: float | None = None,
+    mechanism: str | None = None,
+    *,
+    every_leaf: bool = True,
+) -> BaseEstimator:
+    """Release the leaves again under another ε or mechanism, keeping the trees and
+    the routing of the data (they do not depend on ε): what makes an ε sweep cheap.
 
-    def release_instead(self, epsilon: float, mechanism: str | None = None):
-        """Discard the current release, unpublished, and draw another at ``epsilon``.
+    The new release draws fresh noise. The releases before it were published too, so
+    the ledger adds their ε (sequential composition). ``every_leaf``: see
+    :func:`release_instead`.
+    """
+    model._check_fitted()
+    before = model.epsilon, model.mechanism
+    if epsilon is not None:
+        model.epsilon = epsilon
+    if mechanism is not None:
+        model.mechanism = mechanism
+    try:
+        model._validate_params()
+        release_leaves(model, model._release_source(0), every_leaf=every_leaf)
+    except ValueError:
+        # A refused release leaves the model and its ledger as they were.
+        model.epsilon, model.mechanism = before
+        raise
+    return model
 
-        For evaluation sweeps, where each (mechanism, ε) is an alternative model of the
-        same trees, never two published releases: the ledger books only the new one.
-        Use :meth:`relabel` for a model whose release was already shown or exported.
-        Untrained leaves are drawn as :meth:`votes` reaches them (a sweep's test records
-        reach a few), the rest before anything public reads the model (a prediction,
-        :meth:`released_outputs`, a copy): the same release, drawn in another order.
-        """
-        self._check_fitted()
-        self._releases = self._releases[:-1]
-        return self.relabel(epsilon, mechanism, every_leaf=False)
 
-    def _release(self, counts: np.ndarray, noise) -> LeafOutputs:
-        """Release leaves from their counts and their noise."""
-        mech = get_mechanism(self.mechanism)
-        labels, noisy = mech.release(counts, self.tree_epsilon_, noise)
-        return LeafOutputs(np.asarray(labels, dtype=np.int64), noisy)
+def release_instead(
+    model: BaseEstimator, epsilon: float, mechanism: str | None = None
+) -> BaseEstimator:
+    """Discard the current release, unpublished, and draw another at ``epsilon``.
 
-    # --- leaves no training record reached ---------------------------------------------
+    For evaluation sweeps, where each (mechanism, ε) is an alternative model of the
+    same trees, never two published releases: the ledger books only the new one.
+    Use :func:`relabel` for a model whose release was already shown or exported.
+    Untrained leaves are drawn as the model's ``votes`` reaches them (a sweep's test
+    records reach a few), the rest before anything public reads the model (a
+    prediction, ``released_outputs``, a copy): the same release, drawn in another order.
+    """
+    model._check_fitted()
+    model._releases = model._releases[:-1]
+    return relabel(model, epsilon, mechanism, every_leaf=False)
 
-    def _leaf_space(self) -> np.ndarray | None:
-        """Sorted keys of every leaf of the trees (public structure), or None when the
-        trees hold more nodes than an export may list; kept while the structure is."""
-        cached = self.__dict__.get("_space_cache")
-        if cached is not None and cached[0] is self.root_keys_ and cached[1] is self.space_:
-            return cached[2]
-        limit = export_node_limit(self.space_)
-        built = self.__dict__.get("_route_cache")
-        if built is not None and built[0] is self.root_keys_ and built[1] is self.space_:
-            # The fit built every tree whole for routing: its leaves are the leaf space.
-            store = built[2].store
-            keys = np.sort(store.key[built[2].leaf_nodes]) if store.size <= limit else None
-        else:
-            keys = leaf_space_keys(self.space_, self.root_keys_, limit)
-        self._space_cache = (self.root_keys_, self.space_, keys)
-        return keys
 
-    def _reset_empty_outputs(self, every_leaf: bool = True) -> None:
-        """Forget the untrained leaves' outputs of the previous release; with
-        ``every_leaf``, draw all of this release's at once (:meth:`_complete_release`)."""
-        k = len(self.classes_)
-        self._empty_keys = np.empty(0, dtype=np.uint64)
-        self._empty_labels = np.empty(0, dtype=np.int64)
-        self._empty_noisy = np.zeros((0, k), dtype=np.int64)
-        self._empty_sorted = True
-        self._empty_complete = False
-        if every_leaf:
-            self._complete_release()
+def release_counts(model: BaseEstimator, counts: np.ndarray, noise) -> LeafOutputs:
+    """Release leaves from their counts and their noise (the mechanism at the tree's ε)."""
+    mech = get_mechanism(model.mechanism)
+    labels, noisy = mech.release(counts, model.tree_epsilon_, noise)
+    return LeafOutputs(np.asarray(labels, dtype=np.int64), noisy)
 
-    def _complete_release(self) -> None:
-        """Draw every untrained leaf not drawn yet: the mechanism's output on all-zero
-        counts, with this release's fresh noise. Beyond what an export lists
-        (:meth:`_leaf_space` is None) they stay drawn when first reached instead."""
-        if getattr(self, "_empty_complete", True):
-            return
-        space = self._leaf_space()
-        if space is None:
-            return
-        self._sort_empty()
-        missing = (self._trained(space) < 0) & ~np.isin(space, self._empty_keys)
-        self._add_drawn(space[missing])
-        self._empty_complete = True
 
-    def _empty_outputs(self, keys: np.ndarray, *, distinct: bool = False) -> LeafOutputs:
-        """Released outputs of untrained leaves ``keys``.
+# --- leaves no training record reached ---------------------------------------------------
 
-        Every one was drawn at the release when the trees fit in an export (or, after
-        :meth:`release_instead`, is drawn now and kept: lazy sampling, the same random
-        model, with no key kept). ``distinct`` says the keys hold no repeats: then a first
-        lazy draw needs no sorting (a sweep)."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        if self._empty_complete:
-            return self._drawn_outputs(keys)
-        if distinct and not len(self._empty_keys) and len(keys):
-            labels, noisy = self._draw_empty(keys)
-            self._empty_keys, self._empty_labels, self._empty_noisy = keys, labels, noisy
-            self._empty_sorted = False
-            return LeafOutputs(labels, noisy if self.leaf_noisy_counts_ is not None else None)
-        self._sort_empty()
-        self._add_drawn(np.unique(keys[~np.isin(keys, self._empty_keys)]))
-        return self._drawn_outputs(keys)
 
-    def _sort_empty(self) -> None:
-        if not getattr(self, "_empty_sorted", True):
-            order = np.argsort(self._empty_keys)
-            self._empty_keys = self._empty_keys[order]
-            self._empty_labels = self._empty_labels[order]
-            self._empty_noisy = self._empty_noisy[order]
-            self._empty_sorted = True
+def leaf_space(model: BaseEstimator) -> np.ndarray | None:
+    """Sorted keys of every leaf of the trees (public structure), or None when the
+    trees hold more nodes than an export may list; kept while the structure is."""
+    cached = model.__dict__.get("_space_cache")
+    if cached is not None and cached[0] is model.root_keys_ and cached[1] is model.space_:
+        return cached[2]
+    limit = export_node_limit(model.space_)
+    built = model.__dict__.get("_route_cache")
+    if built is not None and built[0] is model.root_keys_ and built[1] is model.space_:
+        # The fit built every tree whole for routing: its leaves are the leaf space.
+        store = built[2].store
+        keys = np.sort(store.key[built[2].leaf_nodes]) if store.size <= limit else None
+    else:
+        keys = leaf_space_keys(model.space_, model.root_keys_, limit)
+    model._space_cache = (model.root_keys_, model.space_, keys)
+    return keys
 
-    def _add_drawn(self, new: np.ndarray) -> None:
-        """Draw the untrained leaves ``new`` (sorted, none drawn yet) and keep them."""
-        if not len(new):
-            return
-        labels, noisy = self._draw_empty(new)
-        order = np.argsort(np.concatenate([self._empty_keys, new]), kind="stable")
-        self._empty_keys = np.concatenate([self._empty_keys, new])[order]
-        self._empty_labels = np.concatenate([self._empty_labels, labels])[order]
-        self._empty_noisy = np.concatenate([self._empty_noisy, noisy])[order]
 
-    def _drawn_outputs(self, keys: np.ndarray) -> LeafOutputs:
-        """Outputs of untrained leaves already drawn (``ValueError`` for another key)."""
-        drawn = self._empty_keys
-        pos = np.minimum(np.searchsorted(drawn, keys), max(0, len(drawn) - 1))
-        if len(keys) and (not len(drawn) or np.any(drawn[pos] != keys)):
-            raise ValueError("asked for a leaf that is not an untrained leaf of this forest")
-        noisy = self._empty_noisy[pos] if self.leaf_noisy_counts_ is not None else None
-        return LeafOutputs(self._empty_labels[pos], noisy)
+def reset_empty_outputs(model: BaseEstimator, every_leaf: bool = True) -> None:
+    """Forget the untrained leaves' outputs of the previous release; with
+    ``every_leaf``, draw all of this release's at once (:func:`complete_release`)."""
+    k = len(model.classes_)
+    model._empty_keys = np.empty(0, dtype=np.uint64)
+    model._empty_labels = np.empty(0, dtype=np.int64)
+    model._empty_noisy = np.zeros((0, k), dtype=np.int64)
+    model._empty_sorted = True
+    model._empty_complete = False
+    if every_leaf:
+        complete_release(model)
 
-    def _draw_empty(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Labels and noisy counts (zeros for label mechanisms) of untrained ``keys``."""
-        k = len(self.classes_)
-        zeros = np.zeros((len(keys), k), dtype=np.int64)
-        block = self._release(zeros, KeyedLeafNoise(self._release_source(0), keys))
-        labels, noisy = block.labels, block.noisy_counts
-        for batch in range(1, self.n_batches_):
-            # An untrained leaf also received one batch of fresh noise per update.
-            source = self._release_source(batch)
-            noisy = noisy + self._release(zeros, KeyedLeafNoise(source, keys)).noisy_counts
-            labels = largest_count(noisy, KeyedLeafNoise(source, keys))
-        return labels, zeros if noisy is None else noisy
 
-    def __getstate__(self):
-        """A copy (pickle, deepcopy, joblib, Dask) of a release holds every leaf's drawn
-        output; a release whose untrained leaves are drawn on first use cannot be copied
-        (``ValueError``), since a copy would answer differently where no record went."""
-        if getattr(self, "_releases", None):
-            self._complete_release()
-        if getattr(self, "_check_routes", None) is not None:
-            self._check_routes.routes(self)  # a copy keeps the routing, not the records
-        if getattr(self, "_releases", None) and not self._empty_complete:
-            raise ValueError(
-                f"this forest ({self.n_estimators_} trees of depth {self.depth_}) has more "
-                f"than {export_node_limit(self.space_):,} nodes, more than an export lists, "
-                "so a leaf no training record reached releases its output when a prediction "
-                "first reaches it. A copy (pickle, deepcopy, a parallel worker) would draw "
-                "those leaves again and answer differently exactly where no record went, "
-                "which shows where the records are: copying it is refused. Refit with a "
-                "smaller depth (or fewer trees) so that every leaf is drawn at fit time, "
-                "or use this model in the process that fitted it."
-            )
-        state = super().__getstate__()
-        state.pop("_space_cache", None)  # recomputed from the structure when needed
-        state.pop("_threshold_cache", None)  # recomputed alike (public randomness)
-        return state
+def complete_release(model: BaseEstimator) -> None:
+    """Draw every untrained leaf not drawn yet: the mechanism's output on all-zero
+    counts, with this release's fresh noise. Beyond what an export lists
+    (:func:`leaf_space` is None) they stay drawn when first reached instead."""
+    if getattr(model, "_empty_complete", True):
+        return
+    space = leaf_space(model)
+    if space is None:
+        return
+    _sort_empty(model)
+    missing = (model._trained(space) < 0) & ~np.isin(space, model._empty_keys)
+    _add_drawn(model, space[missing])
+    model._empty_complete = True
 
-    # --- the ledger -------------------------------------------------------------------
 
-    def privacy_ledger(self, schema_inferred: bool) -> PrivacyLedger:
-        """The ledger this configuration produces (it does not depend on the data)."""
-        return build_ledger(
-            self.mechanism,
-            float(self.epsilon),
-            getattr(self, "n_estimators_", None) or self.tree_count(),
-            self.data_split,
-            schema_inferred=schema_inferred,
-            n_batches=max(1, getattr(self, "n_batches_", 1)),
-            depth_count_epsilon=getattr(self, "depth_count_epsilon_", 0.0),
-            split_epsilon=getattr(self, "split_epsilon_", 0.0),
-            prior_epsilon=self.prior_epsilon_,
-            check_epsilon=self.check_epsilon_,
-            earlier_releases=getattr(self, "_releases", [])[:-1],
-            replayable=self.noise_seed is not None,
+def empty_outputs(
+    model: BaseEstimator, keys: np.ndarray, *, distinct: bool = False
+) -> LeafOutputs:
+    """Released outputs of untrained leaves ``keys``.
+
+    Every one was drawn at the release when the trees fit in an export (or, after
+    :func:`release_instead`, is drawn now and kept: lazy sampling, the same random
+    model, with no key kept). ``distinct`` says the keys hold no repeats: then a first
+    lazy draw needs no sorting (a sweep)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    if model._empty_complete:
+        return _drawn_outputs(model, keys)
+    if distinct and not len(model._empty_keys) and len(keys):
+        labels, noisy = _draw_empty(model, keys)
+        model._empty_keys, model._empty_labels, model._empty_noisy = keys, labels, noisy
+        model._empty_sorted = False
+        return LeafOutputs(labels, noisy if model.leaf_noisy_counts_ is not None else None)
+    _sort_empty(model)
+    _add_drawn(model, np.unique(keys[~np.isin(keys, model._empty_keys)]))
+    return _drawn_outputs(model, keys)
+
+
+def _sort_empty(model: BaseEstimator) -> None:
+    if not getattr(model, "_empty_sorted", True):
+        order = np.argsort(model._empty_keys)
+        model._empty_keys = model._empty_keys[order]
+        model._empty_labels = model._empty_labels[order]
+        model._empty_noisy = model._empty_noisy[order]
+        model._empty_sorted = True
+
+
+def _add_drawn(model: BaseEstimator, new: np.ndarray) -> None:
+    """Draw the untrained leaves ``new`` (sorted, none drawn yet) and keep them."""
+    if not len(new):
+        return
+    labels, noisy = _draw_empty(model, new)
+    order = np.argsort(np.concatenate([model._empty_keys, new]), kind="stable")
+    model._empty_keys = np.concatenate([model._empty_keys, new])[order]
+    model._empty_labels = np.concatenate([model._empty_labels, labels])[order]
+    model._empty_noisy = np.concatenate([model._empty_noisy, noisy])[order]
+
+
+def _drawn_outputs(model: BaseEstimator, keys: np.ndarray) -> LeafOutputs:
+    """Outputs of untrained leaves already drawn (``ValueError`` for another key)."""
+    drawn = model._empty_keys
+    pos = np.minimum(np.searchsorted(drawn, keys), max(0, len(drawn) - 1))
+    if len(keys) and (not len(drawn) or np.any(drawn[pos] != keys)):
+        raise ValueError("asked for a leaf that is not an untrained leaf of this forest")
+    noisy = model._empty_noisy[pos] if model.leaf_noisy_counts_ is not None else None
+    return LeafOutputs(model._empty_labels[pos], noisy)
+
+
+def _draw_empty(model: BaseEstimator, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and noisy counts (zeros for label mechanisms) of untrained ``keys``."""
+    k = len(model.classes_)
+    zeros = np.zeros((len(keys), k), dtype=np.int64)
+    block = release_counts(model, zeros, KeyedLeafNoise(model._release_source(0), keys))
+    labels, noisy = block.labels, block.noisy_counts
+    for batch in range(1, model.n_batches_):
+        # An untrained leaf also received one batch of fresh noise per update.
+        source = model._release_source(batch)
+        noisy = noisy + release_counts(model, zeros, KeyedLeafNoise(source, keys)).noisy_counts
+        labels = largest_count(noisy, KeyedLeafNoise(source, keys))
+    return labels, zeros if noisy is None else noisy
+
+
+def prepare_copy(model: BaseEstimator) -> None:
+    """Make a release ready to be copied (pickle, deepcopy, joblib, Dask): draw every
+    leaf's output and route the floor check's records (a copy keeps the routing, not the
+    records). A release whose untrained leaves are drawn on first use cannot be copied
+    (``ValueError``), since a copy would answer differently where no record went."""
+    if getattr(model, "_releases", None):
+        complete_release(model)
+    if getattr(model, "_check_routes", None) is not None:
+        model._check_routes.routes(model)  # a copy keeps the routing, not the records
+    if getattr(model, "_releases", None) and not model._empty_complete:
+        raise ValueError(
+            f"this forest ({model.n_estimators_} trees of depth {model.depth_}) has more "
+            f"than {export_node_limit(model.space_):,} nodes, more than an export lists, "
+            "so a leaf no training record reached releases its output when a prediction "
+            "first reaches it. A copy (pickle, deepcopy, a parallel worker) would draw "
+            "those leaves again and answer differently exactly where no record went, "
+            "which shows where the records are: copying it is refused. Refit with a "
+            "smaller depth (or fewer trees) so that every leaf is drawn at fit time, "
+            "or use this model in the process that fitted it."
         )
 
-    @property
-    def ledger_(self) -> PrivacyLedger:
-        """The privacy ledger of the current release (and of every earlier one)."""
-        self._check_fitted()
-        if self._ledger is None:
-            self._ledger = self.privacy_ledger(self.schema_.inferred)
-        return self._ledger
+
+# --- the ledger ---------------------------------------------------------------------------
+
+
+def privacy_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
+    """The ledger this configuration produces (it does not depend on the data)."""
+    return build_ledger(
+        model.mechanism,
+        float(model.epsilon),
+        getattr(model, "n_estimators_", None) or model.tree_count(),
+        model.data_split,
+        schema_inferred=schema_inferred,
+        n_batches=max(1, getattr(model, "n_batches_", 1)),
+        depth_count_epsilon=getattr(model, "depth_count_epsilon_", 0.0),
+        split_epsilon=getattr(model, "split_epsilon_", 0.0),
+        prior_epsilon=model.prior_epsilon_,
+        check_epsilon=model.check_epsilon_,
+        earlier_releases=getattr(model, "_releases", [])[:-1],
+        replayable=model.noise_seed is not None,
+    )
+
+
+def ledger_of(model: BaseEstimator) -> PrivacyLedger:
+    """The privacy ledger of the current release (and of every one before it), built
+    when first read."""
+    model._check_fitted()
+    if model._ledger is None:
+        model._ledger = model.privacy_ledger(model.schema_.inferred)
+    return model._ledger

@@ -22,7 +22,7 @@ from dpviz.models.trees.prior import (  # noqa: F401 (the forest's names for the
     PRIOR_FLOOR,
     PRIOR_MAX_SHARE,
     PRIOR_RECORDS,
-    _times,
+    decimal_times,
     prior_epsilon,
 )
 from dpviz.privacy.mechanisms import ABSTAIN, get_mechanism, is_majority
@@ -85,7 +85,7 @@ def small_epsilon_prior_cap(epsilon: float, prior_eps: float) -> float:
     more than the prior does. Public: ε and a public number."""
     if float(epsilon) >= 1.0:
         return prior_eps
-    return min(prior_eps, _times(SMALL_EPSILON_PRIOR_SHARE, epsilon))
+    return min(prior_eps, decimal_times(SMALL_EPSILON_PRIOR_SHARE, epsilon))
 
 
 def prior_weight(

@@ -3,7 +3,7 @@
 Privacy role: post-processing of released values only (the leaves' released labels or
 noisy counts, the noisy class prior, public ε and τ) and of the records being predicted;
 no ε. Leaves no training record reached answer with their released outputs too
-(:meth:`~dpviz.models.forest.release.ReleaseMixin._empty_outputs`).
+(:func:`~dpviz.models.forest.release.empty_outputs`).
 
 Functions of a fitted :class:`~dpviz.models.forest.estimator.DPRandomForestClassifier`
 (``model``), which calls them from its methods of the same names (``prior_weight_``,
@@ -18,8 +18,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
+from dpviz.models.forest import release
 from dpviz.models.forest.floor import floor_prior_weight, floor_scores
-from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _normalise, _rows
+from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
@@ -49,7 +50,7 @@ def vote_labels(votes: np.ndarray) -> np.ndarray:
 
 def _floored(sums: np.ndarray, score, prior) -> np.ndarray:
     """The fall-back scores (:func:`~dpviz.models.forest.floor.floor_scores`) of count sums."""
-    return floor_scores(_normalise(score(sums)), prior)
+    return floor_scores(normalise_votes(score(sums)), prior)
 
 
 def votes(model: BaseEstimator, routed: RoutedRecords) -> np.ndarray:
@@ -152,7 +153,7 @@ def outputs_of(model: BaseEstimator, routed: RoutedRecords, distinct: bool = Tru
     trained = routed.trained >= 0
     k = len(model.classes_)
     # Routing reaches each leaf once: its keys are distinct.
-    empty = model._empty_outputs(routed.leaf_keys[~trained], distinct=distinct)
+    empty = release.empty_outputs(model, routed.leaf_keys[~trained], distinct=distinct)
     labels = np.empty(len(routed.trained), dtype=np.int64)
     labels[trained] = model.leaf_labels_[routed.trained[trained]]
     labels[~trained] = empty.labels
@@ -169,7 +170,7 @@ def released_outputs(model: BaseEstimator, keys: np.ndarray) -> LeafOutputs:
     sees. Leaves no training record reached give the mechanism's output on all-zero
     counts, drawn at the release (on first use for trees beyond an export's size)."""
     model._check_fitted()
-    model._complete_release()
+    release.complete_release(model)
     keys = np.asarray(keys, dtype=np.uint64)
     pos = np.minimum(np.searchsorted(model.leaf_keys_, keys), len(model.leaf_keys_) - 1)
     trained = np.where(model.leaf_keys_[pos] == keys, pos, -1)
@@ -201,8 +202,8 @@ def record_votes(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
 def predict_proba(model: BaseEstimator, X) -> np.ndarray:
     """Vote fraction per class (summed clipped noisy counts for count mechanisms)."""
     encoded = model._encode_predict(X)
-    model._complete_release()  # every leaf is looked up alike, trained or not
-    return _normalise(record_votes(model, encoded))
+    release.complete_release(model)  # every leaf is looked up alike, trained or not
+    return normalise_votes(record_votes(model, encoded))
 
 
 def decision_prior(model: BaseEstimator) -> np.ndarray:
@@ -227,7 +228,7 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     model._check_fitted()
     if model.objective != MACRO_F1 or len(model.classes_) != 2:
         return None
-    model._complete_release()
+    release.complete_release(model)
     if model.leaf_noisy_counts_ is None or not getattr(model, "_empty_complete", False):
         return None
     # One computation per release: its arrays are replaced, never changed, by a release.

@@ -21,7 +21,7 @@ from numbers import Integral
 from dpviz.models.greedy.score import CRITERIA
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
-from dpviz.privacy.mechanisms import _check_epsilon
+from dpviz.privacy.mechanisms import valid_epsilon
 from dpviz.privacy.noise import NoiseSource
 from dpviz.tabular.inputs import check_whole_numbers
 
@@ -103,7 +103,7 @@ class Budget:
 def check_params(model) -> None:
     """Refuse the parameters of a :class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier`
     that no budget fits, with a message a person can act on (ValueError)."""
-    _check_epsilon(model.epsilon)
+    valid_epsilon(model.epsilon)
     check_max_depth(model.max_depth)
     check_whole_numbers(model, {"steps": 1, "n_bins": 2, "mcmc_steps": 1, "declared_n": 0})
     if model.stopping not in STOPPING_RULES:

@@ -86,8 +86,10 @@ import time
 from dataclasses import fields
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from dpviz.models.greedy import predict as fitted
 from dpviz.models.greedy.budget import (
     AUTO,
     COUNT_SHARE,
@@ -106,7 +108,6 @@ from dpviz.models.greedy.budget import (
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
 from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
-from dpviz.models.greedy.predict import _FittedTree
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models.greedy.select import (
     choose_subtrees,
@@ -156,7 +157,7 @@ __all__ = [
 ]
 
 
-class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
+class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     """DP greedy decision tree: DPEA with ``steps`` = d, Friedman–Schuster at d = 1.
 
     Privacy: for d ≤ 2, ``epsilon``-DP under add/remove-one neighbours (public schema);
@@ -378,3 +379,56 @@ class DPDecisionTreeClassifier(_FittedTree, ClassifierMixin, BaseEstimator):
         return greedy_ledger(
             budget, depth is not None, self.steps, self.mcmc_steps, replayable, schema_inferred
         )
+
+    # --- the fitted tree at work (predict.py): post-processing; reports NOT private ---
+
+    def _leaf_of(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf node of each record; -1 where an unknown discrete value stops it."""
+        return fitted.record_leaves(self, encoded)
+
+    def predict_proba(self, X) -> np.ndarray:
+        return fitted.predict_proba(self, X)
+
+    def _proba(self, encoded: EncodedData) -> np.ndarray:
+        """The leaf's predicted class shares (``leaf_proba_``; see
+        :func:`~dpviz.models.greedy.predict.leaf_proba`)."""
+        return fitted.proba(self, encoded)
+
+    @property
+    def decision_prior_(self) -> np.ndarray:
+        """The class prior the ``objective`` weighs the leaves' shares by: the root's
+        released noisy class counts (``max_depth="auto"`` without ``declared_n``), else
+        the sum of the leaves' released noisy counts (every record reaches one leaf),
+        one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
+        Post-processing of released counts only."""
+        return fitted.decision_prior(self)
+
+    @property
+    def decision_threshold_(self) -> float | None:
+        """The ``macro_f1`` objective's threshold on class 1's share
+        (:func:`~dpviz.models.greedy.predict.decision_threshold`); None otherwise.
+        Post-processing of released counts only."""
+        return fitted.decision_threshold(self)
+
+    def _decision(self, encoded: EncodedData) -> np.ndarray:
+        """Each record's class index: the leaf's shares weighed by the ``objective``
+        (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
+        return fitted.decision(self, encoded)
+
+    def predict(self, X) -> np.ndarray:
+        """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
+        return fitted.predict(self, X)
+
+    def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf
+        closed early has a larger ε than ε'); equal rows share one computation."""
+        return fitted.exact_flip_probability(counts, eps)
+
+    @property
+    def diagnostics_(self) -> dict:
+        """Leaf diagnostics from the raw data (NOT private), as the forest reports them."""
+        return fitted.model_diagnostics(self)
+
+    def leaf_table(self) -> pd.DataFrame:
+        """One row per leaf, from the raw data: NOT private, for the data owner."""
+        return fitted.model_leaf_table(self)

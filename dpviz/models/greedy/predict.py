@@ -4,12 +4,19 @@ Privacy role: :func:`leaf_of` and :func:`leaf_proba` read only the released tree
 splits and the leaves' predicted shares) and the records being predicted: post-
 processing, no ε. :func:`leaf_diagnostics` and :func:`leaf_report` read the leaves'
 TRUE counts: they are NOT private, for the data owner only, never part of a release.
+
+The functions taking ``model`` read a fitted
+:class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier` (its ``feature_``,
+``first_child_``, ``node_depth_``, ``leaf_nodes_``, ``leaf_proba_``, ``leaf_counts_``,
+``leaf_labels_``, ``leaf_epsilon_``, ``schema_``, ``classes_`` and the ``n_bins``
+parameter), which calls them from its members of the same names.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
@@ -107,86 +114,80 @@ def leaf_report(
     )
 
 
-class _FittedTree:
-    """Prediction and the leaf reports of a fitted greedy tree (a mixin of
-    :class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier`: it reads the fitted
-    ``feature_``, ``first_child_``, ``node_depth_``, ``leaf_nodes_``, ``leaf_proba_``,
-    ``leaf_counts_``, ``leaf_labels_``, ``leaf_epsilon_``, ``schema_``, ``classes_``
-    and the ``n_bins`` parameter)."""
+def record_leaves(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """The leaf node of each record of a fitted tree ``model``; -1 where an unknown
+    discrete value stops it (:func:`leaf_of` of its binned codes)."""
+    codes, _ = bin_codes(encoded, model.schema_, model.n_bins)
+    return leaf_of(codes, model.feature_, model.first_child_, int(model.node_depth_.max()))
 
-    def _leaf_of(self, encoded: EncodedData) -> np.ndarray:
-        """The leaf node of each record; -1 where an unknown discrete value stops it."""
-        codes, _ = bin_codes(encoded, self.schema_, self.n_bins)
-        return leaf_of(codes, self.feature_, self.first_child_, int(self.node_depth_.max()))
 
-    def predict_proba(self, X) -> np.ndarray:
-        check_is_fitted(self, "feature_")
-        return self._proba(prediction_data(self, X))
+def proba(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """The leaf's predicted class shares (``leaf_proba_``; see :func:`leaf_proba`)."""
+    return leaf_proba(record_leaves(model, encoded), model.leaf_nodes_, model.leaf_proba_)
 
-    def _proba(self, encoded: EncodedData) -> np.ndarray:
-        """The leaf's predicted class shares (``leaf_proba_``; see
-        :func:`~dpviz.models.greedy.predict.leaf_proba`)."""
-        return leaf_proba(self._leaf_of(encoded), self.leaf_nodes_, self.leaf_proba_)
 
-    @property
-    def decision_prior_(self) -> np.ndarray:
-        """The class prior the ``objective`` weighs the leaves' shares by: the root's
-        released noisy class counts (``max_depth="auto"`` without ``declared_n``), else
-        the sum of the leaves' released noisy counts (every record reaches one leaf),
-        one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
-        Post-processing of released counts only."""
-        check_is_fitted(self, "feature_")
-        root = np.flatnonzero(self.counted_nodes_ == 0)
-        if len(root):
-            counts = self.counted_noisy_counts_[root[0]]
-        else:
-            counts = self.leaf_noisy_counts_.sum(axis=0)
-        return prior_from_counts(counts, len(self.classes_))
+def decision_prior(model: BaseEstimator) -> np.ndarray:
+    """The class prior the ``objective`` weighs the leaves' shares by: the root's
+    released noisy class counts (``max_depth="auto"`` without ``declared_n``), else
+    the sum of the leaves' released noisy counts (every record reaches one leaf),
+    one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
+    Post-processing of released counts only."""
+    check_is_fitted(model, "feature_")
+    root = np.flatnonzero(model.counted_nodes_ == 0)
+    if len(root):
+        counts = model.counted_noisy_counts_[root[0]]
+    else:
+        counts = model.leaf_noisy_counts_.sum(axis=0)
+    return prior_from_counts(counts, len(model.classes_))
 
-    @property
-    def decision_threshold_(self) -> float | None:
-        """The ``macro_f1`` objective's threshold on class 1's share (two classes; None
-        otherwise): each leaf is an atom of the tree's score-versus-class curve — its
-        released shares p, and its noisy record count n split by them (p·n records of
-        each class get it) — and the threshold is the one of largest macro-F1 on that
-        curve (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for a leaf
-        whose shares are its own noisy counts'). The shares, not the noisy class
-        counts: hierarchical shares pull a leaf of noise towards its parent, where the
-        raw counts' noise would show the curve a class split that is not there (at
-        ε = 0.1 on caravan, one fold of FS predicted the rare class for noise). Post-
-        processing of released counts only."""
-        check_is_fitted(self, "feature_")
-        if self.objective != MACRO_F1 or len(self.classes_) != 2:
-            return None
-        shares = leaf_proba(self.leaf_nodes_, self.leaf_nodes_, self.leaf_proba_)
-        total = np.clip(self.leaf_noisy_counts_.sum(axis=1), 0, None)
-        return best_threshold(shares[:, 1], shares * total[:, None])
 
-    def _decision(self, encoded: EncodedData) -> np.ndarray:
-        """Each record's class index: the leaf's shares weighed by the ``objective``
-        (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
-        proba = self._proba(encoded)
-        if self.objective == ACCURACY:
-            return np.argmax(proba, axis=1)
-        return decide(proba, self.decision_prior_, self.objective, self.decision_threshold_)
+def decision_threshold(model: BaseEstimator) -> float | None:
+    """The ``macro_f1`` objective's threshold on class 1's share (two classes; None
+    otherwise): each leaf is an atom of the tree's score-versus-class curve — its
+    released shares p, and its noisy record count n split by them (p·n records of
+    each class get it) — and the threshold is the one of largest macro-F1 on that
+    curve (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for a leaf
+    whose shares are its own noisy counts'). The shares, not the noisy class
+    counts: hierarchical shares pull a leaf of noise towards its parent, where the
+    raw counts' noise would show the curve a class split that is not there (at
+    ε = 0.1 on caravan, one fold of FS predicted the rare class for noise). Post-
+    processing of released counts only."""
+    check_is_fitted(model, "feature_")
+    if model.objective != MACRO_F1 or len(model.classes_) != 2:
+        return None
+    shares = leaf_proba(model.leaf_nodes_, model.leaf_nodes_, model.leaf_proba_)
+    total = np.clip(model.leaf_noisy_counts_.sum(axis=1), 0, None)
+    return best_threshold(shares[:, 1], shares * total[:, None])
 
-    def predict(self, X) -> np.ndarray:
-        """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
-        check_is_fitted(self, "feature_")
-        return self.classes_[self._decision(prediction_data(self, X))]
 
-    def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
-        """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf
-        closed early has a larger ε than ε'); equal rows share one computation."""
-        return exact_flip_probability(counts, eps)
+def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
+    """Each record's class index: the leaf's shares weighed by the ``objective``
+    (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
+    shares = proba(model, encoded)
+    if model.objective == ACCURACY:
+        return np.argmax(shares, axis=1)
+    return decide(shares, model.decision_prior_, model.objective, decision_threshold(model))
 
-    @property
-    def diagnostics_(self) -> dict:
-        """Leaf diagnostics from the raw data (NOT private), as the forest reports them."""
-        return leaf_diagnostics(self.leaf_counts_, self.leaf_labels_, self.leaf_epsilon_)
 
-    def leaf_table(self) -> pd.DataFrame:
-        """One row per leaf, from the raw data: NOT private, for the data owner."""
-        depth = self.node_depth_[self.leaf_nodes_]
-        counts, labels, eps = self.leaf_counts_, self.leaf_labels_, self.leaf_epsilon_
-        return leaf_report(counts, labels, eps, depth, self.schema_.classes)
+def predict_proba(model: BaseEstimator, X) -> np.ndarray:
+    """The leaf's class shares of the records ``X`` (post-processing)."""
+    check_is_fitted(model, "feature_")
+    return proba(model, prediction_data(model, X))
+
+
+def predict(model: BaseEstimator, X) -> np.ndarray:
+    """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
+    check_is_fitted(model, "feature_")
+    return model.classes_[decision(model, prediction_data(model, X))]
+
+
+def model_diagnostics(model: BaseEstimator) -> dict:
+    """Leaf diagnostics from the raw data (NOT private), as the forest reports them."""
+    return leaf_diagnostics(model.leaf_counts_, model.leaf_labels_, model.leaf_epsilon_)
+
+
+def model_leaf_table(model: BaseEstimator) -> pd.DataFrame:
+    """One row per leaf, from the raw data: NOT private, for the data owner."""
+    depth = model.node_depth_[model.leaf_nodes_]
+    counts, labels, eps = model.leaf_counts_, model.leaf_labels_, model.leaf_epsilon_
+    return leaf_report(counts, labels, eps, depth, model.schema_.classes)

@@ -43,14 +43,14 @@ def prior_epsilon(
     Public: ε, the share and a count that is public or already released."""
     if share <= 0:
         return 0.0
-    floor = _times(share, max(epsilon, max_share))
+    floor = decimal_times(share, max(epsilon, max_share))
     if n_records:
         wanted = 2.0 ** round(math.log2(PRIOR_RECORDS / float(n_records)))
-        floor = min(floor, max(_times(share, epsilon), wanted))
-    return min(_times(max_share, epsilon), floor)
+        floor = min(floor, max(decimal_times(share, epsilon), wanted))
+    return min(decimal_times(max_share, epsilon), floor)
 
 
-def _times(a: float, b: float) -> float:
+def decimal_times(a: float, b: float) -> float:
     """a·b in decimal arithmetic: the shares and ε a user types are decimals, and the
     printed budget must be 0.08 for 0.1 × 0.8, not 0.08000000000000002."""
     return _decimal_product(float(a), float(b))

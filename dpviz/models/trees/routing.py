@@ -40,8 +40,7 @@ from dpviz.models.trees.space import (
     is_leaf,
 )
 from dpviz.models.trees.store import NodeStore, TooWide, build_budget
-from dpviz.privacy.randomness import _GOLDEN as GOLDEN
-from dpviz.privacy.randomness import SALT_CHILD, splitmix64
+from dpviz.privacy.randomness import GOLDEN, SALT_CHILD, splitmix64
 
 
 def compact(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
