@@ -282,12 +282,12 @@ def _fold_rows(
             facts = functools.partial(
                 _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
             )
-            for (mech, eps), votes, point_seconds, (diagnostics, prior) in release_votes(
+            for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
                 model, routed, points, facts
             ):
                 seconds = route_seconds + point_seconds
                 fractions = _fractions(votes)
-                predicted = decide(fractions, prior, model.objective)
+                predicted = decide(fractions, rule[0], model.objective, rule[1])
                 rows.append(
                     {
                         **base,

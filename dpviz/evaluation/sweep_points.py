@@ -117,9 +117,10 @@ def _point_facts(
     model: DPRandomForestClassifier, private: dict, patterns: LeafPatterns | None = None
 ) -> tuple[dict, np.ndarray]:
     """A sweep point's leaf diagnostics and the ε its model spent before the leaves
-    (:data:`BUDGET_COLUMNS`), and the class prior its ``objective`` weighs by (each
-    point releases its own noisy prior); notes in ``private`` whether its mechanism's
-    release is proven (read from the ledger once per mechanism)."""
+    (:data:`BUDGET_COLUMNS`), and the class prior and threshold its ``objective``
+    decides by (each point releases its own noisy prior and leaf counts); notes in
+    ``private`` whether its mechanism's release is proven (read from the ledger once per
+    mechanism)."""
     if model.mechanism not in private:
         private[model.mechanism] = bool(model.ledger_.private)
     budget = (
@@ -129,7 +130,7 @@ def _point_facts(
         model.check_epsilon_,
     )
     facts = {**_leaf_diagnostics(model, patterns), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
-    return facts, model.decision_prior_
+    return facts, (model.decision_prior_, model.decision_threshold_)
 
 
 def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:

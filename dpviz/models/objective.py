@@ -12,22 +12,30 @@ with a public exponent ``a`` per objective (:data:`EXPONENTS`):
 - ``balanced_accuracy`` (a = 1): the Bayes rule for balanced accuracy when ``s`` is
   calibrated, argmax p̂(c|x)/π̂_c — every class is weighed as if the classes were
   equally frequent, so a rare class is predicted where its odds beat its base rate;
-- ``macro_f1`` (a = :data:`MACRO_F1_EXPONENT`): a tempered balanced rule. Macro-F1's
-  best threshold for a rare class lies above its base rate (about half the F1 it
-  reaches), so the weights are softened.
+- ``macro_f1``: on two classes, where the model released per-leaf noisy class counts
+  (the forests with count leaves, the greedy trees), a threshold on class 1's score
+  that the model computes from its own released leaf counts
+  (:mod:`dpviz.models.trees.threshold`, ``decision_threshold_``): the threshold whose rule
+  has the largest macro-F1 on the curve those counts describe. Otherwise (more classes,
+  label leaves, DPBoost) a tempered balanced rule, a = :data:`MACRO_F1_EXPONENT`:
+  macro-F1's best threshold for a rare class lies above its base rate (about half the
+  F1 it reaches), so the weights are softened.
 
 Privacy: post-processing of the release only (released scores, the released noisy
-prior, a public constant): no record is read, no ε is spent, and a model's guarantee is
-unchanged whatever its objective. Where a model released no prior (``prior_share=0``,
-DPBoost's paper preset) the prior is public and uniform, and every objective then
-predicts as ``accuracy`` does.
+prior, released leaf counts, public constants): no record is read, no ε is spent, and a
+model's guarantee is unchanged whatever its objective. Where a model released no prior
+(``prior_share=0``, DPBoost's paper preset) the prior is public and uniform, and the
+prior-weighed objectives then predict as ``accuracy`` does.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dpviz.models.trees.threshold import decide_threshold
+
 ACCURACY = "accuracy"
+MACRO_F1 = "macro_f1"
 OBJECTIVES = (ACCURACY, "balanced_accuracy", "macro_f1")
 # Chosen on the shared UCI datasets only (/work/shared/datasets), never on a test fold:
 # 5-fold macro-F1 at ε = 1 of the four forest and greedy-tree algorithms on
@@ -35,11 +43,12 @@ OBJECTIVES = (ACCURACY, "balanced_accuracy", "macro_f1")
 # and votes, averaged: a = 0 0.610, 0.5 0.658, 0.75 0.680, 1 0.675 (DPBoost, whose
 # scores are less well calibrated, prefers 1: 0.57 → 0.70 on bank_marketing).
 MACRO_F1_EXPONENT = 0.75
-EXPONENTS = {ACCURACY: 0.0, "balanced_accuracy": 1.0, "macro_f1": MACRO_F1_EXPONENT}
+EXPONENTS = {ACCURACY: 0.0, "balanced_accuracy": 1.0, MACRO_F1: MACRO_F1_EXPONENT}
 HELP = (
     "what predictions optimise: accuracy (argmax), balanced_accuracy (argmax of the "
-    "scores over the released noisy class prior) or macro_f1 (the prior's weight "
-    f"tempered to the power {MACRO_F1_EXPONENT:g}); post-processing, no ε"
+    "scores over the released noisy class prior) or macro_f1 (two classes: the threshold "
+    "that maximises macro-F1 on the curve of the model's released leaf counts; else the "
+    f"prior's weight tempered to the power {MACRO_F1_EXPONENT:g}); post-processing, no ε"
 )
 
 
@@ -68,10 +77,15 @@ def class_weights(objective: str, prior) -> np.ndarray:
     return np.clip(prior, 1e-12, None) ** -exponent
 
 
-def decide(scores, prior, objective: str) -> np.ndarray:
+def decide(scores, prior, objective: str, threshold: float | None = None) -> np.ndarray:
     """Each record's class index: argmax_c scores[:, c]·π̂_c^(−a) (ties to the lowest
-    index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``."""
+    index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``.
+    ``macro_f1`` with a ``threshold`` (two classes, a model's ``decision_threshold_``):
+    class 1 where scores[:, 1] ≥ threshold
+    (:func:`~dpviz.models.trees.threshold.decide_threshold`)."""
     scores = np.asarray(scores, dtype=np.float64)
     if check_objective(objective) == ACCURACY:
         return np.argmax(scores, axis=1)
+    if objective == MACRO_F1 and threshold is not None and scores.shape[1] == 2:
+        return decide_threshold(scores, threshold)
     return np.argmax(scores * class_weights(objective, prior), axis=1)

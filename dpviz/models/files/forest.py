@@ -253,4 +253,8 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
     }
     # Each batch of records and the ε it spent (the ledger's note says how they compose).
     meta["batches"] = batch_list(meta, model.ledger_)
+    if model.decision_threshold_ is not None:
+        # The macro_f1 rule's threshold (post-processing of the leaves and the prior);
+        # absent otherwise, so files of the other objectives keep their bytes.
+        meta["decision_threshold"] = model.decision_threshold_
     return meta

@@ -17,12 +17,13 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from dpviz.models.objective import ACCURACY, check_objective, decide
+from dpviz.models.objective import ACCURACY, MACRO_F1, check_objective, decide
 from dpviz.models.trees.depth import MAX_DEPTH
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
 from dpviz.models.trees.space import MAX_EXPORT_NODES as MAX_EXPORT_NODES
 from dpviz.models.trees.space import export_node_limit as export_node_limit
+from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.safe_json import parse_json, read_bounded
 from dpviz.privacy.schema import Schema
@@ -183,6 +184,8 @@ class ReleasedFile:
         meta = {k: v for k, v in doc.items() if k not in skip}
         # A file written before objectives existed predicts as it did: accuracy.
         check_objective(meta.get("objective", ACCURACY))
+        if meta.get("decision_threshold") is not None:
+            number_in(meta, "decision_threshold", 0.0, NEVER)
         if reason is not None:
             meta["claim"] = NOT_VERIFIED
         return meta, reason
@@ -201,6 +204,13 @@ class ReleasedFile:
         prior = self.meta.get("decision_prior")
         return np.full(k, 1.0 / k) if prior is None else np.asarray(prior, dtype=np.float64)
 
+    @property
+    def decision_threshold(self) -> float | None:
+        """The ``macro_f1`` rule's threshold on class 1's score the file released with
+        (post-processing of its leaf counts), None where it has none."""
+        value = self.meta.get("decision_threshold")
+        return None if value is None else float(value)
+
     def decision_scores(self, X) -> np.ndarray:
         """The per-class scores the objective weighs (``predict_proba`` unless a format
         says otherwise)."""
@@ -212,7 +222,10 @@ class ReleasedFile:
         objective = check_objective(self.objective if objective is None else objective)
         if objective == ACCURACY:
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-        return self.classes_[decide(self.decision_scores(X), self.decision_prior, objective)]
+        # The threshold was computed for the file's own objective: macro_f1 only.
+        threshold = self.decision_threshold if objective == MACRO_F1 else None
+        scores = self.decision_scores(X)
+        return self.classes_[decide(scores, self.decision_prior, objective, threshold)]
 
 
 # --- value checks -----------------------------------------------------------------------------

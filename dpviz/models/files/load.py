@@ -468,7 +468,7 @@ def _common_meta(model) -> dict:
     }
     # DPBoost grown at large ε: the sizes it used, so the file's ledger is recomputed right.
     params.update(getattr(model, "fitted_parameters_", {}))
-    return {
+    meta = {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
         "epsilon": float(model.epsilon),
@@ -483,3 +483,9 @@ def _common_meta(model) -> dict:
             "summary": ledger["summary"],
         },
     }
+    threshold = getattr(model, "decision_threshold_", None)
+    if threshold is not None:
+        # The macro_f1 rule's threshold (greedy trees): absent otherwise, so files of
+        # the other objectives (and DPBoost's) keep their bytes.
+        meta["decision_threshold"] = threshold
+    return meta

@@ -78,6 +78,10 @@ _COMMON: dict[str, ManifestEntry] = {
     "/noise": _public("settings (secret, or replayable: NOT private)"),
     "/schema_inferred": _public("the schema's status"),
     "/objective": _public("settings (what predict optimises; post-processing)"),
+    "/decision_threshold": _derived(
+        "the released leaf counts and prior, public constants and a public seed (the "
+        "macro_f1 objective's threshold on two classes; null otherwise)"
+    ),
     "/privacy/epsilon_total": _derived("the ledger (every booked release)"),
     "/privacy/private": _derived("the ledger and the settings"),
     "/privacy/summary": _derived("the ledger (every booked release), in words"),

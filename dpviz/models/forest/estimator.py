@@ -251,8 +251,10 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         and splits as ``uniform``.
     objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
         What ``predict`` optimises: the votes' argmax, or the votes weighed against
-        :attr:`decision_prior_` (:mod:`dpviz.models.objective`). Post-processing of
-        the release: the privacy guarantee does not change; ``predict_proba`` neither.
+        :attr:`decision_prior_`, or for ``macro_f1`` on two classes with count leaves a
+        threshold from the released leaf counts (:attr:`decision_threshold_`,
+        :mod:`dpviz.models.objective`). Post-processing of the release: the privacy
+        guarantee does not change; ``predict_proba`` neither.
     """
 
     def __init__(
@@ -540,6 +542,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         state = super().__getstate__()
         state.pop("_space_cache", None)  # recomputed from the structure when needed
         state.pop("_route_cache", None)  # rebuilt from the structure when needed
+        state.pop("_threshold_cache", None)  # recomputed alike (public randomness)
         return state
 
     # --- votes and predictions: post-processing of the release (voting.py) -----------
@@ -584,6 +587,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         """The class prior the ``objective`` weighs votes by
         (:func:`~dpviz.models.forest.voting.decision_prior`). Post-processing only."""
         return voting.decision_prior(self)
+
+    @property
+    def decision_threshold_(self) -> float | None:
+        """The ``macro_f1`` objective's threshold on class 1's votes share, computed from
+        this release's noisy leaf counts (:func:`~dpviz.models.forest.voting.decision_threshold`);
+        None where the rule is the tempered prior. Post-processing only."""
+        return voting.decision_threshold(self)
 
     def predict(self, X) -> np.ndarray:
         """Majority vote of the trees (vote ties to the lowest class index), weighed by

@@ -28,7 +28,8 @@ from dpviz.models.forest.scoring import (
     prior_shares,
     prior_weight,
 )
-from dpviz.models.objective import ACCURACY, decide
+from dpviz.models.objective import ACCURACY, MACRO_F1, decide
+from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
 from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
 from dpviz.tabular.encode import EncodedData
@@ -216,6 +217,44 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
     return count_prior(model.prior_counts_, len(model.classes_))
 
 
+def decision_threshold(model: BaseEstimator) -> float | None:
+    """The ``macro_f1`` threshold on class 1's vote share (:mod:`dpviz.models.trees.threshold`).
+
+    Every leaf of the release (trained or not: the leaves no record reached answer with
+    their noisy counts too, so the threshold depends on the release only, not on which
+    leaves the records reached) is an atom of each class's distribution, weighed by its
+    noisy count (runs of leaves summed, see :func:`~dpviz.models.trees.threshold.simulate_forest`);
+    synthetic records draw one leaf per tree from it and are scored as
+    :func:`votes` scores them. None (the tempered prior rule instead) unless the
+    objective is ``macro_f1``, there are two classes and the leaves release counts, or
+    when the trees have more leaves than an export lists (their untrained leaves are
+    drawn lazily). Post-processing of released values with public randomness."""
+    model._check_fitted()
+    if model.objective != MACRO_F1 or len(model.classes_) != 2:
+        return None
+    release.complete_release(model)
+    if model.leaf_noisy_counts_ is None or not getattr(model, "_empty_complete", False):
+        return None
+    # One computation per release: its arrays are replaced, never changed, by a release.
+    key = (model.leaf_noisy_counts_, model._empty_noisy, model.prior_counts_)
+    cached = model.__dict__.get("_threshold_cache")
+    if cached is not None and all(a is b for a, b in zip(cached[0], key)):
+        return cached[1]
+    noisy = np.concatenate([model.leaf_noisy_counts_, model._empty_noisy]).astype(np.float64)
+    # A record of class c at a leaf, as a new record sees it: the leaf less that record.
+    values = [model.count_scoring(noisy - np.eye(2)[c])[0] for c in (0, 1)]
+    _, score = model.count_scoring(noisy)
+    weights = posterior_counts(noisy, model.tree_epsilon_)
+    # The class shares: the released prior, else the noisy leaf counts' sums (unbiased).
+    shares = None if model.prior_counts_ is None else prior_shares(model.prior_counts_)
+    if shares is None:
+        shares = np.clip(noisy.sum(axis=0), 1.0, None)
+    scores, weights = simulate_forest(values, weights, model.n_estimators_, score, shares)
+    threshold = best_threshold(scores, weights)
+    model._threshold_cache = (key, threshold)
+    return threshold
+
+
 def predict(model: BaseEstimator, X) -> np.ndarray:
     """Majority vote of the trees (vote ties to the lowest class index), weighed by
     the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
@@ -223,4 +262,5 @@ def predict(model: BaseEstimator, X) -> np.ndarray:
     proba = model.predict_proba(X)
     if model.objective == ACCURACY:
         return model.classes_[vote_labels(proba)]
-    return model.classes_[decide(proba, model.decision_prior_, model.objective)]
+    rule = decide(proba, model.decision_prior_, model.objective, model.decision_threshold_)
+    return model.classes_[rule]

@@ -403,6 +403,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Post-processing of released counts only."""
         return fitted.decision_prior(self)
 
+    @property
+    def decision_threshold_(self) -> float | None:
+        """The ``macro_f1`` objective's threshold on class 1's share
+        (:func:`~dpviz.models.greedy.predict.decision_threshold`); None otherwise.
+        Post-processing of released counts only."""
+        return fitted.decision_threshold(self)
+
     def _decision(self, encoded: EncodedData) -> np.ndarray:
         """Each record's class index: the leaf's shares weighed by the ``objective``
         (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""

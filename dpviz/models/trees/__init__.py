@@ -12,7 +12,8 @@ kernels over records), ``depth`` (the depth rules
 of SPEC §2), ``features`` (feature order, records as codes at public bins), ``thresholds``
 (split points inside released distribution functions), ``full`` (whole trees without
 records: listed for export, their leaves counted or estimated), ``prior`` (the ε of a noisy class
-prior), ``draws`` (the generators a fit draws from).
+prior), ``draws`` (the generators a fit draws from), ``threshold`` (the macro_f1 objective's
+threshold from a model's released leaf counts).
 
 Privacy: a tree's splits come from ``random_state`` (public) or from released noisy
 histograms (post-processing); routing reads records only inside a family's booked release.
