@@ -130,11 +130,10 @@ def test_a_greedy_tree_set_by_hand(frame_schema):
     tree.fit(X, frame["label"])
     n = len(tree.leaf_nodes_)
     assert n >= 3
-    # The hand-made curve on the first three leaves (shares: their counts', so the atoms
-    # are the counts; scores 0.25, 0.8, 2/102: the same cuts), the others empty at 0.
+    # The hand-made curve on the first three leaves, the others empty at score 0.
     proba = np.zeros((n, 2))
     proba[:, 0] = 1.0
-    proba[:3] = COUNTS / COUNTS.sum(axis=1, keepdims=True)
+    proba[:3] = np.c_[1 - SCORES, SCORES]
     counts = np.zeros((n, 2), dtype=np.int64)
     counts[:3] = COUNTS
     tree.leaf_proba_, tree.leaf_noisy_counts_ = proba, counts

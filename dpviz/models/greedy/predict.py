@@ -144,20 +144,15 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
 def decision_threshold(model: BaseEstimator) -> float | None:
     """The ``macro_f1`` objective's threshold on class 1's share (two classes; None
     otherwise): each leaf is an atom of the tree's score-versus-class curve — its
-    released shares p, and its noisy record count n split by them (p·n records of
-    each class get it) — and the threshold is the one of largest macro-F1 on that
-    curve (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for a leaf
-    whose shares are its own noisy counts'). The shares, not the noisy class
-    counts: hierarchical shares pull a leaf of noise towards its parent, where the
-    raw counts' noise would show the curve a class split that is not there (at
-    ε = 0.1 on caravan, one fold of FS predicted the rare class for noise). Post-
-    processing of released counts only."""
+    released share, and its released noisy counts as the records of each class that
+    get it — and the threshold is the one of largest macro-F1 on that curve
+    (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for the released counts).
+    Post-processing of released counts only."""
     check_is_fitted(model, "feature_")
     if model.objective != MACRO_F1 or len(model.classes_) != 2:
         return None
-    shares = leaf_proba(model.leaf_nodes_, model.leaf_nodes_, model.leaf_proba_)
-    total = np.clip(model.leaf_noisy_counts_.sum(axis=1), 0, None)
-    return best_threshold(shares[:, 1], shares * total[:, None])
+    scores = leaf_proba(model.leaf_nodes_, model.leaf_nodes_, model.leaf_proba_)[:, 1]
+    return best_threshold(scores, model.leaf_noisy_counts_)
 
 
 def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
