@@ -2,6 +2,7 @@ import pytest
 
 from dpviz.models.forest.sizing import (
     RECORDS_PER_TREE,
+    SMALL_MAX_TREES,
     SMALL_MIN_TREES,
     SMALL_RECORDS_PER_TREE,
     TREE_STEPS,
@@ -44,14 +45,17 @@ def test_signal_scale_is_epsilon_rounded_down_to_a_decade_below_one(epsilon, sca
         (348, 1.0, 10),
         (348, None, 10),
         (15_000, 10.0, 100),
-        # ε in [0.1, 1): sized for n/10 records, 50 of them a tree, at least 3 trees.
+        # ε in [0.1, 1): sized for n/10 records, 50 of them a tree, 3 to 5 trees.
         (348, 0.1, 3),  # votes' training folds: 34 signal records, the least, 3 trees
+        (2_499, 0.1, 3),  # 249 signal records: 5 trees would keep 49
+        (2_500, 0.1, 5),  # 250 → 5 trees of 50
         (3_341, 0.1, 5),  # abalone: 334 → 5 trees of 66
-        (8_800, 0.1, 10),  # pendigits: 880 → 10 trees of 88 (25 would keep 35)
-        (36_000, 0.5, 50),  # adult: 3,600 → 50 trees of 72
-        (150_000, 0.1, 100),
+        (8_800, 0.1, 5),  # pendigits: 880 → 5 trees of 176 (at most 5)
+        (36_000, 0.5, 5),  # adult: 3,600 → 5 trees of 720 (50 of depth 2 gave the majority)
+        (150_000, 0.1, 5),
         # ε in [0.01, 0.1): n/100.
         (36_000, 0.05, 5),
+        (24_999, 0.05, 3),
         (0, 0.1, 3),
     ],
 )
@@ -61,6 +65,8 @@ def test_tree_count_below_epsilon_one_follows_the_signal_records(n, epsilon, tre
     signal = signal_records(n, epsilon)
     if trees > SMALL_MIN_TREES and epsilon is not None and epsilon < 1:
         assert signal // trees >= SMALL_RECORDS_PER_TREE
+    if epsilon is not None and epsilon < 1:
+        assert SMALL_MIN_TREES <= trees <= SMALL_MAX_TREES
     assert f"{n:,}" in suggestion.reason
 
 

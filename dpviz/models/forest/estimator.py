@@ -206,7 +206,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         Number of trees. ``"auto"``: 10, 25, 50 or 100, the most that keep about 150
         records per tree (:func:`~dpviz.models.forest.sizing.suggest_trees`; with
         ``data_split="shared"`` 100), from ``declared_n`` or the noisy record count.
-        Below ε = 1 the trees (then also 1, 2, 3 or 5) and the ``records`` depth are
+        Below ε = 1 the trees (then 3 or 5) and the ``records`` depth are
         sized for n·s records, s = ε rounded down to a power of ten
         (:func:`~dpviz.models.forest.sizing.signal_records`): a leaf's noise has scale 1/ε.
     depth : {"records", "theorem2", "half", "full", "jpw"} or int, default="records"

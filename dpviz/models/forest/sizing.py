@@ -30,6 +30,15 @@ TREE_STEPS = (10, 25, 50, 100)
 SMALL_TREE_STEPS = (1, 2, 3, 5)
 SMALL_RECORDS_PER_TREE = 50
 SMALL_MIN_TREES = 3
+# ... and at most this many: below ε = 1 a forest's score is the MEAN of its trees' shrunk
+# leaf evidence, so many shallow trees are no more confident than one of them, and on large
+# data (adult: 3,617 signal records, 50 trees of depth 2 with its 8-valued features) every
+# record got the majority class. Five trees of 720 signal records reach depth 3 there.
+# Chosen on the 11 shared sets at ε = 0.1 (seed 0, two runs; bench/README "Small ε, fewer
+# trees"): against the best diffprivlib model adult −0.8 → +2.6 / +1.8, magic −5.2 →
+# −1.2 / +0.1, pendigits +0.7 → +2.4 / +4.2, nursery +8.6 → +3.3 / +2.3 (5 trees of depth
+# 4 instead of 10 of depth 3); at most 3 trees, or one tree, lost more on the small sets.
+SMALL_MAX_TREES = 5
 
 
 @dataclass(frozen=True)
@@ -68,9 +77,9 @@ def suggest_trees(
     n_records: int, data_split: str = "disjoint", epsilon: float | None = None
 ) -> TreeSuggestion:
     """The largest of 10, 25, 50, 100 trees that keeps ``RECORDS_PER_TREE`` records per
-    tree (at least 10 trees), for a declared record count; below ε = 1 the largest of 3,
-    5, 10, … that keeps :data:`SMALL_RECORDS_PER_TREE` of the n·s records of
-    :func:`signal_records` per tree (at least 3, and at least 10·s).
+    tree (at least 10 trees), for a declared record count; below ε = 1 the largest of 3
+    and 5 that keeps :data:`SMALL_RECORDS_PER_TREE` of the n·s records of
+    :func:`signal_records` per tree (at least 3, at most :data:`SMALL_MAX_TREES`).
 
     Parameters
     ----------
@@ -110,10 +119,11 @@ def suggest_trees(
 
 def _small_epsilon_trees(n: int, scale: float) -> TreeSuggestion:
     """Below ε = 1: the largest step keeping SMALL_RECORDS_PER_TREE of the n·s signal
-    records per tree, at least max(SMALL_MIN_TREES, 10·s) trees."""
+    records per tree, at least max(SMALL_MIN_TREES, 10·s) and at most SMALL_MAX_TREES
+    trees."""
     signal = max(1, int(n * scale)) if n > 0 else 0
-    steps = SMALL_TREE_STEPS + TREE_STEPS
-    least = max(SMALL_MIN_TREES, int(round(TREE_STEPS[0] * scale)))
+    steps = tuple(t for t in SMALL_TREE_STEPS + TREE_STEPS if t <= SMALL_MAX_TREES)
+    least = min(SMALL_MAX_TREES, max(SMALL_MIN_TREES, int(round(TREE_STEPS[0] * scale))))
     fitting = [t for t in steps if t >= least and signal // t >= SMALL_RECORDS_PER_TREE]
     trees = fitting[-1] if fitting else min(t for t in steps if t >= least)
     why = (
