@@ -55,12 +55,13 @@ def pool() -> ThreadPoolExecutor:
 
 
 def _compile():
+    from dpviz.compiled import numba_heap, numba_stream
     from dpviz.compiled import numba_kernels as compiled
-    from dpviz.compiled import numba_stream
 
     return {
         "stream_discrete_laplace": numba_stream.stream_discrete_laplace,
         "counter_blocks": numba_stream.counter_blocks,
+        "heap_value_sums": numba_heap.heap_value_sums,
     } | {
         name: getattr(compiled, name)
         for name in (
@@ -79,7 +80,6 @@ def _compile():
             "unpack_votes",
             "descend_heap",
             "descend_heap_pairs",
-            "heap_value_sums",
             "record_trees",
             "column_ranges",
             "bin_counts",
