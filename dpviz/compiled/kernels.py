@@ -82,6 +82,7 @@ def _compile():
             "descend_heap_pairs",
             "record_trees",
             "column_ranges",
+            "clip_columns",
             "bin_counts",
             "heap_fit_counts",
             "row_argmax",

@@ -414,6 +414,35 @@ def column_ranges(X, low, high):
 
 @nb.njit(
     [
+        (c, f64[::1], f64[::1], f64[::1], f64[:, ::1], i64[::1], i64[::1])
+        for c in (f64[:, ::1], f64[::1, :], f64[:, :])
+    ],
+    nogil=True,
+    cache=True,
+)
+def clip_columns(X, low, high, fill, out, filled, clipped):
+    """``out`` = ``X`` with each NaN set to ``fill[j]`` (counted in ``filled``), then each
+    value below ``low[j]`` or above ``high[j]`` set to it (counted in ``clipped``): the
+    per-column numpy imputation then ``np.clip`` of ``dpviz.tabular.encode``, in one pass
+    over the rows (~25x fewer passes over memory)."""
+    n, f = X.shape
+    for i in range(n):
+        for j in range(f):
+            v = X[i, j]
+            if v != v:
+                filled[j] += 1
+                v = fill[j]
+            if v < low[j]:
+                clipped[j] += 1
+                v = low[j]
+            elif v > high[j]:
+                clipped[j] += 1
+                v = high[j]
+            out[i, j] = v
+
+
+@nb.njit(
+    [
         (c, i64[::1], f64[::1], f64[::1], i64[:, ::1])
         for c in (f64[:, ::1], f64[::1, :], f64[:, :])
     ],
