@@ -54,6 +54,16 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def map_on_threads(fn, items) -> list:
+    """``list(map(fn, items))``, the items side by side on the shared threads (one per
+    core) when there are several cores and items; ``fn`` releases the GIL for most of its
+    work (compiled kernels, the cipher) and writes disjoint outputs."""
+    items = list(items)
+    if cores() == 1 or len(items) < 2:
+        return [fn(item) for item in items]
+    return list(pool().map(fn, items))
+
+
 def _compile():
     from dpviz.compiled import numba_heap, numba_stream
     from dpviz.compiled import numba_kernels as compiled
@@ -107,7 +117,7 @@ def _load() -> None:
     from dpviz.privacy import noise
 
     # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
-    noise.register_compiled_laplace(compiled["discrete_laplace_words"])
+    noise.register_compiled_laplace(compiled["discrete_laplace_words"], map_on_threads)
     noise.register_compiled_noise(compiled["stream_discrete_laplace"], compiled["counter_blocks"])
     _kernels = compiled
 
