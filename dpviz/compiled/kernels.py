@@ -72,6 +72,7 @@ def _compile():
         "stream_discrete_laplace": numba_stream.stream_discrete_laplace,
         "counter_blocks": numba_stream.counter_blocks,
         "heap_value_sums": numba_heap.heap_value_sums,
+        "descend_heap": numba_heap.descend_heap,
     } | {
         name: getattr(compiled, name)
         for name in (
@@ -88,7 +89,6 @@ def _compile():
             "value_sums_local",
             "word_sums_local",
             "unpack_votes",
-            "descend_heap",
             "descend_heap_pairs",
             "record_trees",
             "column_ranges",

@@ -19,7 +19,6 @@ i32, f64, i64, i8 = nb.int32, nb.float64, nb.int64, nb.int8
 # feature, threshold, first_child, kind, continuous, discrete (+ zero column), s, steps
 _COMMON = (i32[::1], f64[::1], i32[::1], i8[::1], f64[:, :], i32[:, :], i64, i64)
 BLOCK = 256
-HEAP_BLOCK = 1024  # records per pass of descend_heap (80 KB of 10 features: L2)
 HASH_BLOCK = 256  # records hashed ahead of their descent by heap_fit_counts
 
 
@@ -286,64 +285,6 @@ def value_sums_local(local, offsets, values, a, b, out):
                 leaf = base + row[i]
                 for c in range(k):
                     out[i, c] += values[leaf, c]
-
-
-@nb.njit(
-    [
-        (i32[:, ::1], f64[:, ::1], c, i64, i64, i64, m)
-        for m in (nb.uint8[:, ::1], nb.uint16[:, ::1])
-        # Row- or column-major records compiled for their layout: constant strides.
-        for c in (f64[:, ::1], f64[::1, :], f64[:, :])
-    ],
-    nogil=True,
-    cache=True,
-)
-def descend_heap(feature, threshold, cont, depth, t0, t1, out):
-    """Complete binary trees (continuous features only) in heap order, one row per
-    tree: node v's children are 2v + 1 and 2v + 2, every leaf is at ``depth``, and a
-    leaf's number is its position on the last level. Two loads per level, no branch.
-    Eight records descend together, each node in a register: eight independent chains
-    of loads keep the core busy (20% less time than one level at a time over a block
-    of records through memory)."""
-    n = out.shape[1]
-    first_leaf = (1 << depth) - 1
-    for b0 in range(0, n, HEAP_BLOCK):
-        b1 = min(n, b0 + HEAP_BLOCK)
-        for t in range(t0, t1):
-            feat, thr, row = feature[t], threshold[t], out[t]
-            root_f, root_t = feat[0], thr[0]  # every record's first split
-            j = b0
-            while j + 8 <= b1:
-                r0, r1, r2, r3 = cont[j], cont[j + 1], cont[j + 2], cont[j + 3]
-                r4, r5, r6, r7 = cont[j + 4], cont[j + 5], cont[j + 6], cont[j + 7]
-                a0 = 1 + (r0[root_f] >= root_t)
-                a1 = 1 + (r1[root_f] >= root_t)
-                a2 = 1 + (r2[root_f] >= root_t)
-                a3 = 1 + (r3[root_f] >= root_t)
-                a4 = 1 + (r4[root_f] >= root_t)
-                a5 = 1 + (r5[root_f] >= root_t)
-                a6 = 1 + (r6[root_f] >= root_t)
-                a7 = 1 + (r7[root_f] >= root_t)
-                for _ in range(depth - 1):
-                    a0 = 2 * a0 + 1 + (r0[feat[a0]] >= thr[a0])
-                    a1 = 2 * a1 + 1 + (r1[feat[a1]] >= thr[a1])
-                    a2 = 2 * a2 + 1 + (r2[feat[a2]] >= thr[a2])
-                    a3 = 2 * a3 + 1 + (r3[feat[a3]] >= thr[a3])
-                    a4 = 2 * a4 + 1 + (r4[feat[a4]] >= thr[a4])
-                    a5 = 2 * a5 + 1 + (r5[feat[a5]] >= thr[a5])
-                    a6 = 2 * a6 + 1 + (r6[feat[a6]] >= thr[a6])
-                    a7 = 2 * a7 + 1 + (r7[feat[a7]] >= thr[a7])
-                row[j], row[j + 1] = a0 - first_leaf, a1 - first_leaf
-                row[j + 2], row[j + 3] = a2 - first_leaf, a3 - first_leaf
-                row[j + 4], row[j + 5] = a4 - first_leaf, a5 - first_leaf
-                row[j + 6], row[j + 7] = a6 - first_leaf, a7 - first_leaf
-                j += 8
-            while j < b1:
-                a, r = 0, cont[j]
-                for _ in range(depth):
-                    a = 2 * a + 1 + (r[feat[a]] >= thr[a])
-                row[j] = a - first_leaf
-                j += 1
 
 
 @nb.njit(

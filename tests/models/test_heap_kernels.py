@@ -70,3 +70,23 @@ def test_heap_value_sums_equal_numpy(order, n, n_trees, depth, n_features, a, b)
     fn = kernels.get(wait=True)["heap_value_sums"]
     fn(feature, threshold, X, depth, offsets, values, a, b, out)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize(
+    # Several blocks and a ragged last one; fewer than 16 records; the trees t0..t1 of
+    # one thread; many features (narrow blocks).
+    "n, n_trees, depth, n_features, t0, t1",
+    [(5_003, 6, 6, 4, 0, 6), (5_003, 6, 6, 4, 2, 5), (11, 3, 2, 3, 0, 3), (700, 3, 8, 90, 1, 3)],
+)
+def test_descend_heap_equals_numpy(order, dtype, n, n_trees, depth, n_features, t0, t1):
+    rng = np.random.default_rng(n + depth + t0)
+    feature, threshold = _heap_forest(rng, n_trees, depth, n_features)
+    X = np.array(rng.normal(size=(n, n_features)), order=order)
+    X[::5, 0] = 0.5
+    out = np.full((n_trees, n), 255, dtype=dtype)  # rows outside t0..t1 stay as they are
+    kernels.get(wait=True)["descend_heap"](feature, threshold, X, depth, t0, t1, out)
+    expected = np.full((n_trees, n), 255, dtype=dtype)
+    expected[t0:t1] = _leaves(feature, threshold, X, depth)[t0:t1]
+    np.testing.assert_array_equal(out, expected)
