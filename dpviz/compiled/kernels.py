@@ -54,13 +54,25 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def map_on_threads(fn, items) -> list:
+    """``list(map(fn, items))``, the items side by side on the shared threads (one per
+    core) when there are several cores and items; ``fn`` releases the GIL for most of its
+    work (compiled kernels, the cipher) and writes disjoint outputs."""
+    items = list(items)
+    if cores() == 1 or len(items) < 2:
+        return [fn(item) for item in items]
+    return list(pool().map(fn, items))
+
+
 def _compile():
+    from dpviz.compiled import numba_heap, numba_stream
     from dpviz.compiled import numba_kernels as compiled
-    from dpviz.compiled import numba_stream
 
     return {
         "stream_discrete_laplace": numba_stream.stream_discrete_laplace,
         "counter_blocks": numba_stream.counter_blocks,
+        "heap_value_sums": numba_heap.heap_value_sums,
+        "descend_heap": numba_heap.descend_heap,
     } | {
         name: getattr(compiled, name)
         for name in (
@@ -77,11 +89,10 @@ def _compile():
             "value_sums_local",
             "word_sums_local",
             "unpack_votes",
-            "descend_heap",
             "descend_heap_pairs",
-            "heap_value_sums",
             "record_trees",
             "column_ranges",
+            "clip_columns",
             "bin_counts",
             "heap_fit_counts",
             "row_argmax",
@@ -106,7 +117,7 @@ def _load() -> None:
     from dpviz.privacy import noise
 
     # Keyed discrete Laplace noise read by a compiled loop (the same numbers).
-    noise.register_compiled_laplace(compiled["discrete_laplace_words"])
+    noise.register_compiled_laplace(compiled["discrete_laplace_words"], map_on_threads)
     noise.register_compiled_noise(compiled["stream_discrete_laplace"], compiled["counter_blocks"])
     _kernels = compiled
 

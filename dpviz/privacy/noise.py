@@ -50,6 +50,7 @@ _AES_CHUNK = 1 << 16  # bytes a call of the cipher takes (see NoiseSource._encry
 # The keyed discrete Laplace sampler compiled (``dpviz.compiled.kernels`` registers it when
 # its kernels load: privacy imports nothing from models); None: the vectorised sampler.
 _compiled_laplace = None
+_map_chunks = None  # runs the compiled sampler's buffers on the kernels' threads
 # The stream's discrete Laplace sampler and the keyed sampler's block filler compiled
 # (``stream_discrete_laplace``, ``counter_blocks``, registered the same way); None: numpy.
 _compiled_stream_laplace = None
@@ -61,11 +62,15 @@ _LAPLACE_ITEMS = 1 << 13
 _STREAM_WORDS = 16  # a stream's words drawn ahead per item (twice more while short)
 
 
-def register_compiled_laplace(kernel) -> None:
+def register_compiled_laplace(kernel, map_chunks=None) -> None:
     """Use ``kernel`` (``discrete_laplace_words``) for keyed discrete Laplace noise; it
-    gives the same numbers as the vectorised sampler from the same words."""
-    global _compiled_laplace
+    gives the same numbers as the vectorised sampler from the same words.
+    ``map_chunks(fn, chunks)`` (``list(map(fn, chunks))`` on the kernels' threads) draws
+    the buffers of many items side by side: each item's noise is a function of its own
+    key and words, so the numbers are the same in any order."""
+    global _compiled_laplace, _map_chunks
     _compiled_laplace = kernel
+    _map_chunks = map_chunks
 
 
 def register_compiled_noise(stream_laplace, counter_blocks) -> None:
@@ -202,7 +207,8 @@ class NoiseSource:
         s, t = epsilon_fraction(epsilon)
         out = np.empty(len(keys), dtype=np.int64)
         classes = classes.astype(np.uint64)
-        for a in range(0, len(keys), _LAPLACE_ITEMS):
+
+        def buffer(a: int) -> None:  # items a … a + _LAPLACE_ITEMS − 1 (disjoint parts of out)
             todo = np.arange(a, min(len(keys), a + _LAPLACE_ITEMS))
             words = self._counter_words(keys[todo], classes[todo], 1, (_LAPLACE_WORDS + 1) // 2)
             while len(todo):
@@ -218,6 +224,13 @@ class NoiseSource:
                 n_blocks = read.shape[1] // 2
                 more = self._counter_words(keys[todo], classes[todo], n_blocks + 1, 3 * n_blocks)
                 words = np.concatenate([read, more], axis=1)
+
+        starts = range(0, len(keys), _LAPLACE_ITEMS)
+        if _map_chunks is not None and len(starts) > 1:
+            _map_chunks(buffer, starts)  # side by side: the same numbers in any order
+        else:
+            for a in starts:
+                buffer(a)
         return out
 
     def _counter_words(self, keys, classes, first: int, n_blocks: int) -> np.ndarray:

@@ -6,6 +6,7 @@ the module, so the function is not re-exported), :func:`training_data` and
 :func:`prediction_data` (an estimator's input checks), :func:`guess_label` and
 :func:`suggest_drops` (column hints), :func:`check_outputs`, :func:`write_csv` and
 :func:`write_text` (files the CLI writes). Modules: ``encode`` (reading and encoding),
+``ranges`` (column ranges and a prediction's clipping, compiled when loaded),
 ``cell_formats`` (currency, percent and date cells), ``columns`` (label and column
 hints), ``inputs`` (estimator input checks), ``outputs`` (safe output files).
 

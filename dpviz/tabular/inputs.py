@@ -17,7 +17,8 @@ from dpviz.privacy.schema import (
     infer_numeric_schema,
     infer_schema,
 )
-from dpviz.tabular.encode import EncodedData, _column_ranges, encode, encode_array
+from dpviz.tabular.encode import EncodedData, encode, encode_array
+from dpviz.tabular.ranges import column_ranges
 
 
 def check_whole_numbers(estimator, lowest: dict[str, int]) -> None:
@@ -112,7 +113,7 @@ def _finite_ranges(array: np.ndarray) -> tuple[bool, tuple | None]:
     """(whether every value is finite, each column's (min, max) or None): the ranges of
     a float64 array in one pass, which encoding then reuses."""
     if array.dtype == np.float64 and array.ndim == 2 and array.size:
-        low, high = _column_ranges(array)
+        low, high = column_ranges(array)
         return bool(np.isfinite(low).all() and np.isfinite(high).all()), (low, high)
     if array.dtype.kind in "fc":
         return bool(np.isfinite(array).all()), None

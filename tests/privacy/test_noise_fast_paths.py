@@ -32,10 +32,15 @@ def test_compiled_discrete_laplace_equals_vectorised(monkeypatch, epsilon):
     monkeypatch.setattr(noise, "_LAPLACE_WORDS", 2)
     monkeypatch.setattr(noise, "_LAPLACE_ITEMS", 1000)
     refilled = source.discrete_laplace(keys, 3, epsilon)
+    # One buffer after another instead of side by side on the kernels' threads.
+    assert noise._map_chunks is not None  # registered with the sampler
+    monkeypatch.setattr(noise, "_map_chunks", None)
+    serial = source.discrete_laplace(keys, 3, epsilon)
     monkeypatch.setattr(noise, "_compiled_laplace", None)
     vectorised = source.discrete_laplace(keys, 3, epsilon)
     np.testing.assert_array_equal(compiled, vectorised)
     np.testing.assert_array_equal(refilled, vectorised)
+    np.testing.assert_array_equal(serial, vectorised)
     # And it is the law asked for: Var = 2e^-ε' / (1 - e^-ε')², ε' ≤ ε (rounded down).
     s, t = noise.epsilon_fraction(epsilon)
     q = np.exp(-s / t)
