@@ -268,7 +268,9 @@ def _fold_rows(
             )
     for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
         depth, split = model.depth, model.data_split
-        for group, epsilons in enumerate(split_rungs(model, schema, grid.epsilons)):
+        rungs = split_rungs(model, schema, grid.epsilons)
+        top = max(range(len(rungs)), key=lambda i: max(rungs[i]))
+        for group, epsilons in enumerate(rungs):
             model.set_params(epsilon=epsilons[0])
             start = time.perf_counter()
             declare_fold_size(model, train.n_records)
@@ -306,8 +308,11 @@ def _fold_rows(
                         "private": private[mech],
                     }
                 )
+            # The twin shares the structure of the largest swept ε, the one nearest to
+            # ε = ∞: below ε = 1 a forest is sized for its signal (fewer, shallower trees),
+            # and a twin of that size would understate what the data can give.
             if (
-                group == 0
+                group == top
                 and grid.wants(SERIES_NONPRIVATE)
                 and (algorithm != FLETCHER_ISLAM or split == grid.data_splits[0])
             ):

@@ -15,6 +15,7 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.compiled import kernels
 from dpviz.evaluation import sweep, sweep_references
+from dpviz.evaluation.sweep_grid import SERIES_NONPRIVATE
 from dpviz.models.objective import decide
 from dpviz.models.trees import passes
 from dpviz.privacy.schema import Feature, Schema
@@ -236,3 +237,25 @@ def test_the_references_say_what_they_were_and_their_cost():
     assert costs[sweep.SERIES_SKLEARN] == (
         f"{sweep.REFERENCE_TREES} trees, bootstrap of 2,500, {seconds:.2f} s over 5 fits"
     )
+
+
+def test_the_twin_has_the_structure_of_the_largest_swept_epsilon():
+    """Below ε = 1 the default forest is sized for its signal (3 trees here, at ε ≥ 1
+    10): the ε = ∞ twin must take the size of the largest swept ε, the one nearest to
+    ε = ∞, whatever order the ε values come in, or the non-private line on the Curves
+    page understates what the data can give."""
+    frame, schema = case(1500, 3)
+    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+    for eps in ([0.1, 0.3, 1.0, 3.0], [3.0, 0.1, 1.0, 0.3]):
+        grid = sweep.SweepGrid(
+            epsilons=eps,
+            mechanisms=["laplace_counts"],
+            references=[SERIES_NONPRIVATE],
+            presets={"fletcher_islam": {"split_points": "uniform"}},
+        )
+        rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
+        twin = rows[rows["series"] == SERIES_NONPRIVATE]
+        assert len(twin) == 1
+        top = rows[(rows["series"] != SERIES_NONPRIVATE) & (rows["epsilon"] == 3.0)]
+        assert twin.iloc[0]["n_estimators"] == top.iloc[0]["n_estimators"] == 10
+        assert twin.iloc[0]["depth"] == top.iloc[0]["depth"]
