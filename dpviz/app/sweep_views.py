@@ -355,7 +355,11 @@ class SweepTables(SweepLines):
             rows = rows[rows["algorithm"] == algorithm]
             if algorithm == FLETCHER_ISLAM:
                 pins = {k: v for k, v in fixed.items() if k in ("n_estimators", "depth_rule")}
-                rows = select(rows, pins)
+                pinned = select(rows, pins)
+                # "auto" trees resolve per ε; the one twin of that request has the size of
+                # the largest swept ε and is the reference when no count matches the pin.
+                rows = select(rows, {k: v for k, v in pins.items() if k != "n_estimators"})
+                rows = pinned if len(pinned) or len(rows) != 1 else rows
         return None if rows.empty else rows.iloc[0]
 
     def own_reference(self, algorithm: str, fixed: dict) -> tuple[pd.Series | None, str]:

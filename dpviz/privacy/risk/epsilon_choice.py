@@ -146,9 +146,14 @@ def _reference_row(summary: pd.DataFrame, dp: pd.DataFrame, reference: str) -> p
     if reference == "nonprivate_forest":
         # The non-private version of the same algorithm, trees and depth rule (its data
         # split is always "shared": every tree sees all data, as in the paper).
-        for key in ("algorithm", "n_estimators", "depth_rule"):
+        for key in ("algorithm", "depth_rule"):
             if key in rows.columns and key in dp.columns:
                 rows = rows[rows[key].astype(str) == str(dp[key].iloc[0])]
+        if "n_estimators" in rows.columns and "n_estimators" in dp.columns:
+            same = rows[rows["n_estimators"].astype(str) == str(dp["n_estimators"].iloc[0])]
+            # "auto" trees resolve per ε, and the one twin of that request has the size
+            # of the largest swept ε: it is the reference when no count matches.
+            rows = same if len(same) or len(rows) != 1 else rows
     if rows.empty:
         raise ValueError(
             f"the sweep has no {reference} reference for this configuration; run the sweep "
