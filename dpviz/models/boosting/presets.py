@@ -12,7 +12,7 @@ reached it) and budgets below what exact discrete Laplace noise can draw.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpviz.privacy.mechanisms import valid_epsilon
 from dpviz.privacy.noise import NoiseSource
@@ -120,23 +120,15 @@ CAPACITY_RECORDS = 6000
 # The grown model: two ensembles of ten trees (each ensemble ε/2 instead of ε, each tree
 # 1/11 of the records as before), depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf
 # clip. With the geometric clip at η = 0.3 tree 20's leaves would be clipped to
-# 0.7^19 ≈ 0.001 (issue 28's earlier try: more trees did not help); flat, every tree can
+# 0.7^19 ≈ 0.001 (an earlier try: more trees did not help); flat, every tree can
 # move the score. The other choices are the default preset's.
-LARGE_EPSILON = Preset(
+LARGE_EPSILON = replace(
+    PRESETS["default"],
     n_estimators=20,
-    trees_per_ensemble=10,
     max_depth=5,
     learning_rate=0.3,
     reg_lambda=20.0,
     n_bins=32,
-    gradients="clip",
-    split_share=0.75,
-    candidates="one_hot",
-    subsets="equal",
-    prior_share=0.1,
-    split_score="abs",
-    start="centered",
-    multiclass="shared",
     leaf_clip="flat",
 )
 # The estimator parameters a preset sets (the rest of a Preset is the method's choices).
