@@ -14,15 +14,15 @@ from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.models.forest.splits import (
     RELEVANCE_MIX,
     RELEVANCE_MIX_TOP,
-    SPLIT_BINS,
     SPLIT_TOP_RUNG,
+    SPLIT_BINS,
     TableLayout,
     cdf_from_counts,
     class_tables,
     feature_weights,
+    relevance_mix,
     gain_ratio,
     noisy_tables,
-    relevance_mix,
     split_epsilon,
 )
 from dpviz.models.trees.thresholds import quantile_thresholds

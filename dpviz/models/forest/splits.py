@@ -219,9 +219,9 @@ def cdf_from_counts(noisy: np.ndarray, noise_scale: float) -> np.ndarray:
 
 def feature_weights(noisy: np.ndarray, layout: TableLayout, epsilon: float) -> np.ndarray:
     """Each feature's probability of being drawn for a split (before the path's allowed
-    features renormalise it): ``(1 − α)/d + α·r_j/Σr``, α = :func:`relevance_mix` of
-    ``epsilon``, where r_j is the :func:`gain_ratio` of feature j's noisy class × cell
-    table (negative counts as 0; a continuous feature's bins merged into :data:`RELEVANCE_CELLS` of
+    features renormalise it): ``(1 − α)/d + α·r_j/Σr``, α = :func:`relevance_mix` of ``epsilon``, where
+    r_j is the :func:`gain_ratio` of feature j's noisy class × cell table (negative
+    counts as 0; a continuous feature's bins merged into :data:`RELEVANCE_CELLS` of
     about equal noisy mass) less its mean over tables of an independent class and cell
     with the same noisy margins and the same noise (a fixed-seed sample: chance level),
     at least 0. Uniform when no feature stands above chance. Post-processing of released
