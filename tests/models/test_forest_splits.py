@@ -13,14 +13,11 @@ from dpviz.models.files.load import ReleasedForest
 from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.models.forest.splits import (
     RELEVANCE_MIX,
-    RELEVANCE_MIX_TOP,
-    SPLIT_TOP_RUNG,
     SPLIT_BINS,
     TableLayout,
     cdf_from_counts,
     class_tables,
     feature_weights,
-    relevance_mix,
     gain_ratio,
     noisy_tables,
     split_epsilon,
@@ -260,9 +257,8 @@ def test_the_forest_books_the_histograms_and_follows_the_data():
     ).fit(X, y)
     assert uniform.split_epsilon_ == 0 and uniform.space_.split_cdf is None
     assert uniform.space_.feature_weights is None
-    # x decides the label, the colour is noise: x gets the relevance share (ε = 1: the
-    # top rung's mix).
-    top = (1 - RELEVANCE_MIX_TOP) / 2 + RELEVANCE_MIX_TOP
+    # x decides the label, the colour is noise: x gets the relevance share.
+    top = (1 - RELEVANCE_MIX) / 2 + RELEVANCE_MIX
     assert model.space_.feature_weights[0] == pytest.approx(top, abs=0.02)
     assert uniform.ledger_.epsilon_total == pytest.approx(1.0)
     test_frame = skewed(2000, seed=1)[0]
@@ -335,20 +331,3 @@ def test_a_sweep_grows_one_structure_per_rung_and_each_point_is_a_plain_fit():
     # well as that rung's noisy ones (400 test records: 0.05 is over 2 sd).
     twin = rows[rows["series"] == sweep.SERIES_NONPRIVATE]
     assert len(twin) == 1 and twin["accuracy"].iloc[0] >= dp.loc[0.2, "accuracy"] - 0.05
-
-
-def test_the_relevance_leads_half_the_draws_from_epsilon_one_up():
-    """ε_split on the top rung (a forest at ε ≥ 1): α = RELEVANCE_MIX_TOP; below it (ε < 1,
-    ε_split ≤ 0.01) the smaller RELEVANCE_MIX. Exact: one relevant feature of three, the
-    other two independent of the class without noise, so it takes (1 − α)/3 + α."""
-    assert relevance_mix(SPLIT_TOP_RUNG) == RELEVANCE_MIX_TOP == 0.5
-    assert relevance_mix(0.01) == RELEVANCE_MIX == 0.3
-    assert RELEVANCE_MIX_TOP > RELEVANCE_MIX
-    layout = TableLayout(0, (2, 2, 2))
-    # Feature 0 is the class; features 1 and 2 split each class evenly.
-    tables = np.array([[500, 0, 250, 250, 250, 250], [0, 500, 250, 250, 250, 250]])
-    for eps, mix in ((SPLIT_TOP_RUNG, RELEVANCE_MIX_TOP), (0.01, RELEVANCE_MIX)):
-        # Counts of 500 against noise at ε/3: the independent features' relevance is 0.
-        w = feature_weights(tables * 1000, layout, eps)
-        assert w[0] == pytest.approx((1 - mix) / 3 + mix, abs=1e-6)
-        assert w[1] == pytest.approx((1 - mix) / 3, abs=1e-6)
