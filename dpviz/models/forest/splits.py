@@ -14,8 +14,7 @@ sensitivity ``d``). Everything after the noise is post-processing:
 * each feature's noisy class × cell table gives a relevance (its gain ratio, less what
   noise alone gives an independent table with the same margins), and a node
   draws its split feature with probability ``(1 − α)/d + α·relevance/Σ relevance``,
-  α = :func:`relevance_mix` (0.5 from ε = 1 up, 0.3 below), among the features its path
-  still allows.
+  α = :data:`RELEVANCE_MIX`, among the features its path still allows.
 
 The trees are then a function of public randomness and of an ε-DP release, booked in
 the ledger.
@@ -79,13 +78,6 @@ _SPLIT_STREAM = 0x5_9117_0000  # the histograms' noise stream within a release
 # costs Adult's accuracy at large ε (its scores then favour its minority class). With
 # the default release (0.2, 6 cells) Adult keeps 82.9 at ε = 10 (4 runs of fresh noise).
 RELEVANCE_MIX = 0.3
-# ... and this mass on the top rung (ε_split = SPLIT_TOP_RUNG, i.e. ε ≥ 1), where the tables'
-# noise is small enough that their relevance can lead most draws. Chosen on the shared sets
-# at ε = 1 (5 folds, seeds 0 and 1, two runs of fresh noise each; bench/README "Issue 28,
-# ε ≥ 1: ranking"): bank marketing AUC 86.5 → 87.3, adult 88.5 → 88.4, MAGIC 87.2 → 86.8,
-# mushroom, tic-tac-toe and votes within their run-to-run noise; 0.7 moved MAGIC further
-# down (86.6). Below ε = 1 the tables' noise is 20× larger and RELEVANCE_MIX stays.
-RELEVANCE_MIX_TOP = 0.5
 # Draws of the numerical integration of the noise-only relevance (public: no data).
 _RELEVANCE_DRAWS = 8
 
@@ -219,7 +211,7 @@ def cdf_from_counts(noisy: np.ndarray, noise_scale: float) -> np.ndarray:
 
 def feature_weights(noisy: np.ndarray, layout: TableLayout, epsilon: float) -> np.ndarray:
     """Each feature's probability of being drawn for a split (before the path's allowed
-    features renormalise it): ``(1 − α)/d + α·r_j/Σr``, α = :func:`relevance_mix` of ``epsilon``, where
+    features renormalise it): ``(1 − α)/d + α·r_j/Σr``, α = :data:`RELEVANCE_MIX`, where
     r_j is the :func:`gain_ratio` of feature j's noisy class × cell table (negative
     counts as 0; a continuous feature's bins merged into :data:`RELEVANCE_CELLS` of
     about equal noisy mass) less its mean over tables of an independent class and cell
@@ -251,16 +243,8 @@ def feature_weights(noisy: np.ndarray, layout: TableLayout, epsilon: float) -> n
         relevance[j] = max(gain_ratio(cells(raw)) - chance, 0.0)
     weights = np.full(d, 1.0 / d)
     if relevance.sum() > 0:
-        mix = relevance_mix(epsilon)
-        weights = (1 - mix) * weights + mix * relevance / relevance.sum()
+        weights = (1 - RELEVANCE_MIX) * weights + RELEVANCE_MIX * relevance / relevance.sum()
     return weights
-
-
-def relevance_mix(epsilon: float) -> float:
-    """α of the split-feature draw for tables released at ``epsilon`` (ε_split):
-    :data:`RELEVANCE_MIX_TOP` on the top rung (:data:`SPLIT_TOP_RUNG`, a forest at ε ≥ 1),
-    :data:`RELEVANCE_MIX` below it. Public: ε_split only."""
-    return RELEVANCE_MIX_TOP if float(epsilon) >= SPLIT_TOP_RUNG else RELEVANCE_MIX
 
 
 def _merged_cells(mass: np.ndarray) -> np.ndarray:
