@@ -201,3 +201,25 @@ def test_neighbouring_files_differ_only_in_released_fields():
     assert unaccounted(doc) == [] and unaccounted(doc1) == []
     assert public_fields(doc) == public_fields(doc1)
     assert "bin_edges" in doc and "bin_edges" in doc1
+
+
+def test_the_tree_view_labels_splits_at_the_released_edges():
+    """The Model page's tree table names a continuous split by its released edge (a
+    record goes right when its code is above the threshold, i.e. its cell is at or
+    past the next bin's first cell)."""
+    from dpviz.figures.tree_layout import boost_nodes, threshold_text
+
+    model = _fit(3)
+    spec = model.models_[0][0]
+    f, t = int(spec["feature"][0][0]), int(spec["threshold"][0][0])
+    nodes = boost_nodes(model, 0, 0)
+    if f < len(SCHEMA.continuous):
+        value = edge_values(SCHEMA, model.bin_edges_)[f][t + 1]
+        assert nodes.loc[2, "edge"] == f"{SCHEMA.continuous[f].name} ≥ {threshold_text(value)}"
+    # Every continuous split of the tree is labelled at a released edge.
+    labels = " ".join(nodes["edge"])
+    for level_f, level_t in zip(spec["feature"], spec["threshold"]):
+        for f, t in zip(level_f, level_t):
+            if f < len(SCHEMA.continuous):
+                value = edge_values(SCHEMA, model.bin_edges_)[f][t + 1]
+                assert threshold_text(value) in labels
