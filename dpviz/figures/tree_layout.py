@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpviz.models.boosting.edges import edge_values
 from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order, label_names
 from dpviz.models.trees.full import estimate_leaves
 from dpviz.models.trees.space import Frontier, choose_splits, expand, is_leaf
@@ -414,8 +415,14 @@ def forest_overview(
 
 
 def _bin_edges(model, schema) -> list[np.ndarray]:
-    """The public bin edges of every continuous feature (``n_bins`` equal widths)."""
-    return [np.linspace(f.low, f.high, int(model.n_bins) + 1) for f in schema.continuous]
+    """The bin edges of every continuous feature: a grown DPBoost model's released
+    edges (post-processing of its booked noisy histograms), else the fit's ``n_bins``
+    public equal widths (``n_bins_`` where the fit may change it, as DPBoost's does)."""
+    released = getattr(model, "bin_edges_", None)
+    if released is not None:
+        return edge_values(schema, released)
+    n_bins = int(getattr(model, "n_bins_", model.n_bins))
+    return [np.linspace(f.low, f.high, n_bins + 1) for f in schema.continuous]
 
 
 def _greedy_edges(model, parent: np.ndarray, value: np.ndarray, feature: np.ndarray) -> list:

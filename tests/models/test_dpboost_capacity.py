@@ -44,9 +44,12 @@ def test_the_rule_reads_epsilon_the_released_count_and_the_parameters():
     assert not grows(DPBoostClassifier(epsilon=10.0, preset="paper"), 1e6)
     # The registry (which passes every default) and the CLI build a model that may grow.
     assert grows(get_algorithm("dpboost").make(10.0), 1e6)
-    # The grown model differs from the default preset in sizes and the leaf clip only.
+    # The grown model differs from the default preset in sizes, the leaf clip and its
+    # split points (bin edges from noisy quantiles) only.
     default = PRESETS["default"]
     assert LARGE_EPSILON.leaf_clip == "flat" and default.leaf_clip == "geometric"
+    assert LARGE_EPSILON.split_points == "quantile" and default.split_points == "equal"
+    assert PRESETS["paper"].split_points == "equal"
     for name in ("gradients", "split_share", "candidates", "subsets", "prior_share"):
         assert getattr(LARGE_EPSILON, name) == getattr(default, name)
     for name in ("split_score", "start", "multiclass"):
@@ -71,10 +74,13 @@ def test_a_large_epsilon_fit_grows_and_its_ledger_totals_epsilon(large):
     assert all(len(t["feature"]) == 5 and len(t["value"]) == 32 for t in model.models_[0])
     ledger = model.ledger_
     assert ledger.private and ledger.epsilon_total == pytest.approx(10.0)
-    # the prior (ε = 1); two ensembles of ten trees, the last one with the check
-    assert [len(g) for g in ledger.groups] == [1, 10, 11]
-    eps_t = (10.0 - 1.0) / 2
-    assert all(e.epsilon == pytest.approx(eps_t) for g in ledger.groups[1:] for e in g)
+    # the prior (ε = 1), the bin edges' noisy histograms (ε = 0.5); two ensembles of
+    # ten trees, the last one with the check
+    assert [len(g) for g in ledger.groups] == [1, 1, 10, 11]
+    assert model.edge_epsilon_ == pytest.approx(0.5) and model.bin_edges_ is not None
+    assert ledger.groups[1][0].epsilon == pytest.approx(0.5)
+    eps_t = (10.0 - 1.0 - 0.5) / 2
+    assert all(e.epsilon == pytest.approx(eps_t) for g in ledger.groups[2:] for e in g)
     assert f"for splits over 5 levels (ε = {0.75 * eps_t / 5:g} each)" in ledger.describe()
     # Flat leaf clip: every tree's leaves have the Lemma 2 sensitivity g*/(1+λ) (the
     # geometric clip would give tree 20 min(1/21, 2·0.7^19) ≈ 0.0023).

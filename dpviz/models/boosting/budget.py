@@ -2,15 +2,17 @@
 
 Privacy role: bookkeeping from public numbers only (the parameters, the preset and the
 schema's class count; never the data). In sequence: the noisy class prior (ε_p, see
-:func:`~dpviz.models.forest.estimator.prior_epsilon`; none in the paper preset), then per model
-((ε − ε_p)/k each for k one-vs-rest models in the paper preset; one model of ε − ε_p
-for two classes or when the k parts share each tree) its N_e = ⌈T/T_e⌉ ensembles,
-ε_t = (ε − ε_p)/(k·N_e) each (k = 1 for one model). The trees of an ensemble read disjoint records,
-so each spends the ensemble's whole ε_t (parallel composition): ``split_share``·ε_t on
-its splits (equally over the depth's levels) and the rest on its leaves, whose Laplace
-noise has sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) per part
-(:func:`leaf_sensitivity`; when k parts share the tree, the L1
-sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
+:func:`~dpviz.models.forest.estimator.prior_epsilon`; none in the paper preset), the
+grown model's noisy feature histograms that place its bin edges (ε_q = 5% of ε when
+the schema has a continuous feature, :mod:`~dpviz.models.boosting.edges`; 0 otherwise),
+then per model ((ε − ε_p − ε_q)/k each for k one-vs-rest models in the paper preset;
+one model of ε − ε_p − ε_q for two classes or when the k parts share each tree) its
+N_e = ⌈T/T_e⌉ ensembles, ε_t = (ε − ε_p − ε_q)/(k·N_e) each (k = 1 for one model).
+The trees of an ensemble read disjoint records, so each spends the ensemble's whole
+ε_t (parallel composition): ``split_share``·ε_t on its splits (equally over the
+depth's levels) and the rest on its leaves, whose Laplace noise has sensitivity
+min(g*/(1+λ), 2g*(1−η)^(t−1)) per part (:func:`leaf_sensitivity`; when k parts share
+the tree, the L1 sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
 :func:`leaf_l1_sensitivity`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
@@ -31,6 +33,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
@@ -125,9 +128,19 @@ def prior_epsilon_of(model: BaseEstimator) -> float:
     return prior_epsilon(float(model.epsilon), model.preset_.prior_share, PRIOR_MAX_SHARE)
 
 
+def edge_epsilon(model: BaseEstimator) -> float:
+    """ε_q of the noisy feature histograms that place the bin edges: ``EDGE_SHARE``·ε
+    when the fit's choices split at quantiles (the grown model) and the schema has a
+    continuous feature, else 0 (equal-width public bins, nothing spent)."""
+    if model.preset_.split_points != "quantile" or not hasattr(model, "schema_"):
+        return 0.0
+    return EDGE_SHARE * float(model.epsilon) if model.schema_.continuous else 0.0
+
+
 def class_epsilon(model: BaseEstimator) -> float:
-    """ε of each one-vs-rest model: (ε − ε_prior) / k (k = 1 for two classes)."""
-    return (float(model.epsilon) - model.prior_epsilon_) / model._n_targets()
+    """ε of each one-vs-rest model: (ε − ε_prior − ε_edges) / k (k = 1 for two classes)."""
+    rest = float(model.epsilon) - model.prior_epsilon_ - edge_epsilon(model)
+    return rest / model._n_targets()
 
 
 def tree_epsilon(model: BaseEstimator) -> float:
@@ -205,6 +218,18 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
                 "noisy class histogram, the prior the trees fall back on (discrete Laplace)",
                 "all records",
                 model.prior_epsilon_,
+            )
+        )
+    eps_edges = edge_epsilon(model)
+    if eps_edges > 0:
+        s = len(model.schema_.continuous)
+        ledger.add_sequential(
+            LedgerEntry(
+                f"noisy histograms of the {s} continuous feature{'s' * (s > 1)} over "
+                f"{EDGE_CELLS} public cells each, ε = {eps_edges / s:g} per feature: the "
+                "split candidates' bin edges (discrete Laplace)",
+                "all records",
+                eps_edges,
             )
         )
     if k == 2:

@@ -25,7 +25,9 @@ Two presets (``preset``):
   hand), the fit grows the model to
   :data:`~dpviz.models.boosting.presets.LARGE_EPSILON`: two ensembles of 10 trees,
   depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
-  used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``).
+  used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``), whose
+  continuous features split at bin edges from noisy quantiles: a booked release of 5%
+  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`).
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -65,6 +67,13 @@ Why each default choice keeps that proof:
   public sizes, booked the same way (its ledger has two ensembles of ε_t = (ε − ε_p)/2).
   Its flat clip g* leaves the leaves' sensitivity at Lemma 2's g*/(1+λ) (B/(1+λ) in L1
   for shared trees): clipping to a constant bound is 1-Lipschitz and data-independent.
+- **Bin edges from noisy quantiles** (the grown model). Each continuous feature's
+  counts over 128 public equal-width cells get exact discrete Laplace noise at ε_q/s
+  (s continuous features; one record changes one count per feature: L1 sensitivity
+  s), so the histograms are ε_q-DP, booked before the trees (sequential). The edges
+  (where the clipped, accumulated noisy counts cross b/n_bins) and so the split
+  candidates are post-processing of that release; the candidates stay a fixed list
+  given the release, so Lemma 1's and the absolute score's bounds hold unchanged.
 - **λ = 50.** Lemma 2 (ΔV ≤ g*/(1+λ)) holds for every λ > 0: adding a record with
   |g_s| ≤ g* to a leaf of n records with |Σg| ≤ n·g* moves −Σg/(n+λ) by at most
   (2n+λ)g*/((n+λ)(n+1+λ)) ≤ g*/(1+λ), since (n+λ)(n+1+λ) − (2n+λ)(1+λ) = n² − n ≥ 0.
@@ -155,6 +164,7 @@ from dpviz.models.boosting import budget
 from dpviz.models.boosting import predict as fitted
 from dpviz.models.boosting.budget import G_STAR, subset_shares
 from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out_check, noisy_prior
+from dpviz.models.boosting.edges import edge_cells, edge_codes, noisy_edges
 from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
 from dpviz.models.boosting.presets import (
     CAPACITY_EPSILON,
@@ -344,7 +354,16 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         # Capacity that grows with ε, from ε and the released prior's total only.
         if self.prior_counts_ is not None:
             self.grown_ = grows(self, float(np.clip(self.prior_counts_, 0, None).sum()))
-        codes, n_values = bin_codes(encoded, schema, self.n_bins_)
+        # The grown model's bin edges: a booked release of noisy feature histograms.
+        self.bin_edges_ = None
+        if self.edge_epsilon_ > 0:
+            cells = edge_cells(encoded, schema)
+            self.edge_counts_, self.bin_edges_ = noisy_edges(
+                cells, self.n_bins_, self.edge_epsilon_, rng
+            )
+            codes, n_values = edge_codes(encoded, schema, self.bin_edges_)
+        else:
+            codes, n_values = bin_codes(encoded, schema, self.n_bins_)
         self.n_values_ = n_values
         self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
         signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
@@ -518,6 +537,12 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     def prior_epsilon_(self) -> float:
         """ε of the noisy class histogram (0 in the paper preset)."""
         return budget.prior_epsilon_of(self)
+
+    @property
+    def edge_epsilon_(self) -> float:
+        """ε of the noisy feature histograms that place the grown model's bin edges
+        (0 for every other model; :func:`~.budget.edge_epsilon`)."""
+        return budget.edge_epsilon(self)
 
     @property
     def class_epsilon_(self) -> float:

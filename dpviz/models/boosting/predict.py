@@ -18,11 +18,21 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from dpviz.models.boosting.edges import edge_codes
 from dpviz.models.boosting.tree import tree_scores
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
 from dpviz.models.trees.features import bin_codes
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
+
+
+def model_codes(model: BaseEstimator, encoded: EncodedData) -> tuple[np.ndarray, np.ndarray]:
+    """The records' codes as the fitted ``model`` cut them: at its released bin edges
+    (grown model) or at its public equal-width bins. Post-processing."""
+    edges = getattr(model, "bin_edges_", None)
+    if edges is not None:
+        return edge_codes(encoded, model.schema_, edges)
+    return bin_codes(encoded, model.schema_, model.n_bins_)
 
 
 def scores_to_proba(scores: np.ndarray) -> np.ndarray:
@@ -70,7 +80,7 @@ def leaf_diagnostics(leaf_records: list[tuple]) -> dict:
 
 def scores(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     """Per part, ``init_score_ + tree_weight_ · η · Σ_t value_t[leaf_t(x)]``."""
-    codes, _ = bin_codes(encoded, model.schema_, model.n_bins_)
+    codes, _ = model_codes(model, encoded)
     raw = tree_scores(model.models_, codes, float(model.learning_rate_))
     return model.init_score_ + model.tree_weight_ * raw
 

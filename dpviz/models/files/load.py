@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from dpviz.models.boosting.edges import EDGE_CELLS, edge_codes
 from dpviz.models.boosting.estimator import DPBoostClassifier, route
 from dpviz.models.boosting.predict import decision_scores, scores_to_proba
 from dpviz.models.files.claims import estimator_ledger, verified_privacy
@@ -226,6 +227,36 @@ class ReleasedTree(ReleasedFile):
 MAX_BOOST_DEPTH = 20
 
 
+def boost_edges(meta: dict[str, Any], n_continuous: int, n_bins: int) -> np.ndarray | None:
+    """A DPBoost file's released bin edges (None: equal-width public bins), checked:
+    ``edge_cells`` must be this version's :data:`EDGE_CELLS` and ``bin_edges`` one
+    non-decreasing list of ``n_bins`` − 1 cell indices in [1, EDGE_CELLS] per
+    continuous feature."""
+    if "bin_edges" not in meta and "edge_cells" not in meta:
+        return None
+    if meta.get("edge_cells") != EDGE_CELLS or isinstance(meta.get("edge_cells"), bool):
+        raise ValueError(f"the model's 'edge_cells' must be {EDGE_CELLS} (this dpviz's cells)")
+    rows = meta.get("bin_edges")
+    try:
+        if not isinstance(rows, list) or len(rows) != n_continuous:
+            raise TypeError
+        edges = np.array([int_array(row) for row in rows], dtype=np.int64).reshape(
+            n_continuous, n_bins - 1
+        )
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"the model's 'bin_edges' must list {n_bins - 1} cell numbers for each of its "
+            f"{n_continuous} continuous features"
+        ) from None
+    if edges.size and (
+        edges.min() < 1 or edges.max() > EDGE_CELLS or np.any(np.diff(edges, axis=1) < 0)
+    ):
+        raise ValueError(
+            f"the model's 'bin_edges' must be non-decreasing cell numbers from 1 to {EDGE_CELLS}"
+        )
+    return edges
+
+
 class ReleasedBoost(ReleasedFile):
     """A released DPBoost model: for each one-vs-rest target (one for two classes) its
     trees, each the split (feature, bin threshold) of every node level by level and the
@@ -288,6 +319,12 @@ class ReleasedBoost(ReleasedFile):
             "max_depth": int(model.max_depth_),
             "decision_scale": float(model.reach_),
         }
+        edges = getattr(model, "bin_edges_", None)
+        if edges is not None:
+            # The grown model's bin edges (post-processing of its booked noisy feature
+            # histograms); absent otherwise, so the other files keep their bytes.
+            meta["edge_cells"] = EDGE_CELLS
+            meta["bin_edges"] = [[int(v) for v in row] for row in edges]
         return cls(meta, model.schema_, models)
 
     @classmethod
@@ -308,6 +345,7 @@ class ReleasedBoost(ReleasedFile):
         k = len(self.classes_)
         prior_row(self.meta, k)
         self._scale = number_in(self.meta, "decision_scale", 0.0, 1.0, default=1.0)
+        self._edges = boost_edges(self.meta, len(self.schema.continuous), self._n_bins)
         m = len(self.schema.features)
         widths = np.asarray(
             [self._n_bins] * len(self.schema.continuous)
@@ -376,7 +414,10 @@ class ReleasedBoost(ReleasedFile):
 
     def scores(self, encoded: EncodedData) -> np.ndarray:
         """The boosted score of every record, one column per one-vs-rest part."""
-        codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        if self._edges is not None:
+            codes, _ = edge_codes(encoded, self.schema, self._edges)
+        else:
+            codes, _ = bin_codes(encoded, self.schema, self._n_bins)
         eta = self._eta
         return np.stack(
             [

@@ -135,6 +135,11 @@ _BOOST: dict[str, ManifestEntry] = {
     "/n_bins": _public("settings"),
     "/learning_rate": _public("settings"),
     "/max_depth": _public("settings"),
+    "/edge_cells": _public("the file format (the cells of the noisy feature histograms)"),
+    "/bin_edges": _derived(
+        "noisy histograms of the continuous features (the grown model's split "
+        "candidates: where their noisy distribution functions cross each bin's share)"
+    ),
     "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
     "/models/[]/target": _public("the declared classes"),
