@@ -7,13 +7,6 @@ import pytest
 
 from dpviz import DPRandomForestClassifier
 from dpviz.evaluation.synthetic import make_synth
-from dpviz.models.forest.scoring import (
-    FEW_TREES_GAIN_CUT,
-    count_votes,
-    evidence_gain,
-    few_trees_cut,
-    noise_margin,
-)
 from dpviz.models.trees.depth import records_depth, theorem2_depth
 
 
@@ -82,46 +75,3 @@ def test_a_noisy_count_sizes_the_small_forest_and_is_booked(synth):
     # ~1,000 records ± the count's noise (scale 200): 3 trees (5 from n̂ = 2,500).
     assert model.n_estimators_ in (3, 5)
     assert np.isfinite(model.predict_proba(X)).all()
-
-
-def test_records_under_few_trees_get_a_cut_gain_at_a_tiny_leaf_epsilon():
-    """Below a leaf ε of 1/4 a record whose score averages fewer than FEW_TREES leaves
-    has its gain γ cut (its mean evidence is noisier); with FEW_TREES or more, or from a
-    leaf ε of 1/4 up, the votes are the uncut formula value for value."""
-    prior = np.array([0.65, 0.35])
-    # Per record: the summed evidence of each class, then the trees it reached.
-    sums = np.array([[-0.6, 0.9, 3.0], [-1.0, 1.5, 5.0], [-0.6, 0.9, 3.0]])
-
-    def uncut(eps, row):
-        gamma = evidence_gain(eps)
-        reached = sums[row, 2]
-        score = np.log(prior) + gamma * sums[row, :2] / reached
-        lead = np.log(prior).max() - np.log(prior)
-        score -= np.maximum(gamma * noise_margin(prior, eps) / np.sqrt(reached) - lead, 0.0)
-        return np.exp(score - score.max())
-
-    eps = 0.07
-    cut = few_trees_cut(eps)
-    assert cut == pytest.approx(FEW_TREES_GAIN_CUT * (1 - 4 * eps))
-    votes = count_votes(sums, prior, eps)
-    # 5 trees: uncut.
-    np.testing.assert_allclose(votes[1], uncut(eps, 1), rtol=1e-9)
-    # 3 trees: the same formula with γ·(1 − cut), margin included.
-    gamma = evidence_gain(eps) * (1 - cut)
-    score = np.log(prior) + gamma * sums[0, :2] / 3.0
-    lead = np.log(prior).max() - np.log(prior)
-    score -= np.maximum(gamma * noise_margin(prior, eps) / np.sqrt(3.0) - lead, 0.0)
-    np.testing.assert_allclose(votes[0], np.exp(score - score.max()), rtol=1e-9)
-    # The cut keeps this record on the prior's class, which the uncut gain would leave.
-    assert np.argmax(votes[0]) == 0 and np.argmax(uncut(eps, 0)) == 1
-    # From a leaf ε of 1/4 up (every forest at ε ≥ 1): no cut, the same votes exactly.
-    for eps in (0.25, 0.85, 5.0):
-        assert few_trees_cut(eps) == 0.0
-        for row in range(3):
-            votes = count_votes(sums, prior, eps)[row]
-            np.testing.assert_allclose(votes, uncut(eps, row), rtol=1e-9)
-    # Trees that share the records (no noise margins) have no cut either.
-    shared = count_votes(sums, prior, 0.07, noise_margins=False)
-    gamma = evidence_gain(0.07)
-    plain = np.log(prior) + gamma * sums[0, :2] / 3.0
-    np.testing.assert_allclose(shared[0], np.exp(plain - plain.max()), rtol=1e-9)

@@ -74,15 +74,6 @@ NOISE_MARGIN_EPSILON = 1.0 / 16.0
 # votes 19 points: the hurdle outweighed three trees' evidence).
 SMALL_MARGIN_Z = 0.5
 SMALL_MARGIN_EPSILON = 0.25
-# A record whose score averages fewer than FEW_TREES leaves (the 3 trees a forest sized for
-# under 250 signal records grows below ε = 1, sizing.SMALL_RECORDS_PER_TREE ×
-# SMALL_MAX_TREES) has that mean's noise spread √(5/3) times wider than with 5: its gain γ
-# is cut by FEW_TREES_GAIN_CUT, ramping to no cut at a leaf ε of SMALL_MARGIN_EPSILON.
-# Measured at ε = 0.1 (bench/README "Small ε, few trees"): on the shared sets car and
-# tic-tac-toe more than 0.5 below the majority in 13 of 24 runs without it, 3 with it; on
-# the validation sets it lost 2 of 20 set-runs against the best diffprivlib model.
-FEW_TREES = 5
-FEW_TREES_GAIN_CUT = 0.5
 # Draws of the numerical integration in noise_margin (public: no data, a fixed seed).
 _MARGIN_DRAWS = 4096
 _TINY = 1e-12  # keeps the log finite where the prior gives a class no share
@@ -210,10 +201,6 @@ def count_votes(
     # In place on one (records, k) array: predict scores millions of records.
     reached = np.maximum(sums[:, k:], 1.0)
     gain = evidence_gain(epsilon)
-    cut = few_trees_cut(epsilon) if noise_margins else 0.0
-    if cut > 0:
-        # Per record: (records, 1), the gain of a record that reached few trees cut.
-        gain = np.where(reached < FEW_TREES, gain * (1.0 - cut), gain)
     score = np.multiply(sums[:, :k], gain / reached)
     score += log_prior
     margin = noise_margin(prior, epsilon) if noise_margins else np.zeros(k)
@@ -224,15 +211,6 @@ def count_votes(
         score -= np.maximum((gain * margin) / np.sqrt(reached) - lead, 0.0)
     score -= score.max(axis=1, keepdims=True)
     return np.exp(score, out=score)
-
-
-def few_trees_cut(epsilon: float) -> float:
-    """The share of the gain γ cut for a record that reached fewer than
-    :data:`FEW_TREES` trees: FEW_TREES_GAIN_CUT·max(0, 1 − 4ε) at leaf ε ``epsilon``,
-    0 from a leaf ε of 1/4 up (a forest at ε ≥ 1 scores as before, value for value).
-    Public: ε only; the trees a record reached are public structure."""
-    ramp = max(0.0, 1.0 - float(epsilon) / SMALL_MARGIN_EPSILON)
-    return FEW_TREES_GAIN_CUT * ramp
 
 
 def noise_margin(prior, epsilon: float) -> np.ndarray:
