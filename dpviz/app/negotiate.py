@@ -93,11 +93,28 @@ def sweep_settings(n_estimators: int | str, folds: int) -> SweepSettings:
 
 def forest_summary(sweep: SweepRun) -> pd.DataFrame:
     """The sweep summary's rows for the Fletcher–Islam forest and its references: a sweep
-    from the Curves page may hold other algorithms, whose settings are not forest choices."""
+    from the Curves page may hold other algorithms, whose settings are not forest choices.
+
+    With one requested tree count of ``"auto"``, the forest's rows carry that request as
+    their tree count: it resolves per ε (few trees below ε = 1, where the forest is
+    sized for its signal), and its points are one curve whose twin has the size of the
+    largest ε, not one curve per resolved count."""
     summary = sweep.summary
-    if "algorithm" not in summary:
-        return summary
-    return summary[~summary["algorithm"].isin(set(summary["algorithm"]) - {ALGORITHM, "sklearn"})]
+    if "algorithm" in summary:
+        others = set(summary["algorithm"]) - {ALGORITHM, "sklearn"}
+        summary = summary[~summary["algorithm"].isin(others)]
+    if auto_trees(sweep):
+        forest = summary["series"].isin((SERIES_DP, SERIES_NONPRIVATE))
+        if "algorithm" in summary:
+            forest &= summary["algorithm"] == ALGORITHM
+        trees = summary["n_estimators"].astype(object).where(~forest, AUTO_TREES)
+        summary = summary.assign(n_estimators=trees)
+    return summary
+
+
+def auto_trees(sweep: SweepRun) -> bool:
+    """Whether the sweep's forest had one requested tree count, ``"auto"``."""
+    return sweep.settings.forest and tuple(sweep.settings.n_estimators) == (AUTO_TREES,)
 
 
 def curve_choices(sweep: SweepRun) -> dict[str, list]:
@@ -287,7 +304,9 @@ def epsilon_option(value: float | None) -> str:
 def ledger_for(sweep: SweepRun, config: dict, epsilon: float) -> PrivacyLedger:
     """The ledger of a model released with this curve's settings at ``epsilon`` (the
     same one ``SweepRun.ledger_text`` describes)."""
-    return sweep.point_ledger(str(config["mechanism"]), float(epsilon), config)
+    # "auto" trees: the point's own resolved count (the ε pins the point).
+    pins = {k: v for k, v in config.items() if not (k == "n_estimators" and v == AUTO_TREES)}
+    return sweep.point_ledger(str(config["mechanism"]), float(epsilon), pins)
 
 
 def guarantee_note(sweep: SweepRun, config: dict) -> str | None:
@@ -525,7 +544,9 @@ def parameters(sweep: SweepRun, config: dict, metric: str, acceptable_loss: floa
     s = sweep.settings
     return {
         "mechanism": str(config["mechanism"]),
-        "n_estimators": int(config["n_estimators"]),
+        "n_estimators": config["n_estimators"]
+        if config["n_estimators"] == AUTO_TREES
+        else int(config["n_estimators"]),
         "depth_rule": config["depth_rule"],
         "data_split": str(config["data_split"]),
         "ε values swept": swept_epsilons(sweep, config),

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import time
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 from joblib import Parallel, delayed
+from sklearn.base import clone
 
 from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import majority_score, score
@@ -50,6 +52,7 @@ from dpviz.evaluation.sweep_references import (
     TWIN_EPSILON,
     _nonprivate_row,
     _sklearn_row,
+    _twin_row_beside,
 )
 from dpviz.models.forest.estimator import AUTO_TREES
 from dpviz.models.forest.sizing import signal_scale
@@ -78,8 +81,9 @@ def run_sweep(
 ) -> SweepResult:
     """Evaluate every grid point on the same repeated stratified folds.
 
-    Folds run in parallel with joblib (``n_jobs`` processes, or ``threads`` threads of
-    this process: :func:`fold_threads`), or as tasks on a Dask cluster when
+    Folds run in parallel with joblib (``n_jobs`` processes, or, split into their
+    parts, ``threads`` threads of this process: :func:`fold_threads`), or as tasks on a
+    Dask cluster when
     a ``distributed.Client`` is given; ``progress(done, total, message)`` is called
     after each fold and ``cancel()`` is checked between folds. Metrics and
     diagnostics come from the raw data: NOT private (only the models are).
@@ -102,10 +106,11 @@ def run_sweep(
     )
     rows: list[dict] = []
     if n_jobs == 1 and threads > 1:
-        # Folds on threads of this process: no worker to start or data to copy, and the
-        # compiled kernels, numpy and the cipher release the GIL for most of a fold.
-        outputs = Parallel(n_jobs=threads, backend="threading", return_as="generator_unordered")(
-            tasks
+        # The folds' parts on threads of this process: no worker to start or data to
+        # copy, and the compiled kernels, numpy and the cipher release the GIL for most
+        # of a part.
+        outputs = _folds_on_threads(
+            encoded, schema, grid, splits, folds, (seed, noise_seed), threads
         )
     elif n_jobs == 1:
         outputs = (task[0](*task[1], **task[2]) for task in tasks)
@@ -246,6 +251,157 @@ def _fold_seed(seed: int | None, index: int) -> int | None:
     return None if seed is None else seed * 1_000_003 + index
 
 
+# One part of a fold's rows: (weight, a call that returns the rows). The weight orders
+# the threads' queue only, heaviest first: a forest's rung weighs its largest ε (larger ε
+# grow larger forests: sizing.signal_scale); refits and scikit-learn's references, of
+# unknown cost, go first.
+Part = tuple[float, Callable[[], list[dict]]]
+_FIRST = math.inf
+
+
+def _fold_parts(
+    train, test, schema, grid: SweepGrid, index: int, folds: int, seeds: tuple
+) -> list[Part]:
+    """The parts of one fold's rows, in the order of the rows; ``seeds`` is (public seed,
+    noise seed or None). Parts share no state: a refitted algorithm's point per ε, a
+    forest's split-table rung (each part fits its own model), a forest's twin where it
+    grows its own trees, scikit-learn's references. Replayable noise is named by the
+    model's mechanism, ε and rung, not drawn in sequence, so the rows do not depend on
+    the order the parts run in (:meth:`DPRandomForestClassifier._release_source`)."""
+    seed, noise_seed = seeds
+    public, noise = _fold_seed(seed, index), _fold_seed(noise_seed, index)
+    base = {"repeat": index // folds, "fold": index % folds}
+    k = len(schema.classes)
+    parts: list[Part] = []
+    for name in grid.algorithms:
+        if not get_algorithm(name).forest_family:
+            refit = (base, train, test, schema, grid, name, public, noise)
+            parts.extend(
+                (_FIRST, functools.partial(_refit_rows, *refit, [eps])) for eps in grid.epsilons
+            )
+    for algorithm, model, mechanisms in _models(grid, public, noise):
+        parts.extend(
+            _forest_parts(
+                base, train, test, schema, grid, (index, seed), algorithm, model, mechanisms
+            )
+        )
+    for series, boosting in ((SERIES_SKLEARN, False), (SERIES_HGB, True)):
+        if grid.wants(series):
+            row = functools.partial(_sklearn_row, base, train, test, k, index, seed, boosting)
+            parts.append((_FIRST, lambda row=row: [row()]))
+    return parts
+
+
+def _forest_parts(
+    base, train, test, schema, grid: SweepGrid, fold: tuple, algorithm, model, mechanisms
+) -> list[Part]:
+    """One forest structure's parts: one per split-table rung (:func:`split_rungs`), each
+    on its own copy of the unfitted ``model``, and its non-private twin. ``fold``: the
+    fold's (index, public seed)."""
+    rungs = split_rungs(model, schema, grid.epsilons)
+    top = max(range(len(rungs)), key=lambda i: max(rungs[i]))
+    # The twin shares the structure of the largest swept ε, the one nearest to ε = ∞:
+    # below ε = 1 a forest is sized for its signal (fewer, shallower trees), and a twin of
+    # that size would understate what the data can give.
+    twin = grid.wants(SERIES_NONPRIVATE) and (
+        algorithm != FLETCHER_ISLAM or model.data_split == grid.data_splits[0]
+    )
+    # The twin releases what the first mechanism swept releases: exact counts for a count
+    # forest (the default), true majority labels otherwise.
+    counts = get_mechanism(mechanisms[0]).releases == "counts"
+    rule = getattr(model, "split_points", "uniform")
+    # Split points drawn from split tables: the twin draws its own from the exact tables,
+    # so it needs only the top rung's sizes and runs beside it. Otherwise it has the top
+    # rung's trees, and reuses its built trees and routing in the same part.
+    beside = twin and split_epsilon(rungs[top][0], len(schema.continuous), rule) > 0
+    parts: list[Part] = []
+    for group, epsilons in enumerate(rungs):
+        inside = twin and group == top and not beside
+        rows = functools.partial(
+            _rung_rows, base, train, test, schema, fold, algorithm, clone(model), mechanisms
+        )
+        parts.append(
+            (max(epsilons), functools.partial(rows, epsilons, counts if inside else None))
+        )
+        if twin and group == top and beside:
+            row = functools.partial(
+                _twin_row_beside, base, train, test, schema, *fold, algorithm, clone(model)
+            )
+            parts.append((max(epsilons), lambda row=row, e=epsilons[0]: [row(e, counts)]))
+    return parts
+
+
+def _rung_rows(
+    base,
+    train,
+    test,
+    schema,
+    fold: tuple,
+    algorithm,
+    model,
+    mechanisms,
+    epsilons,
+    twin_counts: bool | None = None,
+) -> list[dict]:
+    """One split-table rung's rows: ``model`` (unfitted) grown once at ``epsilons[0]``
+    and its leaves released at every (mechanism, ε) of the rung; with ``twin_counts``
+    (not None) the twin's row after them, on this structure's trees."""
+    k = len(schema.classes)
+    depth, split = model.depth, model.data_split
+    model.set_params(epsilon=epsilons[0])
+    start = time.perf_counter()
+    declare_fold_size(model, train.n_records)
+    model.fit_encoded(train, schema)
+    routed = model.route_records(test)
+    route_seconds = time.perf_counter() - start
+    trees = model.n_estimators_
+    empty_pct = model.diagnostics_["empty_leaf_pct"]
+    private = {}  # whether a release is proven does not depend on its ε
+    points = list(itertools.product(mechanisms, epsilons))
+    facts = functools.partial(
+        _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
+    )
+    rows = []
+    for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
+        model, routed, points, facts
+    ):
+        seconds = route_seconds + point_seconds
+        fractions = _fractions(votes)
+        predicted = decide(fractions, rule[0], model.objective, rule[1])
+        rows.append(
+            {
+                **base,
+                "series": SERIES_DP,
+                "algorithm": algorithm,
+                "mechanism": mech,
+                "epsilon": float(eps),
+                "n_estimators": trees,
+                "depth_rule": str(depth),
+                "depth": model.depth_,
+                "data_split": split,
+                **score(test.y, fractions, train.y, k, predicted),
+                "empty_leaf_pct": empty_pct,
+                **diagnostics,
+                "fit_seconds": seconds,
+                "private": private[mech],
+            }
+        )
+    if twin_counts is not None:
+        index, seed = fold
+        twin = (base, train, test, schema, trees, depth, index, seed, algorithm, model, routed)
+        rows.append(_nonprivate_row(*twin, counts=twin_counts))
+    return rows
+
+
+def _with_baseline(rows: list[dict], test_y, train_y, k: int) -> list[dict]:
+    """Every row of a fold carries the fold's trivial baseline (NOT private, as the
+    metrics): what always answering the training majority scores on its test records."""
+    baseline = {f"majority_{m}": value for m, value in majority_score(test_y, train_y, k).items()}
+    for row in rows:
+        row.update(baseline)
+    return rows
+
+
 def _fold_rows(
     train,
     test,
@@ -255,96 +411,47 @@ def _fold_rows(
     folds: int,
     seeds: tuple,
 ):
-    """The rows of one fold; ``seeds`` is (public seed, noise seed or None)."""
-    seed, noise_seed = seeds
-    noise = _fold_seed(noise_seed, index)
-    rows = []
-    base = {"repeat": index // folds, "fold": index % folds}
+    """The rows of one fold, its parts run in turn; ``seeds`` is (public seed, noise
+    seed or None)."""
+    parts = _fold_parts(train, test, schema, grid, index, folds, seeds)
+    rows = [row for _, part in parts for row in part()]
+    return _with_baseline(rows, test.y, train.y, len(schema.classes))
+
+
+def _numbered(fold: int, part: int, n_parts: int, rows: Callable[[], list[dict]]):
+    return fold, part, n_parts, rows()
+
+
+def _folds_on_threads(encoded, schema, grid: SweepGrid, splits, folds: int, seeds, threads):
+    """Each fold's rows, yielded when its last part is done: the parts of all folds
+    (:func:`_fold_parts`) share ``threads`` threads of this process, a fold's heaviest
+    first, so that no thread idles while another finishes a whole fold (5 folds on 2
+    threads would otherwise run in 3 rounds). Folds are cut in order, a few at a time:
+    the records of the folds not yet reached are not copied."""
+
+    def tasks():
+        for i, (train_rows, test_rows) in enumerate(splits):
+            train, test = subset(encoded, train_rows), subset(encoded, test_rows)
+            parts = _fold_parts(train, test, schema, grid, i, folds, seeds)
+            for j in sorted(range(len(parts)), key=lambda j: -parts[j][0]):
+                yield delayed(_numbered)(i, j, len(parts), parts[j][1])
+
     k = len(schema.classes)
-    for name in grid.algorithms:
-        if not get_algorithm(name).forest_family:
-            rows.extend(
-                _refit_rows(base, train, test, schema, grid, name, _fold_seed(seed, index), noise)
-            )
-    for algorithm, model, mechanisms in _models(grid, _fold_seed(seed, index), noise):
-        depth, split = model.depth, model.data_split
-        rungs = split_rungs(model, schema, grid.epsilons)
-        top = max(range(len(rungs)), key=lambda i: max(rungs[i]))
-        for group, epsilons in enumerate(rungs):
-            model.set_params(epsilon=epsilons[0])
-            start = time.perf_counter()
-            declare_fold_size(model, train.n_records)
-            model.fit_encoded(train, schema)
-            routed = model.route_records(test)
-            route_seconds = time.perf_counter() - start
-            trees = model.n_estimators_
-            empty_pct = model.diagnostics_["empty_leaf_pct"]
-            private = {}  # whether a release is proven does not depend on its ε
-            points = list(itertools.product(mechanisms, epsilons))
-            facts = functools.partial(
-                _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
-            )
-            for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
-                model, routed, points, facts
-            ):
-                seconds = route_seconds + point_seconds
-                fractions = _fractions(votes)
-                predicted = decide(fractions, rule[0], model.objective, rule[1])
-                rows.append(
-                    {
-                        **base,
-                        "series": SERIES_DP,
-                        "algorithm": algorithm,
-                        "mechanism": mech,
-                        "epsilon": float(eps),
-                        "n_estimators": trees,
-                        "depth_rule": str(depth),
-                        "depth": model.depth_,
-                        "data_split": split,
-                        **score(test.y, fractions, train.y, k, predicted),
-                        "empty_leaf_pct": empty_pct,
-                        **diagnostics,
-                        "fit_seconds": seconds,
-                        "private": private[mech],
-                    }
-                )
-            # The twin shares the structure of the largest swept ε, the one nearest to
-            # ε = ∞: below ε = 1 a forest is sized for its signal (fewer, shallower trees),
-            # and a twin of that size would understate what the data can give.
-            if (
-                group == top
-                and grid.wants(SERIES_NONPRIVATE)
-                and (algorithm != FLETCHER_ISLAM or split == grid.data_splits[0])
-            ):
-                # The twin releases what the first mechanism swept releases: exact counts
-                # for a count forest (the default), true majority labels otherwise.
-                counts = get_mechanism(mechanisms[0]).releases == "counts"
-                rows.append(
-                    _nonprivate_row(
-                        base,
-                        train,
-                        test,
-                        schema,
-                        trees,
-                        depth,
-                        index,
-                        seed,
-                        algorithm,
-                        model,
-                        routed,
-                        counts=counts,
-                    )
-                )
-    if grid.wants(SERIES_SKLEARN):
-        rows.append(_sklearn_row(base, train, test, k, index, seed))
-    if grid.wants(SERIES_HGB):
-        rows.append(_sklearn_row(base, train, test, k, index, seed, boosting=True))
-    # Every row of the fold carries the fold's trivial baseline (NOT private, as the
-    # metrics): what always answering the training majority scores on these test records.
-    baseline = majority_score(test.y, train.y, k)
-    for row in rows:
-        row.update({f"majority_{m}": value for m, value in baseline.items()})
-    return rows
+    outputs = Parallel(
+        n_jobs=threads, backend="threading", return_as="generator_unordered", batch_size=1
+    )(tasks())
+    finished: dict[int, dict[int, list[dict]]] = {}
+    try:
+        for i, j, n_parts, rows in outputs:
+            got = finished.setdefault(i, {})
+            got[j] = rows
+            if len(got) == n_parts:
+                del finished[i]
+                train_rows, test_rows = splits[i]
+                fold_rows = [row for part in range(n_parts) for row in got[part]]
+                yield _with_baseline(fold_rows, encoded.y[test_rows], encoded.y[train_rows], k)
+    finally:
+        outputs.close()
 
 
 __all__ = [

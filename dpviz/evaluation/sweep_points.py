@@ -146,10 +146,13 @@ def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:
     )
 
 
-def _refit_rows(base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed):
-    """Algorithms whose structure reads the data are fitted again for every ε."""
+def _refit_rows(
+    base, train, test, schema, grid: SweepGrid, name, random_state, noise_seed, epsilons=None
+):
+    """Algorithms whose structure reads the data are fitted again for every ε (of
+    ``epsilons``, by default the grid's): each fit is a fresh model."""
     rows = []
-    for eps in grid.epsilons:
+    for eps in grid.epsilons if epsilons is None else epsilons:
         model = get_algorithm(name).make(
             eps, random_state=random_state, noise_seed=noise_seed, **grid.presets.get(name, {})
         )
