@@ -19,7 +19,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
+from dpviz.models.greedy.leaves import released_prior
+from dpviz.models.objective import ACCURACY, MACRO_F1, decide
 from dpviz.models.trees.features import bin_codes
 from dpviz.models.trees.threshold import best_threshold
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
@@ -133,12 +134,12 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
     one added per class (:func:`~dpviz.models.objective.prior_from_counts`).
     Post-processing of released counts only."""
     check_is_fitted(model, "feature_")
-    root = np.flatnonzero(model.counted_nodes_ == 0)
-    if len(root):
-        counts = model.counted_noisy_counts_[root[0]]
-    else:
-        counts = model.leaf_noisy_counts_.sum(axis=0)
-    return prior_from_counts(counts, len(model.classes_))
+    return released_prior(
+        model.counted_nodes_,
+        model.counted_noisy_counts_,
+        model.leaf_noisy_counts_,
+        len(model.classes_),
+    )
 
 
 def decision_threshold(model: BaseEstimator) -> float | None:
