@@ -12,6 +12,7 @@ from dpviz.models.greedy.grow import GrownTree, _Frontier, grow_tree
 from dpviz.models.greedy.leaves import (
     FLOOR_MARGIN,
     floor_shares,
+    node_shares,
     noisy_leaf_counts,
     own_shares,
     release_leaves,
@@ -235,37 +236,34 @@ def test_floor_moves_chance_majorities_to_the_prior_and_keeps_each_class_ranking
     shares (23/40, 17/40) by 2.5 records each: less than their sampling spread under no
     signal, 20·(1 − Σp²) ≈ 9.8 per leaf, so the floor's test finds no usable signal,
     while today's shares (noise only) keep the deviation and the second leaf answers
-    class 1. The floor moves both leaves towards the released prior until both answer
+    class 1. The floor moves both leaves towards the root's shares until both answer
     class 0, by one factor: each class ranks the leaves as before."""
     counts = np.array([[14, 6], [9, 11]])
     tree = small_tree(counts, [50.0, 50.0])
     shares = smooth_shares(tree, counts, 2)
     assert np.argmax(shares, axis=1).tolist() == [0, 1]
-    prior = released_prior(tree.counted_nodes, tree.counted_noisy_counts, counts, 2)
-    np.testing.assert_allclose(prior, [24 / 42, 18 / 42])
-    floored = floor_shares(shares, tree, counts, prior)
+    root = node_shares(tree, counts, 2)[0]
+    np.testing.assert_allclose(root, [23 / 40, 17 / 40])
+    floored = floor_shares(tree, counts, 2)
     assert np.argmax(floored, axis=1).tolist() == [0, 0]
     np.testing.assert_allclose(floored.sum(axis=1), 1.0)
     for c in range(2):  # the same order of the leaves for every class (AUC unchanged)
         assert np.sign(floored[0, c] - floored[1, c]) == np.sign(shares[0, c] - shares[1, c])
-    # λ = FLOOR_MARGIN · a/(a + g): a = prior gap, g = the second leaf's lead for class 1.
-    a = prior[0] - prior[1]
+    # λ = FLOOR_MARGIN · a/(a + g): a = the root's gap, g = the second leaf's lead for 1.
+    a = root[0] - root[1]
     g = shares[1, 1] - shares[1, 0]
     lam = FLOOR_MARGIN * a / (a + g)
-    np.testing.assert_allclose(floored, lam * shares + (1 - lam) * prior, atol=1e-12)
+    np.testing.assert_allclose(floored, lam * shares + (1 - lam) * root, atol=1e-12)
 
 
 def test_floor_keeps_a_clear_signal_and_trees_already_at_the_prior():
     counts = np.array([[900, 100], [100, 900]])
     tree = small_tree(counts, [50.0, 50.0])
     shares = smooth_shares(tree, counts, 2)
-    prior = released_prior(tree.counted_nodes, tree.counted_noisy_counts, counts, 2)
-    assert floor_shares(shares, tree, counts, prior) is shares  # the test finds signal
+    np.testing.assert_array_equal(floor_shares(tree, counts, 2), shares)  # signal found
     same = np.array([[60, 40], [55, 45]])  # every leaf answers the prior's class already
     tree = small_tree(same, [50.0, 50.0])
-    shares = smooth_shares(tree, same, 2)
-    prior = released_prior(tree.counted_nodes, tree.counted_noisy_counts, same, 2)
-    assert floor_shares(shares, tree, same, prior) is shares
+    np.testing.assert_array_equal(floor_shares(tree, same, 2), smooth_shares(tree, same, 2))
 
 
 def test_released_prior_is_the_roots_histogram_when_it_bought_one():

@@ -48,7 +48,7 @@ Three things keep the trees useful on small data or at small ε (issue 13):
   predicts what its parent (ultimately the root: the class prior) predicts. And a
   floor (issue 28, :func:`~dpviz.models.greedy.leaves.floor_shares`): when, with each
   node's sampling spread counted beside its noise, no leaf's class differs from the
-  released prior's, the leaves' shares move towards that prior by one common factor,
+  root's, the leaves' shares move towards the root's by one common factor,
   so the tree answers the majority class at any ε while every class ranks the leaves
   as before (AUC unchanged). Pure post-processing of released values: no ε.
 

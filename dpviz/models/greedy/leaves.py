@@ -17,13 +17,12 @@ composition). Everything after it is post-processing of released values and cost
   so when noise dominates the model predicts the majority class rather than noise.
 - **The floor** (``fallback="hierarchical"``, :func:`floor_shares`, issue 28): the same
   shrinkage is computed a second time counting each node's sampling spread as well as
-  its noise. If then no leaf's class differs from the released prior's class, the tree
+  its noise. If then no leaf's class differs from the root's class, the tree
   carries no signal a decision can use (its leaves' majorities are what chance among a
   few records, or noise, would give), and every leaf's shares are moved towards the
-  released prior by one common factor, just far enough that each leaf answers the
-  prior's class: ``predict`` answers the majority at any ε, while every class's ranking
-  of the leaves (AUC) and the ``macro_f1`` and ``balanced_accuracy`` decisions on two
-  classes stay as they were.
+  root's by one common factor, just far enough that each leaf answers the root's
+  class: ``predict`` answers the majority at any ε, while every class's ranking of the
+  leaves (AUC) and the ``macro_f1`` decisions on two classes stay as they were.
 - ``fallback="none"`` (:func:`own_shares`): a leaf predicts from its own clipped noisy
   counts (the papers' rule).
 - The released label of a leaf is a class of largest predicted share, ties broken
@@ -88,8 +87,7 @@ def release_leaves(
     k = tree.leaf_counts.shape[1]
     noisy = noisy_leaf_counts(tree.leaf_counts, tree.leaf_epsilon, rng)
     if hierarchical:
-        prior = released_prior(tree.counted_nodes, tree.counted_noisy_counts, noisy, k)
-        proba = floor_shares(smooth_shares(tree, noisy, k), tree, noisy, prior)
+        proba = floor_shares(tree, noisy, k)
     else:
         proba = own_shares(noisy)
     released = proba if hierarchical else noisy
@@ -121,11 +119,9 @@ def released_prior(
     return prior_from_counts(counts, k)
 
 
-def floor_shares(
-    shares: np.ndarray, tree: GrownTree, noisy: np.ndarray, prior: np.ndarray
-) -> np.ndarray:
-    """The floor (issue 28): ``shares`` (:func:`smooth_shares`), or, when the tree carries
-    no signal a decision can use, the same shares moved towards the released ``prior``.
+def floor_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
+    """The floor (issue 28): each leaf's shares (:func:`smooth_shares`), or, when the tree
+    carries no signal a decision can use, the same shares moved towards the root's.
 
     **The test.** :func:`smooth_shares` again, with each node's sampling spread under
     "no signal", n̂·(1 − Σp²) (``FLOOR_SAMPLING_WEIGHT`` times), counted beside its
@@ -133,37 +129,43 @@ def floor_shares(
     records deviates from its parent by chance alone — on data without signal (labels
     permuted) today's shares then answered those chance majorities, up to 8 points
     below the majority class at ε = 10. If with the spread counted every leaf's class
-    is the prior's class m = argmax ``prior``, the tree has no usable signal.
+    is the root's class m (the argmax of the root's shares r: every released count of
+    the tree combined, the best estimate of the class prior it has), the tree has no
+    usable signal.
 
-    **The move.** Then each leaf's shares b become λ·b + (1 − λ)·``prior`` with one
-    λ ∈ (0, 1] for all leaves: ``FLOOR_MARGIN`` times the largest λ at which every
-    leaf still answers m (1 when every leaf answers m already: nothing changes). Each
-    class's share is an increasing affine function of its old share, the same for
-    every leaf, so every class ranks the leaves as before (ROC AUC, one-vs-rest AUC and
-    the ``macro_f1`` threshold's cut are unchanged), and b/prior moves by a constant
-    (``balanced_accuracy``'s argmax is unchanged); only the argmax answers m.
+    **The move.** Then each leaf's shares b become λ·b + (1 − λ)·r with one λ ∈ (0, 1]
+    for all leaves: ``FLOOR_MARGIN`` times the largest λ at which every leaf still
+    answers m (1 when every leaf answers m already: nothing changes). Each class's
+    share is an increasing affine function of its old share, the same for every leaf,
+    so every class ranks the leaves as before (ROC AUC, one-vs-rest AUC and, on two
+    classes, the ``macro_f1`` threshold's cut are unchanged); the argmax answers m.
 
     **Privacy.** A function of released values (the noisy leaf and node counts, the
-    tree, the released prior) and public constants: post-processing, no ε, no ledger
-    entry."""
-    m = int(np.argmax(prior))
-    tested = smooth_shares(tree, noisy, shares.shape[1], FLOOR_SAMPLING_WEIGHT)
+    tree) and public constants: post-processing, no ε, no ledger entry."""
+    nodes = node_shares(tree, noisy, k)
+    shares, root = nodes[tree.leaf_nodes], nodes[0]
+    m = int(np.argmax(root))
+    tested = node_shares(tree, noisy, k, FLOOR_SAMPLING_WEIGHT)[tree.leaf_nodes]
     if not (np.argmax(tested, axis=1) == m).all():
         return shares
-    lead = prior[m] - prior  # a: how far the prior favours m over each class (≥ 0)
     gain = shares - shares[:, [m]]  # g: how far each leaf favours each class over m
     over = gain > 0
     if not over.any():
         return shares
-    # λ·g < (1 − λ)·a  ⇔  λ < a / (a + g), for every leaf and class with g > 0.
-    lead = np.broadcast_to(lead, gain.shape)
+    # λ·g < (1 − λ)·a  ⇔  λ < a / (a + g), a = r_m − r_c ≥ 0, for every g > 0.
+    lead = np.broadcast_to(root[m] - root, gain.shape)
     ratio = np.divide(lead, lead + gain, out=np.ones_like(gain), where=over)
     lam = FLOOR_MARGIN * float(ratio.min())
-    return lam * shares + (1.0 - lam) * prior[None, :]
+    return lam * shares + (1.0 - lam) * root[None, :]
 
 
 def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.0) -> np.ndarray:
-    """Each leaf's predicted class shares, from released values only (``sampling``:
+    """Each leaf's predicted class shares: the leaves' rows of :func:`node_shares`."""
+    return node_shares(tree, noisy, k, sampling)[tree.leaf_nodes]
+
+
+def node_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.0) -> np.ndarray:
+    """Every node's predicted class shares, from released values only (``sampling``:
     how many times each node's sampling spread under no signal counts beside its noise;
     0 for the shares, :data:`FLOOR_SAMPLING_WEIGHT` in the floor's test).
 
@@ -234,4 +236,4 @@ def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 
         fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
         total = fit.sum(axis=1, keepdims=True)
         proba[nodes] = np.where(total > 0, fit / np.where(total > 0, total, 1.0), prior)
-    return proba[tree.leaf_nodes]
+    return proba
