@@ -10,13 +10,9 @@ import pytest
 from dpviz.models.greedy.budget import COUNT_SHARE, make_budget, root_count_epsilon
 from dpviz.models.greedy.grow import GrownTree, _Frontier, grow_tree
 from dpviz.models.greedy.leaves import (
-    FLOOR_MARGIN,
-    floor_shares,
-    node_shares,
     noisy_leaf_counts,
     own_shares,
     release_leaves,
-    released_prior,
     smooth_shares,
 )
 from dpviz.models.greedy.predict import leaf_of, leaf_proba
@@ -231,56 +227,11 @@ def test_gini_breaks_the_ties_of_the_max_operator():
         assert abs(share - p_informative) <= tol, (beta, share)
 
 
-def test_floor_moves_chance_majorities_to_the_prior_and_keeps_each_class_ranking():
-    """Two leaves of 20 records at ε = 50 (noise negligible) deviate from the root's
-    shares (23/40, 17/40) by 2.5 records each: less than their sampling spread under no
-    signal, 20·(1 − Σp²) ≈ 9.8 per leaf, so the floor's test finds no usable signal,
-    while today's shares (noise only) keep the deviation and the second leaf answers
-    class 1. The floor moves both leaves towards the root's shares until both answer
-    class 0, by one factor: each class ranks the leaves as before."""
-    counts = np.array([[14, 6], [9, 11]])
-    tree = small_tree(counts, [50.0, 50.0])
-    shares = smooth_shares(tree, counts, 2)
-    assert np.argmax(shares, axis=1).tolist() == [0, 1]
-    root = node_shares(tree, counts, 2)[0]
-    np.testing.assert_allclose(root, [23 / 40, 17 / 40])
-    floored = floor_shares(tree, counts, 2)
-    assert np.argmax(floored, axis=1).tolist() == [0, 0]
-    np.testing.assert_allclose(floored.sum(axis=1), 1.0)
-    for c in range(2):  # the same order of the leaves for every class (AUC unchanged)
-        assert np.sign(floored[0, c] - floored[1, c]) == np.sign(shares[0, c] - shares[1, c])
-    # λ = FLOOR_MARGIN · a/(a + g): a = the root's gap, g = the second leaf's lead for 1.
-    a = root[0] - root[1]
-    g = shares[1, 1] - shares[1, 0]
-    lam = FLOOR_MARGIN * a / (a + g)
-    np.testing.assert_allclose(floored, lam * shares + (1 - lam) * root, atol=1e-12)
-
-
-def test_floor_keeps_a_clear_signal_and_trees_already_at_the_prior():
-    counts = np.array([[900, 100], [100, 900]])
-    tree = small_tree(counts, [50.0, 50.0])
-    shares = smooth_shares(tree, counts, 2)
-    np.testing.assert_array_equal(floor_shares(tree, counts, 2), shares)  # signal found
-    same = np.array([[60, 40], [55, 45]])  # every leaf answers the prior's class already
-    tree = small_tree(same, [50.0, 50.0])
-    np.testing.assert_array_equal(floor_shares(tree, same, 2), smooth_shares(tree, same, 2))
-
-
-def test_released_prior_is_the_roots_histogram_when_it_bought_one():
-    tree = small_tree(np.array([[3, 1], [1, 3]]), [1.0, 1.0])
-    tree.counted_nodes = np.array([0])
-    tree.counted_noisy_counts = np.array([[10, -2]])
-    leaves_noisy = np.array([[1, 7], [0, 9]])
-    np.testing.assert_allclose(
-        released_prior(tree.counted_nodes, tree.counted_noisy_counts, leaves_noisy, 2),
-        [11 / 12, 1 / 12],
-    )
-
-
 def test_leaves_without_signal_get_their_parents_shares_bit_for_bit():
     """Leaves of different sizes drowned in noise (ε = 1e-3) keep none of their
-    deviation: their shares are the root's exactly, not up to rounding — leaves tied in
-    all but the last bits were split at random by the macro_f1 threshold (issue 28)."""
+    deviation: they all get the root's shares exactly, not up to rounding — leaves tied
+    in all but the last bits were split at random by the macro_f1 threshold (issue 28;
+    this test fails on the rule before, which normalised n̂·p_P)."""
     counts = np.array([[448, 52], [127, 14], [559, 3], [910, 140], [1134, 127]])
     tree = GrownTree(
         feature=np.array([0, -1, -1, -1, -1, -1]),
@@ -296,6 +247,6 @@ def test_leaves_without_signal_get_their_parents_shares_bit_for_bit():
         candidates=1,
         mcmc_acceptance=float("nan"),
     )
-    nodes = node_shares(tree, counts, 2)
-    assert len(np.unique(nodes[1:, 1])) == 1
-    np.testing.assert_array_equal(nodes[1:], np.broadcast_to(nodes[0], (5, 2)))
+    shares = smooth_shares(tree, counts, 2)
+    root = counts.sum(axis=0) / counts.sum()
+    np.testing.assert_array_equal(shares, np.broadcast_to(root, (5, 2)))

@@ -45,12 +45,8 @@ Three things keep the trees useful on small data or at small ε (issue 13):
   combined into a per-node estimate, and each node's class shares are shrunk towards
   its parent's by empirical Bayes, as far as its deviation does not stand out of its
   noise (see :func:`~dpviz.models.greedy.leaves.smooth_shares`): a noise-dominated leaf
-  predicts what its parent (ultimately the root: the class prior) predicts. And a
-  floor (issue 28, :func:`~dpviz.models.greedy.leaves.floor_shares`): when, with each
-  node's sampling spread counted beside its noise, no leaf's class differs from the
-  root's, the leaves' shares move towards the root's by one common factor,
-  so the tree answers the majority class at any ε while every class ranks the leaves
-  as before (AUC unchanged). Pure post-processing of released values: no ε.
+  predicts what its parent (ultimately the root: the class prior) predicts. Pure
+  post-processing of released values: no ε.
 
 Every random choice here reads the data, so all of it (exponential-mechanism draws, MCMC
 proposals and acceptances, node and leaf noise) comes from a

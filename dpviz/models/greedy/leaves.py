@@ -15,14 +15,6 @@ composition). Everything after it is post-processing of released values and cost
   clear signal keeps its own shares, a noise-dominated leaf (empty, or small against
   its noise) falls back to its parent's and ultimately to the root's noisy class prior,
   so when noise dominates the model predicts the majority class rather than noise.
-- **The floor** (``fallback="hierarchical"``, :func:`floor_shares`, issue 28): the same
-  shrinkage is computed a second time counting each node's sampling spread as well as
-  its noise. If then no leaf's class differs from the root's class, the tree
-  carries no signal a decision can use (its leaves' majorities are what chance among a
-  few records, or noise, would give), and every leaf's shares are moved towards the
-  root's by one common factor, just far enough that each leaf answers the root's
-  class: ``predict`` answers the majority at any ε, while every class's ranking of the
-  leaves (AUC) and the ``macro_f1`` decisions on two classes stay as they were.
 - ``fallback="none"`` (:func:`own_shares`): a leaf predicts from its own clipped noisy
   counts (the papers' rule).
 - The released label of a leaf is a class of largest predicted share, ties broken
@@ -36,23 +28,11 @@ import math
 import numpy as np
 
 from dpviz.models.greedy.grow import GrownTree
-from dpviz.models.objective import prior_from_counts
 from dpviz.models.trees.draws import Rng
 
 # The fallback keeps a depth's deviations from the parents only beyond this many standard
 # deviations of the noise in their moment estimate (see smooth_shares).
 SHRINK_MARGIN = 1.0
-# The floor's test (floor_shares) counts this many times a node's sampling variance under
-# "no signal", n̂·(1 − Σp²), beside its noise. Chosen on the shared sets only (bench/README
-# "Issue 28: the greedy trees' floor as a test"): with 1, label-permuted shared sets at
-# ε = 1 and 10 stayed within 0.5 of the majority in every cell (worst −0.46, 0 before:
-# worst −8.09), and the shared sets' own accuracy and AUC at ε = 1 and 10 did not move
-# except on tic_tac_toe (DPEA, ε = 1: −0.5). Used as a test only: the shares themselves
-# keep SHRINK's noise-only shrinkage (weighing them by the spread cost up to 1.2 points).
-FLOOR_SAMPLING_WEIGHT = 1.0
-# The floor moves the shares this fraction of the way to the first factor that answers
-# the prior's class everywhere (strictly inside it, so no leaf ties with the prior).
-FLOOR_MARGIN = 0.5
 
 
 def discrete_laplace_variance(epsilon) -> np.ndarray:
@@ -79,17 +59,13 @@ def release_leaves(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leaves' noisy counts, predicted class shares and released labels.
 
-    ``hierarchical``: shares by :func:`smooth_shares` and :func:`floor_shares`, else
-    :func:`own_shares`. The
+    ``hierarchical``: shares by :func:`smooth_shares`, else :func:`own_shares`. The
     label is a class of largest predicted share (of the noisy counts themselves without
     the fallback); ties (frequent with integer counts) are broken uniformly at random
     (post-processing)."""
     k = tree.leaf_counts.shape[1]
     noisy = noisy_leaf_counts(tree.leaf_counts, tree.leaf_epsilon, rng)
-    if hierarchical:
-        proba = floor_shares(tree, noisy, k)
-    else:
-        proba = own_shares(noisy)
+    proba = smooth_shares(tree, noisy, k) if hierarchical else own_shares(noisy)
     released = proba if hierarchical else noisy
     top = released.max(axis=1, keepdims=True)
     jitter = rng.random(released.shape)
@@ -106,68 +82,8 @@ def own_shares(noisy: np.ndarray) -> np.ndarray:
     return np.divide(clipped, total, out=np.full_like(clipped, 1.0 / k), where=total > 0)
 
 
-def released_prior(
-    counted_nodes: np.ndarray, counted_noisy_counts: np.ndarray, noisy: np.ndarray, k: int
-) -> np.ndarray:
-    """The class prior a greedy tree released: the root's noisy class histogram (when
-    it bought one: ``max_depth="auto"`` without ``declared_n``), else the sum of the
-    leaves' noisy counts ``noisy`` (every record reaches one leaf), one added per class
-    (:func:`~dpviz.models.objective.prior_from_counts`). Post-processing of released
-    counts; the estimator's ``decision_prior_`` is this."""
-    root = np.flatnonzero(np.asarray(counted_nodes) == 0)
-    counts = counted_noisy_counts[root[0]] if len(root) else noisy.sum(axis=0)
-    return prior_from_counts(counts, k)
-
-
-def floor_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
-    """The floor (issue 28): each leaf's shares (:func:`smooth_shares`), or, when the tree
-    carries no signal a decision can use, the same shares moved towards the root's.
-
-    **The test.** :func:`smooth_shares` again, with each node's sampling spread under
-    "no signal", n̂·(1 − Σp²) (``FLOOR_SAMPLING_WEIGHT`` times), counted beside its
-    noise: at large ε the released counts are nearly exact, and a leaf of a few dozen
-    records deviates from its parent by chance alone — on data without signal (labels
-    permuted) today's shares then answered those chance majorities, up to 8 points
-    below the majority class at ε = 10. If with the spread counted every leaf's class
-    is the root's class m (the argmax of the root's shares r: every released count of
-    the tree combined, the best estimate of the class prior it has), the tree has no
-    usable signal.
-
-    **The move.** Then each leaf's shares b become λ·b + (1 − λ)·r with one λ ∈ (0, 1]
-    for all leaves: ``FLOOR_MARGIN`` times the largest λ at which every leaf still
-    answers m (1 when every leaf answers m already: nothing changes). Each class's
-    share is an increasing affine function of its old share, the same for every leaf,
-    so every class ranks the leaves as before (ROC AUC, one-vs-rest AUC and, on two
-    classes, the ``macro_f1`` threshold's cut are unchanged); the argmax answers m.
-
-    **Privacy.** A function of released values (the noisy leaf and node counts, the
-    tree) and public constants: post-processing, no ε, no ledger entry."""
-    nodes = node_shares(tree, noisy, k)
-    shares, root = nodes[tree.leaf_nodes], nodes[0]
-    m = int(np.argmax(root))
-    tested = node_shares(tree, noisy, k, FLOOR_SAMPLING_WEIGHT)[tree.leaf_nodes]
-    if not (np.argmax(tested, axis=1) == m).all():
-        return shares
-    gain = shares - shares[:, [m]]  # g: how far each leaf favours each class over m
-    over = gain > 0
-    if not over.any():
-        return shares
-    # λ·g < (1 − λ)·a  ⇔  λ < a / (a + g), a = r_m − r_c ≥ 0, for every g > 0.
-    lead = np.broadcast_to(root[m] - root, gain.shape)
-    ratio = np.divide(lead, lead + gain, out=np.ones_like(gain), where=over)
-    lam = FLOOR_MARGIN * float(ratio.min())
-    return lam * shares + (1.0 - lam) * root[None, :]
-
-
-def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.0) -> np.ndarray:
-    """Each leaf's predicted class shares: the leaves' rows of :func:`node_shares`."""
-    return node_shares(tree, noisy, k, sampling)[tree.leaf_nodes]
-
-
-def node_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.0) -> np.ndarray:
-    """Every node's predicted class shares, from released values only (``sampling``:
-    how many times each node's sampling spread under no signal counts beside its noise;
-    0 for the shares, :data:`FLOOR_SAMPLING_WEIGHT` in the floor's test).
+def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
+    """Each leaf's predicted class shares, from released values only.
 
     **Estimates, bottom-up.** Every node gets an estimate ĉ of its class counts and
     a per-class noise variance v: a leaf its noisy counts (v = 2q/(1 − q)², q =
@@ -225,8 +141,6 @@ def node_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.
         n_hat = np.maximum(est[nodes].sum(axis=1), 0.0)
         dev = est[nodes] - n_hat[:, None] * prior
         noise = var[nodes] * (k - 2 + k * (prior**2).sum(axis=1))
-        if sampling:  # the floor's test: multinomial spread around n̂·p_P under no signal
-            noise = noise + sampling * n_hat * (1.0 - (prior**2).sum(axis=1))
         spread = float(np.sum(n_hat**2))
         excess = float(np.sum((dev**2).sum(axis=1) - noise))
         excess -= SHRINK_MARGIN * math.sqrt(5.0 * float(np.sum(noise**2)))
@@ -240,4 +154,4 @@ def node_shares(tree: GrownTree, noisy: np.ndarray, k: int, sampling: float = 0.
         # but rounding made the macro_f1 threshold split them at random (issue 28).
         own = (total > 0) & (keep[:, None] > 0)
         proba[nodes] = np.where(own, fit / np.where(total > 0, total, 1.0), prior)
-    return proba
+    return proba[tree.leaf_nodes]
