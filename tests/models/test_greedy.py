@@ -742,3 +742,22 @@ def test_fallback_keeps_a_clear_signal():
     model = DPDecisionTreeClassifier(epsilon=50.0, max_depth=2, schema=schema).fit(X, y)
     assert (model.predict(X) == y).all()
     assert model.predict_proba(X).max(axis=1).min() > 0.95
+
+
+def test_macro_f1_answers_the_priors_class_when_the_leaf_counts_hold_no_class():
+    """Issue 28: at tiny ε the leaves' noisy counts can sum to ≤ 0 for a class; the
+    threshold's curve then says nothing, and "never class 1" answered class 0 for every
+    record — on a validation set whose class 0 ("no") is the rare one (8%), a macro-F1
+    8 points below the majority's. The rule now answers the prior's class."""
+    X, y, schema = pure_noise(400, seed=3)  # "yes" (class 1) is 70% of the records
+    model = DPDecisionTreeClassifier(
+        epsilon=1.0, schema=schema, noise_seed=1, objective="macro_f1"
+    ).fit(X, y)
+    assert np.argmax(model.decision_prior_) == 1
+    model.leaf_noisy_counts_ = model.leaf_noisy_counts_.copy()
+    model.leaf_noisy_counts_[:, 0] = 0  # no record of class 0 left in the released curve
+    assert model.decision_threshold_ == 0.0
+    assert (model.predict(X) == "yes").all()
+    model.leaf_noisy_counts_[:, 0] = 5
+    model.leaf_noisy_counts_[:, 1] = -1  # and none of class 1: the prior still says "yes"
+    assert model.decision_threshold_ == 0.0

@@ -225,3 +225,28 @@ def test_gini_breaks_the_ties_of_the_max_operator():
         # 4 binomial standard deviations of a share of n_draws draws
         tol = 4 * math.sqrt(p_informative * (1 - p_informative) / n_draws)
         assert abs(share - p_informative) <= tol, (beta, share)
+
+
+def test_leaves_without_signal_get_their_parents_shares_bit_for_bit():
+    """Leaves of different sizes drowned in noise (ε = 1e-3) keep none of their
+    deviation: they all get the root's shares exactly, not up to rounding — leaves tied
+    in all but the last bits were split at random by the macro_f1 threshold (issue 28;
+    this test fails on the rule before, which normalised n̂·p_P)."""
+    counts = np.array([[448, 52], [127, 14], [559, 3], [910, 140], [1134, 127]])
+    tree = GrownTree(
+        feature=np.array([0, -1, -1, -1, -1, -1]),
+        first_child=np.array([1, -1, -1, -1, -1, -1]),
+        node_depth=np.array([0, 1, 1, 1, 1, 1]),
+        parent=np.array([-1, 0, 0, 0, 0, 0]),
+        leaf_nodes=np.arange(1, 6),
+        leaf_counts=counts,
+        leaf_epsilon=np.full(5, 1e-3),
+        counted_nodes=np.zeros(0, dtype=np.int64),
+        counted_noisy_counts=np.zeros((0, 2), dtype=np.int64),
+        counted_epsilon=np.zeros(0),
+        candidates=1,
+        mcmc_acceptance=float("nan"),
+    )
+    shares = smooth_shares(tree, counts, 2)
+    root = counts.sum(axis=0) / counts.sum()
+    np.testing.assert_array_equal(shares, np.broadcast_to(root, (5, 2)))

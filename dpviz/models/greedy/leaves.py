@@ -149,5 +149,9 @@ def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
         keep = np.divide(signal, signal + noise, out=np.zeros_like(signal), where=signal > 0)
         fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
         total = fit.sum(axis=1, keepdims=True)
-        proba[nodes] = np.where(total > 0, fit / np.where(total > 0, total, 1.0), prior)
+        # A node that keeps none of its deviation gets its parent's shares exactly: the
+        # sum n̂·p_P normalised differs from p_P in the last bits, and leaves tied in all
+        # but rounding made the macro_f1 threshold split them at random (issue 28).
+        own = (total > 0) & (keep[:, None] > 0)
+        proba[nodes] = np.where(own, fit / np.where(total > 0, total, 1.0), prior)
     return proba[tree.leaf_nodes]

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
 from dpviz.models.trees.features import bin_codes
-from dpviz.models.trees.threshold import best_threshold
+from dpviz.models.trees.threshold import NEVER, best_threshold
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
@@ -147,10 +147,17 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     released share, and its released noisy counts as the records of each class that
     get it — and the threshold is the one of largest macro-F1 on that curve
     (:func:`~dpviz.models.trees.threshold.best_threshold`; exact for the released counts).
+    Where the leaves' noisy counts sum to ≤ 0 for a class, the prior's class everywhere
+    (0.0 for class 1, :data:`~dpviz.models.trees.threshold.NEVER` for class 0).
     Post-processing of released counts only."""
     check_is_fitted(model, "feature_")
     if model.objective != MACRO_F1 or len(model.classes_) != 2:
         return None
+    if (model.leaf_noisy_counts_.sum(axis=0) <= 0).any():
+        # The leaves' noisy counts hold no record of one class (tiny ε): their curve
+        # says nothing, and best_threshold's "never class 1" would answer class 0
+        # everywhere even where class 0 is the rare one. Answer the prior's class.
+        return 0.0 if int(np.argmax(model.decision_prior_)) == 1 else NEVER
     scores = leaf_proba(model.leaf_nodes_, model.leaf_nodes_, model.leaf_proba_)[:, 1]
     return best_threshold(scores, model.leaf_noisy_counts_)
 
