@@ -83,25 +83,20 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
     )
     if st.button("Run the audit", key="audit.release"):
         # A click while it runs (Stop or any other) ends the audit at the next fit; the
-        # bound over the fits made is kept and shown, marked stopped (see StoppableProgress).
+        # bound over the fits made is kept and shown, marked stopped (see StoppableRun).
         st.button("Stop", key="audit.stop", icon=":material/stop_circle:")
-        bar = results.StoppableProgress("fitting on D and D′")
-        try:
+        with results.StoppableRun(AUDIT_KEY, "fitting on D and D′") as run:
             found = app_audit.run_release_audit(
                 data,
                 config,
                 runs,
-                progress=lambda done, total: bar.update(
+                progress=lambda done, total: run.update(
                     done / total, f"{done:,} of {total:,} fits on each of D and D′"
                 ),
-                cancel=bar.stopped,
+                cancel=run.stopped,
             )
-        except ValueError as exc:
-            st.error(str(exc))
-        else:
-            bar.keep(AUDIT_KEY, (data.fingerprint, config, found, runs))
-        bar.resume()
-    kept = st.session_state.get(AUDIT_KEY)
+            run.keep((data.fingerprint, config, found, runs))
+    kept = results.kept_result(AUDIT_KEY)
     if kept is not None and kept[0] == data.fingerprint:
         if kept[1] != config:
             st.caption("This audit is of another configuration: run it again.")

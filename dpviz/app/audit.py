@@ -203,17 +203,20 @@ def audit_verdict(result: ReleaseAuditResult, asked: int | None = None) -> tuple
     """
     n = result.n_runs
     fits = f"{n:,} fit{'' if n == 1 else 's'}"
-    stopped = ""
+    went = stopped = ""
     if result.stopped:
         of = f" (of {asked:,} asked)" if asked is not None else ""
         made = "that fit" if n == 1 else f"those {n:,} fits"
+        head = f"Stopped after {fits} per dataset{of}"
+        went = head + ". "
         stopped = (
-            f"Stopped after {fits} per dataset{of}: the bound is from {made} only. It is "
+            f"{head}: the bound is from {made} only. It is "
             "still a valid lower bound, at the same confidence, but weaker: fewer fits give "
             "less power to refute the claim. "
         )
     if result.consistent is None:
-        return "warning", stopped + "This configuration proves no ε: there is no claim to check."
+        # No claim, so no bound to qualify: say only how far it went.
+        return "warning", went + "This configuration proves no ε: there is no claim to check."
     line = (
         f"Lower bound {result.lower_bound:.3f} on ε (confidence {result.confidence:g}, "
         f"{fits} on each dataset) against the claimed ε = "

@@ -4,10 +4,11 @@ NOT private (diagnostics, not releases)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import RerunException
+from streamlit.runtime.scriptrunner import RerunException, StopException
 
 from dpviz.app import audit as app_audit
 from dpviz.evaluation.attack import AttackResult
@@ -45,22 +46,35 @@ def show_audit(result: ReleaseAuditResult, asked: int | None = None) -> None:
     st.caption(f"It read {result.reads}; {best}. {result.seconds:.1f} s.")
 
 
-class StoppableProgress:
-    """A progress bar for a long run that a click (Stop, or any other widget) ends at the
-    next step, keeping what was done.
+class StoppableRun:
+    """A long run with a progress bar that a click (Stop, or any other widget) ends at
+    its next step, keeping the result over the steps made in ``st.session_state[key]``.
 
-    Streamlit delivers a click made while the script runs as a rerun request, which the
-    running script sees as a ``RerunException`` at its next ``st.*`` call: here, the bar's
-    update. ``update`` keeps that exception instead of letting it end the run, so
-    ``stopped`` answers True and the engine polling it returns its result over the steps
-    made; ``keep`` stores that result, and ``resume`` raises the kept exception again so
-    that the click's rerun proceeds (with the widget states the browser sent) and draws
-    the kept result.
+    Streamlit turns a click made while the script runs into a new run. By default
+    (``runner.fastReruns``) it starts that run at once in a new thread and asks the old
+    one to stop: the old script sees a ``StopException`` at its next ``st.*`` call, and
+    from then on at every one, session-state writes included. Without fast reruns (and
+    in AppTest) the old script sees a ``RerunException`` instead and the new run follows
+    it. Either way the exception surfaces at the bar's update: ``update`` keeps it, so
+    ``stopped`` (the engine's ``cancel``) answers True and the engine returns its
+    result over the steps made; ``keep`` stores that result in this object, which is
+    already in the session state (a plain attribute: no ``st.*`` call that would raise
+    again), and leaving the block re-raises the exception. The click's run reads the
+    result with :func:`kept_result`, waiting for the old run to keep it.
+
+    Use as ``with StoppableRun(key, text) as run: run.keep(engine(progress=run.update,
+    cancel=run.stopped))``. A ``ValueError`` from the block is shown as a one-line error.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, key: str, text: str) -> None:
+        self.result: Any = None
+        self.done = threading.Event()  # set once the run kept its result, or failed
+        self._interrupt: BaseException | None = None
         self._bar = st.progress(0.0, text=text)
-        self._interrupt: RerunException | None = None
+        st.session_state[key] = self  # last: raises (a click) before writing, or not at all
+
+    def __enter__(self) -> StoppableRun:
+        return self
 
     def update(self, fraction: float, text: str) -> None:
         """Move the bar; a click since the last update stops the run."""
@@ -68,27 +82,39 @@ class StoppableProgress:
             return
         try:
             self._bar.progress(min(1.0, fraction), text=text)
-        except RerunException as exc:
+        except (RerunException, StopException) as exc:
             self._interrupt = exc
 
     def stopped(self) -> bool:
         """True once a click asked to stop (the engine's ``cancel``)."""
         return self._interrupt is not None
 
-    def keep(self, key: str, value: Any) -> None:
-        """``st.session_state[key] = value``, even when a click arrives just now."""
-        try:
-            st.session_state[key] = value
-        except RerunException as exc:
-            # Raised before the write; the request is now taken, so this write goes through.
-            self._interrupt = exc
-            st.session_state[key] = value
+    def keep(self, result: Any) -> None:
+        """The run's result, shown by :func:`kept_result` (on this run and the next)."""
+        self.result = result
 
-    def resume(self) -> None:
-        """Clear the bar, then let a click that stopped the run rerun the page."""
-        try:
-            self._bar.empty()
-        except RerunException as exc:
-            self._interrupt = exc
+    def __exit__(self, kind, error, trace) -> bool:
+        self.done.set()
         if self._interrupt is not None:
-            raise self._interrupt
+            raise self._interrupt  # let the click's run proceed: it shows the result
+        self._bar.empty()
+        if isinstance(error, ValueError):
+            st.error(str(error))
+            return True
+        return False
+
+
+def kept_result(key: str) -> Any:
+    """The result the last :class:`StoppableRun` of ``key`` kept (None if none); when a
+    click stopped that run and started this one, wait for it to keep its result (it
+    stops at its next step)."""
+    run = st.session_state.get(key)
+    if not isinstance(run, StoppableRun):
+        return None
+    if not run.done.is_set():
+        slot = st.empty()
+        # Each call below lets another click interrupt this wait (as any st.* call).
+        while not run.done.wait(0.2):
+            slot.info("Stopping at the next fit…", icon=":material/hourglass_top:")
+        slot.empty()
+    return run.result
