@@ -67,7 +67,8 @@ class StoppableRun:
     """
 
     def __init__(self, key: str, text: str) -> None:
-        self.result: Any = None
+        # Until this run keeps its own, the last run's result stays (also on a ValueError).
+        self.result: Any = kept_result(key)
         self.done = threading.Event()  # set once the run kept its result, or failed
         self._interrupt: BaseException | None = None
         self._bar = st.progress(0.0, text=text)
