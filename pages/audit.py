@@ -1,7 +1,8 @@
 """Audit page: a membership attack on the Train page's configuration over the user's
 records (ROC against the ε-DP region, advantage against its bound, beside the
 non-private reference) and the whole-release audit of that configuration on a pair
-built from the schema, with a progress bar and a stop button. Logic: dpviz.app.audit."""
+built from the schema, with a progress bar and a Stop button that keeps the bound
+over the fits made. Logic: dpviz.app.audit."""
 
 from __future__ import annotations
 
@@ -81,34 +82,25 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
         )
     )
     if st.button("Run the audit", key="audit.release"):
-        # Pressing Stop reruns the page, which ends this run at its next progress update
-        # (Streamlit interrupts a running script when a widget changes).
+        # A click while it runs (Stop or any other) ends the audit at the next fit; the
+        # bound over the fits made is kept and shown, marked stopped (see StoppableRun).
         st.button("Stop", key="audit.stop", icon=":material/stop_circle:")
-        bar = st.progress(0.0, text="fitting on D and D′")
-        try:
+        with results.StoppableRun(AUDIT_KEY, "fitting on D and D′") as run:
             found = app_audit.run_release_audit(
                 data,
                 config,
                 runs,
-                progress=lambda done, total: bar.progress(
-                    done / total, text=f"{done} of {total} fits on each of D and D′"
+                progress=lambda done, total: run.update(
+                    done / total, f"{done:,} of {total:,} fits on each of D and D′"
                 ),
+                cancel=run.stopped,
             )
-        except ValueError as exc:
-            st.error(str(exc))
-        else:
-            st.session_state[AUDIT_KEY] = (data.fingerprint, config, found)
-        bar.empty()
-    elif st.session_state.get("audit.stop"):
-        st.info(
-            "Audit stopped before it finished: no bound. Run it again, with fewer fits "
-            "for a quicker (weaker) bound."
-        )
-    kept = st.session_state.get(AUDIT_KEY)
+            run.keep((data.fingerprint, config, found, runs))
+    kept = results.kept_result(AUDIT_KEY)
     if kept is not None and kept[0] == data.fingerprint:
         if kept[1] != config:
             st.caption("This audit is of another configuration: run it again.")
-        results.show_audit(kept[2])
+        results.show_audit(kept[2], kept[3])
 
 
 def main() -> None:

@@ -194,26 +194,39 @@ def attack_verdict(result: AttackResult) -> tuple[str, str]:
     )
 
 
-def audit_verdict(result: ReleaseAuditResult) -> tuple[str, str]:
-    """(level, sentence) for the whole-release audit."""
-    stopped = (
-        f" Stopped after {result.n_runs} fit{'' if result.n_runs == 1 else 's'} per dataset: "
-        "the bound holds for them, with "
-        "less power."
-        if result.stopped
-        else ""
-    )
+def audit_verdict(result: ReleaseAuditResult, asked: int | None = None) -> tuple[str, str]:
+    """(level, sentence) for the whole-release audit.
+
+    A stopped audit (``result.stopped``) says first how many fits per dataset its bound is
+    from (and of how many ``asked``, when given): a Clopper–Pearson bound over fewer fits
+    is still a valid lower bound on ε (same confidence), only weaker.
+    """
+    n = result.n_runs
+    fits = f"{n:,} fit{'' if n == 1 else 's'}"
+    went = stopped = ""
+    if result.stopped:
+        of = f" (of {asked:,} asked)" if asked is not None else ""
+        made = "that fit" if n == 1 else f"those {n:,} fits"
+        head = f"Stopped after {fits} per dataset{of}"
+        went = head + ". "
+        stopped = (
+            f"{head}: the bound is from {made} only. It is "
+            "still a valid lower bound, at the same confidence, but weaker: fewer fits give "
+            "less power to refute the claim. "
+        )
     if result.consistent is None:
-        return "warning", "This configuration proves no ε: there is no claim to check." + stopped
+        # No claim, so no bound to qualify: say only how far it went.
+        return "warning", went + "This configuration proves no ε: there is no claim to check."
     line = (
         f"Lower bound {result.lower_bound:.3f} on ε (confidence {result.confidence:g}, "
-        f"{result.n_runs} fits on each dataset) against the claimed ε = "
+        f"{fits} on each dataset) against the claimed ε = "
         f"{result.ledger_epsilon:g}; what the audit reads can show at most "
         f"{result.claimed_pair_loss:.3f}."
     )
     if result.consistent:
-        return "ok", line + " Not refuted (which does not prove the claim)." + stopped
-    return "error", line + " REFUTED: the release leaks more than its ledger says." + stopped
+        more = " Run it to the end for a sharper bound." if result.stopped else ""
+        return "ok", stopped + line + " Not refuted (which does not prove the claim)." + more
+    return "error", stopped + line + " REFUTED: the release leaks more than its ledger says."
 
 
 def summary(result: AttackResult, audit: ReleaseAuditResult | None = None) -> dict:

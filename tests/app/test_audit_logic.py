@@ -1,6 +1,7 @@
 """The Audit page's logic: which configuration it attacks, its verdicts and the numbers
 it prints, without streamlit."""
 
+import dataclasses
 import json
 import types
 
@@ -69,5 +70,18 @@ def test_audit_verdicts_and_stop():
     assert found.stopped and found.n_runs == 1
     level, text = app_audit.audit_verdict(found)
     assert level in ("ok", "error") and "Stopped after 1 fit per dataset" in text
+    level, text = app_audit.audit_verdict(found, asked=20)
+    assert text.startswith("Stopped after 1 fit per dataset (of 20 asked)")
+    assert (
+        "still a valid lower bound" in text
+        and "from that fit only" in text
+        and "1 fit on each dataset" in text
+    )
+    unclaimed = dataclasses.replace(found, ledger_epsilon=None, consistent=None)
+    level, text = app_audit.audit_verdict(unclaimed, asked=20)
+    assert level == "warning" and text == (
+        "Stopped after 1 fit per dataset (of 20 asked). This configuration proves no ε: "
+        "there is no claim to check."
+    )
     with pytest.raises(ValueError, match="at least 40"):
         app_audit.run_attack(data(30), config)

@@ -16,8 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 from streamlit.testing.v1 import AppTest
 
+from dpviz.app import audit as app_audit
 from dpviz.app import train as app_train
 from dpviz.app.session import DATA_KEY, RUN_KEY
 from dpviz.app.support import PreparedData
@@ -109,3 +113,92 @@ def test_the_page_audit_refutes_a_halved_noise_mutant(monkeypatch):
     at.button(key="audit.release").click().run()
     assert not at.exception, at.exception
     assert "REFUTED" in texts(at.error), texts(at.success)
+
+
+REAL_AUDIT = app_audit.run_release_audit
+
+
+def click_during_the_audit(
+    monkeypatch, key: str, at_fit: int, fast: bool = False, **value
+) -> list[int]:
+    """Make the browser's click on the widget ``key`` (a button; or the new ``value`` of
+    another widget, e.g. ``double_value=2.0``) arrive while the audit runs, just before
+    its progress update after ``at_fit`` fits per dataset. Without ``fast``: a rerun
+    request whose widget states carry it (as the browser sends them), which Streamlit
+    raises at the script's next ``st.*`` call and then runs. With ``fast``: what the
+    server does by default (``runner.fastReruns``), a stop request to this run (the
+    click's run then starts apart: the test runs it). Returns the fits asked of each
+    audit started."""
+    started: list[int] = []
+
+    def click() -> None:
+        ctx = get_script_run_ctx()
+        if fast:
+            ctx.script_requests.request_stop()
+            return
+        state = ctx.session_state
+        id_of = state._state._key_id_mapper.get_id_from_key  # Streamlit's key → widget id
+        states = WidgetStates()
+        for widget in state.get_widget_states():
+            # The click on Run was the last run's (the browser no longer sends it); the
+            # changed widget is sent with its new value.
+            if widget.id not in (id_of("audit.release"), id_of(key)):
+                states.widgets.append(widget)
+        states.widgets.add(id=id_of(key), **(value or {"trigger_value": True}))
+        ctx.script_requests.request_rerun(
+            RerunData(widget_states=states, page_script_hash=ctx.page_script_hash)
+        )
+
+    def audit(data, config, n_runs, progress=None, cancel=None):
+        started.append(n_runs)
+
+        def update(done: int, total: int) -> None:
+            if done == at_fit:
+                click()
+            progress(done, total)
+
+        return REAL_AUDIT(data, config, n_runs, progress=update, cancel=cancel)
+
+    monkeypatch.setattr(app_audit, "run_release_audit", audit)
+    return started
+
+
+def trained_town() -> AppTest:
+    data = town_data()
+    run = types.SimpleNamespace(
+        fingerprint=data.fingerprint,
+        settings=app_train.TrainSettings(algorithm="friedman_schuster", epsilon=1.0),
+    )
+    at = open_audit(data, run)
+    at.number_input(key="audit.runs").set_value(2000).run()
+    return at
+
+
+def said(at: AppTest) -> str:
+    return texts(at.success) + texts(at.warning) + texts(at.error)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["rerun", "fast rerun"])
+def test_stop_ends_the_audit_at_the_next_fit_and_shows_the_bound_over_the_fits_made(
+    monkeypatch, fast
+):
+    at = trained_town()
+    started = click_during_the_audit(monkeypatch, "audit.stop", at_fit=3, fast=fast)
+    at.button(key="audit.release").click().run()
+    if fast:  # the click's own run, which the server starts beside the stopped one
+        at.button(key="audit.stop").click().run()
+    assert not at.exception, at.exception
+    assert started == [2000]  # the click's run showed the result, ran no audit
+    assert "Stopped after 3 fits per dataset (of 2,000 asked)" in said(at), said(at)
+    assert "3 fits on each dataset" in said(at) and "claimed ε = 1" in said(at)
+    assert not [b for b in at.button if b.key == "audit.stop"]  # the run is over
+
+
+def test_another_click_while_the_audit_runs_keeps_its_bound_too(monkeypatch):
+    at = trained_town()
+    started = click_during_the_audit(monkeypatch, "audit.epsilon", at_fit=5, double_value=2.0)
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    assert started == [2000] and "Stopped after 5 fits per dataset" in said(at), said(at)
+    assert at.number_input(key="audit.epsilon").value == 2.0
+    assert "This audit is of another configuration" in texts(at.caption)
