@@ -77,6 +77,7 @@ def _compile():
         name: getattr(compiled, name)
         for name in (
             "descend_table",
+            "descend_split_table",
             "result_table",
             "descend_pairs",
             "mark",

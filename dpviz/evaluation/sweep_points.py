@@ -24,6 +24,7 @@ from dpviz.models.forest.estimator import (
     RoutedRecords,
     flipped_labels,
 )
+from dpviz.models.forest.voting import record_free_votes
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import passes
@@ -65,15 +66,14 @@ def release_votes(
         model.release_instead(eps, mech)
         info = describe(model) if describe is not None else None
         if batched:
-            # The record-free term first: before the routed leaves' untrained outputs
-            # are drawn, it reads no leaf at all.
-            base = model.votes(_reached_by_no_tree(routed))
             outputs = model._outputs_of(routed)
             noisy = None
             if outputs.noisy_counts is not None:
                 # A count forest sums its leaves' evidence and scores the sums; ``base``
                 # then holds how to score them.
                 noisy, base = model.count_scoring(outputs.noisy_counts)
+            else:  # the record-free term: the prior's votes
+                base = record_free_votes(model)
             item = (None, outputs.labels, noisy, base)
         else:
             item = (model.votes(routed), None, None, None)
@@ -131,19 +131,6 @@ def _point_facts(
     )
     facts = {**_leaf_diagnostics(model, patterns), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
     return facts, (model.decision_prior_, model.decision_threshold_)
-
-
-def _reached_by_no_tree(routed: RoutedRecords) -> RoutedRecords:
-    """One record that no tree reaches: its votes are the record-free term."""
-    return RoutedRecords(
-        1,
-        None,
-        None,
-        np.empty(0, dtype=np.uint64),
-        np.empty(0, dtype=np.int64),
-        local=np.zeros((0, 1), dtype=routed.local.dtype),
-        offsets=np.zeros(0, dtype=np.int64),
-    )
 
 
 def _refit_rows(

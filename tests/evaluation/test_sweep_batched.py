@@ -54,7 +54,7 @@ def fitted(schema, train, **params):
 POINTS = [
     [("permute_flip", e) for e in (0.05, 0.3, 1.0, 4.0, 10.0)],
     [("laplace_counts", e) for e in (0.1, 1.0, 3.0)],
-    [("permute_flip", 0.5), ("laplace_counts", 0.5), ("permute_flip", 2.0)],
+    [("permute_flip", 0.5), ("laplace_counts", 0.5), ("permute_flip", 2.0), ("abstain_flip", 3.0)],
 ]
 
 

@@ -75,6 +75,16 @@ def votes(model: BaseEstimator, routed: RoutedRecords) -> np.ndarray:
     return votes
 
 
+def record_free_votes(model: BaseEstimator) -> np.ndarray:
+    """The votes (1, n_classes) of a record no tree reaches under a label release: the
+    prior's term alone (:func:`votes` of such a record, without routing one).
+    Post-processing of the released prior and public ε, τ."""
+    votes = np.zeros((1, len(model.classes_)))
+    if model.prior_counts_ is not None:
+        votes += model.prior_weight_ * prior_shares(model.prior_counts_)
+    return votes
+
+
 def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
     """(per-leaf values to sum over the trees, the function that scores the sums) of
     this release's count leaves (:func:`count_values`, :func:`count_votes`)."""

@@ -114,6 +114,25 @@ def compact_forest(
     return forest
 
 
+def split_arrays(
+    arrays: tuple[np.ndarray, ...], n_continuous: int, n_discrete: int
+) -> tuple[np.ndarray, ...]:
+    """The node arrays of the branch-free descent (``descend_split_table``) from
+    :meth:`~.store.NodeStore.compiled_arrays` (feature, threshold, first child, kind):
+    each node's continuous column (0 when it splits on none), its discrete column (the
+    zero column after the discrete ones when it splits on none: leaves, unbuilt nodes
+    and the sentinel read it and stay put), its threshold (NaN when it splits on no
+    continuous column: a comparison with NaN is never true), its first child.
+    Public structure."""
+    feature, threshold, first_child, _ = arrays
+    on_value = feature < n_continuous
+    column = np.where(on_value, feature, 0).astype(np.int32)
+    # Other nodes have feature ≥ n_continuous: a discrete column, or the zero column.
+    code = np.where(on_value, n_discrete, feature - n_continuous).astype(np.int32)
+    cut = np.where(on_value, threshold, np.nan)
+    return column, code, cut, first_child
+
+
 def route_compact(
     space: TreeSpace,
     root_keys: np.ndarray,
@@ -148,12 +167,13 @@ def route_compact(
             run_jobs(jobs)
     elif compiled is not None:
         if forest.arrays is None:
-            forest.arrays = store.compiled_arrays()
+            forest.arrays = split_arrays(
+                store.compiled_arrays(), space.n_continuous, space.n_discrete
+            )
         arrays = (*forest.arrays, cont, with_zero_column(disc))
-        s, steps = space.n_continuous, space.max_depth
-        fn = compiled["descend_table"]
+        fn = compiled["descend_split_table"]
         jobs = [
-            (fn, (*arrays, s, steps, roots, a, b, table, local))
+            (fn, (*arrays, space.max_depth, roots, a, b, table, local))
             for a, b in split_ranges(len(trees), min(len(trees), thread_count(n_pairs)))
         ]
         if jobs:
