@@ -478,13 +478,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def prior_epsilon_(self) -> float:
-        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``. With
-        disjoint data its floor follows the record count the trees read, when they read
-        one: their votes have a noise margin of their own at tiny leaf ε
-        (:func:`~dpviz.models.forest.scoring.noise_margin`). Trees that share the records
-        have none and lean on the prior (a floor at 150/n̂ put Private-RDT on abalone at
-        ε = 0.1 more than 0.5 points below the majority in 4 of 30 five-fold runs, 1 of
-        30 without it)."""
+        """ε of the noisy class prior: 0 with ``prior_share=0`` and for ``none``; its
+        floor is explained at :func:`~dpviz.models.forest.release.prior_epsilon_of`."""
         return release.prior_epsilon_of(self)
 
     @property
