@@ -128,6 +128,9 @@ def heap_value_sums(feature, threshold, cont, depth, offsets, values, a, b, out)
                 j += _ONE
 
 
+# The sixteen-record walk below repeats heap_value_sums' on purpose: moved into one
+# inlined helper (numba inline="always", returning the sixteen nodes as a tuple),
+# predicting 600,000 rows took 0.49 s against 0.33–0.38 s (bench_fit.py, load 1.1).
 @nb.njit(
     [
         (i32[:, ::1], f64[:, ::1], c, i64, i64, i64, m)
