@@ -68,7 +68,7 @@ def run(path: str) -> None:
     choice = app_data.choose_schema(frame, label, declared_public=True)
     prepared = app_data.prepare(upload, choice, workspace)
     step("schema choices")
-    app_data.data_report(prepared.frame, prepared.schema)
+    app_data.data_report(prepared)
     step("data report")
     # The page's defaults: scikit-learn's reference starts unticked on large data.
     sklearn = "--sklearn" in sys.argv or sklearn_default(len(prepared.frame))

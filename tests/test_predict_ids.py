@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from dpviz.app.data import data_report
+from dpviz.app.support import PreparedData
 from dpviz.cli import main
 from dpviz.cli.train import _ids_as_written
 from dpviz.privacy.schema import PrivacyLeakWarning, infer_schema
@@ -138,7 +139,7 @@ def test_training_says_how_many_unlabelled_rows_it_dropped(files, capsys):
     frame = pd.read_csv(data, dtype=str)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        report = data_report(frame, infer_schema(frame, "label"))
+        report = data_report(PreparedData("t.csv", frame, infer_schema(frame, "label"), ""))
     assert "5 rows had no label and were dropped" in report.messages
     assert report.rows_used == N - 5
 

@@ -23,7 +23,6 @@ from dpviz.evaluation.attack import AttackResult, membership_attack
 from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
 from dpviz.evaluation.release_audit import ReleaseAuditResult
 from dpviz.models.registry import get_algorithm
-from dpviz.tabular.encode import encode, parsed_numbers
 
 Progress = Callable[[float, str], None]
 
@@ -104,8 +103,7 @@ def run_attack(
 ) -> AttackResult:
     """The membership attack on ``config`` over the data's records (fresh secret noise;
     NOT private). Raises ``ValueError`` with a message for the user."""
-    frame = parsed_numbers(data.frame, [f.name for f in data.schema.continuous])
-    encoded = encode(frame, data.schema, training=True)
+    encoded = data.training_records()
     return membership_attack(
         encoded,
         data.schema,

@@ -49,7 +49,6 @@ from dpviz.models.forest.estimator import AUTO_TREES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.risk import risk_sentences
-from dpviz.tabular.encode import encode
 
 _FOREST = defaults.forest_parameters()
 _FOREST_DEPTH = _FOREST["depth"]
@@ -248,7 +247,7 @@ def run(data: PreparedData, settings: SweepSettings, progress: Progress | None =
     plan = grids(settings)
     say = progress or (lambda _f, _m: None)
     start = time.perf_counter()
-    encoded = encode(data.frame, data.schema, training=True)
+    encoded = data.training_records()
     n_jobs = sweep_jobs(encoded.n_records, settings.folds)
     parts = []
     for i, (algorithm, grid) in enumerate(plan):

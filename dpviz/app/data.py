@@ -44,9 +44,7 @@ from dpviz.tabular.columns import PEOPLE_REASON, people_columns, suggest_drops
 from dpviz.tabular.encode import (
     Progress,
     as_numbers,
-    encode,
     numeric_suspects,
-    parsed_numbers,
     to_numbers,
 )
 
@@ -713,8 +711,10 @@ def _outside(column: pd.Series, allowed) -> int:
     return int(column.isin(bad).sum()) if len(bad) else 0
 
 
-def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
-    """Describe how the records fit the schema (see :class:`DataReport`)."""
+def data_report(data: PreparedData) -> DataReport:
+    """Describe how the dataset's records fit its schema (see :class:`DataReport`); the
+    training encoding it makes is kept with ``data`` for the pages that train."""
+    frame, schema = data.frame, data.schema
     rows = []
     for name in [schema.label, *schema.feature_names]:
         column = frame[name]
@@ -745,9 +745,8 @@ def data_report(frame: pd.DataFrame, schema: Schema) -> DataReport:
             }
         )
     table = pd.DataFrame(rows)
-    frame = parsed_numbers(frame, [f.name for f in schema.continuous])
     try:
-        report = encode(frame, schema, training=True).report
+        report = data.training_records().report
     except ValueError as exc:
         return DataReport(table, (), None, str(exc))
     return DataReport(table, tuple(report.messages()), report.rows_used)

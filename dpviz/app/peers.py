@@ -30,7 +30,6 @@ from dpviz.evaluation.peers import (
 from dpviz.evaluation.sweep import SweepResult
 from dpviz.figures.common import ALL_METRIC_NAMES, majority_mean
 from dpviz.figures.peers import peer_legend, peer_rows
-from dpviz.tabular.encode import encode
 
 # The peer that is much slower than the others: its own progress bar and a stop button.
 SLOW_PEERS = ("dp_ebm",)
@@ -86,7 +85,7 @@ def with_peers(
     peers = [get_peer(p).id for p in peers]
     s = sweep.settings
     say = progress or (lambda _f, _m: None)
-    encoded = encode(data.frame, data.schema, training=True)
+    encoded = data.training_records()
     todo = [p for p in peers if p not in present(sweep)]
     run = run_peers(
         encoded,

@@ -78,6 +78,7 @@ class AppState:
         if current is not None and current.fingerprint == data.fingerprint:
             # The same records and schema: models stay valid, but keep the newest note
             # and declaration (where the schema came from, what was declared).
+            data.keep_encoding_of(current)
             self.store[DATA_KEY] = data
             return []
         self.store[DATA_KEY] = data

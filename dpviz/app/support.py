@@ -17,7 +17,14 @@ import pandas as pd
 from dpviz.evaluation.demos import DEMOS, load_demo
 from dpviz.privacy.schema import Schema, infer_schema
 from dpviz.tabular.columns import guess_label as _guess_label
-from dpviz.tabular.encode import ARROW_TEXT, Progress, read_csv
+from dpviz.tabular.encode import (
+    ARROW_TEXT,
+    EncodedData,
+    Progress,
+    encode,
+    parsed_numbers,
+    read_csv,
+)
 
 INFERRED_SCHEMA_WARNING = (
     "No schema was uploaded, so the class list and every feature's domain (min/max, value "
@@ -63,6 +70,29 @@ class PreparedData:
     def fingerprint(self) -> tuple:
         """Equal for the same records with the same schema (and the same public status)."""
         return (self.frame_id or str(id(self.frame)), self.schema, self.schema.inferred)
+
+    def training_records(self) -> EncodedData:
+        """The records encoded for training (:func:`~dpviz.tabular.encode.encode`), made
+        once and kept with this dataset, read-only: the Data page's report, Train, Curves,
+        Negotiate, peers and the attack share one encoding instead of parsing the text
+        cells again on every click. ``ValueError`` (not kept) when no row is usable."""
+        kept = self.__dict__.get("_training")
+        if kept is None:
+            # Continuous columns of a large upload parsed by pyarrow at once (same encoding).
+            frame = parsed_numbers(self.frame, [f.name for f in self.schema.continuous])
+            kept = encode(frame, self.schema, training=True)
+            for values in (kept.continuous, kept.discrete, kept.y):
+                values.flags.writeable = False
+            # A frozen dataclass: the cache is not a field, so equality and repr ignore it.
+            object.__setattr__(self, "_training", kept)
+        return kept
+
+    def keep_encoding_of(self, other: PreparedData) -> None:
+        """Take over ``other``'s training encoding when it describes the same records
+        under the same schema (the Data page makes a new dataset object on each run)."""
+        kept = other.__dict__.get("_training")
+        if kept is not None and other.fingerprint == self.fingerprint:
+            object.__setattr__(self, "_training", kept)
 
 
 def frame_id(frame: pd.DataFrame) -> str:

@@ -54,7 +54,7 @@ from dpviz.models.trees.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
-from dpviz.tabular.encode import EncodedData, encode, parsed_numbers
+from dpviz.tabular.encode import EncodedData
 
 EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
 FIXED_DEPTH = "fixed"
@@ -689,10 +689,7 @@ def train(
     on all records. Raises ``ValueError`` with a message for the user."""
     say = progress or (lambda _f, _m: None)
     start = time.perf_counter()
-    # Continuous columns of a large upload parsed by pyarrow at once (same encoding).
-    frame = parsed_numbers(data.frame, [f.name for f in data.schema.continuous])
-    encoded = encode(frame, data.schema, training=True)
-    del frame
+    encoded = data.training_records()
     s = settings
     values = s.values
     algorithm = get_algorithm(s.algorithm)

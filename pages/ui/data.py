@@ -181,7 +181,7 @@ def show_current(data: support.PreparedData | None, upload_mode: bool) -> None:
     # The report encodes every record (seconds on a million rows): once per dataset.
     cached = st.session_state.get(K_REPORT)
     if cached is None or cached[0] != data.fingerprint:
-        cached = (data.fingerprint, app_data.data_report(data.frame, schema))
+        cached = (data.fingerprint, app_data.data_report(data))
         st.session_state[K_REPORT] = cached
     report = cached[1]
     st.markdown(f"**Data report** — {support.NOT_PRIVATE_DIAGNOSTICS}")

@@ -174,7 +174,7 @@ def test_data_report_counts_missing_outside_and_training_drops():
             ],
         }
     )
-    report = app_data.data_report(frame, schema)
+    report = app_data.data_report(support.PreparedData("t.csv", frame, schema, ""))
     table = report.table.set_index("column")
     assert table.loc["size", "missing"] == 2 and table.loc["size", "outside domain"] == 1
     assert table.loc["colour", "outside domain"] == 1 and table.loc["kind", "role"] == "label"
@@ -186,7 +186,7 @@ def test_data_report_counts_missing_outside_and_training_drops():
 def test_data_report_says_why_training_would_fail():
     frame = support.read_uploaded_csv((CORPUS / "text_in_continuous.csv").read_bytes())
     schema = Schema.load(CORPUS / "text_in_continuous.schema.json")
-    report = app_data.data_report(frame, schema)
+    report = app_data.data_report(support.PreparedData("t.csv", frame, schema, ""))
     assert report.rows_used is None and "holds text ('about 2' in data row 3)" in report.error
 
 
