@@ -412,7 +412,8 @@ def bench_browser(csv: Path, sweeps: int, switches: int, watch: str = "raf") -> 
             browser.close()
     every_switch = [t for times in switch_times.values() for t in times]
     out["default_sweep_click_to_chart"] = stats(sweep_times) | {"all_s": sweep_times}
-    out["metric_switch_click_to_figure"] = stats(every_switch) | {"by_metric_s": switch_times}
+    if every_switch:
+        out["metric_switch_click_to_figure"] = stats(every_switch) | {"by_metric_s": switch_times}
     out["where_the_time_went"] = {
         what: {key: statistics.median(s[key] for s in rows) for key in rows[0]}
         for what, rows in splits.items()
