@@ -163,9 +163,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpviz.models.boosting import budget
 from dpviz.models.boosting import predict as fitted
 from dpviz.models.boosting.budget import G_STAR, subset_shares
-from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out_check, noisy_prior
+from dpviz.models.boosting.check import (
+    CHECK_THRESHOLD,
+    check_weights,
+    held_out_check,
+    newton_floor,
+    noisy_prior,
+)
 from dpviz.models.boosting.edges import edge_cells, edge_codes, noisy_edges
-from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
+from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles, boost_newton
+from dpviz.models.boosting.newton import start_scores
 from dpviz.models.boosting.presets import (
     CAPACITY_EPSILON,
     CAPACITY_RECORDS,
@@ -366,8 +373,12 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             codes, n_values = bin_codes(encoded, schema, self.n_bins_)
         self.n_values_ = n_values
         self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
-        signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
-        self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
+        if self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
+            self.start_score_ = start_scores(self.prior_counts_, k)
+            self.models_, self.leaf_records_, last_deal = boost_newton(self, codes, encoded.y, rng)
+        else:
+            signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
+            self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
@@ -422,10 +433,13 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.check_passed_ = None
             return
         trust, floor = self._weights()
-        held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
-        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         prior = self._prior_in_score
         keep_prior = self.shares_trees_
+        if self.loss_ == "logistic":  # boosted from the prior's log-odds / log-shares
+            trust, floor = 1.0, newton_floor(self.start_score_, self.score_noise_variance_)
+            prior, keep_prior = self.start_score_, True
+        held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
+        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         self.check_gain_, self.check_passed_ = held_out_check(
             raw, prior, y[held], (trust, floor), self.tree_epsilon_, rng, keep_prior
         )
@@ -433,7 +447,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.tree_weight_ = np.full(n_targets, w)
         self.init_score_ = prior if keep_prior else (1 - w) * prior
 
-    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None):
+    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None, hessian=None):
         """One DP regression tree of iteration ``iteration`` (1-based) on these records,
         and its leaf record (NOT private); see :func:`~dpviz.models.boosting.tree.grow_tree`."""
         share = self.preset_.split_share
@@ -444,7 +458,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             int(self.n_values_.max()),
             self.max_depth_,
             float(self.reg_lambda_),
-            share * eps_tree / self.max_depth_,
+            budget.level_epsilons(self, eps_tree),
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
             self.leaf_l1_sensitivity(iteration),
@@ -452,9 +466,17 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.preset_.split_score,
             split_gradient,
             self.gradient_l1_bound_,
+            hessian,
+            self.preset_.selection,
         )
 
     # --- how ε is split, and the ledger (budget.py): public numbers only ------------
+
+    @property
+    def loss_(self) -> str:
+        """The loss the fit boosts: "square" (±1 targets; Li et al.) or "logistic"
+        (log-odds / softmax with Newton leaves: the grown model)."""
+        return self.preset_.loss
 
     @property
     def n_estimators_(self) -> int:

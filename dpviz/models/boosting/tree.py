@@ -67,6 +67,8 @@ def grow_tree(
     score: str = "gain",
     split_gradient: np.ndarray | None = None,
     l1_bound: float | None = None,
+    hessian: np.ndarray | None = None,
+    selection: str = "gumbel",
 ) -> tuple[dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One DP regression tree: exponential-mechanism splits, clipped noisy leaves.
 
@@ -102,7 +104,8 @@ def grow_tree(
     features, thresholds, equal = [], [], []
     rows = np.arange(n)
     eq_axis = cand_eq[:, None]
-    for _ in range(depth):
+    level_eps = np.broadcast_to(np.asarray(eps_level, dtype=np.float64), (depth,))
+    for level in range(depth):
         cells = n_nodes_level * m * width
         index = (node[:, None] * (m * width) + flat).ravel()
         g_hist = np.stack([np.bincount(index, weights=w, minlength=cells) for w in weights], -1)
@@ -116,9 +119,12 @@ def grow_tree(
         n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
         g_left, n_left = g_total - g_right, n_total - n_right
         utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam, l1_bound)
-        logits = eps_level * utility / (2 * delta)
-        gumbel = -np.log(-np.log(rng.random(logits.shape)))
-        choice = np.argmax(logits + gumbel, axis=1)
+        logits = level_eps[level] * utility / (2 * delta)
+        if selection == "exponential":  # report-noisy-max = permute-and-flip
+            noise = -np.log(rng.random(logits.shape))
+        else:  # Gumbel: the exponential mechanism
+            noise = -np.log(-np.log(rng.random(logits.shape)))
+        choice = np.argmax(logits + noise, axis=1)
         f_chosen, v_chosen, eq_chosen = cand_f[choice], cand_v[choice], cand_eq[choice]
         features.append(f_chosen)
         thresholds.append(v_chosen)
@@ -131,7 +137,15 @@ def grow_tree(
         [np.bincount(node, weights=grads[:, j], minlength=n_nodes_level) for j in range(k)], -1
     )
     counts = np.bincount(node, minlength=n_nodes_level).astype(np.float64)
-    value = -sums / (counts[:, None] + lam)
+    if hessian is None:
+        value = -sums / (counts[:, None] + lam)
+    else:  # Newton leaves of the log-loss: −Σg / (Σh + λ)
+        hess = hessian[:, None] if hessian.ndim == 1 else hessian
+        h_sums = np.stack(
+            [np.bincount(node, weights=hess[:, j], minlength=n_nodes_level) for j in range(k)],
+            -1,
+        )
+        value = -sums / (h_sums + lam)
     clipped = np.clip(value, -bound, bound)  # geometric leaf clipping
     noise = rng.laplace(0.0, sensitivity / eps_leaf, size=n_nodes_level * k)
     released = clipped + noise.reshape(n_nodes_level, k)

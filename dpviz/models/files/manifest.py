@@ -141,6 +141,9 @@ _BOOST: dict[str, ManifestEntry] = {
         "candidates: where their noisy distribution functions cross each bin's share)"
     ),
     "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
+    "/loss": _derived(
+        "settings and the noisy class histogram (whether the model grew to the log-loss)"
+    ),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
     "/models/[]/target": _public("the declared classes"),
     "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
