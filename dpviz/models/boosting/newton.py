@@ -24,10 +24,11 @@ where h = |g|(1 − |g|), (|g| + c·h)/λ ≤ (1 + c)²/(4c·λ) for c ≥ 1
 (:func:`record_bound`). Both are also ≤ 2·(parts)·c (each clipped value moves by at
 most 2c). The
 bound does not shrink with the leaf's records (H can be 0: a leaf of confident
-records), unlike the square loss's 1/(1 + λ); hence λ is larger in logit units.
+records), unlike the square loss's 1/(1 + λ).
 
-The split score is the absolute sums Σ_sides |Σg| (:func:`~dpviz.models.boosting.tree.split_utility`),
-sensitivity ‖g‖₁: 1 for two classes, 2 for a softmax tree.
+The split score is the absolute sums Σ_sides |Σg|
+(:func:`~dpviz.models.boosting.tree.split_utility`), sensitivity ‖g‖₁: 1 for two
+classes, 2 for a softmax tree.
 """
 
 from __future__ import annotations
