@@ -119,12 +119,7 @@ def grow_tree(
         n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
         g_left, n_left = g_total - g_right, n_total - n_right
         utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam, l1_bound)
-        logits = level_eps[level] * utility / (2 * delta)
-        if selection == "exponential":  # report-noisy-max = permute-and-flip
-            noise = -np.log(rng.random(logits.shape))
-        else:  # Gumbel: the exponential mechanism
-            noise = -np.log(-np.log(rng.random(logits.shape)))
-        choice = np.argmax(logits + noise, axis=1)
+        choice = choose(level_eps[level] * utility / (2 * delta), rng, selection)
         f_chosen, v_chosen, eq_chosen = cand_f[choice], cand_v[choice], cand_eq[choice]
         features.append(f_chosen)
         thresholds.append(v_chosen)
@@ -153,6 +148,21 @@ def grow_tree(
         clipped, released = clipped[:, 0], released[:, 0]
     tree = {"feature": features, "threshold": thresholds, "equal": equal, "value": released}
     return tree, (counts, clipped, released)
+
+
+def choose(logits: np.ndarray, rng: Rng, selection: str = "gumbel") -> np.ndarray:
+    """Each row's chosen candidate from ``logits`` = ε·u/(2Δ) (one row per node).
+
+    ``"gumbel"``: argmax of logits + Gumbel noise, the exponential mechanism
+    (P ∝ exp(logit)). ``"exponential"``: argmax of logits + Exp(1) noise, report-noisy-max
+    with exponential noise of scale 2Δ/ε, which is permute-and-flip (McKenna & Sheldon
+    2020; Ding et al. 2021): ε-DP for a utility of sensitivity Δ, and never less likely
+    to pick the best candidate than the exponential mechanism."""
+    if selection == "exponential":
+        noise = -np.log(rng.random(logits.shape))
+    else:
+        noise = -np.log(-np.log(rng.random(logits.shape)))
+    return np.argmax(logits + noise, axis=1)
 
 
 def split_utility(
