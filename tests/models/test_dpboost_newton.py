@@ -166,3 +166,74 @@ def test_the_grown_splits_use_report_noisy_max(monkeypatch):
     seen.clear()
     DPBoostClassifier(epsilon=1.0, schema=schema, noise_seed=1).fit(X, y)
     assert set(seen) == {"gumbel"}
+
+
+def _three_classes(n: int, seed: int):
+    """Two discrete features, three classes that follow them (no continuous feature:
+    the grown model then releases no bin edges, only its loss says it grew)."""
+    import pandas as pd
+
+    from dpviz.privacy.schema import Feature, Schema
+
+    schema = Schema(
+        "label",
+        ("a", "b", "c"),
+        (
+            Feature("u", "discrete", values=("0", "1", "2", "3")),
+            Feature("v", "discrete", values=("x", "y")),
+        ),
+    )
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, 4, n), rng.integers(0, 2, n)
+    label = np.where(rng.random(n) < 0.8, (u + v) % 3, rng.integers(0, 3, n))
+    frame = pd.DataFrame(
+        {"u": u.astype(str), "v": np.array(["x", "y"])[v], "label": np.array(["a", "b", "c"])[label]}
+    )
+    return frame, schema
+
+
+def test_a_grown_softmax_file_replays_its_probabilities_and_its_ledger():
+    """Softmax leaves (k = 3, L1 sensitivity (2 + 2·2/3)/10 = 1/3) on a schema without a
+    continuous feature: the file says ``loss`` (no bin edges), its recomputed ledger
+    books the grown model (the same summary), its probabilities are the softmax of its
+    scores, and a file with an unknown loss is refused."""
+    import json
+
+    from dpviz.models.boosting.estimator import DPBoostClassifier
+    from dpviz.models.files import load as files
+    from dpviz.models.files.manifest import unaccounted
+
+    frame, schema = _three_classes(6500, 0)
+    X, y = frame[["u", "v"]], frame["label"]
+    model = DPBoostClassifier(epsilon=10.0, schema=schema).fit(X, y)
+    assert model.grown_ and model.loss_ == "logistic" and model.bin_edges_ is None
+    assert model.leaf_l1_sensitivity(1) == pytest.approx((2 + 2 * 2 / 3) / 10)
+    assert model.score(X, y) > 0.75  # the 80% rule, learnt
+    text = files.release(model).to_json()
+    doc = json.loads(text)
+    assert doc["loss"] == "logistic" and "bin_edges" not in doc and unaccounted(doc) == []
+    back = files.ReleasedBoost.from_json(text)
+    assert back.meta["privacy"]["summary"] == model.ledger_.describe()
+    np.testing.assert_allclose(back.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    with pytest.raises(ValueError, match="'loss'"):
+        files.ReleasedBoost.from_document({**doc, "loss": "hinge"})
+    # Below the rule the same data keeps the square loss and writes no 'loss'.
+    small = DPBoostClassifier(epsilon=10.0, schema=schema).fit(X[:3000], y[:3000])
+    assert small.loss_ == "square" and "loss" not in json.loads(files.release(small).to_json())
+
+
+def test_the_objectives_weigh_the_grown_models_probabilities():
+    """On the log-loss the scores an objective weighs are the class probabilities
+    (post-processing); the estimator and its file decide alike."""
+    from dpviz.models.boosting.estimator import DPBoostClassifier
+    from dpviz.models.files import load as files
+
+    frame, schema = _three_classes(6500, 1)
+    X, y = frame[["u", "v"]], frame["label"]
+    for objective in ("balanced_accuracy", "macro_f1"):
+        model = DPBoostClassifier(epsilon=10.0, schema=schema, objective=objective).fit(X, y)
+        back = files.ReleasedBoost.from_json(files.release(model).to_json())
+        np.testing.assert_allclose(back.decision_scores(X), model.predict_proba(X))
+        np.testing.assert_array_equal(back.predict(X), model.predict(X))
