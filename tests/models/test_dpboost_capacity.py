@@ -75,7 +75,7 @@ def test_a_large_epsilon_fit_grows_and_its_ledger_totals_epsilon(large):
         "max_depth": 4,
         "learning_rate": 0.5,
         "reg_lambda": 10.0,
-        "n_bins": 16,
+        "n_bins": 32,
     }
     assert len(model.models_[0]) == 20
     assert all(len(t["feature"]) == 4 and len(t["value"]) == 16 for t in model.models_[0])
@@ -134,7 +134,7 @@ def test_a_grown_model_file_replays_its_scores_and_its_ledger(large):
     model = DPBoostClassifier(epsilon=10.0, schema=schema).fit(X, y)
     back = files.ReleasedBoost.from_json(files.release(model).to_json())
     assert back.meta["params"]["n_estimators"] == 20 and back.meta["max_depth"] == 4
-    assert back.meta["n_bins"] == 16 and back.meta["learning_rate"] == 0.5
+    assert back.meta["n_bins"] == 32 and back.meta["learning_rate"] == 0.5
     assert back.meta["loss"] == "logistic"
     assert back.meta["privacy"]["epsilon_total"] == pytest.approx(10.0)
     assert "4 levels" in back.meta["privacy"]["summary"]
@@ -181,7 +181,7 @@ def test_the_train_preview_says_when_the_model_grows(large):
     _, _, schema = large
     grown = app_train.structure_preview(schema, 9000, "dpboost", {}, epsilon=10.0)
     assert grown.depth == 4 and "2 ensembles of up to 10 trees of depth 4" in grown.text
-    assert "Grown for large ε" in grown.text and "16 bins" in grown.text
+    assert "Grown for large ε" in grown.text and "32 bins" in grown.text
     assert "log-loss" in grown.text
     for n, eps in ((3000, 10.0), (9000, 1.0)):
         plain = app_train.structure_preview(schema, n, "dpboost", {}, epsilon=eps)

@@ -124,7 +124,7 @@ def test_the_ledger_books_the_histograms_before_the_trees():
     assert _fit(None).ledger_.epsilon_total == pytest.approx(10.0)
     assert model.tree_epsilon_ == pytest.approx((10.0 - 1.0 - 0.5) / 2)
     # The edges follow the skew: most of a's and b's bins lie in the lowest cells.
-    assert model.bin_edges_.shape == (3, 15)
+    assert model.bin_edges_.shape == (3, 31)
     assert np.median(model.bin_edges_[0]) < EDGE_CELLS / 10
     assert np.all(np.diff(model.bin_edges_, axis=1) >= 0)
 

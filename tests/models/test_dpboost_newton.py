@@ -187,7 +187,11 @@ def _three_classes(n: int, seed: int):
     u, v = rng.integers(0, 4, n), rng.integers(0, 2, n)
     label = np.where(rng.random(n) < 0.8, (u + v) % 3, rng.integers(0, 3, n))
     frame = pd.DataFrame(
-        {"u": u.astype(str), "v": np.array(["x", "y"])[v], "label": np.array(["a", "b", "c"])[label]}
+        {
+            "u": u.astype(str),
+            "v": np.array(["x", "y"])[v],
+            "label": np.array(["a", "b", "c"])[label],
+        }
     )
     return frame, schema
 
