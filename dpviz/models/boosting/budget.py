@@ -13,7 +13,9 @@ The trees of an ensemble read disjoint records, so each spends the ensemble's wh
 depth's levels) and the rest on its leaves, whose Laplace noise has sensitivity
 min(g*/(1+λ), 2g*(1−η)^(t−1)) per part (:func:`leaf_sensitivity`; when k parts share
 the tree, the L1 sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
-:func:`leaf_l1_sensitivity`).
+:func:`leaf_l1_sensitivity`; the grown model's clipped Newton leaves of the log-loss:
+:func:`~dpviz.models.boosting.newton.newton_sensitivity`, and its levels' split budgets
+grow 1.5× per level: :func:`level_epsilons`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
 The sizes are the parameters', or those of the grown model (ε ≥ 5 and a released prior

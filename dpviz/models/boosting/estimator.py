@@ -27,7 +27,11 @@ Two presets (``preset``):
   depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
   used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``), whose
   continuous features split at bin edges from noisy quantiles: a booked release of 5%
-  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`).
+  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`). Since issue 28's third
+  pass the grown model boosts the log-loss (``loss_``: log-odds, softmax for k
+  classes) with clipped Newton leaves from the released prior's log-shares, at depth
+  4, η = 0.5, λ = 10, ½ of each tree's ε on splits growing 1.5× per level, its splits
+  drawn by report-noisy-max (:mod:`~dpviz.models.boosting.newton`).
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -67,6 +71,20 @@ Why each default choice keeps that proof:
   public sizes, booked the same way (its ledger has two ensembles of ε_t = (ε − ε_p)/2).
   Its flat clip g* leaves the leaves' sensitivity at Lemma 2's g*/(1+λ) (B/(1+λ) in L1
   for shared trees): clipping to a constant bound is 1-Lipschitz and data-independent.
+- **Log-loss with clipped Newton leaves** (the grown model). Gradients g = p − y and
+  hessians h = p(1 − p) read the record and the released trees only; |g| ≤ 1,
+  ‖g‖₁ ≤ 2 over k softmax classes, h ≤ 1/4. A leaf's value −Σg/(Σh + λ) clipped to ±c
+  moves by at most (|g| + c·h)/λ when one record is added or removed, whatever the
+  other records' hessians (the proof is :mod:`~dpviz.models.boosting.newton`'s
+  docstring): L1 sensitivity (1 + c)²/(4cλ) for one log-odds value (h = |g|(1 − |g|)),
+  (2 + c(1 − 1/k))/λ for k softmax values; the leaves' Laplace scale is that over
+  ε_leaf and the ledger states it. The split score Σ|Σg| keeps sensitivity ‖g‖₁ (1, or
+  2 for softmax). The start score (the prior's log-shares) is post-processing.
+- **Report-noisy-max splits and a level-growing split budget** (the grown model). Each
+  level's split is the argmax of ε_level·u/(2Δ) plus Exp(1) noise: report-noisy-max
+  with exponential noise, i.e. permute-and-flip, ε_level-DP for a utility of
+  sensitivity Δ. Level d spends a share ∝ 1.5^d of the tree's split budget (public
+  weights; the levels compose sequentially, the nodes of a level are disjoint).
 - **Bin edges from noisy quantiles** (the grown model). Each continuous feature's
   counts over 128 public equal-width cells get exact discrete Laplace noise at ε_q/s
   (s continuous features; one record changes one count per feature: L1 sensitivity

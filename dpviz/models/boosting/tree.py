@@ -9,7 +9,10 @@ sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, B fo
 absolute sums when each record's k gradients have an L1 norm ≤ B (the nodes of a level
 hold disjoint records). The leaf values −Σg/(n + λ), clipped to g*(1−η)^(t−1), are
 released with Laplace noise of sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and
-the clip), for a leaf's k values the L1 form min(B/(1+λ), 2k·g*(1−η)^(t−1)).
+the clip), for a leaf's k values the L1 form min(B/(1+λ), 2k·g*(1−η)^(t−1)). Given
+hessians (the grown model's log-loss), the leaves are Newton values −Σg/(Σh + λ) of the
+sensitivity :func:`~dpviz.models.boosting.newton.newton_sensitivity`; :func:`choose`
+draws a level's splits by the exponential mechanism or by report-noisy-max.
 :func:`route` and :func:`tree_scores` only read released trees (post-processing).
 """
 
