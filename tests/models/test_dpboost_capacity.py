@@ -44,13 +44,20 @@ def test_the_rule_reads_epsilon_the_released_count_and_the_parameters():
     assert not grows(DPBoostClassifier(epsilon=10.0, preset="paper"), 1e6)
     # The registry (which passes every default) and the CLI build a model that may grow.
     assert grows(get_algorithm("dpboost").make(10.0), 1e6)
-    # The grown model differs from the default preset in sizes, the leaf clip and its
-    # split points (bin edges from noisy quantiles) only.
+    # The grown model differs from the default preset in sizes, the leaf clip, its
+    # split points (bin edges from noisy quantiles), its loss (log-loss, Newton leaves),
+    # the split share and selection and the levels' budget only.
     default = PRESETS["default"]
     assert LARGE_EPSILON.leaf_clip == "flat" and default.leaf_clip == "geometric"
     assert LARGE_EPSILON.split_points == "quantile" and default.split_points == "equal"
-    assert PRESETS["paper"].split_points == "equal"
-    for name in ("gradients", "split_share", "candidates", "subsets", "prior_share"):
+    assert LARGE_EPSILON.loss == "logistic" and default.loss == "square"
+    assert LARGE_EPSILON.selection == "exponential" and default.selection == "gumbel"
+    assert LARGE_EPSILON.level_growth == 1.5 and default.level_growth == 1.0
+    assert LARGE_EPSILON.split_share == 0.5 and default.split_share == 0.75
+    for preset in (default, PRESETS["paper"]):
+        assert preset.split_points == "equal" and preset.loss == "square"
+        assert preset.selection == "gumbel" and preset.level_growth == 1.0
+    for name in ("gradients", "candidates", "subsets", "prior_share"):
         assert getattr(LARGE_EPSILON, name) == getattr(default, name)
     for name in ("split_score", "start", "multiclass"):
         assert getattr(LARGE_EPSILON, name) == getattr(default, name)
@@ -65,13 +72,13 @@ def test_a_large_epsilon_fit_grows_and_its_ledger_totals_epsilon(large):
     assert model.fitted_parameters_ == {
         "n_estimators": 20,
         "trees_per_ensemble": 10,
-        "max_depth": 5,
-        "learning_rate": 0.3,
-        "reg_lambda": 20.0,
+        "max_depth": 4,
+        "learning_rate": 0.5,
+        "reg_lambda": 10.0,
         "n_bins": 32,
     }
     assert len(model.models_[0]) == 20
-    assert all(len(t["feature"]) == 5 and len(t["value"]) == 32 for t in model.models_[0])
+    assert all(len(t["feature"]) == 4 and len(t["value"]) == 16 for t in model.models_[0])
     ledger = model.ledger_
     assert ledger.private and ledger.epsilon_total == pytest.approx(10.0)
     # the prior (ε = 1), the bin edges' noisy histograms (ε = 0.5); two ensembles of
@@ -81,13 +88,19 @@ def test_a_large_epsilon_fit_grows_and_its_ledger_totals_epsilon(large):
     assert ledger.groups[1][0].epsilon == pytest.approx(0.5)
     eps_t = (10.0 - 1.0 - 0.5) / 2
     assert all(e.epsilon == pytest.approx(eps_t) for g in ledger.groups[2:] for e in g)
-    assert f"for splits over 5 levels (ε = {0.75 * eps_t / 5:g} each)" in ledger.describe()
-    # Flat leaf clip: every tree's leaves have the Lemma 2 sensitivity g*/(1+λ) (the
-    # geometric clip would give tree 20 min(1/21, 2·0.7^19) ≈ 0.0023).
+    # ½ of ε_t on the splits, level d's share ∝ 1.5^d
+    levels = 0.5 * eps_t * 1.5 ** np.arange(4) / (1.5 ** np.arange(4)).sum()
+    np.testing.assert_allclose(model.split_epsilon_, levels)
+    assert sum(model.split_epsilon_) + model.leaf_epsilon_ == pytest.approx(eps_t)
+    text = ", ".join(f"{e:.4g}" for e in levels)
+    assert f"for splits over 4 levels (ε = {text} from the root down" in ledger.describe()
+    assert "clipped Newton values of the log-loss of L1 sensitivity 0.1125" in ledger.describe()
+    # Newton leaves clipped to ±2 (log-odds): every tree's leaves have the sensitivity
+    # (1 + c)²/(4c·λ) = 9/80 (two classes; newton.py).
     for t in (1, 20):
-        assert model.leaf_l1_sensitivity(t) == pytest.approx(1 / 21)
+        assert model.leaf_l1_sensitivity(t) == pytest.approx(9 / 80)
     clipped = np.concatenate([record[1] for record in model.leaf_records_])
-    assert np.abs(clipped).max() <= 1.0
+    assert np.abs(clipped).max() <= 2.0
     assert model.score(X, y) > 0.8  # SynthA's signal, learnt (HistGB-level is ~0.9)
 
 
@@ -120,16 +133,18 @@ def test_a_grown_model_file_replays_its_scores_and_its_ledger(large):
     X, y, schema = large
     model = DPBoostClassifier(epsilon=10.0, schema=schema).fit(X, y)
     back = files.ReleasedBoost.from_json(files.release(model).to_json())
-    assert back.meta["params"]["n_estimators"] == 20 and back.meta["max_depth"] == 5
-    assert back.meta["n_bins"] == 32 and back.meta["learning_rate"] == 0.3
+    assert back.meta["params"]["n_estimators"] == 20 and back.meta["max_depth"] == 4
+    assert back.meta["n_bins"] == 32 and back.meta["learning_rate"] == 0.5
+    assert back.meta["loss"] == "logistic"
     assert back.meta["privacy"]["epsilon_total"] == pytest.approx(10.0)
-    assert "5 levels" in back.meta["privacy"]["summary"]
+    assert "4 levels" in back.meta["privacy"]["summary"]
+    assert "Newton values" in back.meta["privacy"]["summary"]
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     np.testing.assert_allclose(back.predict_proba(X), model.predict_proba(X))
 
 
 def _leaf_noise_p_value(large) -> float:
-    """KS p-value of the grown model's released − clipped leaf values (20 trees × 32
+    """KS p-value of the grown model's released − clipped leaf values (20 trees × 16
     leaves), each over its claimed Laplace scale, against Laplace(0, 1)."""
     X, y, schema = large
     model = DPBoostClassifier(epsilon=10.0, schema=schema, noise_seed=11).fit(X, y)
@@ -140,20 +155,20 @@ def _leaf_noise_p_value(large) -> float:
             for t, (_, clipped, released) in enumerate(model.leaf_records_)
         ]
     )
-    assert len(noise) == 640
+    assert len(noise) == 320
     return stats.kstest(noise, stats.laplace.cdf).pvalue
 
 
 def test_the_grown_leaves_carry_the_noise_the_ledger_claims(large):
-    """Fixed replayable seed (noise_seed=11): the 640 standardised draws pass a KS test
+    """Fixed replayable seed (noise_seed=11): the 320 standardised draws pass a KS test
     at 0.1% (a sound release fails it with probability 0.1% over seeds)."""
     assert _leaf_noise_p_value(large) > 1e-3
 
 
 def test_a_quarter_of_the_noise_is_refuted(large, monkeypatch):
     """The 4×ε mutant: Laplace noise at a quarter of its scale. Its standardised draws
-    are Laplace(0, 1/4); with 640 of them the KS distance (≈ 0.47) is > 10 times its
-    0.1% critical value (≈ 0.077), so the test cannot miss it."""
+    are Laplace(0, 1/4); with 320 of them the KS distance (≈ 0.47) is > 4 times its
+    0.1% critical value (≈ 0.11), so the test cannot miss it."""
     less_noise(monkeypatch, "dpboost", 4)
     assert _leaf_noise_p_value(large) < 1e-6
 
@@ -165,8 +180,9 @@ def test_the_train_preview_says_when_the_model_grows(large):
 
     _, _, schema = large
     grown = app_train.structure_preview(schema, 9000, "dpboost", {}, epsilon=10.0)
-    assert grown.depth == 5 and "2 ensembles of up to 10 trees of depth 5" in grown.text
+    assert grown.depth == 4 and "2 ensembles of up to 10 trees of depth 4" in grown.text
     assert "Grown for large ε" in grown.text and "32 bins" in grown.text
+    assert "log-loss" in grown.text
     for n, eps in ((3000, 10.0), (9000, 1.0)):
         plain = app_train.structure_preview(schema, n, "dpboost", {}, epsilon=eps)
         assert plain.depth == 3 and "Grown" not in plain.text

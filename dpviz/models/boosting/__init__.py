@@ -6,7 +6,9 @@ Modules, one stage each: ``estimator`` (the estimator, calling the others), ``pr
 (the presets and parameter checks), ``budget`` (the split of ε and the ledger),
 ``ensemble`` (dealing records to trees, boosting), ``tree`` (one DP regression tree,
 routing), ``check`` (the class prior and the held-out check), ``predict`` (prediction; the
-NOT private diagnostics).
+NOT private diagnostics), ``edges`` (the grown model's bin edges from noisy quantiles),
+``newton`` (the grown model's log-loss: gradients, hessians, start score and the Newton
+leaves' sensitivity).
 
 Privacy: ε-DP under add/remove-one neighbours (the proof is the docstring of
 :mod:`dpviz.models.boosting.estimator`); every release is booked in the ledger.

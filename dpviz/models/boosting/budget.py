@@ -13,7 +13,9 @@ The trees of an ensemble read disjoint records, so each spends the ensemble's wh
 depth's levels) and the rest on its leaves, whose Laplace noise has sensitivity
 min(g*/(1+λ), 2g*(1−η)^(t−1)) per part (:func:`leaf_sensitivity`; when k parts share
 the tree, the L1 sensitivity of a leaf's k values, min(4g*/(1+λ), 2k·g*(1−η)^(t−1)):
-:func:`leaf_l1_sensitivity`).
+:func:`leaf_l1_sensitivity`; the grown model's clipped Newton leaves of the log-loss:
+:func:`~dpviz.models.boosting.newton.newton_sensitivity`, and its levels' split budgets
+grow 1.5× per level: :func:`level_epsilons`).
 With a prior, the last ensemble has one more cell that no tree reads: the held-out check
 spends ε_t on it. The ledger's total is ε.
 The sizes are the parameters', or those of the grown model (ε ≥ 5 and a released prior
@@ -33,6 +35,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.boosting import newton
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
 from dpviz.models.trees.prior import prior_epsilon
@@ -102,8 +105,16 @@ def shares_trees(model: BaseEstimator) -> bool:
 def gradient_l1_bound(model: BaseEstimator) -> float:
     """B, the bound on the L1 norm of one record's gradients over the parts a tree
     serves: g* for one part (clipped to [−g*, g*]), 4·g* for k shared parts
-    (scaled to it: :func:`~dpviz.models.boosting.ensemble.bound_l1`)."""
+    (scaled to it: :func:`~dpviz.models.boosting.ensemble.bound_l1`); on the log-loss
+    (:func:`is_logistic`) 1 for two classes and 2 over k softmax parts."""
+    if is_logistic(model):
+        return newton.gradient_l1_bound(model.n_outputs_)
     return SHARED_L1_BOUND if model.shares_trees_ else G_STAR
+
+
+def is_logistic(model: BaseEstimator) -> bool:
+    """Whether the fit boosts the log-loss with Newton leaves (the grown model)."""
+    return model.preset_.loss == "logistic"
 
 
 def leaf_l1_sensitivity(model: BaseEstimator, iteration: int) -> float:
@@ -111,7 +122,11 @@ def leaf_l1_sensitivity(model: BaseEstimator, iteration: int) -> float:
     min(B/(1+λ), 2·parts·g*(1−η)^(t−1)), B = :attr:`gradient_l1_bound_` (Lemma 2
     in L1: adding a record of ‖g‖₁ ≤ B to a leaf of n records moves −Σg/(n+λ) by
     ≤ B(2n+λ)/((n+λ)(n+1+λ)) ≤ B/(1+λ); the clip keeps each of the parts' values
-    in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`."""
+    in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`. On the log-loss,
+    the clipped Newton values' :func:`~dpviz.models.boosting.newton.newton_sensitivity`
+    (every tree alike)."""
+    if is_logistic(model):
+        return newton.newton_sensitivity(model.n_outputs_, float(model.reg_lambda_))
     parts = model.n_outputs_ if model.shares_trees_ else 1
     lam = float(model.reg_lambda_)
     return min(model.gradient_l1_bound_ / (1 + lam), 2 * parts * model.leaf_bound(iteration))
@@ -148,9 +163,24 @@ def tree_epsilon(model: BaseEstimator) -> float:
     return model.class_epsilon_ / model.n_ensembles_
 
 
-def split_epsilon(model: BaseEstimator) -> float:
-    """ε of each level of splits of a tree: split_share · ε_t / depth."""
-    return model.preset_.split_share * model.tree_epsilon_ / model.max_depth_
+def split_epsilon(model: BaseEstimator) -> float | np.ndarray:
+    """ε of each level of splits of a tree: split_share · ε_t / depth, or one per
+    level (:func:`level_epsilons`)."""
+    return level_epsilons(model, model.tree_epsilon_)
+
+
+def level_epsilons(model: BaseEstimator, eps_tree: float) -> float | np.ndarray:
+    """ε of each level d = 0..depth−1 of a tree's splits (``split_share``·``eps_tree``
+    in all, sequential over the levels; the nodes of a level hold disjoint records):
+    equal, ``split_share``·ε_t/depth, or ∝ r^d for the preset's ``level_growth`` r ≠ 1
+    (a level-d node holds about 2^−d of the tree's records, so deeper levels get more).
+    Public settings only."""
+    share = model.preset_.split_share
+    growth = float(model.preset_.level_growth)
+    if growth == 1:
+        return share * eps_tree / model.max_depth_
+    weights = growth ** np.arange(model.max_depth_)
+    return share * eps_tree * weights / weights.sum()
 
 
 def leaf_epsilon(model: BaseEstimator) -> float:
@@ -160,7 +190,10 @@ def leaf_epsilon(model: BaseEstimator) -> float:
 
 def leaf_bound(model: BaseEstimator, iteration: int) -> float:
     """Leaf clip of tree ``iteration`` (1-based): g*(1−η)^(t−1) (geometric), or g*
-    for every tree (the preset's ``leaf_clip`` "flat", large ε)."""
+    for every tree (the preset's ``leaf_clip`` "flat", large ε); on the log-loss
+    :data:`~dpviz.models.boosting.newton.NEWTON_CLIP` (log-odds units)."""
+    if is_logistic(model):
+        return newton.NEWTON_CLIP
     if model.preset_.leaf_clip == "flat":
         return G_STAR
     return G_STAR * (1 - float(model.learning_rate_)) ** (iteration - 1)
@@ -238,12 +271,24 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
         models = [f"the model (each tree serves all {k} one-vs-rest parts)"]
     else:
         models = [f"the one-vs-rest model of class {c + 1}" for c in range(k)]
+    levels = model.split_epsilon_
+    if np.ndim(levels):
+        how = "report-noisy-max" if model.preset_.selection == "exponential" else "exp. mech."
+        each = f"ε = {', '.join(f'{e:.4g}' for e in levels)} from the root down; {how}"
+    else:
+        each = f"ε = {levels:g} each"
     split_text = (
         f"{_fraction(share)} (ε = {share * eps_tree:g}) for splits over "
         f"{model.max_depth_} level{'s' * (model.max_depth_ > 1)} "
-        f"(ε = {model.split_epsilon_:g} each), {_fraction(1 - share)} "
+        f"({each}), {_fraction(1 - share)} "
         f"(ε = {model.leaf_epsilon_:g}) for the leaves"
         + (f" ({k} values each)" if model.shares_trees_ else "")
+        + (
+            f", clipped Newton values of the log-loss of L1 sensitivity "
+            f"{model.leaf_l1_sensitivity(1):.4g} (Laplace)"
+            if is_logistic(model)
+            else ""
+        )
     )
     for index, part in enumerate(models):
         for e in range(n_ens):

@@ -97,3 +97,18 @@ def classify(scores: np.ndarray) -> np.ndarray:
     if scores.shape[1] == 1:
         return (scores[:, 0] > 0).astype(np.int64)
     return np.argmax(scores, axis=1)
+
+
+def newton_floor(start: np.ndarray, noise_variance: float) -> float:
+    """The trees' weight when the held-out check fails, for trees boosted on the
+    log-loss from the released prior's log-odds ``start`` (one per part): m/(10·√2·σ),
+    at most 1, m the prior's lead (|start| for two classes, the gap between the two
+    largest log-shares otherwise) and σ² = ``noise_variance`` (the leaf noise's variance
+    in a record's score), as :func:`check_weights`' w_floor: the trees' noise then
+    cannot overturn the prior's class, yet they still rank the records. Public
+    constants and released values only."""
+    ranked = np.sort(np.asarray(start, dtype=np.float64))
+    lead = abs(ranked[0]) if len(ranked) == 1 else ranked[-1] - ranked[-2]
+    if noise_variance <= 0:
+        return 1.0
+    return float(min(1.0, lead / (10 * math.sqrt(2 * noise_variance))))

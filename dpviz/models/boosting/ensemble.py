@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.models.boosting.budget import G_STAR
+from dpviz.models.boosting.newton import gradients as newton_gradients
 from dpviz.models.boosting.tree import route
 from dpviz.models.trees.draws import Rng
 
@@ -124,3 +125,47 @@ def bound_l1(gradient: np.ndarray, bound: float) -> np.ndarray:
     ``bound`` = 4·g* bites only where the trees have pushed the score past that."""
     norm = np.abs(gradient).sum(axis=1, keepdims=True)
     return gradient * (bound / np.maximum(norm, bound))
+
+
+def boost_newton(
+    model, codes: np.ndarray, y: np.ndarray, rng: Rng
+) -> tuple[list[list[dict]], list[tuple], np.ndarray]:
+    """Grow the grown model's trees on the log-loss (``loss="logistic"``): one log-odds
+    part for two classes, k softmax parts sharing each tree otherwise, boosted from the
+    released prior's log-shares (``start_score_``), Newton leaves (see
+    :mod:`~dpviz.models.boosting.newton`). Records are dealt to trees as in
+    :func:`boost_ensembles` (one independent draw per record and ensemble); ``y`` holds
+    the class indices. Returns the trees per part, their leaf records (part, then tree)
+    and the last ensemble's deal."""
+    eta = float(model.learning_rate_)
+    eps_tree = model.tree_epsilon_
+    n = len(y)
+    k = len(model.schema_.classes)
+    onehot = (y == 1)[:, None].astype(np.float64) if k == 2 else np.eye(k)[y]
+    parts = onehot.shape[1]
+    scores = np.tile(np.asarray(model.start_score_, dtype=np.float64), (n, 1))
+    models: list[list[dict]] = [[] for _ in range(parts)]
+    records: list[list[tuple]] = [[] for _ in range(parts)]
+    deal = np.zeros(n, dtype=np.int64)
+    for ensemble in range(model.n_ensembles_):
+        size = model._ensemble_size(ensemble)
+        holdout = model.checks_trees_ and ensemble == model.n_ensembles_ - 1
+        deal = assign_trees(n, model.ensemble_shares(size, holdout), rng)
+        for position in range(size):
+            rows = np.flatnonzero(deal == position)
+            iteration = ensemble * model.trees_per_ensemble_ + position + 1
+            # g, h from the record's label and the released trees so far only
+            g, h = newton_gradients(scores[rows], onehot[rows])
+            if parts == 1:
+                g, h = g[:, 0], h[:, 0]
+            tree, record = model._tree(codes[rows], g, iteration, eps_tree, rng, hessian=h)
+            leaf = route(tree, codes)
+            value = tree["value"].reshape(len(tree["value"]), parts)
+            scores += eta * value[leaf]
+            for j in range(parts):
+                models[j].append({**tree, "value": value[:, j]})
+                counts, clipped, released = record
+                if parts > 1:
+                    clipped, released = clipped[:, j], released[:, j]
+                records[j].append((counts, clipped, released))
+    return models, [r for part in records for r in part], deal

@@ -27,7 +27,11 @@ Two presets (``preset``):
   depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
   used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``), whose
   continuous features split at bin edges from noisy quantiles: a booked release of 5%
-  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`).
+  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`). Since issue 28's third
+  pass the grown model boosts the log-loss (``loss_``: log-odds, softmax for k
+  classes) with clipped Newton leaves from the released prior's log-shares, at depth
+  4, η = 0.5, λ = 10, ½ of each tree's ε on splits growing 1.5× per level, its splits
+  drawn by report-noisy-max (:mod:`~dpviz.models.boosting.newton`).
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -67,6 +71,20 @@ Why each default choice keeps that proof:
   public sizes, booked the same way (its ledger has two ensembles of ε_t = (ε − ε_p)/2).
   Its flat clip g* leaves the leaves' sensitivity at Lemma 2's g*/(1+λ) (B/(1+λ) in L1
   for shared trees): clipping to a constant bound is 1-Lipschitz and data-independent.
+- **Log-loss with clipped Newton leaves** (the grown model). Gradients g = p − y and
+  hessians h = p(1 − p) read the record and the released trees only; |g| ≤ 1,
+  ‖g‖₁ ≤ 2 over k softmax classes, h ≤ 1/4. A leaf's value −Σg/(Σh + λ) clipped to ±c
+  moves by at most (|g| + c·h)/λ when one record is added or removed, whatever the
+  other records' hessians (the proof is :mod:`~dpviz.models.boosting.newton`'s
+  docstring): L1 sensitivity (1 + c)²/(4cλ) for one log-odds value (h = |g|(1 − |g|)),
+  (2 + c(1 − 1/k))/λ for k softmax values; the leaves' Laplace scale is that over
+  ε_leaf and the ledger states it. The split score Σ|Σg| keeps sensitivity ‖g‖₁ (1, or
+  2 for softmax). The start score (the prior's log-shares) is post-processing.
+- **Report-noisy-max splits and a level-growing split budget** (the grown model). Each
+  level's split is the argmax of ε_level·u/(2Δ) plus Exp(1) noise: report-noisy-max
+  with exponential noise, i.e. permute-and-flip, ε_level-DP for a utility of
+  sensitivity Δ. Level d spends a share ∝ 1.5^d of the tree's split budget (public
+  weights; the levels compose sequentially, the nodes of a level are disjoint).
 - **Bin edges from noisy quantiles** (the grown model). Each continuous feature's
   counts over 128 public equal-width cells get exact discrete Laplace noise at ε_q/s
   (s continuous features; one record changes one count per feature: L1 sensitivity
@@ -163,9 +181,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpviz.models.boosting import budget
 from dpviz.models.boosting import predict as fitted
 from dpviz.models.boosting.budget import G_STAR, subset_shares
-from dpviz.models.boosting.check import CHECK_THRESHOLD, check_weights, held_out_check, noisy_prior
+from dpviz.models.boosting.check import (
+    CHECK_THRESHOLD,
+    check_weights,
+    held_out_check,
+    newton_floor,
+    noisy_prior,
+)
 from dpviz.models.boosting.edges import edge_cells, edge_codes, noisy_edges
-from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles
+from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles, boost_newton
+from dpviz.models.boosting.newton import start_scores
 from dpviz.models.boosting.presets import (
     CAPACITY_EPSILON,
     CAPACITY_RECORDS,
@@ -366,8 +391,12 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             codes, n_values = bin_codes(encoded, schema, self.n_bins_)
         self.n_values_ = n_values
         self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
-        signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
-        self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
+        if self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
+            self.start_score_ = start_scores(self.prior_counts_, k)
+            self.models_, self.leaf_records_, last_deal = boost_newton(self, codes, encoded.y, rng)
+        else:
+            signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
+            self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
@@ -422,10 +451,13 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.check_passed_ = None
             return
         trust, floor = self._weights()
-        held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
-        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         prior = self._prior_in_score
         keep_prior = self.shares_trees_
+        if self.loss_ == "logistic":  # boosted from the prior's log-odds / log-shares
+            trust, floor = 1.0, newton_floor(self.start_score_, self.score_noise_variance_)
+            prior, keep_prior = self.start_score_, True
+        held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
+        raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
         self.check_gain_, self.check_passed_ = held_out_check(
             raw, prior, y[held], (trust, floor), self.tree_epsilon_, rng, keep_prior
         )
@@ -433,7 +465,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.tree_weight_ = np.full(n_targets, w)
         self.init_score_ = prior if keep_prior else (1 - w) * prior
 
-    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None):
+    def _tree(self, codes, gradient, iteration, eps_tree, rng, split_gradient=None, hessian=None):
         """One DP regression tree of iteration ``iteration`` (1-based) on these records,
         and its leaf record (NOT private); see :func:`~dpviz.models.boosting.tree.grow_tree`."""
         share = self.preset_.split_share
@@ -444,7 +476,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             int(self.n_values_.max()),
             self.max_depth_,
             float(self.reg_lambda_),
-            share * eps_tree / self.max_depth_,
+            budget.level_epsilons(self, eps_tree),
             (1 - share) * eps_tree,
             self.leaf_bound(iteration),
             self.leaf_l1_sensitivity(iteration),
@@ -452,9 +484,17 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.preset_.split_score,
             split_gradient,
             self.gradient_l1_bound_,
+            hessian,
+            self.preset_.selection,
         )
 
     # --- how ε is split, and the ledger (budget.py): public numbers only ------------
+
+    @property
+    def loss_(self) -> str:
+        """The loss the fit boosts: "square" (±1 targets; Li et al.) or "logistic"
+        (log-odds / softmax with Newton leaves: the grown model)."""
+        return self.preset_.loss
 
     @property
     def n_estimators_(self) -> int:

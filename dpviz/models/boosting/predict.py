@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.boosting.edges import edge_codes
+from dpviz.models.boosting.newton import probabilities
 from dpviz.models.boosting.tree import tree_scores
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
 from dpviz.models.trees.features import bin_codes
@@ -35,9 +36,13 @@ def model_codes(model: BaseEstimator, encoded: EncodedData) -> tuple[np.ndarray,
     return bin_codes(encoded, model.schema_, model.n_bins_)
 
 
-def scores_to_proba(scores: np.ndarray) -> np.ndarray:
+def scores_to_proba(scores: np.ndarray, loss: str = "square") -> np.ndarray:
     """Class probabilities from the parts' scores: one part (two classes) maps its score,
-    clipped to [−1, 1], linearly to the positive class; more parts take a softmax."""
+    clipped to [−1, 1], linearly to the positive class; more parts take a softmax. On
+    the log-loss (``loss="logistic"``) one part is the log-odds (its sigmoid)."""
+    if scores.shape[1] == 1 and loss == "logistic":
+        positive = probabilities(scores)[:, 0]
+        return np.stack([1 - positive, positive], axis=1)
     if scores.shape[1] == 1:
         positive = (np.clip(scores[:, 0], -1, 1) + 1) / 2
         return np.stack([1 - positive, positive], axis=1)
@@ -45,14 +50,18 @@ def scores_to_proba(scores: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=1, keepdims=True)
 
 
-def decision_scores(scores: np.ndarray, scale: float) -> np.ndarray:
+def decision_scores(scores: np.ndarray, scale: float, loss: str = "square") -> np.ndarray:
     """Class scores on the probability scale for an ``objective``: each part's score
     over κ = ``scale`` (the share of E[y|x] the trees reach, :attr:`reach_`), mapped
     from [−1, 1] to [0, 1]; two classes: (1 − q, q). The scores estimate about
     κ·E[y|x] (with a prior-centred start: κ·p̂ plus the trees' κ·(E[y|x] − p̂)), so
     unlike :func:`scores_to_proba` these sit near the class shares, which the objective
     compares with the prior (a 6% class scores 0.06, not 0.47). A function of released
-    scores and κ (public settings and the released prior): post-processing."""
+    scores and κ (public settings and the released prior): post-processing. On the
+    log-loss (``loss="logistic"``) the scores are log-odds / logits, and these are the
+    class probabilities (:func:`scores_to_proba`)."""
+    if loss == "logistic":
+        return scores_to_proba(scores, loss)
     q = np.clip((scores / (scale if scale > 0 else 1.0) + 1) / 2, 0.0, 1.0)
     if scores.shape[1] == 1:
         return np.stack([1 - q[:, 0], q[:, 0]], axis=1)
@@ -87,7 +96,7 @@ def scores(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
 
 def proba(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     """Class probabilities of encoded records (:func:`scores_to_proba` of :func:`scores`)."""
-    return scores_to_proba(scores(model, encoded))
+    return scores_to_proba(scores(model, encoded), model.loss_)
 
 
 def predict_proba(model: BaseEstimator, X) -> np.ndarray:
@@ -110,7 +119,7 @@ def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     ``decision_prior_``)."""
     if model.objective == ACCURACY:
         return np.argmax(proba(model, encoded), axis=1)
-    weighed = decision_scores(scores(model, encoded), model.reach_)
+    weighed = decision_scores(scores(model, encoded), model.reach_, model.loss_)
     return decide(weighed, model.decision_prior_, model.objective)
 
 

@@ -9,7 +9,10 @@ sums Σ_sides |Σg|, g*; the sum over k parts when one tree serves k parts, B fo
 absolute sums when each record's k gradients have an L1 norm ≤ B (the nodes of a level
 hold disjoint records). The leaf values −Σg/(n + λ), clipped to g*(1−η)^(t−1), are
 released with Laplace noise of sensitivity min(g*/(1+λ), 2g*(1−η)^(t−1)) (Lemma 2 and
-the clip), for a leaf's k values the L1 form min(B/(1+λ), 2k·g*(1−η)^(t−1)).
+the clip), for a leaf's k values the L1 form min(B/(1+λ), 2k·g*(1−η)^(t−1)). Given
+hessians (the grown model's log-loss), the leaves are Newton values −Σg/(Σh + λ) of the
+sensitivity :func:`~dpviz.models.boosting.newton.newton_sensitivity`; :func:`choose`
+draws a level's splits by the exponential mechanism or by report-noisy-max.
 :func:`route` and :func:`tree_scores` only read released trees (post-processing).
 """
 
@@ -67,6 +70,8 @@ def grow_tree(
     score: str = "gain",
     split_gradient: np.ndarray | None = None,
     l1_bound: float | None = None,
+    hessian: np.ndarray | None = None,
+    selection: str = "gumbel",
 ) -> tuple[dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One DP regression tree: exponential-mechanism splits, clipped noisy leaves.
 
@@ -102,7 +107,8 @@ def grow_tree(
     features, thresholds, equal = [], [], []
     rows = np.arange(n)
     eq_axis = cand_eq[:, None]
-    for _ in range(depth):
+    level_eps = np.broadcast_to(np.asarray(eps_level, dtype=np.float64), (depth,))
+    for level in range(depth):
         cells = n_nodes_level * m * width
         index = (node[:, None] * (m * width) + flat).ravel()
         g_hist = np.stack([np.bincount(index, weights=w, minlength=cells) for w in weights], -1)
@@ -116,9 +122,7 @@ def grow_tree(
         n_right = np.where(cand_eq, n_hist[:, cand_f, cand_v], n_total - n_cum[:, cand_f, cand_v])
         g_left, n_left = g_total - g_right, n_total - n_right
         utility, delta = split_utility(score, g_left, n_left, g_right, n_right, lam, l1_bound)
-        logits = eps_level * utility / (2 * delta)
-        gumbel = -np.log(-np.log(rng.random(logits.shape)))
-        choice = np.argmax(logits + gumbel, axis=1)
+        choice = choose(level_eps[level] * utility / (2 * delta), rng, selection)
         f_chosen, v_chosen, eq_chosen = cand_f[choice], cand_v[choice], cand_eq[choice]
         features.append(f_chosen)
         thresholds.append(v_chosen)
@@ -131,7 +135,15 @@ def grow_tree(
         [np.bincount(node, weights=grads[:, j], minlength=n_nodes_level) for j in range(k)], -1
     )
     counts = np.bincount(node, minlength=n_nodes_level).astype(np.float64)
-    value = -sums / (counts[:, None] + lam)
+    if hessian is None:
+        value = -sums / (counts[:, None] + lam)
+    else:  # Newton leaves of the log-loss: −Σg / (Σh + λ)
+        hess = hessian[:, None] if hessian.ndim == 1 else hessian
+        h_sums = np.stack(
+            [np.bincount(node, weights=hess[:, j], minlength=n_nodes_level) for j in range(k)],
+            -1,
+        )
+        value = -sums / (h_sums + lam)
     clipped = np.clip(value, -bound, bound)  # geometric leaf clipping
     noise = rng.laplace(0.0, sensitivity / eps_leaf, size=n_nodes_level * k)
     released = clipped + noise.reshape(n_nodes_level, k)
@@ -139,6 +151,21 @@ def grow_tree(
         clipped, released = clipped[:, 0], released[:, 0]
     tree = {"feature": features, "threshold": thresholds, "equal": equal, "value": released}
     return tree, (counts, clipped, released)
+
+
+def choose(logits: np.ndarray, rng: Rng, selection: str = "gumbel") -> np.ndarray:
+    """Each row's chosen candidate from ``logits`` = ε·u/(2Δ) (one row per node).
+
+    ``"gumbel"``: argmax of logits + Gumbel noise, the exponential mechanism
+    (P ∝ exp(logit)). ``"exponential"``: argmax of logits + Exp(1) noise, report-noisy-max
+    with exponential noise of scale 2Δ/ε, which is permute-and-flip (McKenna & Sheldon
+    2020; Ding et al. 2021): ε-DP for a utility of sensitivity Δ, and never less likely
+    to pick the best candidate than the exponential mechanism."""
+    if selection == "exponential":
+        noise = -np.log(rng.random(logits.shape))
+    else:
+        noise = -np.log(-np.log(rng.random(logits.shape)))
+    return np.argmax(logits + noise, axis=1)
 
 
 def split_utility(

@@ -166,8 +166,9 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
         estimator.schema_ = schema
         if kind == "tree":
             estimator.depth_ = whole(meta.get("max_depth"), "max_depth", low=0, high=MAX_DEPTH)
-        elif "bin_edges" in meta:
-            # Released bin edges: the grown model, which books their noisy histograms.
+        elif "bin_edges" in meta or meta.get("loss") == "logistic":
+            # Released bin edges or the log-loss: the grown model, which books the
+            # edges' noisy histograms and its Newton leaves.
             estimator.grown_ = True
         inferred = meta.get("schema_inferred", False)
         if type(inferred) is not bool:

@@ -325,6 +325,10 @@ class ReleasedBoost(ReleasedFile):
             # histograms); absent otherwise, so the other files keep their bytes.
             meta["edge_cells"] = EDGE_CELLS
             meta["bin_edges"] = [[int(v) for v in row] for row in edges]
+        if model.loss_ != "square":
+            # The grown model's log-loss: its scores are log-odds / logits. Absent for
+            # the square loss, so those files keep their bytes.
+            meta["loss"] = model.loss_
         return cls(meta, model.schema_, models)
 
     @classmethod
@@ -345,6 +349,9 @@ class ReleasedBoost(ReleasedFile):
         k = len(self.classes_)
         prior_row(self.meta, k)
         self._scale = number_in(self.meta, "decision_scale", 0.0, 1.0, default=1.0)
+        self._loss = self.meta.get("loss", "square")
+        if self._loss not in ("square", "logistic"):
+            raise ValueError("the model's 'loss' must be 'square' or 'logistic'")
         self._edges = boost_edges(self.meta, len(self.schema.continuous), self._n_bins)
         m = len(self.schema.features)
         widths = np.asarray(
@@ -428,12 +435,13 @@ class ReleasedBoost(ReleasedFile):
         )
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        return scores_to_proba(self.scores(encode(X, self.schema, training=False)))
+        return scores_to_proba(self.scores(encode(X, self.schema, training=False)), self._loss)
 
     def decision_scores(self, X: pd.DataFrame) -> np.ndarray:
         """The scores over the file's ``decision_scale`` κ on the probability scale, as
         the estimator weighs them (:func:`~dpviz.models.boosting.predict.decision_scores`)."""
-        return decision_scores(self.scores(encode(X, self.schema, training=False)), self._scale)
+        scores = self.scores(encode(X, self.schema, training=False))
+        return decision_scores(scores, self._scale, self._loss)
 
 
 Released = ReleasedForest | ReleasedTree | ReleasedBoost

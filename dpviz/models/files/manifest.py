@@ -130,6 +130,7 @@ _GREEDY: dict[str, ManifestEntry] = {
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }
 
+_SPLITS = "split choices (exponential mechanism; report-noisy-max in the grown model)"
 _BOOST: dict[str, ManifestEntry] = {
     "/params/*": _public("settings"),
     "/n_bins": _public("settings"),
@@ -141,14 +142,19 @@ _BOOST: dict[str, ManifestEntry] = {
         "candidates: where their noisy distribution functions cross each bin's share)"
     ),
     "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
+    "/loss": _derived(
+        "settings and the noisy class histogram (whether the model grew to the log-loss)"
+    ),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
     "/models/[]/target": _public("the declared classes"),
     "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
     "/models/[]/weight": _derived("the prior and the held-out check's noisy count"),
-    "/models/[]/trees/[]/feature": _release("split choices (exponential mechanism)"),
-    "/models/[]/trees/[]/threshold": _release("split choices (exponential mechanism)"),
-    "/models/[]/trees/[]/equal": _release("split choices (exponential mechanism)"),
-    "/models/[]/trees/[]/value": _release("leaf values (Laplace)"),
+    "/models/[]/trees/[]/feature": _release(_SPLITS),
+    "/models/[]/trees/[]/threshold": _release(_SPLITS),
+    "/models/[]/trees/[]/equal": _release(_SPLITS),
+    "/models/[]/trees/[]/value": _release(
+        "leaf values (Laplace; the grown model's are clipped Newton values of the log-loss)"
+    ),
 }
 
 MANIFEST: dict[str, dict[str, ManifestEntry]] = {
