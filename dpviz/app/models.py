@@ -450,7 +450,10 @@ def summary_caption(run) -> str:
             f"depth {model.max_depth_}"
             + (
                 (
-                    f" shared by {parts} one-vs-rest classes (one value per class and leaf)"
+                    f" shared by the {parts} classes' softmax scores (one value per class "
+                    "and leaf)"
+                    if model.loss_ == "logistic"
+                    else f" shared by {parts} one-vs-rest classes (one value per class and leaf)"
                     if model.shares_trees_
                     else f" for each of {parts} one-vs-rest classes"
                 )

@@ -458,6 +458,8 @@ def structure_preview(
         k = len(schema.classes)
         if k == 2:
             per_class = ""
+        elif model.loss_ == "logistic":
+            per_class = f", one tree serving all {k} classes' softmax scores"
         elif model.preset_.multiclass == "shared":
             per_class = f", one tree serving all {k} one-vs-rest classes"
         else:

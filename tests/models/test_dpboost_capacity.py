@@ -186,3 +186,22 @@ def test_the_train_preview_says_when_the_model_grows(large):
     for n, eps in ((3000, 10.0), (9000, 1.0)):
         plain = app_train.structure_preview(schema, n, "dpboost", {}, epsilon=eps)
         assert plain.depth == 3 and "Grown" not in plain.text
+
+
+def test_the_train_preview_names_the_softmax_of_a_grown_multiclass_model():
+    """Grown with three classes, one tree serves every class's softmax score; smaller
+    models keep their one-vs-rest wording."""
+    from dpviz.app import train as app_train
+    from dpviz.privacy.schema import Schema
+
+    schema = Schema.from_dict(
+        {
+            "label": "y",
+            "classes": ["a", "b", "c"],
+            "features": [{"name": "x", "type": "continuous", "min": 0, "max": 1}],
+        }
+    )
+    grown = app_train.structure_preview(schema, 9000, "dpboost", {}, epsilon=10.0)
+    assert "all 3 classes' softmax scores" in grown.text and "one-vs-rest" not in grown.text
+    plain = app_train.structure_preview(schema, 9000, "dpboost", {}, epsilon=1.0)
+    assert "softmax" not in plain.text and "one-vs-rest" in plain.text
