@@ -19,17 +19,13 @@ import numpy as np
 from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import score
 from dpviz.evaluation.sweep_grid import BUDGET_COLUMNS, DIAGNOSTICS, SERIES_DP, SweepGrid
-from dpviz.models.forest.estimator import (
-    DPRandomForestClassifier,
-    RoutedRecords,
-    flipped_labels,
-)
+from dpviz.models.forest.estimator import DPRandomForestClassifier, RoutedRecords
 from dpviz.models.forest.voting import record_free_votes
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import passes
 from dpviz.models.trees.votes import matrix_value_sums, packed_label_votes
-from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
+from dpviz.privacy.mechanisms import ABSTAIN, gap, get_mechanism, is_majority
 
 
 def release_votes(
@@ -215,11 +211,24 @@ class LeafPatterns:
     distinct: np.ndarray
     inverse: np.ndarray
     gap: np.ndarray
+    # Flat (leaves × k) mask of each leaf's majority classes (is_majority of its counts).
+    majority: np.ndarray
 
     @classmethod
     def of(cls, counts: np.ndarray) -> LeafPatterns:
         distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
-        return cls(counts, distinct, inverse.reshape(-1), gap(distinct))
+        inverse = inverse.reshape(-1)
+        majority = is_majority(distinct)[inverse].reshape(-1)
+        return cls(counts, distinct, inverse, gap(distinct), majority)
+
+    def flipped(self, labels: np.ndarray) -> np.ndarray:
+        """:func:`~dpviz.models.forest.estimator.flipped_labels` of these counts and the
+        released ``labels``, the same booleans from the majorities found once per
+        structure instead of once per point."""
+        labels = np.asarray(labels)
+        voted = labels != ABSTAIN
+        at = np.arange(len(labels)) * self.distinct.shape[1] + np.where(voted, labels, 0)
+        return voted & ~self.majority[at]
 
 
 def _leaf_diagnostics(
@@ -240,7 +249,7 @@ def _leaf_diagnostics(
     if patterns is None or patterns.counts is not counts:
         patterns = LeafPatterns.of(counts)
     eps = model.tree_epsilon_
-    flipped = flipped_labels(counts, model.leaf_labels_)
+    flipped = patterns.flipped(model.leaf_labels_)
     expected = get_mechanism(model.mechanism).flip_probability(patterns.distinct, eps)
     sensitivity = np.exp(-patterns.gap * eps)
     return {
