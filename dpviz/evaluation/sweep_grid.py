@@ -260,8 +260,8 @@ def _fractions(votes: np.ndarray) -> np.ndarray:
         # The row totals column by column, left to right: what numpy's row sum adds for
         # fewer than 8 columns (pairwise summation starts at 8), the same bits, a
         # sixth of the time on (10,000, 2) votes, paid at every sweep point.
-        total = votes[:, 0].copy()
-        for c in range(1, k):
+        total = np.zeros(len(votes))  # as numpy's short sum, from +0.0
+        for c in range(k):
             total += votes[:, c]
         if (total > 0).all():
             return votes / total[:, None]
