@@ -50,6 +50,7 @@ from dpviz.evaluation.sweep_references import (
     REFERENCE_MAX_SAMPLES,
     REFERENCE_TREES,
     TWIN_EPSILON,
+    _empty_leaf_pct,
     _nonprivate_row,
     _sklearn_row,
     _twin_row_beside,
@@ -355,7 +356,7 @@ def _rung_rows(
     routed = model.route_records(test)
     route_seconds = time.perf_counter() - start
     trees = model.n_estimators_
-    empty_pct = model.diagnostics_["empty_leaf_pct"]
+    empty_pct = _empty_leaf_pct(model)
     private = {}  # whether a release is proven does not depend on its ε
     points = list(itertools.product(mechanisms, epsilons))
     facts = functools.partial(

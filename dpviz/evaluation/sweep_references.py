@@ -24,6 +24,7 @@ from dpviz.evaluation.sweep_grid import (
     _fractions,
     declare_fold_size,
 )
+from dpviz.models.forest.diagnostics import leaf_totals
 from dpviz.models.forest.estimator import (
     DPRandomForestClassifier,
     LeafCounts,
@@ -159,6 +160,19 @@ def _twin_votes(
     return model.votes(same)
 
 
+def _empty_leaf_pct(model: DPRandomForestClassifier) -> float:
+    """``model.diagnostics_["empty_leaf_pct"]`` (NOT private), the same number without
+    the rest of the diagnostics (their exact flip probabilities of every leaf cost a
+    100-tree forest more than the leaf count itself). The forest's own cached value
+    when it has one."""
+    known = model.__dict__.get("_diagnostics")
+    if known is not None or not isinstance(model, DPRandomForestClassifier):
+        return model.diagnostics_["empty_leaf_pct"]
+    totals = model.__dict__.get("_leaf_totals")
+    totals, _ = totals if totals is not None else leaf_totals(model)
+    return 100.0 * (1.0 - len(model.leaf_counts_) / float(totals.sum()))
+
+
 def _leaf_class_counts(compact, y: np.ndarray, k: int) -> np.ndarray:
     """Each leaf's TRUE class counts (leaves × k) from every record's leaf in every tree
     (``compact``: :class:`~dpviz.models.trees.compact.CompactRouted`, records that all
@@ -267,7 +281,7 @@ def _nonprivate_row(
         "depth": model.depth_,
         "data_split": "shared",
         **score(test.y, _fractions(votes), train.y, len(schema.classes)),
-        "empty_leaf_pct": model.diagnostics_["empty_leaf_pct"],
+        "empty_leaf_pct": _empty_leaf_pct(model),
         "flipped_leaf_pct": 0.0,
         "expected_flip_pct": 0.0,
         "mean_smooth_sensitivity": math.nan,
