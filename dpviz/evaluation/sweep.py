@@ -363,8 +363,10 @@ def _rung_rows(
         _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
     )
     rows = []
+    # The fit's release (at the rung's first ε) is the first point's when their
+    # mechanisms agree: nothing has read it.
     for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
-        model, routed, points, facts
+        model, routed, points, facts, fitted=True
     ):
         seconds = route_seconds + point_seconds
         fractions = _fractions(votes)

@@ -33,6 +33,8 @@ def release_votes(
     routed: RoutedRecords,
     points: Sequence[tuple[str, float]],
     describe: Callable[[DPRandomForestClassifier], dict] | None = None,
+    *,
+    fitted: bool = False,
 ):
     """Release ``model``'s leaves at each (mechanism, ε) of ``points`` in turn and yield
     ``((mechanism, ε), votes, seconds, describe(model))`` per point, in order.
@@ -48,7 +50,13 @@ def release_votes(
     the compiled kernels are loaded, counted together: label releases in one pass over
     the matrix (:func:`dpviz.models.trees.votes.packed_label_votes`), noisy counts a few
     points a pass; otherwise each point's votes are counted at its release.
-    ``seconds``: the point's release plus its share of the counting passes."""
+    ``seconds``: the point's release plus its share of the counting passes.
+
+    ``fitted``: the model's release is its fit's, which nothing has read yet; when the
+    first point has its (mechanism, ε), that release is the point's (a release drawn
+    afresh like any other, and the one a plain fit at that point gives) instead of
+    being discarded for another draw of the same law (under a noise seed, the same
+    draw: replayable noise is named by mechanism and ε)."""
     k = len(model.classes_)
     local = routed.local
     batched = (
@@ -57,9 +65,10 @@ def release_votes(
         and kernels.get(wait=local.size >= passes.COMPILED_FROM_VISITS) is not None
     )
     kept = []  # (point, votes or None, labels, noisy counts, record-free term, seconds, info)
-    for mech, eps in points:
+    for index, (mech, eps) in enumerate(points):
         start = time.perf_counter()
-        model.release_instead(eps, mech)
+        if not (fitted and index == 0 and _holds(model, mech, eps)):
+            model.release_instead(eps, mech)
         info = describe(model) if describe is not None else None
         if batched:
             outputs = model._outputs_of(routed)
@@ -107,6 +116,16 @@ def release_votes(
         begin = time.perf_counter()
         votes = counted[i](base)
         yield point, votes, seconds + share + time.perf_counter() - begin, info
+
+
+def _holds(model: DPRandomForestClassifier, mechanism: str, epsilon: float) -> bool:
+    """Whether ``model``'s only release is at (``mechanism``, ``epsilon``)."""
+    return (
+        len(getattr(model, "_releases", ())) == 1
+        and getattr(model, "n_batches_", 1) == 1
+        and model.mechanism == mechanism
+        and float(model.epsilon) == float(epsilon)
+    )
 
 
 def _point_facts(

@@ -163,3 +163,23 @@ def test_empty_leaf_share_without_the_diagnostics():
     share = sweep_references._empty_leaf_pct(model)
     model.__dict__.pop("_diagnostics", None)
     assert share == model.diagnostics_["empty_leaf_pct"]
+
+
+@pytest.mark.parametrize("first", ["laplace_counts", "permute_flip"])
+def test_fitted_release_serves_the_first_point(first):
+    """A rung's fit at its first ε is that point's release when the mechanisms agree:
+    under a noise seed the same votes and facts as drawing it again."""
+    from dpviz.evaluation.sweep_points import release_votes
+
+    points = [(first, 1.0), ("laplace_counts", 2.0), ("permute_flip", 1.0)]
+    results = []
+    for fitted in (True, False):
+        model, data = small_forest()
+        model.set_params(epsilon=1.0)
+        model.fit_encoded(data, model.schema)
+        routed = model.route_records(data)
+        facts = lambda m: (m.floor_check_, tuple(m._releases), m.prior_counts_.tolist())  # noqa: E731
+        results.append(list(release_votes(model, routed, points, facts, fitted=fitted)))
+    for (p1, v1, _, f1), (p2, v2, _, f2) in zip(*results, strict=True):
+        assert p1 == p2 and f1 == f2
+        assert same_bits(np.asarray(v1, dtype=np.float64), np.asarray(v2, dtype=np.float64))
