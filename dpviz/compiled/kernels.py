@@ -65,10 +65,11 @@ def map_on_threads(fn, items) -> list:
 
 
 def _compile():
-    from dpviz.compiled import numba_heap, numba_stream
+    from dpviz.compiled import numba_counts, numba_heap, numba_stream
     from dpviz.compiled import numba_kernels as compiled
 
     return {
+        "leaf_class_counts": numba_counts.leaf_class_counts,
         "stream_discrete_laplace": numba_stream.stream_discrete_laplace,
         "counter_blocks": numba_stream.counter_blocks,
         "heap_value_sums": numba_heap.heap_value_sums,

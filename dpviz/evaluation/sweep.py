@@ -50,6 +50,7 @@ from dpviz.evaluation.sweep_references import (
     REFERENCE_MAX_SAMPLES,
     REFERENCE_TREES,
     TWIN_EPSILON,
+    _empty_leaf_pct,
     _nonprivate_row,
     _sklearn_row,
     _twin_row_beside,
@@ -355,15 +356,17 @@ def _rung_rows(
     routed = model.route_records(test)
     route_seconds = time.perf_counter() - start
     trees = model.n_estimators_
-    empty_pct = model.diagnostics_["empty_leaf_pct"]
+    empty_pct = _empty_leaf_pct(model)
     private = {}  # whether a release is proven does not depend on its ε
     points = list(itertools.product(mechanisms, epsilons))
     facts = functools.partial(
         _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
     )
     rows = []
+    # The fit's release (at the rung's first ε) is the first point's when their
+    # mechanisms agree: nothing has read it.
     for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
-        model, routed, points, facts
+        model, routed, points, facts, fitted=True
     ):
         seconds = route_seconds + point_seconds
         fractions = _fractions(votes)

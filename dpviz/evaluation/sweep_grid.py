@@ -254,5 +254,18 @@ def declare_fold_size(model, n_records: int) -> None:
 
 
 def _fractions(votes: np.ndarray) -> np.ndarray:
-    total = votes.sum(axis=1, keepdims=True)
+    """Each record's votes over their total (1/k each where a record has none)."""
+    k = votes.shape[1] if votes.ndim == 2 else 0
+    if 0 < k < 8 and votes.dtype == np.float64:
+        # The row totals column by column, left to right: what numpy's row sum adds for
+        # fewer than 8 columns (pairwise summation starts at 8), the same bits, a
+        # sixth of the time on (10,000, 2) votes, paid at every sweep point.
+        total = np.zeros(len(votes))  # as numpy's short sum, from +0.0
+        for c in range(k):
+            total += votes[:, c]
+        if (total > 0).all():
+            return votes / total[:, None]
+        total = total[:, None]
+    else:
+        total = votes.sum(axis=1, keepdims=True)
     return np.divide(votes, total, out=np.full_like(votes, 1.0 / votes.shape[1]), where=total > 0)

@@ -19,17 +19,13 @@ import numpy as np
 from dpviz.compiled import kernels
 from dpviz.evaluation.metrics import score
 from dpviz.evaluation.sweep_grid import BUDGET_COLUMNS, DIAGNOSTICS, SERIES_DP, SweepGrid
-from dpviz.models.forest.estimator import (
-    DPRandomForestClassifier,
-    RoutedRecords,
-    flipped_labels,
-)
+from dpviz.models.forest.estimator import DPRandomForestClassifier, RoutedRecords
 from dpviz.models.forest.voting import record_free_votes
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees import passes
 from dpviz.models.trees.votes import matrix_value_sums, packed_label_votes
-from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority
+from dpviz.privacy.mechanisms import ABSTAIN, gap, get_mechanism, is_majority
 
 
 def release_votes(
@@ -37,6 +33,8 @@ def release_votes(
     routed: RoutedRecords,
     points: Sequence[tuple[str, float]],
     describe: Callable[[DPRandomForestClassifier], dict] | None = None,
+    *,
+    fitted: bool = False,
 ):
     """Release ``model``'s leaves at each (mechanism, ε) of ``points`` in turn and yield
     ``((mechanism, ε), votes, seconds, describe(model))`` per point, in order.
@@ -52,7 +50,13 @@ def release_votes(
     the compiled kernels are loaded, counted together: label releases in one pass over
     the matrix (:func:`dpviz.models.trees.votes.packed_label_votes`), noisy counts a few
     points a pass; otherwise each point's votes are counted at its release.
-    ``seconds``: the point's release plus its share of the counting passes."""
+    ``seconds``: the point's release plus its share of the counting passes.
+
+    ``fitted``: the model's release is its fit's, which nothing has read yet; when the
+    first point has its (mechanism, ε), that release is the point's (a release drawn
+    afresh like any other, and the one a plain fit at that point gives) instead of
+    being discarded for another draw of the same law (under a noise seed, the same
+    draw: replayable noise is named by mechanism and ε)."""
     k = len(model.classes_)
     local = routed.local
     batched = (
@@ -61,9 +65,10 @@ def release_votes(
         and kernels.get(wait=local.size >= passes.COMPILED_FROM_VISITS) is not None
     )
     kept = []  # (point, votes or None, labels, noisy counts, record-free term, seconds, info)
-    for mech, eps in points:
+    for index, (mech, eps) in enumerate(points):
         start = time.perf_counter()
-        model.release_instead(eps, mech)
+        if not (fitted and index == 0 and _holds(model, mech, eps)):
+            model.release_instead(eps, mech)
         info = describe(model) if describe is not None else None
         if batched:
             outputs = model._outputs_of(routed)
@@ -111,6 +116,16 @@ def release_votes(
         begin = time.perf_counter()
         votes = counted[i](base)
         yield point, votes, seconds + share + time.perf_counter() - begin, info
+
+
+def _holds(model: DPRandomForestClassifier, mechanism: str, epsilon: float) -> bool:
+    """Whether ``model``'s only release is at (``mechanism``, ``epsilon``)."""
+    return (
+        len(getattr(model, "_releases", ())) == 1
+        and getattr(model, "n_batches_", 1) == 1
+        and model.mechanism == mechanism
+        and float(model.epsilon) == float(epsilon)
+    )
 
 
 def _point_facts(
@@ -215,11 +230,24 @@ class LeafPatterns:
     distinct: np.ndarray
     inverse: np.ndarray
     gap: np.ndarray
+    # Flat (leaves × k) mask of each leaf's majority classes (is_majority of its counts).
+    majority: np.ndarray
 
     @classmethod
     def of(cls, counts: np.ndarray) -> LeafPatterns:
         distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
-        return cls(counts, distinct, inverse.reshape(-1), gap(distinct))
+        inverse = inverse.reshape(-1)
+        majority = is_majority(distinct)[inverse].reshape(-1)
+        return cls(counts, distinct, inverse, gap(distinct), majority)
+
+    def flipped(self, labels: np.ndarray) -> np.ndarray:
+        """:func:`~dpviz.models.forest.estimator.flipped_labels` of these counts and the
+        released ``labels``, the same booleans from the majorities found once per
+        structure instead of once per point."""
+        labels = np.asarray(labels)
+        voted = labels != ABSTAIN
+        at = np.arange(len(labels)) * self.distinct.shape[1] + np.where(voted, labels, 0)
+        return voted & ~self.majority[at]
 
 
 def _leaf_diagnostics(
@@ -240,7 +268,7 @@ def _leaf_diagnostics(
     if patterns is None or patterns.counts is not counts:
         patterns = LeafPatterns.of(counts)
     eps = model.tree_epsilon_
-    flipped = flipped_labels(counts, model.leaf_labels_)
+    flipped = patterns.flipped(model.leaf_labels_)
     expected = get_mechanism(model.mechanism).flip_probability(patterns.distinct, eps)
     sensitivity = np.exp(-patterns.gap * eps)
     return {

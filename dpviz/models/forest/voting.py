@@ -13,6 +13,7 @@ Functions of a fitted :class:`~dpviz.models.forest.estimator.DPRandomForestClass
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -90,7 +91,11 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
     this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
     prior = count_prior(model.prior_counts_, len(model.classes_))
     eps = model.tree_epsilon_
-    values = count_values(noisy_counts, prior, eps)
+    values = _release_memo(model, "values", (noisy_counts, model.prior_counts_, eps))
+    if values is None:
+        # Not frozen: the compiled sums take writable arrays (callers read it or copy it).
+        values = count_values(noisy_counts, prior, eps)
+        _remember(model, "values", (noisy_counts, model.prior_counts_, eps), values)
     score = functools.partial(
         count_votes, prior=prior, epsilon=eps, noise_margins=model.data_split == "disjoint"
     )
@@ -163,7 +168,78 @@ def label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray
     return counts.reshape(routed.n_records, k).astype(np.float64)
 
 
+# Per model, what this release gave last (a sweep's point reads the same leaves twice:
+# the floor check's records and the test records reach every leaf of the built trees):
+# {"outputs": (release, keys, trained, outputs), "values": (release, (noisy, prior, ε),
+# values)}. Held beside the model, not in it, so that a copy (pickle) never carries it.
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _release_of(model: BaseEstimator) -> tuple:
+    """The arrays a release (and its lazily drawn untrained leaves) consists of: every
+    release, relabel, partial fit or lazy draw replaces them, never writes into them."""
+    return (
+        model.leaf_keys_,
+        model.leaf_labels_,
+        model.leaf_noisy_counts_,
+        getattr(model, "_empty_labels", None),
+        getattr(model, "_empty_noisy", None),
+        getattr(model, "_empty_keys", None),
+    )
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+    return isinstance(a, float) and isinstance(b, float) and a == b
+
+
+def _release_memo(model: BaseEstimator, kind: str, key: tuple):
+    """What :func:`_remember` kept for ``kind`` under this release and ``key``, else None."""
+    kept = _MEMO.get(model, {}).get(kind)
+    if kept is None:
+        return None
+    release_then, key_then, value = kept
+    now = _release_of(model)
+    if len(now) != len(release_then) or any(a is not b for a, b in zip(now, release_then)):
+        return None
+    if len(key) != len(key_then) or not all(_same(a, b) for a, b in zip(key, key_then)):
+        return None
+    return value
+
+
+def _remember(model: BaseEstimator, kind: str, key: tuple, value) -> None:
+    try:
+        _MEMO.setdefault(model, {})[kind] = (_release_of(model), key, value)
+    except TypeError:  # pragma: no cover - a model that cannot be weakly referenced
+        pass
+
+
+def _frozen(a):
+    """``a`` read-only: a remembered output is shared by its callers, never written."""
+    if isinstance(a, np.ndarray):
+        a.flags.writeable = False
+    return a
+
+
 def outputs_of(model: BaseEstimator, routed: RoutedRecords, distinct: bool = True) -> LeafOutputs:
+    """The released outputs (labels, noisy counts) of the leaves ``routed`` numbers,
+    untrained ones drawn now if not yet (:func:`~.release.empty_outputs`). A second
+    routing of the same leaves under the same release (a sweep point's check records,
+    then its test records) gets the same arrays back, not gathered again."""
+    key = (routed.leaf_keys, routed.trained)
+    kept = _release_memo(model, "outputs", key)
+    if kept is not None:
+        return kept
+    outputs = _outputs_of(model, routed, distinct)
+    frozen = LeafOutputs(_frozen(outputs.labels), _frozen(outputs.noisy_counts))
+    _remember(model, "outputs", key, frozen)
+    return frozen
+
+
+def _outputs_of(model: BaseEstimator, routed: RoutedRecords, distinct: bool) -> LeafOutputs:
     trained = routed.trained >= 0
     k = len(model.classes_)
     # Routing reaches each leaf once: its keys are distinct.
