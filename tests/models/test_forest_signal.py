@@ -98,13 +98,20 @@ def test_a_release_scales_its_evidence_only_where_its_leaves_carry_signal(
 
 
 def test_the_scale_moves_predictions_off_the_majority_where_the_trees_see_it():
-    # Post-processing: the same release (a noise seed) with and without the scale.
-    X, y = _data(20_000, True)
+    # Post-processing: the same release (a noise seed) with and without the scale. A weak
+    # signal (55% "yes" above a = 40, 30% below), where the prior's pull decides some
+    # records: with a clean one every decision is already the trees'.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 100, 20_000), "c": rng.choice(["u", "v", "w"], 20_000)})
+    y = np.where(rng.random(20_000) < np.where(X["a"] > 40, 0.55, 0.3), "yes", "no")
     kwargs = dict(epsilon=0.1, schema=SCHEMA, random_state=0, noise_seed=1, declared_n=len(X))
     scaled = DPRandomForestClassifier(**kwargs).fit(X, y)
     plain = DPRandomForestClassifier(**kwargs).fit(X, y)
     plain._scale_cache = ((plain.leaf_noisy_counts_, plain.prior_counts_), 1.0)
     np.testing.assert_array_equal(scaled.leaf_noisy_counts_, plain.leaf_noisy_counts_)
+    assert release_evidence_scale(scaled) == signal.SIGNAL_SCALE
+    moved = scaled.predict(X) != plain.predict(X)
+    assert moved.any()  # the scale changes decisions (5% of them here), not the release
     gained = (scaled.predict(X) == y).mean() - (plain.predict(X) == y).mean()
     assert gained >= 0.0
     # From ε = 1 up the scale is 1: the law there is the one before it.

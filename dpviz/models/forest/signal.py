@@ -22,6 +22,12 @@ z-score z = (X² − mean)/sd of the null draws measures how far the leaves stan
 prior beyond the noise. Where z ≥ :data:`SIGNAL_Z` the evidence gain is multiplied by
 :data:`SIGNAL_SCALE` (below a leaf ε of :data:`SIGNAL_EPSILON`; 1 elsewhere).
 
+Rows that repeat exactly go to the same tree (the record→tree hash reads the record), so
+on data with many duplicate rows the leaves are over-dispersed and z can reach the
+threshold without a signal a new record would share (synthetic, 20,000 rows of 3,000
+distinct ones and random labels: z ≈ 4); on the benchmark sets without signal z stayed
+near 0 (tic-tac-toe, car, smarket, caravan, hmda).
+
 **Privacy.** Post-processing: a function of the released leaf counts, the released prior,
 public ε and a public seed. No ε, no record read.
 """
@@ -33,7 +39,9 @@ import math
 import numpy as np
 
 # The test's threshold and the evidence gain's factor where it passes (chosen on the
-# shared sets at ε = 0.1, bench/README "Small ε: an evidence scale from a signal test").
+# shared sets at ε = 0.1, bench/README "Small ε: an evidence scale from a signal test on
+# the released leaves": paired over 50 folds, adult +2.0 and MAGIC +1.8 accuracy points,
+# no set lower; applied to every release, without the test, car lost 1.4 and tic-tac-toe 0.6).
 SIGNAL_Z = 4.0
 SIGNAL_SCALE = 1.5
 # The test applies below this leaf ε (where count_votes' small-ε margin does).
