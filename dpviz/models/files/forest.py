@@ -41,6 +41,7 @@ from dpviz.models.forest.estimator import space_for as build_space
 from dpviz.models.forest.floor import floor_scores
 from dpviz.models.forest.records import normalise_votes
 from dpviz.models.forest.scoring import count_prior, count_values, count_votes, prior_shares
+from dpviz.models.forest.signal import evidence_scale
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.full import build_full
 from dpviz.privacy.mechanisms import get_mechanism
@@ -135,8 +136,11 @@ class ReleasedForest(ReleasedFile):
             eps = float(self.meta["tree_epsilon"])
             values = count_values(self.nodes.leaf_output, prior, eps)
             disjoint = self.meta.get("data_split") == "disjoint"
+            # As the estimator: the evidence scale from every leaf's released counts.
+            leaves = self.nodes.leaf_output[self.nodes.feature < 0]
+            scale = evidence_scale(leaves, prior, eps) if disjoint else 1.0
             votes = count_votes(
-                self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint
+                self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint, scale=scale
             )
             if not self.meta.get("floor_trusted", True):
                 # The floor's check did not trust the trees: the prior's class, their ranking.

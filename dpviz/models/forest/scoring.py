@@ -186,7 +186,7 @@ def count_values(noisy_counts, prior, epsilon: float) -> np.ndarray:
 
 
 def count_votes(
-    sums: np.ndarray, prior, epsilon: float, *, noise_margins: bool = True
+    sums: np.ndarray, prior, epsilon: float, *, noise_margins: bool = True, scale: float = 1.0
 ) -> np.ndarray:
     """A count forest's votes from the per-record sums of :func:`count_values`: exp of
     log π + γ·(the mean evidence of the leaves reached), γ = :func:`evidence_gain`, less
@@ -194,13 +194,15 @@ def count_votes(
     it does not already cover; the prior alone for a record no tree reached.
     ``noise_margins``: False for forests whose trees all read every record (``shared``,
     Private-RDT): their leaves hold all records, and a margin (z = 1) cost Private-RDT 4.7
-    accuracy points on nursery at ε = 0.3. Post-processing of released values."""
+    accuracy points on nursery at ε = 0.3. ``scale`` multiplies γ (margin included):
+    :func:`~dpviz.models.forest.signal.evidence_scale` of the release. Post-processing
+    of released values."""
     k = sums.shape[1] - 1
     prior = np.asarray(prior, dtype=np.float64)
     log_prior = np.log(prior + _TINY)
     # In place on one (records, k) array: predict scores millions of records.
     reached = np.maximum(sums[:, k:], 1.0)
-    gain = evidence_gain(epsilon)
+    gain = evidence_gain(epsilon) * scale
     score = np.multiply(sums[:, :k], gain / reached)
     score += log_prior
     margin = noise_margin(prior, epsilon) if noise_margins else np.zeros(k)

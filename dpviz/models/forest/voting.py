@@ -29,6 +29,7 @@ from dpviz.models.forest.scoring import (
     prior_shares,
     prior_weight,
 )
+from dpviz.models.forest.signal import SIGNAL_EPSILON, evidence_scale
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
 from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
 from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
@@ -96,13 +97,41 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
         # Not frozen: the compiled sums take writable arrays (callers read it or copy it).
         values = count_values(noisy_counts, prior, eps)
         _remember(model, "values", (noisy_counts, model.prior_counts_, eps), values)
+    disjoint = model.data_split == "disjoint"
     score = functools.partial(
-        count_votes, prior=prior, epsilon=eps, noise_margins=model.data_split == "disjoint"
+        count_votes,
+        prior=prior,
+        epsilon=eps,
+        noise_margins=disjoint,
+        scale=release_evidence_scale(model) if disjoint else 1.0,
     )
     if not getattr(model, "floor_trusted_", True):
         # The floor's check did not trust the trees: the prior's class, their ranking.
         return values, functools.partial(_floored, score=score, prior=prior)
     return values, score
+
+
+def release_evidence_scale(model: BaseEstimator) -> float:
+    """The evidence scale of this release (:func:`~dpviz.models.forest.signal.evidence_scale`),
+    from the released counts of EVERY leaf (trained or not) and the released prior: 1 at
+    a leaf ε from :data:`~dpviz.models.forest.signal.SIGNAL_EPSILON` up, and when the
+    trees have more leaves than an export lists (their untrained leaves are drawn
+    lazily, so not every leaf is known). Computed once per release. Post-processing."""
+    eps = model.tree_epsilon_
+    if eps >= SIGNAL_EPSILON or model.leaf_noisy_counts_ is None:
+        return 1.0
+    key = (model.leaf_noisy_counts_, model.prior_counts_)
+    cached = model.__dict__.get("_scale_cache")
+    if cached is not None and all(a is b for a, b in zip(cached[0], key)):
+        return cached[1]
+    release.complete_release(model)
+    if not getattr(model, "_empty_complete", False):
+        return 1.0
+    noisy = np.concatenate([model.leaf_noisy_counts_, model._empty_noisy])
+    prior = count_prior(model.prior_counts_, len(model.classes_))
+    scale = evidence_scale(noisy, prior, eps)
+    model._scale_cache = (key, scale)
+    return scale
 
 
 def _count_votes(
