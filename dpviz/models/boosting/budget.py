@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator
 
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
+from dpviz.models.boosting.threshold import BINS, threshold_epsilon
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
@@ -138,8 +139,10 @@ def edge_epsilon(model: BaseEstimator) -> float:
 
 
 def class_epsilon(model: BaseEstimator) -> float:
-    """ε of each one-vs-rest model: (ε − ε_prior − ε_edges) / k (k = 1 for two classes)."""
+    """ε of each one-vs-rest model: (ε − ε_prior − ε_edges − ε_th) / k (k = 1 for two
+    classes; ε_th the macro_f1 threshold's score histogram, :mod:`.threshold`)."""
     rest = float(model.epsilon) - model.prior_epsilon_ - edge_epsilon(model)
+    rest -= threshold_epsilon(model)
     return rest / model._n_targets()
 
 
@@ -277,6 +280,16 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
                     f"{eps_tree:g}: do the trees beat the class prior?"
                 )
             ledger.add_parallel(entries, summary=summary)
+    eps_th = threshold_epsilon(model)
+    if eps_th > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                f"noisy histogram of the training records' scores per class over {BINS} "
+                "bins of the model's score range: the macro_f1 threshold (discrete Laplace)",
+                "all records",
+                eps_th,
+            )
+        )
     return ledger
 
 

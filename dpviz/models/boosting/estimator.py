@@ -178,6 +178,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
+from dpviz.models.boosting.threshold import fit_threshold
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
@@ -369,6 +370,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
         self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
+        # macro_f1 on two classes: a booked histogram of the training scores (else nothing).
+        fit_threshold(self, codes, encoded.y, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
         return self

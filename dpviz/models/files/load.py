@@ -325,6 +325,11 @@ class ReleasedBoost(ReleasedFile):
             # histograms); absent otherwise, so the other files keep their bytes.
             meta["edge_cells"] = EDGE_CELLS
             meta["bin_edges"] = [[int(v) for v in row] for row in edges]
+        threshold = getattr(model, "decision_threshold_", None)
+        if threshold is not None:
+            # The macro_f1 rule's threshold (post-processing of the booked score
+            # histogram); absent otherwise, so the other files keep their bytes.
+            meta["decision_threshold"] = float(threshold)
         return cls(meta, model.schema_, models)
 
     @classmethod

@@ -142,6 +142,10 @@ _BOOST: dict[str, ManifestEntry] = {
     ),
     "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
+    "/decision_threshold": _derived(
+        "noisy histogram of the training records' scores per class (macro_f1 on two "
+        "classes; the bins from the released trees and prior)"
+    ),
     "/models/[]/target": _public("the declared classes"),
     "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
     "/models/[]/weight": _derived("the prior and the held-out check's noisy count"),
