@@ -35,7 +35,6 @@ from sklearn.base import BaseEstimator
 
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
-from dpviz.models.boosting.threshold import BINS, threshold_epsilon
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
@@ -142,7 +141,7 @@ def class_epsilon(model: BaseEstimator) -> float:
     """ε of each one-vs-rest model: (ε − ε_prior − ε_edges − ε_th) / k (k = 1 for two
     classes; ε_th the macro_f1 threshold's score histogram, :mod:`.threshold`)."""
     rest = float(model.epsilon) - model.prior_epsilon_ - edge_epsilon(model)
-    rest -= threshold_epsilon(model)
+    rest -= model.threshold_epsilon_
     return rest / model._n_targets()
 
 
@@ -280,12 +279,13 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
                     f"{eps_tree:g}: do the trees beat the class prior?"
                 )
             ledger.add_parallel(entries, summary=summary)
-    eps_th = threshold_epsilon(model)
+    eps_th = model.threshold_epsilon_
     if eps_th > 0:
         ledger.add_sequential(
             LedgerEntry(
-                f"noisy histogram of the training records' scores per class over {BINS} "
-                "bins of the model's score range: the macro_f1 threshold (discrete Laplace)",
+                "noisy histogram of the training records' scores per class over "
+                f"{model.threshold_bins_} bins of the model's score range: the macro_f1 "
+                "threshold (discrete Laplace)",
                 "all records",
                 eps_th,
             )

@@ -178,7 +178,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
-from dpviz.models.boosting.threshold import fit_threshold
+from dpviz.models.boosting.threshold import BINS, fit_threshold, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
@@ -546,6 +546,17 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         """ε of the noisy feature histograms that place the grown model's bin edges
         (0 for every other model; :func:`~.budget.edge_epsilon`)."""
         return budget.edge_epsilon(self)
+
+    @property
+    def threshold_epsilon_(self) -> float:
+        """ε_th of the macro_f1 threshold's score histogram (0 unless
+        ``objective="macro_f1"`` on two classes; :mod:`~dpviz.models.boosting.threshold`)."""
+        return threshold_epsilon(self)
+
+    @property
+    def threshold_bins_(self) -> int:
+        """The public bins of that histogram."""
+        return BINS
 
     @property
     def class_epsilon_(self) -> float:

@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.boosting.predict import decision_scores
+from dpviz.models.boosting.tree import tree_scores
 from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.threshold import NEVER, best_threshold, posterior_counts
 
@@ -107,10 +109,6 @@ def fit_threshold(model: BaseEstimator, codes: np.ndarray, y: np.ndarray, rng) -
     :data:`MIN_TREE_WEIGHT`) and ``threshold_counts_`` (the
     released noisy histogram) of a fitted two-class ``model`` from its training
     records' ``codes`` and labels ``y``; draws noise from ``rng`` only when ε_th > 0."""
-    # Imported here: budget imports this module, and tree (through predict) imports budget.
-    from dpviz.models.boosting.predict import decision_scores
-    from dpviz.models.boosting.tree import tree_scores
-
     eps = threshold_epsilon(model)
     model.decision_threshold_ = None
     model.threshold_counts_ = None
