@@ -70,10 +70,19 @@ def score_range(model: BaseEstimator) -> tuple[float, float]:
     low = sum(float(np.min(t["value"])) for t in trees) * eta
     high = sum(float(np.max(t["value"])) for t in trees) * eta
     init, weight = float(model.init_score_[0]), float(model.tree_weight_[0])
-    ends = sorted((init + weight * low, init + weight * high))
-    kappa = float(model.reach_) if model.reach_ > 0 else 1.0
-    lo, hi = (float(np.clip((s / kappa + 1) / 2, 0.0, 1.0)) for s in ends)
+    ends = np.array([[init + weight * low], [init + weight * high]])
+    lo, hi = sorted(float(v) for v in class_one_scores(model, ends))
     return lo, hi
+
+
+def class_one_scores(model: BaseEstimator, scores: np.ndarray) -> np.ndarray:
+    """Class 1's decision score q of one part's ``scores`` (records, 1), as the model's
+    objective weighs them (:func:`~dpviz.models.boosting.predict.decision_scores`, on
+    the model's loss where it has one): monotone in the score. Post-processing."""
+    loss = getattr(model, "loss_", "square")
+    if loss == "square":
+        return decision_scores(scores, model.reach_)[:, 1]
+    return decision_scores(scores, model.reach_, loss)[:, 1]
 
 
 def bin_edges(low: float, high: float, bins: int = BINS) -> np.ndarray:
@@ -117,7 +126,7 @@ def fit_threshold(model: BaseEstimator, codes: np.ndarray, y: np.ndarray, rng) -
         # signal a threshold could use, so nothing is read (ε_th stays booked, unspent).
         return
     raw = tree_scores(model.models_, codes, float(model.learning_rate_))
-    q = decision_scores(model.init_score_ + model.tree_weight_ * raw, model.reach_)[:, 1]
+    q = class_one_scores(model, model.init_score_ + model.tree_weight_ * raw)
     edges = bin_edges(*score_range(model))
     model.threshold_counts_ = noisy_score_histogram(q, y, edges, eps, rng)
     model.decision_threshold_ = float(
@@ -130,6 +139,7 @@ __all__ = [
     "NEVER",
     "THRESHOLD_SHARE",
     "bin_edges",
+    "class_one_scores",
     "fit_threshold",
     "noisy_score_histogram",
     "score_range",
