@@ -153,8 +153,10 @@ def edge_epsilon(model: BaseEstimator) -> float:
 
 
 def class_epsilon(model: BaseEstimator) -> float:
-    """ε of each one-vs-rest model: (ε − ε_prior − ε_edges) / k (k = 1 for two classes)."""
+    """ε of each one-vs-rest model: (ε − ε_prior − ε_edges − ε_th) / k (k = 1 for two
+    classes; ε_th the macro_f1 threshold's score histogram, :mod:`.threshold`)."""
     rest = float(model.epsilon) - model.prior_epsilon_ - edge_epsilon(model)
+    rest -= model.threshold_epsilon_
     return rest / model._n_targets()
 
 
@@ -322,6 +324,17 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
                     f"{eps_tree:g}: do the trees beat the class prior?"
                 )
             ledger.add_parallel(entries, summary=summary)
+    eps_th = model.threshold_epsilon_
+    if eps_th > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy histogram of the training records' scores per class over "
+                f"{model.threshold_bins_} bins of the model's score range: the macro_f1 "
+                "threshold (discrete Laplace)",
+                "all records",
+                eps_th,
+            )
+        )
     return ledger
 
 

@@ -203,6 +203,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
+from dpviz.models.boosting.threshold import BINS, fit_threshold, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
@@ -398,6 +399,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
             self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
         self._fallback(codes, encoded.y, last_deal, rng)
+        # macro_f1 on two classes: a booked histogram of the training scores (else nothing).
+        fit_threshold(self, codes, encoded.y, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
         return self
@@ -583,6 +586,17 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         """ε of the noisy feature histograms that place the grown model's bin edges
         (0 for every other model; :func:`~.budget.edge_epsilon`)."""
         return budget.edge_epsilon(self)
+
+    @property
+    def threshold_epsilon_(self) -> float:
+        """ε_th of the macro_f1 threshold's score histogram (0 unless
+        ``objective="macro_f1"`` on two classes; :mod:`~dpviz.models.boosting.threshold`)."""
+        return threshold_epsilon(self)
+
+    @property
+    def threshold_bins_(self) -> int:
+        """The public bins of that histogram."""
+        return BINS
 
     @property
     def class_epsilon_(self) -> float:

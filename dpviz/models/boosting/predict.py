@@ -120,7 +120,8 @@ def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     if model.objective == ACCURACY:
         return np.argmax(proba(model, encoded), axis=1)
     weighed = decision_scores(scores(model, encoded), model.reach_, model.loss_)
-    return decide(weighed, model.decision_prior_, model.objective)
+    threshold = getattr(model, "decision_threshold_", None)
+    return decide(weighed, model.decision_prior_, model.objective, threshold)
 
 
 def predict(model: BaseEstimator, X) -> np.ndarray:

@@ -153,6 +153,10 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
     estimator = DPDecisionTreeClassifier() if kind == "tree" else DPBoostClassifier()
     known = estimator.get_params()
     given = {k: v for k, v in params.items() if k in known and k not in ("schema",)}
+    if kind == "boost" and "objective" in meta:
+        # DPBoost's macro_f1 threshold is a booked release: the file's objective says
+        # whether its ledger has one.
+        given["objective"] = meta["objective"]
     eps = number_in(meta, "epsilon", 1e-300, 1e300)
     if given.get("epsilon", eps) != eps:
         raise ValueError("the model's 'epsilon' and its parameters' disagree")

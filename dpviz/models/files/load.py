@@ -329,6 +329,11 @@ class ReleasedBoost(ReleasedFile):
             # The grown model's log-loss: its scores are log-odds / logits. Absent for
             # the square loss, so those files keep their bytes.
             meta["loss"] = model.loss_
+        threshold = getattr(model, "decision_threshold_", None)
+        if threshold is not None:
+            # The macro_f1 rule's threshold (post-processing of the booked score
+            # histogram); absent otherwise, so the other files keep their bytes.
+            meta["decision_threshold"] = float(threshold)
         return cls(meta, model.schema_, models)
 
     @classmethod

@@ -146,6 +146,10 @@ _BOOST: dict[str, ManifestEntry] = {
         "settings and the noisy class histogram (whether the model grew to the log-loss)"
     ),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
+    "/decision_threshold": _derived(
+        "noisy histogram of the training records' scores per class (macro_f1 on two "
+        "classes; the bins from the released trees and prior)"
+    ),
     "/models/[]/target": _public("the declared classes"),
     "/models/[]/init_score": _derived("the noisy class histogram (the prior)"),
     "/models/[]/weight": _derived("the prior and the held-out check's noisy count"),
