@@ -320,14 +320,17 @@ def curve_figure(
     baseline = majority_mean(summary, metric)
     if baseline is not None and span:
         add_majority_line(fig, baseline, span if x != "depth_rule" else [span[0], span[-1]], name)
+    # The line styles get a line of their own when there are several algorithms, or
+    # when the long "see ledger" explanation would run past the figure's right edge.
+    three_lines = multi or NO_GUARANTEE in statuses_seen
     fig.update_layout(
         template=TEMPLATE,
         title={
             "text": f"{name} against {_dim_name(x)}"
             + (f" — {len(shown)} algorithms on the same folds" if len(shown) > 1 else "")
         },
-        height=560 if multi else 520,
-        margin={"t": 130 if multi else 110, "b": 40, "l": 70, "r": 20},
+        height=560 if three_lines else 520,
+        margin={"t": 130 if three_lines else 110, "b": 40, "l": 70, "r": 20},
         legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
         hovermode="closest",
         annotations=[note_annotation(_note_text(fixed, folds, x, multi, summary, statuses_seen))],
@@ -409,7 +412,7 @@ def _note_text(fixed, folds, x, multi, summary, statuses) -> str:
             pinned += " (only fletcher_islam has a trees/depth grid)"
         if not _has_forest(summary):
             pinned = "each algorithm at its own settings"
-    if multi:  # three lines: the folds, the line styles, the settings
+    if multi or NO_GUARANTEE in statuses:  # three lines: folds, line styles, settings
         return (
             f"Mean over the held-out folds of {cv}{same}{band}.<br>{'; '.join(styles)}."
             f"<br>{pinned}"
