@@ -46,7 +46,12 @@ from dpviz.figures.common import (
 )
 from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.forest.sizing import TREE_STEPS, signal_records
+from dpviz.models.forest.sizing import (
+    SHARED_SMALL_TREES,
+    SHARED_TREES,
+    TREE_STEPS,
+    signal_records,
+)
 from dpviz.models.greedy import estimator as greedy
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
@@ -61,6 +66,11 @@ FIXED_DEPTH = "fixed"
 FIXED_TREES = "a number"
 _TREE_OPTIONS = {
     AUTO_TREES: "auto (from a declared or noisy record count)",
+    FIXED_TREES: "a number I choose",
+}
+# Trees that all read every record (Private-RDT): "auto" follows ε alone.
+_SHARED_TREE_OPTIONS = {
+    AUTO_TREES: f"auto ({SHARED_TREES} trees from ε = 1 up, {SHARED_SMALL_TREES} below)",
     FIXED_TREES: "a number I choose",
 }
 DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
@@ -134,9 +144,9 @@ def _option_text(name: str) -> Callable[[Any], str]:
     return str
 
 
-def parameter_widget(parameter) -> ParameterWidget:
+def parameter_widget(parameter, *, shared: bool = False) -> ParameterWidget:
     """The widget of a registry :class:`~dpviz.models.registry.Parameter`, from its default,
-    bounds, choices and help."""
+    bounds, choices and help; ``shared``: the algorithm's trees all read every record."""
     label = parameter.help[:1].upper() + parameter.help[1:]
     bounds = []
     if parameter.low is not None:
@@ -158,9 +168,9 @@ def parameter_widget(parameter) -> ParameterWidget:
             AUTO_TREES,
             options=(AUTO_TREES, FIXED_TREES),
             number_option=FIXED_TREES,
-            number_default=TREE_STEPS[-1],
+            number_default=SHARED_TREES if shared else TREE_STEPS[-1],
             high=int(parameter.high),
-            option_text=_TREE_OPTIONS.get,
+            option_text=(_SHARED_TREE_OPTIONS if shared else _TREE_OPTIONS).get,
         )
     if parameter.choices:
         number_option = None
@@ -264,7 +274,10 @@ def algorithm_choices() -> dict[str, AlgorithmChoice]:
             algorithm.defaults(),
             fixed,
             privacy=algorithm.privacy,
-            widgets=tuple(parameter_widget(p) for p in algorithm.parameters),
+            widgets=tuple(
+                parameter_widget(p, shared=fixed.get("data_split") == "shared")
+                for p in algorithm.parameters
+            ),
             forest_family=algorithm.forest_family,
             short_name=short_name(algorithm),
         )

@@ -96,7 +96,9 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
         encoded.n_records,
         len(schema.continuous),
         resolved_trees(
-            params.get("n_estimators", defaults.get("n_estimators")), encoded.n_records
+            params.get("n_estimators", defaults.get("n_estimators")),
+            encoded.n_records,
+            args.algorithm,
         ),
         estimate_depth(rule, schema, encoded.n_records),
         data_split=params.get("data_split", defaults.get("data_split", "disjoint")),

@@ -12,7 +12,6 @@ import sys
 
 from dpviz.models.files.load import check_forest_export
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.forest.sizing import suggest_trees
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import COUNTED_RULES, depth_cap_note, resolve_depth
 from dpviz.privacy.schema import Schema
@@ -27,9 +26,12 @@ def estimate_depth(rule, schema: Schema, n_records: int) -> int:
     return resolve_depth(rule, s, r, n_records=max(1, n_records), branching=branching)
 
 
-def resolved_trees(trees, n_records: int) -> int:
-    """A tree count, "auto" read as the count it gives ``n_records`` records."""
-    return suggest_trees(n_records).n_estimators if trees == AUTO_TREES else int(trees)
+def resolved_trees(trees, n_records: int, algorithm: str = "fletcher_islam") -> int:
+    """A tree count, "auto" read as the most ``algorithm`` grows on ``n_records`` records
+    (its count at ε ≥ 1), for a work estimate."""
+    if trees != AUTO_TREES:
+        return int(trees)
+    return get_algorithm(algorithm).make(1.0, n_estimators=AUTO_TREES).tree_count(n_records)
 
 
 def note_depth(algorithm: str, rule, schema: Schema) -> None:

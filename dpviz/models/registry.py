@@ -252,7 +252,16 @@ ALGORITHMS: dict[str, Algorithm] = {
             ),
             privacy="ε-DP",
             parameters=(
-                Parameter("n_estimators", 10, "number of trees", low=1, high=1_000),
+                Parameter(
+                    "n_estimators",
+                    AUTO_TREES,
+                    "number of trees, or auto: the paper's 10 from ε = 1 up, 3 below "
+                    "(every tree reads all records and splits ε with the others)",
+                    low=1,
+                    high=1_000,
+                    choices=(AUTO_TREES,),
+                    validate=check_tree_count,
+                ),
                 Parameter(
                     "depth",
                     "jpw",

@@ -262,7 +262,7 @@ def test_algorithm_choices_come_from_one_place():
         "data_split": "shared",
         "split_points": "uniform",
     }
-    assert choices["jpw"].defaults["n_estimators"] == 10
+    assert choices["jpw"].defaults["n_estimators"] == "auto"
     with pytest.raises(ValueError, match="jpw fixes mechanism"):
         app_train.TrainSettings(algorithm="jpw", mechanism="permute_flip")
     with pytest.raises(ValueError, match="unknown algorithm"):

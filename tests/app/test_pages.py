@@ -209,7 +209,11 @@ def test_leaving_the_data_page_keeps_the_upload_and_its_label():
 def test_train_page_offers_jpw_with_its_fixed_settings():
     at = open_page("pages/train.py")
     at.selectbox(key=key("train.algorithm")).set_value("jpw").run()
-    assert at.number_input(key=key("train.jpw.n_estimators")).value == 10
+    trees = at.selectbox(key=key("train.jpw.n_estimators"))
+    assert trees.value == "auto"
+    assert "10 trees from ε = 1 up, 3 below" in trees.format_func("auto")
+    trees.set_value(app_train.FIXED_TREES).run()
+    assert at.number_input(key=key("train.jpw.n_estimators.number")).value == 10
     assert at.selectbox(key=key("train.jpw.depth")).value == "jpw"
     shown = " ".join(m.value for m in at.markdown)
     assert "laplace_counts" in shown and "(fixed)" in shown and "shared" in shown

@@ -21,13 +21,22 @@ def synth():
 def test_registry_builds_their_configuration():
     model = get_algorithm("jpw").make(1.0)
     assert isinstance(model, PrivateRDTClassifier)
-    assert (model.n_estimators, model.depth) == (10, "jpw")
+    assert (model.n_estimators, model.depth) == ("auto", "jpw")
     assert (model.mechanism, model.data_split) == ("laplace_counts", "shared")
+    # The paper's 10 trees from ε = 1 up; 3 below, whatever the record count (none is
+    # read for the tree count, so the fixed depth books no noisy count).
+    assert model.tree_count() == model.tree_count(10**6) == 10
+    small = get_algorithm("jpw").make(0.99, depth=4)
+    assert small.tree_count(50) == small.tree_count(10**6) == 3
+    assert not small.reads_record_count()
+    assert get_algorithm("jpw").make(0.1, n_estimators=10).tree_count() == 10
 
 
 def test_ledger_total_is_epsilon_before_and_after_updates(synth):
     X, y, schema = synth
-    model = PrivateRDTClassifier(epsilon=0.8, schema=schema, random_state=0, declared_n=4000)
+    model = PrivateRDTClassifier(
+        epsilon=0.8, n_estimators=10, schema=schema, random_state=0, declared_n=4000
+    )
     model.fit(X.iloc[:4000], y.iloc[:4000])
     # 10% of ε on the class prior, the rest over 10 trees.
     assert model.prior_epsilon_ == pytest.approx(0.08)
@@ -49,9 +58,11 @@ def test_ledger_total_is_epsilon_before_and_after_updates(synth):
 def test_jpw_depth_without_a_declared_n_books_a_noisy_count(synth):
     X, y, schema = synth
     model = PrivateRDTClassifier(epsilon=0.8, schema=schema, random_state=0).fit(X, y)
-    # 5% of ε buys the count, 10% the class prior; the leaves get the rest over 10 trees.
+    # 5% of ε buys the count, 10% the class prior; the leaves get the rest over the 3
+    # trees of "auto" below ε = 1.
     assert model.depth_count_epsilon_ == pytest.approx(0.04)
-    assert model.tree_epsilon_ == pytest.approx(0.068)
+    assert model.n_estimators_ == 3
+    assert model.tree_epsilon_ == pytest.approx(0.68 / 3)
     assert model.ledger_.epsilon_total == pytest.approx(0.8)
     assert "noisy record count" in model.ledger_.describe().lower()
     # Discrete Laplace of scale 25 on n: the depth reads a count within 25·ln(1e6) of n.
@@ -213,5 +224,5 @@ def test_jpw_evaluates_through_the_sweep(synth):
     X, y, schema = synth
     encoded = encode(X.assign(label=y), schema)
     result = cross_validate(encoded, schema, epsilon=1.0, algorithm="jpw", folds=2)
-    assert result["algorithm"] == "jpw" and result["n_estimators"] == 10
+    assert result["algorithm"] == "jpw" and result["n_estimators"] == "auto"
     assert result["privacy"]["epsilon_total"] == pytest.approx(1.0)

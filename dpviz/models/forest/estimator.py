@@ -60,7 +60,12 @@ from dpviz.models.forest.scoring import (
     prior_weight,
     shrunk_log_shares,
 )
-from dpviz.models.forest.sizing import TREE_STEPS, signal_records, suggest_trees
+from dpviz.models.forest.sizing import (
+    TREE_STEPS,
+    shared_tree_count,
+    signal_records,
+    suggest_trees,
+)
 from dpviz.models.forest.splits import (
     SplitRelease,
     TableLayout,
@@ -638,7 +643,10 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
 
     Random trees that all see every record (``shared`` data); each leaf releases its
     class counts plus discrete Laplace noise of scale τ/ε (``laplace_counts`` with ε/τ
-    per tree); the depth rule is theirs (``jpw``) and they used 10 trees.
+    per tree); the depth rule is theirs (``jpw``) and they used 10 trees, as
+    ``n_estimators="auto"`` does from ε = 1 up; below ε = 1 it grows 3
+    (:func:`~dpviz.models.forest.sizing.shared_tree_count`: fewer trees, less noise
+    per leaf). Pass ``n_estimators=10`` for the paper's forest at every ε.
     ``partial_fit`` adds a new, disjoint batch of records without spending more ε.
 
     Privacy: ``epsilon``-DP under add/remove-one neighbours when the schema is public.
@@ -654,7 +662,7 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
     def __init__(
         self,
         epsilon: float = 1.0,
-        n_estimators: int = 10,
+        n_estimators: int | str = AUTO_TREES,
         depth: str | int = "jpw",
         schema=None,
         random_state=None,
@@ -672,6 +680,18 @@ class PrivateRDTClassifier(DPRandomForestClassifier):
         self.declared_n = declared_n
         self.prior_share = prior_share
         self.objective = objective
+
+    def reads_record_count(self) -> bool:
+        """Whether the depth rule reads the record count (``"auto"`` trees follow ε
+        only)."""
+        return self.depth in COUNTED_RULES
+
+    def tree_count(self, n_records: int | None = None) -> int:
+        """``n_estimators``, or for ``"auto"``
+        :func:`~dpviz.models.forest.sizing.shared_tree_count` of ε (no record count)."""
+        if self.n_estimators != AUTO_TREES:
+            return int(self.n_estimators)
+        return shared_tree_count(float(self.epsilon))
 
     def partial_fit(self, X, y, classes=None):
         """Add a new, disjoint batch of records (Jagannathan et al. 2012, §V-B).
