@@ -58,8 +58,9 @@ is read only through the split points they place: noisy CDFs and feature weights
 weak, diluted signal); the greedy trees' and DPBoost's split choices (x moves a split
 score by at most one record's share); DPBoost's leaves and held-out check (the defaults
 deal x to one of 10 trees or the held-out cell with a secret draw, so no single leaf's
-law is fixed — the sharpened variant reads the leaf with one tree); the forest's floor
-check from ε = 2 up (one noisy out-of-bag count, read only through whether the forest
+law is fixed — the sharpened variant reads the leaf with one tree, and the ``grown``
+variant below every tree's leaf x reaches, a mixture over x's secret tree); the forest's
+floor check from ε = 2 up (one noisy out-of-bag count, read only through whether the forest
 falls back on its prior). The audit reads the
 rest; ``claimed_pair_loss`` is the most its readings can show.
 
@@ -131,10 +132,38 @@ the same way, with a half-noise mutant. The pair has two classes, so
 DPBoost's shared multiclass trees (k > 2: each record's k gradients bounded in L1, the
 leaf noise scaled to that bound) are not exercised either; ``tests/models/test_dpboost.py``
 checks that bound exhaustively (Lemma 2 in L1) and on the gradients of a real fit. The
-pair is too small for DPBoost to grow (ε ≥ 5 and a released prior of ≥ 6,000 records), so
-the grown model's noisy-quantile bin edges are not exercised here;
-``tests/models/test_dpboost_edges.py`` checks their noise law with a 4×-ε mutant and that
-files of D and D plus one record agree on every public field.
+pair is too small for DPBoost to grow (ε ≥ 5 and a released prior of ≥ 6,000 records),
+and neither pair fits the ``macro_f1`` objective: the variants below read those releases.
+
+**DPBoost variants** (``variant=``, ``dpviz audit --release dpboost --variant …``;
+:mod:`dpviz.evaluation.audit_variants`). Registry defaults at ε = 10 (unless told) on
+their own pairs, each fit read per booked entry, with a Clopper–Pearson bound per entry
+(``parts`` in the result) against that entry's claimed loss, besides the total against
+the ledger:
+
+- ``grown``: 6,400 ``no`` records and x a ``yes`` of another colour, so the fit grows
+  (log-loss, noisy-quantile bin edges, report-noisy-max splits, clipped Newton leaves).
+  Read: the prior's ``yes`` count, x's cell in the bin edges' noisy histogram, and per
+  ensemble the released value of the leaf x reaches in each tree, as a Laplace mixture
+  over the tree x is secretly dealt to (claimed loss ≈ 1.8–1.9 per ensemble at ε = 10);
+  with ``params={"objective": "macro_f1"}`` the score histogram too.
+- ``macro_f1``: 600 records, a quarter ``yes``, ``objective="macro_f1"``: the trees keep a
+  weight ≥ 0.5, so the 64-bin score histogram is drawn; read: its class-``yes`` count in
+  the bin x's score falls in (claimed loss ε_th = 0.45 at ε = 10).
+
+Measured (``tests/evaluation/test_release_audit_variants.py``): 200 fits per dataset
+refute a 4×-ε mutant of the grown leaves (bound 2.1–2.3 against a claimed 1.8–1.9, for
+either ensemble), 80 refute a 4×-ε histogram (0.7–0.94 against 0.45); the real code
+stays within every claim. **Blind spots of the variants.** The grown model's split
+choices (report-noisy-max) and its held-out check are not read (the pair keeps the
+splits nearly independent of x; ``tests/models/test_dpboost_newton.py`` checks the
+draw's exact law and refutes its 4×-ε mutant); the grown softmax model (k > 2 classes)
+is not exercised (``test_dpboost_newton.py`` bounds its leaves' L1 sensitivity on the
+real tree code); one secret tree per ensemble dilutes what the leaves show, so the
+leaves' claim is refutable only at a 4×-ε scale and a few hundred fits; and the
+``macro_f1`` pair is imbalanced on purpose: on a balanced pair at ε = 10 the held-out
+check fails in about 3 of 4 fits (the trees-trusting and fallback mixes classify
+alike), the weight falls below 0.5 and no histogram is drawn.
 """
 
 from __future__ import annotations
