@@ -185,6 +185,14 @@ def cmd_audit(args) -> dict:
             }
             for p in found.parts
         ]
+        if not args.json:  # one line per entry read
+            result["parts"] = {
+                p.name: f"lower bound {p.lower_bound:.3f} "
+                + ("> " if p.refuted else "≤ ")
+                + f"claimed {p.claimed_loss:.3f}"
+                + (" REFUTED" if p.refuted else "")
+                for p in found.parts
+            }
     if args.json:
         result["events"] = found.to_dict()["events"]
     return result

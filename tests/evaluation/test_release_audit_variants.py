@@ -145,6 +145,7 @@ def test_the_cli_runs_a_variant(capsys):
     status = main(["audit", "--release", "dpboost", "--variant", "macro_f1", "--runs", "5"])
     out = capsys.readouterr()
     assert status == 0, out.err
+    assert f"parts.{HISTOGRAM}: lower bound" in out.out and "claimed 0.450" in out.out
     status = main(
         ["audit", "--release", "dpboost", "--variant", "macro_f1", "--runs", "5", "--json"]
     )
