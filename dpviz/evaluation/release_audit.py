@@ -288,7 +288,9 @@ class PartBound:
     largest |Λ| its claimed law allows and the best bound of the events on it alone.
 
     A ``lower_bound`` above ``claimed_loss`` refutes that entry's claimed noise law
-    (false alarm probability ≤ 1 − confidence, jointly with every other bound)."""
+    (false alarm probability ≤ 1 − confidence, jointly with every other bound; for the
+    grown leaves, their law given the released splits, which the pair keeps nearly
+    independent of x: see :mod:`dpviz.evaluation.audit_variants`)."""
 
     name: str
     claimed_loss: float
