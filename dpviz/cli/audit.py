@@ -105,6 +105,7 @@ def cmd_audit(args) -> dict:
     if args.release is None:
         extra = [f"--{n}" for n in ("runs", "confidence", "seed") if getattr(args, n) is not None]
         extra += ["--sharpened"] if args.sharpened else []
+        extra += ["--variant"] if args.variant is not None else []
         if extra:
             raise CliError(f"{', '.join(extra)} apply to --release only")
         if args.epsilon is None:
@@ -118,13 +119,16 @@ def cmd_audit(args) -> dict:
         raise CliError("--classes and --max-count apply to --mechanism only")
     from dpviz.evaluation.release_audit import audit_release
 
+    if args.variant is not None and (args.release != "dpboost" or args.sharpened):
+        raise CliError("--variant audits dpboost's release, not with --sharpened")
     found = audit_release(
         args.release,
-        epsilon=1.0 if args.epsilon is None else args.epsilon,
+        epsilon=args.epsilon,  # None: 1, or 10 for a --variant
         n_runs=args.runs,
         confidence=0.95 if args.confidence is None else args.confidence,
         random_state=0 if args.seed is None else args.seed,
         sharpened=args.sharpened,
+        variant=args.variant,
     )
     if found.consistent is None:
         verdict = "no proven ε to check: the ledger claims none"
@@ -143,6 +147,14 @@ def cmd_audit(args) -> dict:
             f"the ledger's ε = {found.ledger_epsilon:g}",
             file=sys.stderr,
         )
+    for part in found.parts:
+        if part.refuted:
+            verdict += f"; REFUTED: {part.name} leaks more than its claimed noise law allows"
+            print(
+                f"warning: {found.algorithm}: {part.name}: empirical lower bound "
+                f"{part.lower_bound:.3f} exceeds its claimed loss {part.claimed_loss:.3f}",
+                file=sys.stderr,
+            )
     result = {
         "algorithm": found.algorithm,
         "epsilon": found.epsilon,
@@ -161,6 +173,26 @@ def cmd_audit(args) -> dict:
         "sharpened": found.sharpened,
         "seconds": round(found.seconds, 3),
     }
+    if found.variant is not None:
+        result["variant"] = found.variant
+        result["parts"] = [
+            {
+                "name": p.name,
+                "claimed_loss": round(p.claimed_loss, 6),
+                "lower_bound": round(p.lower_bound, 6),
+                "refuted": p.refuted,
+                "event": p.event,
+            }
+            for p in found.parts
+        ]
+        if not args.json:  # one line per entry read
+            result["parts"] = {
+                p.name: f"lower bound {p.lower_bound:.3f} "
+                + ("> " if p.refuted else "≤ ")
+                + f"claimed {p.claimed_loss:.3f}"
+                + (" REFUTED" if p.refuted else "")
+                for p in found.parts
+            }
     if args.json:
         result["events"] = found.to_dict()["events"]
     return result
@@ -250,7 +282,7 @@ def _add_audit(sub) -> None:
     p.add_argument(
         "--epsilon",
         type=epsilon_float,
-        help="budget (required with --mechanism; default 1 with --release)",
+        help="budget (required with --mechanism; default 1 with --release, 10 with --variant)",
     )
     p.add_argument(
         "--classes", type=int_between(2, MAX_CLASSES), help="--mechanism: classes (default 2)"
@@ -279,6 +311,13 @@ def _add_audit(sub) -> None:
         action="store_true",
         help="--release: audit the sharpened configuration (one leaf carries the budget) "
         "instead of the registry defaults a user's fit releases",
+    )
+    p.add_argument(
+        "--variant",
+        choices=["grown", "macro_f1"],
+        help="--release dpboost: audit the model grown for large ε (6,400 records) or the "
+        "macro_f1 objective's score histogram, on their own pairs, with a bound per booked "
+        "entry read (default ε 10)",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)

@@ -58,8 +58,9 @@ is read only through the split points they place: noisy CDFs and feature weights
 weak, diluted signal); the greedy trees' and DPBoost's split choices (x moves a split
 score by at most one record's share); DPBoost's leaves and held-out check (the defaults
 deal x to one of 10 trees or the held-out cell with a secret draw, so no single leaf's
-law is fixed — the sharpened variant reads the leaf with one tree); the forest's floor
-check from ε = 2 up (one noisy out-of-bag count, read only through whether the forest
+law is fixed — the sharpened variant reads the leaf with one tree, and the ``grown``
+variant below every tree's leaf x reaches, a mixture over x's secret tree); the forest's
+floor check from ε = 2 up (one noisy out-of-bag count, read only through whether the forest
 falls back on its prior). The audit reads the
 rest; ``claimed_pair_loss`` is the most its readings can show.
 
@@ -131,10 +132,38 @@ the same way, with a half-noise mutant. The pair has two classes, so
 DPBoost's shared multiclass trees (k > 2: each record's k gradients bounded in L1, the
 leaf noise scaled to that bound) are not exercised either; ``tests/models/test_dpboost.py``
 checks that bound exhaustively (Lemma 2 in L1) and on the gradients of a real fit. The
-pair is too small for DPBoost to grow (ε ≥ 5 and a released prior of ≥ 6,000 records), so
-the grown model's noisy-quantile bin edges are not exercised here;
-``tests/models/test_dpboost_edges.py`` checks their noise law with a 4×-ε mutant and that
-files of D and D plus one record agree on every public field.
+pair is too small for DPBoost to grow (ε ≥ 5 and a released prior of ≥ 6,000 records),
+and neither pair fits the ``macro_f1`` objective: the variants below read those releases.
+
+**DPBoost variants** (``variant=``, ``dpviz audit --release dpboost --variant …``;
+:mod:`dpviz.evaluation.audit_variants`). Registry defaults at ε = 10 (unless told) on
+their own pairs, each fit read per booked entry, with a Clopper–Pearson bound per entry
+(``parts`` in the result) against that entry's claimed loss, besides the total against
+the ledger:
+
+- ``grown``: 6,400 ``no`` records and x a ``yes`` of another colour, so the fit grows
+  (log-loss, noisy-quantile bin edges, report-noisy-max splits, clipped Newton leaves).
+  Read: the prior's ``yes`` count, x's cell in the bin edges' noisy histogram, and per
+  ensemble the released value of the leaf x reaches in each tree, as a Laplace mixture
+  over the tree x is secretly dealt to (claimed loss ≈ 1.8–1.9 per ensemble at ε = 10);
+  with ``params={"objective": "macro_f1"}`` the score histogram too.
+- ``macro_f1``: 600 records, a quarter ``yes``, ``objective="macro_f1"``: the trees keep a
+  weight ≥ 0.5, so the 64-bin score histogram is drawn; read: its class-``yes`` count in
+  the bin x's score falls in (claimed loss ε_th = 0.45 at ε = 10).
+
+Measured (``tests/evaluation/test_release_audit_variants.py``): 200 fits per dataset
+refute a 4×-ε mutant of the grown leaves (bound 2.1–2.3 against a claimed 1.8–1.9, for
+either ensemble), 80 refute a 4×-ε histogram (0.7–0.94 against 0.45); the real code
+stays within every claim. **Blind spots of the variants.** The grown model's split
+choices (report-noisy-max) and its held-out check are not read (the pair keeps the
+splits nearly independent of x; ``tests/models/test_dpboost_newton.py`` checks the
+draw's exact law and refutes its 4×-ε mutant); the grown softmax model (k > 2 classes)
+is not exercised (``test_dpboost_newton.py`` bounds its leaves' L1 sensitivity on the
+real tree code); one secret tree per ensemble dilutes what the leaves show, so the
+leaves' claim is refutable only at a 4×-ε scale and a few hundred fits; and the
+``macro_f1`` pair is imbalanced on purpose: on a balanced pair at ε = 10 the held-out
+check fails in about 3 of 4 fits (the trees-trusting and fallback mixes classify
+alike), the weight falls below 0.5 and no histogram is drawn.
 """
 
 from __future__ import annotations
@@ -153,6 +182,14 @@ from dpviz.evaluation.audit_readings import (
     SHARPENED_READINGS,
     Reading,
     choose_events,
+)
+from dpviz.evaluation.audit_variants import (
+    VARIANT_EPSILON,
+    VARIANT_RUNS,
+    VARIANTS,
+    variant_events,
+    variant_pair,
+    variant_parts,
 )
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import valid_epsilon
@@ -242,6 +279,27 @@ class EventCount:
     hits_d_prime: int
     bound_d_over_d_prime: float
     bound_d_prime_over_d: float
+    part: str = ""
+
+
+@dataclass
+class PartBound:
+    """One booked entry a variant reads (:mod:`dpviz.evaluation.audit_variants`): the
+    largest |Λ| its claimed law allows and the best bound of the events on it alone.
+
+    A ``lower_bound`` above ``claimed_loss`` refutes that entry's claimed noise law
+    (false alarm probability ≤ 1 − confidence, jointly with every other bound; for the
+    grown leaves, their law given the released splits, which the pair keeps nearly
+    independent of x: see :mod:`dpviz.evaluation.audit_variants`)."""
+
+    name: str
+    claimed_loss: float
+    lower_bound: float
+    event: str
+
+    @property
+    def refuted(self) -> bool:
+        return self.lower_bound > self.claimed_loss
 
 
 @dataclass
@@ -287,6 +345,11 @@ class ReleaseAuditResult:
     stopped : bool
         True when ``cancel`` stopped the audit early: ``n_runs`` fits per dataset were
         made, fewer than asked (the bound is valid for them, with less power).
+    variant : str or None
+        The DPBoost variant audited (:data:`~dpviz.evaluation.audit_variants.VARIANTS`),
+        None for the defaults or sharpened audit.
+    parts : list of PartBound
+        A variant's per-entry bounds (empty otherwise).
     """
 
     algorithm: str
@@ -306,6 +369,13 @@ class ReleaseAuditResult:
     seconds: float = 0.0
     sharpened: bool = False
     stopped: bool = False
+    variant: str | None = None
+    parts: list[PartBound] = field(default_factory=list)
+
+    @property
+    def refuted_parts(self) -> list[str]:
+        """The entries whose claimed law a variant's bounds refute."""
+        return [p.name for p in self.parts if p.refuted]
 
     def to_dict(self) -> dict:
         """A JSON-ready dictionary (infinite values become None)."""
@@ -383,7 +453,7 @@ def neighbouring_datasets(
 def audit_release(
     algorithm_id: str,
     *,
-    epsilon: float = 1.0,
+    epsilon: float | None = None,
     n_runs: int | None = None,
     params: dict | None = None,
     confidence: float = 0.95,
@@ -392,6 +462,7 @@ def audit_release(
     pair: tuple[Schema, pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    variant: str | None = None,
 ) -> ReleaseAuditResult:
     """Empirical lower bound on the privacy loss of an algorithm's whole release.
 
@@ -416,13 +487,15 @@ def audit_release(
     ----------
     algorithm_id : str
         Registry id (``dpviz.models.registry.ALGORITHMS``).
-    epsilon : float, default=1.0
-        Budget the algorithm is asked for.
+    epsilon : float or None, default=None
+        Budget the algorithm is asked for; None: 1, or
+        :data:`~dpviz.evaluation.audit_variants.VARIANT_EPSILON` (10) for a ``variant``.
     n_runs : int or None, default=None
-        Fits per dataset; None uses :data:`DEFAULT_RUNS` (:data:`SHARPENED_RUNS`).
+        Fits per dataset; None uses :data:`DEFAULT_RUNS` (:data:`SHARPENED_RUNS`,
+        :data:`~dpviz.evaluation.audit_variants.VARIANT_RUNS`).
     params : dict or None, default=None
         Parameters over the registry defaults (over :data:`SHARPENED_PARAMS` when
-        ``sharpened``).
+        ``sharpened``, over the variant's ``objective`` for a ``variant``).
     confidence : float, default=0.95
         Joint confidence of the bounds; 1 − confidence bounds the false-alarm rate.
     random_state : int, default=0
@@ -440,6 +513,11 @@ def audit_release(
     cancel : callable or None, default=None
         Checked after each pair of fits; True stops the audit, which then bounds ε
         from the fits made so far (``stopped`` in the result).
+    variant : {"grown", "macro_f1"} or None, default=None
+        ``dpboost`` only: audit the grown model (ε ≥ 5, a pair of 6,400 records) or the
+        ``macro_f1`` objective's score histogram on their own pairs
+        (:mod:`dpviz.evaluation.audit_variants`), with a bound per booked entry read
+        (``parts`` in the result).
 
     Returns
     -------
@@ -447,19 +525,27 @@ def audit_release(
     """
     start = time.perf_counter()
     algorithm = get_algorithm(algorithm_id)
+    if variant is not None:
+        _check_variant(algorithm.id, variant, sharpened, pair)
+    if epsilon is None:
+        epsilon = 1.0 if variant is None else VARIANT_EPSILON
     epsilon = valid_epsilon(epsilon)
-    if n_runs is None:
+    if n_runs is None and variant is not None:
+        n_runs = VARIANT_RUNS[variant]
+    elif n_runs is None:
         n_runs = (SHARPENED_RUNS if sharpened else DEFAULT_RUNS)[algorithm.id]
     if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:
         raise ValueError(f"n_runs must be a whole number ≥ 1, got {n_runs!r}")
     n_runs = int(n_runs)
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    base = SHARPENED_PARAMS[algorithm.id] if sharpened else {}
+    base = SHARPENED_PARAMS[algorithm.id] if sharpened else VARIANTS.get(variant, {})
     used = {**base, **(params or {})}
     if pair is not None and sharpened:
         raise ValueError("a custom pair is audited at the defaults, not sharpened")
-    if pair is not None:
+    if variant is not None:
+        schema, d, d_prime, x = variant_pair(variant)
+    elif pair is not None:
         schema, d, d_prime, x = pair
     else:
         schema = AUDIT_SCHEMA if sharpened else DEFAULTS_SCHEMA
@@ -476,7 +562,21 @@ def audit_release(
     probe = [fit(0), fit(1)]
     ledger_epsilon = probe[0].ledger_.epsilon_total
     rng = np.random.default_rng(random_state)
-    if sharpened:
+    tags: list[str] = []
+    claims: dict[str, float] = {}
+    if variant is not None:
+        _check_variant_probe(variant, probe[0], epsilon)
+        parts = variant_parts(variant, probe[0], data[0], x_encoded)
+        found = variant_events(parts, rng)
+        events, tags, claims = found.events, found.parts, found.claimed
+        claimed = claims["all parts"]
+        reads = "; ".join(p.name for p in parts)
+
+        def observe(model, which: int) -> tuple[np.ndarray, int]:
+            # Every fit is read against D's centres (functions of its release and D).
+            return found.statistics(variant_parts(variant, model, data[0], x_encoded)), 0
+
+    elif sharpened:
         reading = SHARPENED_READINGS[algorithm.id](probe[0], probe[1], x_encoded)
         if reading.n_items == 0:
             raise RuntimeError("D and D' give the same claimed law for everything read")
@@ -526,9 +626,17 @@ def audit_release(
     d_over = _log_ratio(low_d, up_d2)  # ln P[E|D] / P[E|D']
     d2_over = _log_ratio(low_d2, up_d)  # ln P[E|D'] / P[E|D]
     table = [
-        EventCount(e.name, int(hits[0][i]), int(hits[1][i]), float(d_over[i]), float(d2_over[i]))
+        EventCount(
+            e.name,
+            int(hits[0][i]),
+            int(hits[1][i]),
+            float(d_over[i]),
+            float(d2_over[i]),
+            tags[i] if tags else "",
+        )
         for i, e in enumerate(events)
     ]
+    part_bounds = [_part_bound(name, loss, table) for name, loss in claims.items()]
     both = np.concatenate([d_over, d2_over])
     best = int(np.argmax(both))
     i = best % len(events)
@@ -552,4 +660,44 @@ def audit_release(
         seconds=time.perf_counter() - start,
         sharpened=sharpened,
         stopped=stopped,
+        variant=variant,
+        parts=part_bounds,
     )
+
+
+def _part_bound(name: str, claimed: float, table: list[EventCount]) -> PartBound:
+    """The best bound of the events on one part (both directions), clipped at 0."""
+    best, where = 0.0, "none"
+    for e in table:
+        if e.part != name:
+            continue
+        for bound, direction in (
+            (e.bound_d_over_d_prime, "P[E|D] / P[E|D']"),
+            (e.bound_d_prime_over_d, "P[E|D'] / P[E|D]"),
+        ):
+            if bound > best:
+                best, where = float(bound), f"{e.event}, {direction}"
+    return PartBound(name, claimed, best, where)
+
+
+def _check_variant(algorithm: str, variant: str, sharpened: bool, pair) -> None:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if algorithm != "dpboost":
+        raise ValueError(f"the {variant!r} variant audits dpboost, not {algorithm}")
+    if sharpened or pair is not None:
+        raise ValueError("a variant is audited on its own pair, neither sharpened nor custom")
+
+
+def _check_variant_probe(variant: str, model, epsilon: float) -> None:
+    """Refuse a variant whose probe fit does not make the release it is for."""
+    if variant == "grown" and not model.grown_:
+        raise ValueError(
+            f"DPBoost did not grow at epsilon = {epsilon:g} (it grows from epsilon = 5 "
+            "with the registry defaults): use --epsilon 5 or more for the grown variant"
+        )
+    if variant == "macro_f1" and model.threshold_counts_ is None:
+        raise ValueError(
+            f"at epsilon = {epsilon:g} the macro_f1 pair's trees carry a weight below 0.5, "
+            "so no score histogram is drawn: use a larger epsilon (the default is 10)"
+        )
