@@ -22,6 +22,10 @@ from typing import Any
 import numpy as np
 
 from dpviz.app import models as app_models
+from dpviz.app.preview import AUTO_PREVIEW_NOTE as AUTO_PREVIEW_NOTE
+from dpviz.app.preview import DepthPreview as DepthPreview
+from dpviz.app.preview import depth_preview as depth_preview
+from dpviz.app.preview import structure_preview as structure_preview
 from dpviz.app.support import PreparedData
 from dpviz.app.sweep import (
     Progress,
@@ -44,18 +48,14 @@ from dpviz.evaluation.sweep import (
 from dpviz.figures.common import (
     mechanism_label,
 )
-from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import (
     SHARED_SMALL_TREES,
     SHARED_TREES,
     TREE_STEPS,
-    signal_records,
 )
-from dpviz.models.greedy import estimator as greedy
-from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, get_algorithm
-from dpviz.models.trees.depth import COUNTED_RULES, DEPTH_RULES, resolve_depth
+from dpviz.models.trees.depth import DEPTH_RULES
 from dpviz.privacy.mechanisms import MECHANISMS
 from dpviz.privacy.noise import NOT_PRIVATE_NOTE
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
@@ -356,137 +356,6 @@ def nearest_epsilon(value: float) -> float:
     grid = np.asarray(epsilon_grid())
     clipped = min(max(float(value), EPSILON_MIN), EPSILON_MAX)
     return float(grid[np.argmin(np.abs(np.log(grid) - math.log(clipped)))])
-
-
-def branching(schema: Schema) -> list[int]:
-    return [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
-
-
-@dataclass(frozen=True)
-class DepthPreview:
-    """The depth a setting gives for a dataset, and a sentence explaining it."""
-
-    depth: int
-    text: str
-    private_note: str | None = None
-
-
-AUTO_PREVIEW_NOTE = (
-    "Not private, for you only: this preview reads your file's row count. The released "
-    "model sizes itself (trees and depth) from the declared count or, if none is declared, "
-    "a noisy count booked in the ledger, so its tree count may differ from the one shown."
-)
-
-
-def depth_preview(
-    schema: Schema,
-    rule: str | int,
-    n_records: int,
-    n_estimators: int,
-    data_split: str,
-    epsilon: float | None = None,
-) -> DepthPreview:
-    """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
-    bad rule). The record count used here is the data owner's view, not released. Below
-    ε = 1 ``records`` sizes for n·s records, as the fit does (``sizing.signal_records``)."""
-    s, r = len(schema.continuous), len(schema.discrete)
-    sized = signal_records(n_records, epsilon) if rule == "records" else n_records
-    depth = resolve_depth(
-        rule,
-        s,
-        r,
-        n_records=sized,
-        branching=branching(schema),
-        n_trees=n_estimators if data_split == "disjoint" else None,
-    )
-    per_tree = n_records // max(1, n_estimators) if data_split == "disjoint" else n_records
-    parts = [f"Depth {depth} ({rule}: {s} continuous, {r} discrete features)."]
-    if r == 0:
-        leaves = 2.0**depth
-        parts.append(
-            f"Each tree has {leaves:,.0f} leaves for about {per_tree:,} records"
-            + (", so most leaves will be empty." if leaves > per_tree else ".")
-        )
-    else:
-        parts.append(f"Each tree sees about {per_tree:,} records.")
-    note = None
-    if rule in COUNTED_RULES:
-        note = (
-            f"The {rule} rule reads the number of records, which is itself private: unless "
-            "you declare it public (declared_n), the model spends 5% of ε on a noisy count, "
-            "booked in the ledger. This preview uses the true count."
-        )
-    return DepthPreview(depth, " ".join(parts), note)
-
-
-def structure_preview(
-    schema: Schema,
-    n_records: int,
-    algorithm_id: str,
-    params: Mapping[str, Any],
-    epsilon: float = 1.0,
-) -> DepthPreview | None:
-    """What the settings mean for the model's shape and budget, in a sentence (None for
-    an algorithm without a preview; ``ValueError`` for unusable settings)."""
-    model = get_algorithm(algorithm_id).make(epsilon, **params)
-    widths = [int(w) for w in branching(schema)]
-    if isinstance(model, DPRandomForestClassifier):
-        trees = model.tree_count(n_records)
-        preview = depth_preview(schema, model.depth, n_records, trees, model.data_split, epsilon)
-        if model.n_estimators == AUTO_TREES:
-            preview = DepthPreview(
-                preview.depth,
-                f"About {trees} trees (auto). {preview.text}",
-                " ".join(filter(None, [AUTO_PREVIEW_NOTE, preview.private_note])),
-            )
-        return preview
-    if isinstance(model, DPDecisionTreeClassifier):
-        bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
-        d = int(model.steps)
-        if model.max_depth == "auto":
-            # A preview for the data owner only: the fitted tree reads a noisy (or the
-            # declared) count instead of n_records.
-            n = int(model.declared_n) or n_records
-            root = 0.0 if model.declared_n else greedy.root_count_epsilon(epsilon)
-            depth = max(1, greedy.auto_depth(n, bins, len(schema.classes), epsilon - root, d))
-        else:
-            depth = int(model.max_depth)
-        n_steps = math.ceil(depth / d)
-        leaves = float(np.prod(sorted(bins, reverse=True)[:depth], dtype=np.float64))
-        text = (
-            f"One tree of depth {depth}: {n_steps} exponential-mechanism step"
-            f"{'s' * (n_steps > 1)} of {d} layer{'s' * (d > 1)} and the noisy leaf counts "
-            f"share ε, ε' = ε / {n_steps + 1} = {epsilon / (n_steps + 1):.3g} each. A "
-            f"continuous feature splits into its {model.n_bins} public bins; up to "
-            f"{leaves:,.0f} leaves for {n_records:,} records"
-            + (", so most leaves will be empty." if leaves > n_records else ".")
-        )
-        return DepthPreview(depth, text)
-    if isinstance(model, DPBoostClassifier):
-        model.grown_ = grows(model, n_records)  # the fit reads the prior's noisy count
-        t_e = int(model.trees_per_ensemble_)
-        first = min(t_e, int(model.n_estimators_))
-        holdout = model.checks_trees_ and model.n_ensembles_ == 1
-        sizes = np.round(n_records * model.ensemble_shares(first, holdout)).astype(int)
-        k = len(schema.classes)
-        if k == 2:
-            per_class = ""
-        elif model.loss_ == "logistic":
-            per_class = f", one tree serving all {k} classes' softmax scores"
-        elif model.preset_.multiclass == "shared":
-            per_class = f", one tree serving all {k} one-vs-rest classes"
-        else:
-            per_class = f", ε / {k} per one-vs-rest class"
-        n_ens = model.n_ensembles_
-        text = (
-            f"{n_ens} ensemble{'s' * (n_ens > 1)} of up to {t_e} trees of depth "
-            f"{model.max_depth_} ({2**model.max_depth_:,} leaves each); each ensemble spends "
-            f"ε / {n_ens}{per_class}. Inside an ensemble every tree reads its own disjoint "
-            f"subset: about {sizes[0]:,} records for the first tree down to "
-            f"{sizes[min(t_e, model.n_estimators_) - 1]:,} for the last." + grown_note(model)
-        )
-        return DepthPreview(int(model.max_depth_), text)
-    return None
 
 
 def always_on_references(algorithm: Algorithm) -> tuple[str, ...]:
