@@ -203,7 +203,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
-from dpviz.models.boosting.threshold import BINS, fit_threshold, threshold_epsilon
+from dpviz.models.boosting.threshold import fit_threshold, histogram_cells, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
@@ -346,7 +346,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     def preset_(self) -> Preset:
         """The method's choices: :data:`LARGE_EPSILON` when the fit grew the model
         (:attr:`grown_`), else those of ``preset``."""
-        return LARGE_EPSILON if getattr(self, "grown_", False) else PRESETS[self.preset]
+        return budget.preset_of(self)
 
     def _validate_params(self) -> None:
         check_params(self)
@@ -595,8 +595,9 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def threshold_bins_(self) -> int:
-        """The public bins of that histogram."""
-        return BINS
+        """The public cells of that histogram per class: :data:`~.threshold.BINS`, or
+        the one tree's leaves (:func:`~.threshold.histogram_cells`)."""
+        return histogram_cells(self)
 
     @property
     def class_epsilon_(self) -> float:

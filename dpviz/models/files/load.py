@@ -521,7 +521,10 @@ def _common_meta(model) -> dict:
         and isinstance(v, str | int | float | bool)
     }
     # DPBoost grown at large ε: the sizes it used, so the file's ledger is recomputed right.
-    params.update(getattr(model, "fitted_parameters_", {}))
+    # (The small macro_f1 model keeps the parameters as given: its sizes follow from them,
+    # the objective and ε by a public rule that the file's ledger check applies again.)
+    if getattr(model, "grown_", False):
+        params.update(model.fitted_parameters_)
     meta = {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),
