@@ -81,7 +81,12 @@ def test_the_small_model_applies_only_where_it_should():
     assert not model.checks_trees_ and model.check_passed_ is None
     # Another objective, ε at the bound, a size set by hand, more classes: not small.
     assert not budget.small_macro_f1(_fit(0, objective="accuracy"))
-    assert not budget.small_macro_f1(_fit(0, epsilon=budget.MACRO_F1_EPSILON))
+    # From ε = 1 on the released prior's total decides: few records, small; many, not.
+    model = _fit(0, epsilon=2.0)
+    assert model.small_ and budget.small_macro_f1(model) and model.n_estimators_ == 1
+    assert model.prior_epsilon_ == pytest.approx(0.2)  # 10% of ε either way
+    large = _fit(0, _frame(budget.MACRO_F1_RECORDS + 1000, 1), epsilon=2.0)
+    assert not large.small_ and large.n_estimators_ == 10 and large.checks_trees_
     assert not budget.small_macro_f1(_fit(0, max_depth=4))
     three = Schema("label", ("x", "y", "z"), SCHEMA.features)
     wide = FRAME.assign(label=np.where(FRAME["a"] > 6, "z", np.where(FRAME["a"] > 3, "y", "x")))
@@ -197,6 +202,21 @@ def test_a_file_predicts_as_the_model_and_rebuilds_its_ledger():
     assert [(e.query, e.epsilon) for e in ledger.entries] == [
         (e.query, e.epsilon) for e in model.ledger_.entries
     ]
+
+
+def test_a_file_small_by_its_record_count_rebuilds_its_ledger():
+    """From ε = 1 on the file says it is the small model (a field derived from the noisy
+    class histogram's total); its ledger is rebuilt as the fit's."""
+    model = _fit(3, epsilon=2.0)
+    doc = files.release(model).to_json()
+    assert json.loads(doc)["small_macro_f1"] is True and unaccounted(json.loads(doc)) == []
+    back = files.ReleasedBoost.from_json(doc)
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    ledger = estimator_ledger(back.meta, back.schema, "boost")
+    assert [(e.query, e.epsilon) for e in ledger.entries] == [
+        (e.query, e.epsilon) for e in model.ledger_.entries
+    ]
+    assert "small_macro_f1" not in files.release(_fit(3, objective="accuracy")).to_json()
 
 
 def test_neighbouring_files_differ_only_in_released_fields():

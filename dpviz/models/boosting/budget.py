@@ -38,7 +38,14 @@ from sklearn.base import BaseEstimator
 
 from dpviz.models.boosting import newton
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
-from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS, PRESETS, Preset, _same
+from dpviz.models.boosting.presets import (
+    CAPACITY_RECORDS,
+    LARGE_EPSILON,
+    PRESET_PARAMETERS,
+    PRESETS,
+    Preset,
+    _same,
+)
 from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.prior import decimal_times, prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
@@ -56,9 +63,13 @@ PRIOR_MAX_SHARE = 0.95
 # 2·share_c for the other classes and 2·share_y − 2 for its own: an L1 norm of
 # 4(1 − share_y) ≤ 4·g*, whatever k. Shared trees scale each record's to that bound.
 SHARED_L1_BOUND = 4 * G_STAR
-# macro_f1 at small ε (issue 28): below this ε, with ``objective="macro_f1"`` on two
-# classes and every size left at the default preset's, the fit is SMALL_MACRO_F1.
+# macro_f1 with little to learn from (issue 28): with ``objective="macro_f1"`` on two
+# classes and every size left at the default preset's, the fit is SMALL_MACRO_F1 below
+# this ε (decided from the parameters), and from it on when the released prior counts
+# fewer than MACRO_F1_RECORDS records (decided after the prior, as the grown model is;
+# the prior's ε is the same 10% of ε either way from ε = 0.95 on).
 MACRO_F1_EPSILON = 1.0
+MACRO_F1_RECORDS = CAPACITY_RECORDS
 # Its prior's share of ε (no floor: the threshold histogram, not the prior, names what a
 # record is predicted) and whether it holds out records for the check.
 MACRO_F1_PRIOR_SHARE = 0.1
@@ -73,22 +84,38 @@ SMALL_MACRO_F1 = replace(
 )
 
 
-def small_macro_f1(model: BaseEstimator) -> bool:
-    """Whether the fit is :data:`SMALL_MACRO_F1`: ``objective="macro_f1"``, two classes
-    (the schema's, when set), the default preset with every size of
-    :data:`~dpviz.models.boosting.presets.PRESET_PARAMETERS` at its value, and ε below
-    :data:`MACRO_F1_EPSILON`. Public parameters and the public schema only."""
+def _macro_f1_default(model: BaseEstimator) -> bool:
+    """``objective="macro_f1"``, two classes (the schema's, when set) and the default
+    preset with every size of :data:`~dpviz.models.boosting.presets.PRESET_PARAMETERS`
+    at its value (public parameters and the public schema only)."""
     if getattr(model, "objective", None) != MACRO_F1 or model.preset != "default":
         return False
     if hasattr(model, "schema_") and len(model.schema_.classes) != 2:
         return False
-    try:
-        if not float(model.epsilon) < MACRO_F1_EPSILON:
-            return False
-    except (TypeError, ValueError):
-        return False
     base = PRESETS["default"]
     return all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS)
+
+
+def small_macro_f1(model: BaseEstimator) -> bool:
+    """Whether the fit is :data:`SMALL_MACRO_F1`: :func:`_macro_f1_default` and ε
+    below :data:`MACRO_F1_EPSILON`, or the fit found the released prior's total below
+    :data:`MACRO_F1_RECORDS` (``small_``, :func:`small_by_records`)."""
+    if not _macro_f1_default(model):
+        return False
+    if getattr(model, "small_", False):
+        return True
+    try:
+        return float(model.epsilon) < MACRO_F1_EPSILON
+    except (TypeError, ValueError):
+        return False
+
+
+def small_by_records(model: BaseEstimator, n_hat: float) -> bool:
+    """Whether the released prior's total ``n_hat`` (clipped noisy counts: a booked
+    release, so this is post-processing) makes the fit :data:`SMALL_MACRO_F1` from
+    ε = :data:`MACRO_F1_EPSILON` on: :func:`_macro_f1_default` and ``n_hat`` below
+    :data:`MACRO_F1_RECORDS`. (Below that ε the parameters alone decide.)"""
+    return _macro_f1_default(model) and n_hat < MACRO_F1_RECORDS
 
 
 def preset_of(model: BaseEstimator) -> Preset:

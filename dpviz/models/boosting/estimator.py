@@ -371,6 +371,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes, dtype=object) if classes is None else classes
         k = len(schema.classes)
         self.grown_ = False  # until the released prior says the records are enough
+        self.small_ = False  # from ε = 1 on, until the released prior says they are few
         # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
         rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
@@ -379,7 +380,10 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         )
         # Capacity that grows with ε, from ε and the released prior's total only.
         if self.prior_counts_ is not None:
-            self.grown_ = grows(self, float(np.clip(self.prior_counts_, 0, None).sum()))
+            n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
+            self.grown_ = grows(self, n_hat)
+            # macro_f1 on few records: one small tree (budget.SMALL_MACRO_F1).
+            self.small_ = budget.small_by_records(self, n_hat)
         # The grown model's bin edges: a booked release of noisy feature histograms.
         self.bin_edges_ = None
         if self.edge_epsilon_ > 0:
