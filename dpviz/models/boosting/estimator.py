@@ -32,6 +32,16 @@ Two presets (``preset``):
   classes) with clipped Newton leaves from the released prior's log-shares, at depth
   4, η = 0.5, λ = 10, ½ of each tree's ε on splits growing 1.5× per level, its splits
   drawn by report-noisy-max (:mod:`~dpviz.models.boosting.newton`).
+  **macro_f1 with little to learn from** (issue 28): with ``objective="macro_f1"`` on
+  two classes and every size left alone, below ε = 1, or from ε = 1 on when the released
+  prior counts fewer than 6,000 records (``small_``), the fit is
+  :data:`~dpviz.models.boosting.budget.SMALL_MACRO_F1`: the prior at 10% of ε (no
+  floor), one tree of depth 2 on every record with λ = 1000 (its leaves' Laplace
+  scale 1/(1001·ε_leaf)), no held-out check, and the threshold's noisy score histogram
+  over that tree's four leaves at 25% of what the prior leaves
+  (:mod:`~dpviz.models.boosting.threshold`). Its floor is the threshold: where the
+  leaves' noisy class counts show no cut better than the majority's answer it answers
+  the majority.
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -150,6 +160,13 @@ Why each default choice keeps that proof:
   counts); shared multiclass trees, boosted from p̂, estimate a correction to it and
   the score is κ·p̂ + w·(trees' score): post-processing of released values
   (see :func:`~dpviz.models.boosting.check.check_weights`).
+- **The small macro_f1 model.** Whether it applies reads the public objective,
+  schema, parameters and ε, and from ε = 1 on the released prior's total
+  (post-processing, decided before any tree reads a record; the prior's ε is 10% of ε
+  under either rule from ε = 0.95 on, so the draw is the same). It is the same
+  mechanism with other public sizes: one tree of one ensemble reads every record
+  (ε_t = ε − ε_p − ε_th), λ = 1000 keeps Lemma 2's bound g*/(1+λ), and without a
+  check no cell is held out. The histogram's cells are the released tree's leaves.
 - **Held-out check.** One noisy count on the last ensemble's held-out cell: how many
   more of its records the trees-trusting mix classifies correctly than the prior's.
   Its sensitivity is 1 and it is released with discrete Laplace noise at ε_t; only

@@ -14,9 +14,15 @@ the posterior (deconvolved) counts (:func:`~dpviz.models.trees.threshold.posteri
 and :func:`~dpviz.models.trees.threshold.best_threshold`), or
 :data:`~dpviz.models.trees.threshold.NEVER` where the majority's answer scores best.
 
+The small macro_f1 model (one tree of depth 2,
+:data:`~dpviz.models.boosting.budget.SMALL_MACRO_F1`) counts the records per leaf of its
+one tree instead (4 cells a class, not 2 × 64 mostly empty bins, at
+:data:`SMALL_THRESHOLD_SHARE`), and the candidates are the leaves' released scores.
+
 Privacy: the histogram has L1 sensitivity 1 under add/remove-one (a record adds one
-to one bin of its class; the bins' edges are a function of the released trees, the
-released prior and public settings, fixed before the histogram is read), so exact
+to one bin or leaf of its class; the bins' edges, or the leaves, are a function of the
+released trees, the released prior and public settings, fixed before the histogram is
+read), so exact
 discrete Laplace noise at ε_th makes it ε_th-DP, booked in the ledger after the trees
 (sequential). The threshold is post-processing of that release and public ε_th. Other
 objectives and more classes spend nothing here and draw no noise, so their models are
