@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dpviz.models.boosting.budget import small_by_records
 from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import signal_records
@@ -129,6 +130,7 @@ def structure_preview(
         return DepthPreview(depth, text)
     if isinstance(model, DPBoostClassifier):
         model.grown_ = grows(model, n_records)  # the fit reads the prior's noisy count
+        model.small_ = len(schema.classes) == 2 and small_by_records(model, n_records)  # macro_f1
         t_e = int(model.trees_per_ensemble_)
         first = min(t_e, int(model.n_estimators_))
         holdout = model.checks_trees_ and model.n_ensembles_ == 1

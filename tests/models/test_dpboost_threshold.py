@@ -54,12 +54,15 @@ def _frame(n: int, seed: int) -> pd.DataFrame:
     return frame
 
 
-FRAME = _frame(5000, 0)
+# 7,000 records at ε = 4: the square-loss model with 64 bins (below 6,000 records, or
+# below ε = 1, macro_f1 fits one small tree instead: tests/models/test_dpboost_small_f1.py).
+FRAME = _frame(7000, 0)
+EPSILON = 4.0
 
 
-def _fit(seed, frame=FRAME, schema=SCHEMA, objective="macro_f1", **params):
+def _fit(seed, frame=FRAME, schema=SCHEMA, objective="macro_f1", epsilon=EPSILON, **params):
     model = DPBoostClassifier(
-        epsilon=10.0, schema=schema, noise_seed=seed, objective=objective, **params
+        epsilon=epsilon, schema=schema, noise_seed=seed, objective=objective, **params
     )
     return model.fit(frame.drop(columns="label"), frame["label"])
 
@@ -110,14 +113,14 @@ def test_a_histogram_at_four_times_the_booked_epsilon_is_refuted(monkeypatch):
 
 def test_the_ledger_books_the_histogram_after_the_trees():
     model = _fit(1)
-    rest = 10.0 - model.prior_epsilon_
+    rest = EPSILON - model.prior_epsilon_
     queries = [g[0].query for g in model.ledger_.groups]
     assert "macro_f1 threshold" in queries[-1]
     (entry,) = model.ledger_.groups[-1]
     assert entry.epsilon == pytest.approx(THRESHOLD_SHARE * rest)
     assert entry.data == "all records"
     assert model.class_epsilon_ == pytest.approx((1 - THRESHOLD_SHARE) * rest)
-    assert _fit(None).ledger_.epsilon_total == pytest.approx(10.0)
+    assert _fit(None).ledger_.epsilon_total == pytest.approx(EPSILON)
     assert 0.0 <= model.decision_threshold_ <= NEVER
 
 
@@ -185,13 +188,13 @@ def test_the_grown_log_loss_model_thresholds_its_probabilities():
     histogram is booked after the trees and the edges, the ledger still sums to ε, and
     its file predicts with the threshold exactly as the estimator does."""
     frame = _frame(7000, 3)
-    model = _fit(4, frame=frame)
+    model = _fit(4, frame=frame, epsilon=10.0)
     assert model.loss_ == "logistic" and model.decision_threshold_ is not None
     assert "macro_f1 threshold" in model.ledger_.groups[-1][0].query
     rest = 10.0 - model.prior_epsilon_ - model.edge_epsilon_
     assert model.ledger_.groups[-1][0].epsilon == pytest.approx(THRESHOLD_SHARE * rest)
     # A replayable noise seed voids the total; a fresh-noise fit books exactly ε.
-    assert _fit(None, frame=frame).ledger_.epsilon_total == pytest.approx(10.0)
+    assert _fit(None, frame=frame, epsilon=10.0).ledger_.epsilon_total == pytest.approx(10.0)
     doc = files.release(model).to_json()
     assert unaccounted(json.loads(doc)) == []
     back = files.ReleasedBoost.from_json(doc)

@@ -31,14 +31,23 @@ which calls them from its members of the same names (``n_ensembles_``, ``tree_ep
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpviz.models.boosting import newton
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
-from dpviz.models.boosting.presets import LARGE_EPSILON, PRESET_PARAMETERS
-from dpviz.models.trees.prior import prior_epsilon
+from dpviz.models.boosting.presets import (
+    CAPACITY_RECORDS,
+    LARGE_EPSILON,
+    PRESET_PARAMETERS,
+    PRESETS,
+    Preset,
+    _same,
+)
+from dpviz.models.objective import MACRO_F1
+from dpviz.models.trees.prior import decimal_times, prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
@@ -54,6 +63,69 @@ PRIOR_MAX_SHARE = 0.95
 # 2·share_c for the other classes and 2·share_y − 2 for its own: an L1 norm of
 # 4(1 − share_y) ≤ 4·g*, whatever k. Shared trees scale each record's to that bound.
 SHARED_L1_BOUND = 4 * G_STAR
+# macro_f1 with little to learn from (issue 28): with ``objective="macro_f1"`` on two
+# classes and every size left at the default preset's, the fit is SMALL_MACRO_F1 below
+# this ε (decided from the parameters), and from it on when the released prior counts
+# fewer than MACRO_F1_RECORDS records (decided after the prior, as the grown model is;
+# the prior's ε is the same 10% of ε either way from ε = 0.95 on).
+MACRO_F1_EPSILON = 1.0
+MACRO_F1_RECORDS = CAPACITY_RECORDS
+# Its prior's share of ε (no floor: the threshold histogram, not the prior, names what a
+# record is predicted) and whether it holds out records for the check.
+MACRO_F1_PRIOR_SHARE = 0.1
+MACRO_F1_CHECK = False
+SMALL_MACRO_F1 = replace(
+    PRESETS["default"],
+    n_estimators=1,
+    trees_per_ensemble=1,
+    max_depth=2,
+    reg_lambda=1000.0,
+    prior_share=MACRO_F1_PRIOR_SHARE,
+)
+
+
+def _macro_f1_default(model: BaseEstimator) -> bool:
+    """``objective="macro_f1"``, two classes (the schema's, when set) and the default
+    preset with every size of :data:`~dpviz.models.boosting.presets.PRESET_PARAMETERS`
+    at its value (public parameters and the public schema only)."""
+    if getattr(model, "objective", None) != MACRO_F1 or model.preset != "default":
+        return False
+    if hasattr(model, "schema_") and len(model.schema_.classes) != 2:
+        return False
+    base = PRESETS["default"]
+    return all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS)
+
+
+def small_macro_f1(model: BaseEstimator) -> bool:
+    """Whether the fit is :data:`SMALL_MACRO_F1`: :func:`_macro_f1_default` and ε
+    below :data:`MACRO_F1_EPSILON`, or the fit found the released prior's total below
+    :data:`MACRO_F1_RECORDS` (``small_``, :func:`small_by_records`)."""
+    if not _macro_f1_default(model):
+        return False
+    if getattr(model, "small_", False):
+        return True
+    try:
+        return float(model.epsilon) < MACRO_F1_EPSILON
+    except (TypeError, ValueError):
+        return False
+
+
+def small_by_records(model: BaseEstimator, n_hat: float) -> bool:
+    """Whether the released prior's total ``n_hat`` (clipped noisy counts: a booked
+    release, so this is post-processing) makes the fit :data:`SMALL_MACRO_F1` from
+    ε = :data:`MACRO_F1_EPSILON` on: :func:`_macro_f1_default` and ``n_hat`` below
+    :data:`MACRO_F1_RECORDS`. (Below that ε the parameters alone decide.)"""
+    return _macro_f1_default(model) and n_hat < MACRO_F1_RECORDS
+
+
+def preset_of(model: BaseEstimator) -> Preset:
+    """The method's choices of the fit: the grown model's (``grown_``), the small
+    macro_f1 model's (:func:`small_macro_f1`) or those of ``preset``."""
+    if getattr(model, "grown_", False):
+        return LARGE_EPSILON
+    if small_macro_f1(model):
+        return SMALL_MACRO_F1
+    return PRESETS[model.preset]
 
 
 def subset_shares(learning_rate: float, trees_per_ensemble: int) -> np.ndarray:
@@ -70,6 +142,8 @@ def size(model: BaseEstimator, name: str):
     (``grown_``, from ε and the released prior's total), else the parameter."""
     if getattr(model, "grown_", False):
         return getattr(LARGE_EPSILON, name)
+    if small_macro_f1(model):
+        return getattr(SMALL_MACRO_F1, name)
     return getattr(model, name)
 
 
@@ -139,7 +213,10 @@ def leaf_scale(model: BaseEstimator, iteration: int) -> float:
 
 
 def prior_epsilon_of(model: BaseEstimator) -> float:
-    """ε of the noisy class histogram (0 in the paper preset)."""
+    """ε of the noisy class histogram (0 in the paper preset; a plain share of ε in
+    :data:`SMALL_MACRO_F1`)."""
+    if small_macro_f1(model):
+        return decimal_times(MACRO_F1_PRIOR_SHARE, float(model.epsilon))
     return prior_epsilon(float(model.epsilon), model.preset_.prior_share, PRIOR_MAX_SHARE)
 
 
@@ -220,6 +297,8 @@ def ensemble_shares(model: BaseEstimator, n_trees: int, holdout: bool = False) -
 def checks_trees(model: BaseEstimator) -> bool:
     """Whether the fit holds out records to check the trees against the class prior
     (with a prior, i.e. the default preset)."""
+    if small_macro_f1(model) and not MACRO_F1_CHECK:
+        return False
     return model.prior_epsilon_ > 0
 
 
@@ -329,8 +408,12 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
         ledger.add_sequential(
             LedgerEntry(
                 "noisy histogram of the training records' scores per class over "
-                f"{model.threshold_bins_} bins of the model's score range: the macro_f1 "
-                "threshold (discrete Laplace)",
+                + (
+                    f"the {model.threshold_bins_} leaves of the model's one tree"
+                    if model.n_estimators_ == 1 and model.n_outputs_ == 1
+                    else f"{model.threshold_bins_} bins of the model's score range"
+                )
+                + ": the macro_f1 threshold (discrete Laplace)",
                 "all records",
                 eps_th,
             )

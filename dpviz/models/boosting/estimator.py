@@ -32,6 +32,16 @@ Two presets (``preset``):
   classes) with clipped Newton leaves from the released prior's log-shares, at depth
   4, η = 0.5, λ = 10, ½ of each tree's ε on splits growing 1.5× per level, its splits
   drawn by report-noisy-max (:mod:`~dpviz.models.boosting.newton`).
+  **macro_f1 with little to learn from** (issue 28): with ``objective="macro_f1"`` on
+  two classes and every size left alone, below ε = 1, or from ε = 1 on when the released
+  prior counts fewer than 6,000 records (``small_``), the fit is
+  :data:`~dpviz.models.boosting.budget.SMALL_MACRO_F1`: the prior at 10% of ε (no
+  floor), one tree of depth 2 on every record with λ = 1000 (its leaves' Laplace
+  scale 1/(1001·ε_leaf)), no held-out check, and the threshold's noisy score histogram
+  over that tree's four leaves at 25% of what the prior leaves
+  (:mod:`~dpviz.models.boosting.threshold`). Its floor is the threshold: where the
+  leaves' noisy class counts show no cut better than the majority's answer it answers
+  the majority.
 - ``"paper"`` — Li et al.'s settings: depth 6, λ = 0.1, η = 0.01, T = T_e = 50 with
   geometric subsets, gradient-based data *filtering*, ½ of each tree's ε on splits and ½
   on leaves, bin-threshold candidates for every feature, splits scored by the gain
@@ -150,6 +160,13 @@ Why each default choice keeps that proof:
   counts); shared multiclass trees, boosted from p̂, estimate a correction to it and
   the score is κ·p̂ + w·(trees' score): post-processing of released values
   (see :func:`~dpviz.models.boosting.check.check_weights`).
+- **The small macro_f1 model.** Whether it applies reads the public objective,
+  schema, parameters and ε, and from ε = 1 on the released prior's total
+  (post-processing, decided before any tree reads a record; the prior's ε is 10% of ε
+  under either rule from ε = 0.95 on, so the draw is the same). It is the same
+  mechanism with other public sizes: one tree of one ensemble reads every record
+  (ε_t = ε − ε_p − ε_th), λ = 1000 keeps Lemma 2's bound g*/(1+λ), and without a
+  check no cell is held out. The histogram's cells are the released tree's leaves.
 - **Held-out check.** One noisy count on the last ensemble's held-out cell: how many
   more of its records the trees-trusting mix classifies correctly than the prior's.
   Its sensitivity is 1 and it is released with discrete Laplace noise at ε_t; only
@@ -203,7 +220,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
-from dpviz.models.boosting.threshold import BINS, fit_threshold, threshold_epsilon
+from dpviz.models.boosting.threshold import fit_threshold, histogram_cells, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.features import bin_codes
@@ -346,7 +363,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     def preset_(self) -> Preset:
         """The method's choices: :data:`LARGE_EPSILON` when the fit grew the model
         (:attr:`grown_`), else those of ``preset``."""
-        return LARGE_EPSILON if getattr(self, "grown_", False) else PRESETS[self.preset]
+        return budget.preset_of(self)
 
     def _validate_params(self) -> None:
         check_params(self)
@@ -371,6 +388,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes, dtype=object) if classes is None else classes
         k = len(schema.classes)
         self.grown_ = False  # until the released prior says the records are enough
+        self.small_ = False  # from ε = 1 on, until the released prior says they are few
         # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
         rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
@@ -379,7 +397,10 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         )
         # Capacity that grows with ε, from ε and the released prior's total only.
         if self.prior_counts_ is not None:
-            self.grown_ = grows(self, float(np.clip(self.prior_counts_, 0, None).sum()))
+            n_hat = float(np.clip(self.prior_counts_, 0, None).sum())
+            self.grown_ = grows(self, n_hat)
+            # macro_f1 on few records: one small tree (budget.SMALL_MACRO_F1).
+            self.small_ = budget.small_by_records(self, n_hat)
         # The grown model's bin edges: a booked release of noisy feature histograms.
         self.bin_edges_ = None
         if self.edge_epsilon_ > 0:
@@ -595,8 +616,9 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def threshold_bins_(self) -> int:
-        """The public bins of that histogram."""
-        return BINS
+        """The public cells of that histogram per class: :data:`~.threshold.BINS`, or
+        the one tree's leaves (:func:`~.threshold.histogram_cells`)."""
+        return histogram_cells(self)
 
     @property
     def class_epsilon_(self) -> float:

@@ -14,9 +14,15 @@ the posterior (deconvolved) counts (:func:`~dpviz.models.trees.threshold.posteri
 and :func:`~dpviz.models.trees.threshold.best_threshold`), or
 :data:`~dpviz.models.trees.threshold.NEVER` where the majority's answer scores best.
 
+The small macro_f1 model (one tree of depth 2,
+:data:`~dpviz.models.boosting.budget.SMALL_MACRO_F1`) counts the records per leaf of its
+one tree instead (4 cells a class, not 2 × 64 mostly empty bins, at
+:data:`SMALL_THRESHOLD_SHARE`), and the candidates are the leaves' released scores.
+
 Privacy: the histogram has L1 sensitivity 1 under add/remove-one (a record adds one
-to one bin of its class; the bins' edges are a function of the released trees, the
-released prior and public settings, fixed before the histogram is read), so exact
+to one bin or leaf of its class; the bins' edges, or the leaves, are a function of the
+released trees, the released prior and public settings, fixed before the histogram is
+read), so exact
 discrete Laplace noise at ε_th makes it ε_th-DP, booked in the ledger after the trees
 (sequential). The threshold is post-processing of that release and public ε_th. Other
 objectives and more classes spend nothing here and draw no noise, so their models are
@@ -30,8 +36,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.boosting.budget import small_macro_f1
 from dpviz.models.boosting.predict import decision_scores
-from dpviz.models.boosting.tree import tree_scores
+from dpviz.models.boosting.tree import route, tree_scores
 from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.threshold import NEVER, best_threshold, posterior_counts
 
@@ -39,6 +46,9 @@ from dpviz.models.trees.threshold import NEVER, best_threshold, posterior_counts
 # Chosen on the shared bank_marketing only (bench/README.md, "Issue 28: DPBoost's
 # macro_f1 threshold from a booked release").
 THRESHOLD_SHARE = 0.05
+# The share in the small macro_f1 model (:data:`~dpviz.models.boosting.budget.SMALL_MACRO_F1`),
+# whose one tree's leaves are few and large.
+SMALL_THRESHOLD_SHARE = 0.25
 # Below this tree weight (released: the prior and the held-out check's noisy count
 # set it) the model answers about the prior's score and no histogram is drawn. The
 # weight is either near 1 or near 0 (0.0016 at ε = 0.1 on bank_marketing), so any
@@ -57,7 +67,8 @@ def threshold_epsilon(model: BaseEstimator) -> float:
     if len(model.schema_.classes) != 2:
         return 0.0
     rest = float(model.epsilon) - model.prior_epsilon_ - model.edge_epsilon_
-    return THRESHOLD_SHARE * max(rest, 0.0)
+    share = SMALL_THRESHOLD_SHARE if small_macro_f1(model) else THRESHOLD_SHARE
+    return share * max(rest, 0.0)
 
 
 def score_range(model: BaseEstimator) -> tuple[float, float]:
@@ -92,25 +103,55 @@ def bin_edges(low: float, high: float, bins: int = BINS) -> np.ndarray:
     return np.linspace(low, high, bins + 1)
 
 
-def noisy_score_histogram(q, y, edges: np.ndarray, epsilon: float, rng) -> np.ndarray:
-    """The records' counts per bin (rows) and class (columns 0, 1) plus exact discrete
+def one_tree(model: BaseEstimator) -> bool:
+    """Whether the model is one tree of one part (the small macro_f1 model): its
+    histogram's cells are then the tree's 2^depth leaves (public sizes only)."""
+    return model.n_estimators_ == 1 and model.n_outputs_ == 1
+
+
+def histogram_cells(model: BaseEstimator) -> int:
+    """How many cells the score histogram has per class: the one tree's 2^depth leaves,
+    else :data:`BINS` (public)."""
+    return 2**model.max_depth_ if one_tree(model) else BINS
+
+
+def score_cells(model: BaseEstimator, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's cell of the score histogram, and each cell's class-1 score (the
+    threshold's candidates). One tree: the record's leaf, and the leaf's score. More:
+    the bin of its score q among :func:`bin_edges` of :func:`score_range`, and the
+    bins' lower edges. The cells are a function of the released trees, prior and weight
+    and of public settings (post-processing); the records only choose their cell."""
+    eta = float(model.learning_rate_)
+    init, weight = model.init_score_, model.tree_weight_
+    if one_tree(model):
+        tree = model.models_[0][0]
+        leaf_scores = class_one_scores(model, init + weight * eta * tree["value"][:, None])
+        return route(tree, codes), leaf_scores
+    raw = tree_scores(model.models_, codes, eta)
+    q = class_one_scores(model, init + weight * raw)
+    edges = bin_edges(*score_range(model))
+    cell = np.clip(np.searchsorted(edges, q, side="right") - 1, 0, len(edges) - 2)
+    return cell, edges[:-1]
+
+
+def noisy_score_histogram(cell, y, cells: int, epsilon: float, rng) -> np.ndarray:
+    """The records' counts per cell (rows) and class (columns 0, 1) plus exact discrete
     Laplace noise at ``epsilon`` (L1 sensitivity 1: one record, one count).
 
-    Privacy: ``epsilon``-DP given public (or released) ``edges``; noise from ``rng``."""
-    bins = len(edges) - 1
-    cell = np.clip(np.searchsorted(edges, np.asarray(q), side="right") - 1, 0, bins - 1)
-    counts = np.zeros((bins, 2), dtype=np.int64)
-    np.add.at(counts, (cell, np.asarray(y, dtype=np.int64)), 1)
-    noise = np.asarray(rng.discrete_laplace(epsilon, 2 * bins), dtype=np.int64)
-    return counts + noise.reshape(bins, 2)
+    Privacy: ``epsilon``-DP given public (or released) cells; noise from ``rng``."""
+    counts = np.zeros((cells, 2), dtype=np.int64)
+    np.add.at(counts, (np.asarray(cell), np.asarray(y, dtype=np.int64)), 1)
+    noise = np.asarray(rng.discrete_laplace(epsilon, 2 * cells), dtype=np.int64)
+    return counts + noise.reshape(cells, 2)
 
 
-def threshold_from_histogram(noisy: np.ndarray, edges: np.ndarray, epsilon: float) -> float:
-    """The macro-F1 threshold: the lower edge of the bin from which up "class 1" scores
-    best on the posterior mean counts given the noisy ones, or :data:`NEVER` (majority).
-    Post-processing of the released histogram and public ε."""
+def threshold_from_histogram(noisy: np.ndarray, scores: np.ndarray, epsilon: float) -> float:
+    """The macro-F1 threshold: the class-1 score of the cell (a bin's lower edge, or a
+    leaf's score) from which up "class 1" scores best on the posterior mean counts
+    given the noisy ones, or :data:`NEVER` (majority). Post-processing of the released
+    histogram, the cells' released scores and public ε."""
     weights = posterior_counts(np.asarray(noisy, dtype=np.float64), epsilon)
-    return best_threshold(edges[:-1], weights)
+    return best_threshold(np.asarray(scores, dtype=np.float64)[: len(weights)], weights)
 
 
 def fit_threshold(model: BaseEstimator, codes: np.ndarray, y: np.ndarray, rng) -> None:
@@ -125,12 +166,10 @@ def fit_threshold(model: BaseEstimator, codes: np.ndarray, y: np.ndarray, rng) -
         # The model answers (nearly) the prior's score: the trees' scores carry no
         # signal a threshold could use, so nothing is read (ε_th stays booked, unspent).
         return
-    raw = tree_scores(model.models_, codes, float(model.learning_rate_))
-    q = class_one_scores(model, model.init_score_ + model.tree_weight_ * raw)
-    edges = bin_edges(*score_range(model))
-    model.threshold_counts_ = noisy_score_histogram(q, y, edges, eps, rng)
+    cell, scores = score_cells(model, codes)
+    model.threshold_counts_ = noisy_score_histogram(cell, y, len(scores), eps, rng)
     model.decision_threshold_ = float(
-        threshold_from_histogram(model.threshold_counts_, edges, eps)
+        threshold_from_histogram(model.threshold_counts_, scores, eps)
     )
 
 
@@ -141,6 +180,9 @@ __all__ = [
     "bin_edges",
     "class_one_scores",
     "fit_threshold",
+    "histogram_cells",
+    "one_tree",
+    "score_cells",
     "noisy_score_histogram",
     "score_range",
     "threshold_epsilon",

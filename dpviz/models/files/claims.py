@@ -174,6 +174,10 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
             # Released bin edges or the log-loss: the grown model, which books the
             # edges' noisy histograms and its Newton leaves.
             estimator.grown_ = True
+        elif kind == "boost" and meta.get("small_macro_f1") is True:
+            # macro_f1's one small tree, chosen from the noisy class histogram's total
+            # (or below ε = 1 from the parameters, which the estimator's rule reads too).
+            estimator.small_ = True
         inferred = meta.get("schema_inferred", False)
         if type(inferred) is not bool:
             raise ValueError("the model's 'schema_inferred' must be true or false")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from dpviz.models.boosting.budget import small_macro_f1
 from dpviz.models.boosting.edges import EDGE_CELLS, edge_codes
 from dpviz.models.boosting.estimator import DPBoostClassifier, route
 from dpviz.models.boosting.predict import decision_scores, scores_to_proba
@@ -329,6 +330,11 @@ class ReleasedBoost(ReleasedFile):
             # The grown model's log-loss: its scores are log-odds / logits. Absent for
             # the square loss, so those files keep their bytes.
             meta["loss"] = model.loss_
+        if small_macro_f1(model):
+            # macro_f1's one small tree (from the parameters below ε = 1, else from the
+            # noisy class histogram's total); absent otherwise, so other files keep
+            # their bytes. The file's ledger check reads it.
+            meta["small_macro_f1"] = True
         threshold = getattr(model, "decision_threshold_", None)
         if threshold is not None:
             # The macro_f1 rule's threshold (post-processing of the booked score
@@ -521,7 +527,10 @@ def _common_meta(model) -> dict:
         and isinstance(v, str | int | float | bool)
     }
     # DPBoost grown at large ε: the sizes it used, so the file's ledger is recomputed right.
-    params.update(getattr(model, "fitted_parameters_", {}))
+    # (The small macro_f1 model keeps the parameters as given: its sizes follow from them,
+    # the objective and ε by a public rule that the file's ledger check applies again.)
+    if getattr(model, "grown_", False):
+        params.update(model.fitted_parameters_)
     meta = {
         "classes": [str(c) for c in model.schema_.classes],
         "feature_order": feature_order(model.schema_),

@@ -146,6 +146,10 @@ _BOOST: dict[str, ManifestEntry] = {
         "settings and the noisy class histogram (whether the model grew to the log-loss)"
     ),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
+    "/small_macro_f1": _derived(
+        "settings and the noisy class histogram (whether the macro_f1 model is one "
+        "small tree: below ε = 1, or a noisy total under 6,000 records)"
+    ),
     "/decision_threshold": _derived(
         "noisy histogram of the training records' scores per class (macro_f1 on two "
         "classes; the bins from the released trees and prior)"
