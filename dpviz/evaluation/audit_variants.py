@@ -29,12 +29,13 @@ pairs where the newer releases are made and x can show in them:
   ``params={"objective": "macro_f1"}`` the grown model's score histogram is read too
   (as below).
 - ``"macro_f1"`` (:data:`MACRO_BACKGROUND`): 600 red records of spread sizes, ``yes``
-  above size 6 (every tenth label flipped); x is a blue ``yes`` of size 5. At ε = 10
-  the trees pass the held-out check and carry a weight ≥ 0.5, so the 64-bin noisy
-  histogram of training scores is drawn (a quarter of the records are ``yes``, so the
-  prior's lead keeps even the held-out check's fallback weight above 0.5). Read: the
-  histogram's class-``yes`` count of the bin x's score falls in (the bins and every
-  record's score are functions of the released model; D's count there is the centre).
+  above size 6 (every tenth label flipped); x is a blue ``yes`` of size 5. With fewer
+  than 6,000 records (by the released prior) ``macro_f1`` fits the small model: one
+  depth-2 tree on every record, whose 4 leaves are the histogram's cells, always drawn.
+  Read: the histogram's class-``yes`` count of the cell x falls in (the cells are a
+  function of the released model, :func:`~dpviz.models.boosting.threshold.score_cells`;
+  D's count there is the centre). The 64-bin histogram of the larger models is read by
+  the ``grown`` variant with ``params={"objective": "macro_f1"}``.
 
 Each reading is split into **parts**, one per booked entry it reads (``prior``,
 ``edges``, ``leaves of ensemble e``, ``score histogram``), with the exact claimed
@@ -65,8 +66,8 @@ from dpviz.models.boosting.edges import edge_cells
 from dpviz.models.boosting.newton import NEWTON_CLIP
 from dpviz.models.boosting.newton import gradients as newton_gradients
 from dpviz.models.boosting.predict import model_codes
-from dpviz.models.boosting.threshold import BINS, bin_edges, class_one_scores, score_range
-from dpviz.models.boosting.tree import route, tree_scores
+from dpviz.models.boosting.threshold import score_cells
+from dpviz.models.boosting.tree import route
 from dpviz.privacy.noise import epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import EncodedData
@@ -312,14 +313,10 @@ def _histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
     if model.threshold_counts_ is None:
         empty = np.zeros(0)
         return Part("score histogram (x's bin, class 'yes')", empty, empty, empty, empty)
-    eta = float(model.learning_rate_)
-    edges = bin_edges(*score_range(model))
 
     def cells(encoded: EncodedData) -> np.ndarray:
-        codes, _ = model_codes(model, encoded)
-        raw = tree_scores(model.models_, codes, eta)
-        q = class_one_scores(model, model.init_score_ + model.tree_weight_ * raw)
-        return np.clip(np.searchsorted(edges, q, side="right") - 1, 0, BINS - 1)
+        # The model's own cells: a bin of its score, or the small model's leaf.
+        return score_cells(model, model_codes(model, encoded)[0])[0]
 
     cell_x = int(cells(x)[0])
     centre = float(np.sum((cells(d) == cell_x) & (d.y == _YES)))
