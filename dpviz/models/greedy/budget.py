@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 from dpviz.models.greedy.score import CRITERIA
-from dpviz.models.trees.prior import prior_epsilon
+from dpviz.models.trees.prior import decimal_times, prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 from dpviz.privacy.mechanisms import valid_epsilon
 from dpviz.privacy.noise import NoiseSource
@@ -38,14 +38,30 @@ ROOT_COUNT_SHARE = 0.1
 
 
 def root_count_epsilon(epsilon: float) -> float:
-    """ε of the root's noisy class histogram: ``ROOT_COUNT_SHARE`` of ε, at least 0.08 and
-    at most 80% of ε, as the forest's class prior
-    (:func:`dpviz.models.forest.estimator.prior_epsilon`).
+    """ε of the root's noisy class histogram: ``ROOT_COUNT_SHARE`` of ε (0.1·ε).
 
-    The histogram is also the prior that noise-dominated leaves fall back on. At ε = 0.1
-    a tenth (scale 100) named tic-tac-toe's minority class as the majority in 2 of 15
-    folds (a whole fold 30 points below the majority rate); at 0.08, ≈ 0.4% of folds."""
-    return prior_epsilon(float(epsilon), ROOT_COUNT_SHARE)
+    Its sum is the record count n̂ of the depth rule; the histogram is also the root's
+    stopping test and the prior that noise-dominated leaves fall back on. Until issue 28
+    it had the forest's floor of 0.08 (80% of ε at ε = 0.1, whatever n̂): now the depth
+    rule keeps that share off the tree only when n̂ is small (:func:`reserved_epsilon`),
+    and a tree that then has no split spends it on its class
+    (:func:`~dpviz.models.greedy.prior.noisy_max_class`). From ε = 0.8 up both rules
+    give 0.1·ε."""
+    return decimal_times(ROOT_COUNT_SHARE, float(epsilon))
+
+
+def reserved_epsilon(epsilon: float, n_records: float) -> float:
+    """The ε the "auto" depth rule keeps off the tree for the class prior: the forest's
+    prior ε (:func:`~dpviz.models.trees.prior.prior_epsilon` with ``ROOT_COUNT_SHARE``,
+    at least 0.1·ε, at most 0.8·ε; its floor 0.08 lowered towards 150/n̂ for n̂ above
+    ~1,900 records), ``n_records`` the root histogram's sum n̂ (booked already).
+
+    Small data at small ε is where a wrong prior costs most (the floor named the right
+    majority on 348 records with a lead of 78; README "The forest"). If the tree still
+    gets a split, the reserve goes to the tree; if it gets none, to the choice of its
+    class. Public: ε and a released count."""
+    n = float(n_records) if n_records and n_records >= 1 else None
+    return prior_epsilon(float(epsilon), ROOT_COUNT_SHARE, n_records=n)
 
 
 STOPPING_RULES = ("noisy_count", "none")
@@ -76,7 +92,9 @@ class Budget:
     record count, else 0); the rest is ``(n_levels + 1) · level``: each of the
     ⌈D/d⌉ step levels and the leaves get ε' = ``level``. Below the root a step level
     spends ``count`` (ρ·ε', 0 without the stopping rule) on node histograms and
-    ``level − count`` on the exponential mechanism."""
+    ``level − count`` on the exponential mechanism. A tree of depth 0 after a root
+    histogram (``pick`` > 0) has no leaf counts: ``pick`` = ε − ``root`` buys the
+    report-noisy-max choice of its class, and ``level`` is 0."""
 
     epsilon: float
     depth: int
@@ -84,6 +102,7 @@ class Budget:
     root: float
     level: float
     count: float
+    pick: float = 0.0
 
     @property
     def n_levels(self) -> int:
@@ -131,9 +150,13 @@ def make_budget(
     """The :class:`Budget` of a tree of depth ``depth`` grown in steps of ``steps`` layers:
     ``root_count`` whether the root's class histogram is bought (``max_depth="auto"``
     without a declared record count), ``node_counts`` whether the stopping rule buys
-    node histograms (they are bought only when there are two step levels or more)."""
+    node histograms (they are bought only when there are two step levels or more).
+    With the root histogram and depth 0 the rest of ε picks the tree's class
+    (``Budget.pick``) instead of buying leaf counts."""
     eps = float(epsilon)
     root = root_count_epsilon(eps) if root_count else 0.0
+    if root_count and depth == 0:
+        return Budget(eps, 0, int(steps), root, 0.0, 0.0, eps - root)
     n_levels = math.ceil(depth / steps) if depth > 0 else 0
     level = (eps - root) / (n_levels + 1)
     count = COUNT_SHARE * level if node_counts and n_levels > 1 else 0.0
@@ -168,6 +191,16 @@ def greedy_ledger(
                 budget.root,
             )
         )
+    if budget.pick:
+        ledger.add_sequential(
+            LedgerEntry(
+                "report-noisy-max class of all records (exponential noise: the class of "
+                "a tree without splits)",
+                "all records",
+                budget.pick,
+            )
+        )
+        return ledger
     if not depth_known:
         rest = budget.epsilon - budget.root
         exact = int(steps) <= 2
@@ -175,7 +208,8 @@ def greedy_ledger(
             LedgerEntry(
                 "split steps, node counts and leaf counts of the tree (the depth D is "
                 f"chosen when fitting; then ⌈D/{steps}⌉ steps and the leaves share "
-                f"ε = {rest:g} equally)"
+                f"ε = {rest:g} equally; a tree of depth 0 spends it on a report-noisy-max "
+                "choice of its class instead)"
                 + ("" if exact else " — steps of d > 2 layers sample by MCMC: NOT proven"),
                 "all records, each level's nodes disjoint",
                 rest if exact else float("inf"),

@@ -108,6 +108,7 @@ from dpviz.models.greedy.budget import (
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
 from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
+from dpviz.models.greedy.prior import constant_leaf, noisy_max_class
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models.greedy.select import (
     choose_subtrees,
@@ -361,8 +362,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
-        hierarchical = self.fallback == "hierarchical"
-        released = release_leaves(grown, hierarchical, rng)
+        if self.budget_.pick:
+            # No split (the "auto" depth is 0): the rest of ε picks the class.
+            chosen = noisy_max_class(grown.leaf_counts[0], self.budget_.pick, rng)
+            released = constant_leaf(root_counts, chosen)
+            self.leaf_epsilon_ = np.array([self.budget_.pick])
+        else:
+            released = release_leaves(grown, self.fallback == "hierarchical", rng)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
