@@ -7,7 +7,9 @@ leaves get ε' = (ε − ε_root) / (⌈D/d⌉ + 1). Below the root a level spen
 (ρ = ``COUNT_SHARE`` = 0.2) on its nodes' noisy class histograms (the stopping rule)
 and the rest on the exponential-mechanism step; a leaf closed before full depth gets,
 on its final counts, the ε' of every level its records did not reach as well, so every
-record spends exactly ε. The nodes of a level hold disjoint records, so the ledger books
+record spends exactly ε. If the "auto" depth is 0 (few records for the ε) the tree has
+no split and no leaf counts: ε − ε_root buys a report-noisy-max choice of its class
+(``Budget.pick``). The nodes of a level hold disjoint records, so the ledger books
 each level's parts in parallel. Steps of three or more layers (d > 2) sample by MCMC
 and carry no proven ε: such a model is "approximate", and its ledger says so.
 """
