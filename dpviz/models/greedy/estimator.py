@@ -314,7 +314,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def _budget(self, depth: int) -> Budget:
         root_count = self._auto and not self.declared_n
         counts = self.stopping == "noisy_count"
-        return make_budget(self.epsilon, depth, self.steps, root_count, counts)
+        hierarchical = self.fallback == "hierarchical"
+        return make_budget(self.epsilon, depth, self.steps, root_count, counts, hierarchical)
 
     @property
     def step_epsilon_(self) -> float:
@@ -367,13 +368,18 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
+        self.root_class_ = -1
         if self.budget_.pick:
-            # No split (the "auto" depth is 0): the rest of ε picks the class.
-            chosen = noisy_max_class(grown.leaf_counts[0], self.budget_.pick, rng)
-            released = constant_leaf(root_counts, chosen)
+            # The root's class by report-noisy-max (TRUE counts in, one class out).
+            true_root = np.bincount(encoded.y, minlength=len(schema.classes))
+            self.root_class_ = noisy_max_class(true_root, self.budget_.pick, rng)
+        if self.budget_.pick and depth == 0:
+            # No split (the "auto" depth is 0): that class is the whole model.
+            released = constant_leaf(root_counts, self.root_class_)
             self.leaf_epsilon_ = np.array([self.budget_.pick])
         else:
-            released = release_leaves(grown, self.fallback == "hierarchical", rng)
+            first = self.root_class_ if self.budget_.pick else None
+            released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start

@@ -30,7 +30,12 @@ import math
 
 import numpy as np
 
-from dpviz.models.greedy.budget import MAX_AUTO_DEPTH, reserved_epsilon, root_count_epsilon
+from dpviz.models.greedy.budget import (
+    MAX_AUTO_DEPTH,
+    class_epsilon,
+    reserved_epsilon,
+    root_count_epsilon,
+)
 from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
@@ -121,9 +126,13 @@ def choose_depth(
         root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
         n_hat = float(root_counts.sum())
     # The depth rule sees ε less the prior's reserve (:func:`reserved_epsilon`: more than
-    # the histogram's ε when n̂ is small and ε < 0.8); a tree with a split gets the
-    # reserve back, one without spends it on its class.
-    rest = float(epsilon) - (0.0 if root_counts is None else reserved_epsilon(epsilon, n_hat))
+    # the histogram's ε when n̂ is small and ε < 0.8), and at least less the root class's
+    # ε (:func:`class_epsilon`); a tree with a split gets the reserve back beyond that,
+    # one without spends it on its class.
+    kept = 0.0
+    if root_counts is not None:
+        kept = max(reserved_epsilon(epsilon, n_hat), root_eps + class_epsilon(epsilon))
+    rest = float(epsilon) - kept
     cap = MAX_AUTO_DEPTH
     if not schema.continuous:
         cap = min(cap, len(schema.features))
