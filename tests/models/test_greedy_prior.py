@@ -7,8 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from dpviz.models.greedy.budget import make_budget, reserved_epsilon, root_count_epsilon
+from dpviz.models.greedy.budget import (
+    class_epsilon,
+    make_budget,
+    reserved_epsilon,
+    root_count_epsilon,
+)
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
+from dpviz.models.greedy.grow import GrownTree
+from dpviz.models.greedy.leaves import smooth_shares
 from dpviz.models.greedy.prior import constant_leaf, noisy_max_class
 from dpviz.privacy.schema import Feature, Schema
 
@@ -76,3 +83,40 @@ def test_a_small_fit_at_small_epsilon_has_no_split_and_answers_its_class():
     label = model.classes_[model.leaf_labels_[0]]
     assert (model.predict(X) == label).all()
     np.testing.assert_array_equal(model.leaf_noisy_counts_[0], model.counted_noisy_counts_[0])
+
+
+def test_below_0_8_a_tree_with_splits_books_the_root_class():
+    """min(0.2·ε, 0.08 − 0.1·ε): 0.02 at ε = 0.1, 0.03 at 0.5, nothing from 0.8 up; the
+    levels share what is left, and every record spends ε."""
+    assert class_epsilon(0.1) == pytest.approx(0.02)
+    assert class_epsilon(0.5) == pytest.approx(0.03)
+    assert class_epsilon(0.8) == class_epsilon(1.0) == class_epsilon(10.0) == 0.0
+    budget = make_budget(0.1, 2, 1, root_count=True, node_counts=True, root_class=True)
+    assert budget.pick == pytest.approx(0.02)
+    assert budget.root + budget.pick + 3 * budget.level == pytest.approx(0.1)
+    same = make_budget(1.0, 2, 1, root_count=True, node_counts=True, root_class=True)
+    assert same == make_budget(1.0, 2, 1, root_count=True, node_counts=True)
+
+
+def test_the_root_class_leads_the_shares_of_leaves_without_signal():
+    """Leaves drowned in noise fall back on the root's shares; with a released root
+    class those shares put it first (its share swapped with the largest)."""
+    counts = np.array([[448, 52], [127, 14], [910, 140]])
+    tree = GrownTree(
+        feature=np.array([0, -1, -1, -1]),
+        first_child=np.array([1, -1, -1, -1]),
+        node_depth=np.array([0, 1, 1, 1]),
+        parent=np.array([-1, 0, 0, 0]),
+        leaf_nodes=np.arange(1, 4),
+        leaf_counts=counts,
+        leaf_epsilon=np.full(3, 1e-3),
+        counted_nodes=np.zeros(0, dtype=np.int64),
+        counted_noisy_counts=np.zeros((0, 2), dtype=np.int64),
+        counted_epsilon=np.zeros(0),
+        candidates=1,
+        mcmc_acceptance=float("nan"),
+    )
+    plain = smooth_shares(tree, counts, 2)
+    chosen = smooth_shares(tree, counts, 2, root_class=1)
+    assert (np.argmax(plain, axis=1) == 0).all() and (np.argmax(chosen, axis=1) == 1).all()
+    np.testing.assert_array_equal(chosen, plain[:, ::-1])

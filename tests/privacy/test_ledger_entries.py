@@ -412,14 +412,16 @@ def noisy_max_log_p(counts: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def _greedy_root_class(fit: Fit, rng) -> np.ndarray:
-    """A tree without splits: its class against report-noisy-max with exponential noise
-    over the true class counts, at the booked ε."""
+    """The root's report-noisy-max class (a tree without splits: its only class; with
+    splits below ε = 0.8: the fallback's first class) against report-noisy-max with
+    exponential noise over the true class counts, at the booked ε."""
     m = fit.model
-    assert m.depth_ == 0 and len(m.leaf_labels_) == 1
+    if m.depth_ == 0:
+        assert len(m.leaf_labels_) == 1 and m.leaf_labels_[0] == m.root_class_
     eps = booked(m, "report-noisy-max class")
-    assert eps == pytest.approx(m.budget_.pick)
+    assert eps == pytest.approx(m.budget_.pick) and m.root_class_ >= 0
     log_p = noisy_max_log_p(np.bincount(fit.encoded.y, minlength=len(CLASSES)), eps)
-    return np.array([pit_choice(int(m.leaf_labels_[0]), log_p, rng)])
+    return np.array([pit_choice(int(m.root_class_), log_p, rng)])
 
 
 def _boost_prior(fit: Fit, rng) -> np.ndarray:
@@ -602,6 +604,21 @@ ENTRIES = [
             300,
             lambda f: lambda mp: _scaled_argument(mp, _greedy_estimator, "noisy_max_class", 1, f),
             epsilon=0.1,
+        )
+        for alg in ("friedman_schuster", "dpea")
+    ),
+    # With splits (the main data at ε = 0.5: depth 1 / 2) the root's class at
+    # min(0.2·ε, 0.08 − 0.1·ε) = 0.03: counts 204/214/182 give P = 0.32/0.53/0.14, at 4×
+    # 0.15/0.84/0.01: of 200 fits the two lowest bins (expected 20 each) get about 7.
+    *(
+        Entry(
+            alg,
+            "root_class_split",
+            "main",
+            _greedy_root_class,
+            200,
+            lambda f: lambda mp: _scaled_argument(mp, _greedy_estimator, "noisy_max_class", 1, f),
+            epsilon=0.5,
         )
         for alg in ("friedman_schuster", "dpea")
     ),
