@@ -237,7 +237,10 @@ def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
         assert ledger.epsilon_total == pytest.approx(epsilon)
         return
     n_levels = math.ceil(model.depth_ / model.steps)
-    assert budget.level == pytest.approx((epsilon - root) / (n_levels + 1))
+    # Below ε = 0.8 the root's class by report-noisy-max first: min(0.2·ε, 0.08 − 0.1·ε).
+    pick = max(0.0, min(0.2 * epsilon, 0.08 - root))
+    assert budget.pick == pytest.approx(pick)
+    assert budget.level == pytest.approx((epsilon - root - pick) / (n_levels + 1))
     assert model.step_epsilon_ == budget.level
     counts = [g for g in ledger.groups if "noisy class counts of the step" in g[0].query]
     splits = [g for g in ledger.groups if "split step" in g[0].query]
@@ -247,7 +250,7 @@ def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
     for level, group in enumerate(splits):
         share = budget.level if level == 0 else 0.8 * budget.level
         assert group[0].epsilon == pytest.approx(share)
-    assert len(ledger.groups) == 1 + len(counts) + len(splits) + 1
+    assert len(ledger.groups) == 1 + (pick > 0) + len(counts) + len(splits) + 1
     assert ledger.epsilon_total == pytest.approx(epsilon)
     # The released node histograms are the ones the ledger books, at their ε.
     assert model.counted_nodes_[0] == 0
