@@ -218,19 +218,29 @@ def test_ledger_total_is_epsilon_without_stopping(name, steps, levels):
 @pytest.mark.parametrize("name", ["friedman_schuster", "dpea"])
 @pytest.mark.parametrize("epsilon", [0.05, 0.6, 8.0])
 def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
-    """Registry defaults (depth "auto", stopping rule): the root histogram (0.1·ε, at
-    least 0.08 and at most 0.8·ε), then
+    """Registry defaults (depth "auto", stopping rule): the root histogram (0.1·ε), then
     per step level below the root a count group of ρ·ε' (ρ = 0.2) before the split
     group, and the leaves. Every record's path spends exactly ε: the split of a level
-    plus its count is ε', the leaves ε', the root count min(0.8·ε, 0.1·max(ε, 0.8))."""
+    plus its count is ε', the leaves ε', the root count 0.1·ε. (At ε = 0.05 the 2,000
+    records get no split: see test_a_tree_without_splits_picks_its_class.)"""
     frame, schema = make_synth("SynthA", 2000, seed=0)
     model = get_algorithm(name).make(epsilon, schema=schema)
     model.fit(frame.drop(columns="label"), frame["label"])
     budget, ledger = model.budget_, model.ledger_
-    n_levels = math.ceil(model.depth_ / model.steps)
-    root = min(0.8 * epsilon, 0.1 * max(epsilon, 0.8))
+    root = 0.1 * epsilon
     assert budget.root == pytest.approx(root)
-    assert budget.level == pytest.approx((epsilon - root) / (n_levels + 1))
+    if model.depth_ == 0:
+        assert budget.pick == pytest.approx(epsilon - root) and budget.level == 0.0
+        assert [e.epsilon for g in ledger.groups for e in g] == pytest.approx(
+            [root, epsilon - root]
+        )
+        assert ledger.epsilon_total == pytest.approx(epsilon)
+        return
+    n_levels = math.ceil(model.depth_ / model.steps)
+    # Below ε = 0.8 the root's class by report-noisy-max first: min(0.2·ε, 0.08 − 0.1·ε).
+    pick = max(0.0, min(0.2 * epsilon, 0.08 - root))
+    assert budget.pick == pytest.approx(pick)
+    assert budget.level == pytest.approx((epsilon - root - pick) / (n_levels + 1))
     assert model.step_epsilon_ == budget.level
     counts = [g for g in ledger.groups if "noisy class counts of the step" in g[0].query]
     splits = [g for g in ledger.groups if "split step" in g[0].query]
@@ -240,7 +250,7 @@ def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
     for level, group in enumerate(splits):
         share = budget.level if level == 0 else 0.8 * budget.level
         assert group[0].epsilon == pytest.approx(share)
-    assert len(ledger.groups) == 1 + len(counts) + len(splits) + 1
+    assert len(ledger.groups) == 1 + (pick > 0) + len(counts) + len(splits) + 1
     assert ledger.epsilon_total == pytest.approx(epsilon)
     # The released node histograms are the ones the ledger books, at their ε.
     assert model.counted_nodes_[0] == 0

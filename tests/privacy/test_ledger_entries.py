@@ -53,6 +53,7 @@ from dpviz.models.boosting import tree as boost_tree
 from dpviz.models.forest import release as _forest_release
 from dpviz.models.forest import splits as _forest_splits
 from dpviz.models.forest.estimator import split_tables
+from dpviz.models.greedy import estimator as _greedy_estimator
 from dpviz.models.greedy import grow as _greedy_grow
 from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.greedy.grow import GrownTree
@@ -389,6 +390,40 @@ def _greedy_split(fit: Fit, rng) -> np.ndarray:
     return np.array([pit_choice(candidates.index(chosen), log_p, rng)])
 
 
+def noisy_max_log_p(counts: np.ndarray, epsilon: float) -> np.ndarray:
+    """log P(class i is the argmax of counts + Exponential(rate ε) noise), exactly (by
+    quadrature of f_i(z)·Π_j F_j(c_i + z − c_j) over z ≥ 0)."""
+    from scipy.integrate import quad
+
+    c = np.asarray(counts, dtype=np.float64)
+
+    def win(i: int) -> float:
+        def density(z):
+            cdf = 1.0 - np.exp(-epsilon * np.maximum(c[i] + z - np.delete(c, i), 0.0))
+            return epsilon * np.exp(-epsilon * z) * np.prod(cdf)
+
+        starts = sorted({0.0, *np.maximum(np.delete(c, i) - c[i], 0.0)})
+        edges = [*starts, np.inf]
+        return sum(quad(density, a, b)[0] for a, b in zip(edges[:-1], edges[1:]) if b > a)
+
+    p = np.array([win(i) for i in range(len(c))])
+    assert p.sum() == pytest.approx(1.0, abs=1e-6)
+    return np.log(np.maximum(p, 1e-300))
+
+
+def _greedy_root_class(fit: Fit, rng) -> np.ndarray:
+    """The root's report-noisy-max class (a tree without splits: its only class; with
+    splits below ε = 0.8: the fallback's first class) against report-noisy-max with
+    exponential noise over the true class counts, at the booked ε."""
+    m = fit.model
+    if m.depth_ == 0:
+        assert len(m.leaf_labels_) == 1 and m.leaf_labels_[0] == m.root_class_
+    eps = booked(m, "report-noisy-max class")
+    assert eps == pytest.approx(m.budget_.pick) and m.root_class_ >= 0
+    log_p = noisy_max_log_p(np.bincount(fit.encoded.y, minlength=len(CLASSES)), eps)
+    return np.array([pit_choice(int(m.root_class_), log_p, rng)])
+
+
 def _boost_prior(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     z = m.prior_counts_ - np.bincount(fit.encoded.y, minlength=len(CLASSES))
@@ -556,6 +591,37 @@ ENTRIES = [
             ),
         )
     ),
+    # A tree without splits (the small data at ε = 0.1: "auto" depth 0) picks its class by
+    # report-noisy-max at ε − 0.1·ε = 0.09: class counts 41/34/25 give P = 0.66/0.25/0.10,
+    # at 4× (0.36) 0.96/0.04/0.002: of 300 fits the three lowest bins (expected 30 each)
+    # then get about 6 in all.
+    *(
+        Entry(
+            alg,
+            "root_class",
+            "small",
+            _greedy_root_class,
+            300,
+            lambda f: lambda mp: _scaled_argument(mp, _greedy_estimator, "noisy_max_class", 1, f),
+            epsilon=0.1,
+        )
+        for alg in ("friedman_schuster", "dpea")
+    ),
+    # With splits (the main data at ε = 0.5: depth 1 / 2) the root's class at
+    # min(0.2·ε, 0.08 − 0.1·ε) = 0.03: counts 204/214/182 give P = 0.32/0.53/0.14, at 4×
+    # 0.15/0.84/0.01: of 200 fits the two lowest bins (expected 20 each) get about 7.
+    *(
+        Entry(
+            alg,
+            "root_class_split",
+            "main",
+            _greedy_root_class,
+            200,
+            lambda f: lambda mp: _scaled_argument(mp, _greedy_estimator, "noisy_max_class", 1, f),
+            epsilon=0.5,
+        )
+        for alg in ("friedman_schuster", "dpea")
+    ),
     # DPEA at these sizes grows one two-layer step and so books no stopping counts; the
     # stopping rule's code (grow_tree) is the same for both greedy trees.
     Entry(
@@ -660,6 +726,7 @@ def test_every_default_ledger_entry_kind_has_a_guard():
         "tree ": "split_choice",  # DPBoost's trees: splits and leaves
         "check of the trees": "held_out_check",
         "noisy out-of-bag gain": "floor_check",
+        "report-noisy-max class": "root_class",
     }
     guarded = {(e.algorithm, e.kind) for e in ENTRIES}
     # The forest at ε = 4 as well: its floor check is booked from ε = 2 up. (At ε = 4 DPEA

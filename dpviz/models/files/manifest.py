@@ -126,7 +126,10 @@ _GREEDY: dict[str, ManifestEntry] = {
     "/max_depth": _derived("settings, or the booked noisy record count ('auto')"),
     "/tree/feature": _release("split choices (exponential mechanism)"),
     "/tree/first_child": _derived("the split choices and the noisy stopping counts"),
-    "/tree/output": _release("leaf counts (and the noisy counts a fallback reads)"),
+    "/tree/output": _release(
+        "leaf counts (and the noisy counts a fallback reads); a tree without splits: the "
+        "root's noisy class counts and its report-noisy-max class"
+    ),
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }
 

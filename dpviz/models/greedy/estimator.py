@@ -19,7 +19,9 @@ root's noisy class histogram (ε_root = 0.1·ε); then at most ⌈D/d⌉ step le
 on its node's noisy class histogram (the stopping rule) and the rest on the
 exponential-mechanism step — and one noisy leaf count: ε' for a leaf at full depth,
 and for a leaf closed earlier the ε' of every level its records did not reach as
-well (so every record spends exactly ε). A step is ε'-DP (or (1 − ρ)·ε') whatever
+well (so every record spends exactly ε). A tree whose "auto" depth is 0 has no
+split: the root histogram and, at ε − ε_root, a report-noisy-max choice of its class
+(exponential noise; :mod:`~dpviz.models.greedy.prior`). A step is ε'-DP (or (1 − ρ)·ε') whatever
 the criterion: its exponential mechanism divides the score by its sensitivity Δ (1 for
 the max operator, 3 for max + Gini). The ledger books each level's parts in
 parallel over its disjoint nodes. For d > 2 the steps of three or more layers
@@ -108,6 +110,7 @@ from dpviz.models.greedy.budget import (
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
 from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
+from dpviz.models.greedy.prior import constant_leaf, noisy_max_class
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
 from dpviz.models.greedy.select import (
     choose_subtrees,
@@ -190,8 +193,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         d ≤ 2.
     declared_n : int, default=0
         A public record count for ``max_depth="auto"`` (0: none; then
-        :func:`root_count_epsilon` — 10% of ε, at least 0.08, at most 0.8·ε — buys a
-        noisy count of the root's classes). Unused with an explicit depth.
+        :func:`root_count_epsilon` — 10% of ε — buys a noisy count of the root's
+        classes, and the depth rule keeps :func:`~dpviz.models.greedy.budget.reserved_epsilon`
+        off the tree). Unused with an explicit depth.
     stopping : {"noisy_count", "none"}, default="noisy_count"
         Friedman & Schuster's noise-aware stopping rule, or none (grow to depth D).
     fallback : {"hierarchical", "none"}, default="hierarchical"
@@ -226,9 +230,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     n_records_estimate_ : float or None
         The record count "auto" used (declared, or the root histogram's sum).
     leaf_noisy_counts_ : ndarray of int, shape (n_leaves, k)
-        The released integer counts of every leaf (discrete Laplace at ``leaf_epsilon_``).
+        The released integer counts of every leaf (discrete Laplace at ``leaf_epsilon_``;
+        a tree without splits: the root's noisy class histogram).
     leaf_epsilon_ : ndarray of float
-        The ε of each leaf's counts (ε' at full depth, more for a leaf closed earlier).
+        The ε of each leaf's counts (ε' at full depth, more for a leaf closed earlier;
+        a tree without splits: the ε of its report-noisy-max class).
     counted_nodes_, counted_noisy_counts_, counted_epsilon_ : ndarray
         The nodes with a released noisy class histogram (the root with "auto"; the
         stopping rule's frontier nodes), those histograms and their ε.
@@ -308,7 +314,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def _budget(self, depth: int) -> Budget:
         root_count = self._auto and not self.declared_n
         counts = self.stopping == "noisy_count"
-        return make_budget(self.epsilon, depth, self.steps, root_count, counts)
+        hierarchical = self.fallback == "hierarchical"
+        return make_budget(self.epsilon, depth, self.steps, root_count, counts, hierarchical)
 
     @property
     def step_epsilon_(self) -> float:
@@ -361,8 +368,18 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
-        hierarchical = self.fallback == "hierarchical"
-        released = release_leaves(grown, hierarchical, rng)
+        self.root_class_ = -1
+        if self.budget_.pick:
+            # The root's class by report-noisy-max (TRUE counts in, one class out).
+            true_root = np.bincount(encoded.y, minlength=len(schema.classes))
+            self.root_class_ = noisy_max_class(true_root, self.budget_.pick, rng)
+        if self.budget_.pick and depth == 0:
+            # No split (the "auto" depth is 0): that class is the whole model.
+            released = constant_leaf(root_counts, self.root_class_)
+            self.leaf_epsilon_ = np.array([self.budget_.pick])
+        else:
+            first = self.root_class_ if self.budget_.pick else None
+            released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start

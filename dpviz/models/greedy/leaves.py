@@ -55,7 +55,7 @@ def noisy_leaf_counts(counts: np.ndarray, epsilon: np.ndarray, rng: Rng) -> np.n
 
 
 def release_leaves(
-    tree: GrownTree, hierarchical: bool, rng: Rng
+    tree: GrownTree, hierarchical: bool, rng: Rng, root_class: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leaves' noisy counts, predicted class shares and released labels.
 
@@ -65,7 +65,7 @@ def release_leaves(
     (post-processing)."""
     k = tree.leaf_counts.shape[1]
     noisy = noisy_leaf_counts(tree.leaf_counts, tree.leaf_epsilon, rng)
-    proba = smooth_shares(tree, noisy, k) if hierarchical else own_shares(noisy)
+    proba = smooth_shares(tree, noisy, k, root_class) if hierarchical else own_shares(noisy)
     released = proba if hierarchical else noisy
     top = released.max(axis=1, keepdims=True)
     jitter = rng.random(released.shape)
@@ -82,7 +82,9 @@ def own_shares(noisy: np.ndarray) -> np.ndarray:
     return np.divide(clipped, total, out=np.full_like(clipped, 1.0 / k), where=total > 0)
 
 
-def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
+def smooth_shares(
+    tree: GrownTree, noisy: np.ndarray, k: int, root_class: int | None = None
+) -> np.ndarray:
     """Each leaf's predicted class shares, from released values only.
 
     **Estimates, bottom-up.** Every node gets an estimate ĉ of its class counts and
@@ -92,7 +94,9 @@ def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
     "auto", the stopping rule's nodes) the inverse-variance mean of that and the rest.
 
     **Shares, top-down** (empirical Bayes shrinkage towards the parent). The root's
-    shares p are max(ĉ, 0) normalised (uniform if all ≤ 0). At each depth, a node
+    shares p are max(ĉ, 0) normalised (uniform if all ≤ 0), and with ``root_class`` (the
+    released report-noisy-max class of the root, below ε = 0.8) that class's share is
+    swapped with the largest, so the fallback's majority is that class. At each depth, a node
     of estimated size n̂ = max(Σ ĉ, 0) and parent shares p_P has deviation r = ĉ −
     n̂·p_P, whose noise contributes v·(k − 2 + k·Σp_P²) to ‖r‖² (the noise of ĉ
     projected off n̂). The true deviation is modelled as n̂·d with E‖d‖² = δ², one
@@ -135,6 +139,10 @@ def smooth_shares(tree: GrownTree, noisy: np.ndarray, k: int) -> np.ndarray:
     root = np.clip(est[0], 0.0, None)
     if root.sum() > 0:
         proba[0] = root / root.sum()
+    if root_class is not None:
+        # The released report-noisy-max class goes first: swap its share with the top's.
+        top = int(np.argmax(proba[0]))
+        proba[0, [top, root_class]] = proba[0, [root_class, top]]
     for depth in range(1, max_depth + 1):
         nodes = np.flatnonzero(tree.node_depth == depth)
         prior = proba[tree.parent[nodes]]

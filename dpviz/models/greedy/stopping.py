@@ -30,7 +30,12 @@ import math
 
 import numpy as np
 
-from dpviz.models.greedy.budget import MAX_AUTO_DEPTH, root_count_epsilon
+from dpviz.models.greedy.budget import (
+    MAX_AUTO_DEPTH,
+    class_epsilon,
+    reserved_epsilon,
+    root_count_epsilon,
+)
 from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
@@ -110,8 +115,8 @@ def choose_depth(
     n̂ is ``declared_n`` when given (public: no ε); else :func:`root_count_epsilon` buys
     the root's noisy class histogram (discrete Laplace; the depth rule's record count,
     the root's stopping test and the class prior of the fallback) and n̂ is its sum.
-    :func:`auto_depth` then gets the rest of ε, capped at the number of features when
-    all are discrete."""
+    :func:`auto_depth` then gets ε less :func:`reserved_epsilon` (ε less the histogram's
+    from ε = 0.8 up), capped at the number of features when all are discrete."""
     k = len(schema.classes)
     root_counts = None
     if declared_n:
@@ -120,7 +125,14 @@ def choose_depth(
         root_eps = root_count_epsilon(epsilon)
         root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
         n_hat = float(root_counts.sum())
-    rest = float(epsilon) - (0.0 if root_counts is None else root_eps)
+    # The depth rule sees ε less the prior's reserve (:func:`reserved_epsilon`: more than
+    # the histogram's ε when n̂ is small and ε < 0.8), and at least less the root class's
+    # ε (:func:`class_epsilon`); a tree with a split gets the reserve back beyond that,
+    # one without spends it on its class.
+    kept = 0.0
+    if root_counts is not None:
+        kept = max(reserved_epsilon(epsilon, n_hat), root_eps + class_epsilon(epsilon))
+    rest = float(epsilon) - kept
     cap = MAX_AUTO_DEPTH
     if not schema.continuous:
         cap = min(cap, len(schema.features))
