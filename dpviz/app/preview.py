@@ -19,6 +19,7 @@ from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import signal_records
 from dpviz.models.greedy import estimator as greedy
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
+from dpviz.models.greedy.stopping import depth_rule_epsilon
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
 from dpviz.privacy.schema import Schema
@@ -113,8 +114,15 @@ def structure_preview(
             # A preview for the data owner only: the fitted tree reads a noisy (or the
             # declared) count instead of n_records.
             n = int(model.declared_n) or n_records
-            root = 0.0 if model.declared_n else greedy.root_count_epsilon(epsilon)
-            depth = max(1, greedy.auto_depth(n, bins, len(schema.classes), epsilon - root, d))
+            rest = depth_rule_epsilon(epsilon, n, counted=not model.declared_n)
+            depth = greedy.auto_depth(n, bins, len(schema.classes), rest, d)
+            if depth == 0:
+                text = (
+                    f"No split: at this ε, {n:,} records cannot fill even two leaves above "
+                    "their noise, so the tree is one leaf whose class is chosen by "
+                    "report-noisy-max with the rest of ε."
+                )
+                return DepthPreview(0, text)
         else:
             depth = int(model.max_depth)
         n_steps = math.ceil(depth / d)

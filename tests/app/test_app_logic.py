@@ -504,3 +504,17 @@ def test_training_jpw_from_the_page_logic():
     run = app_train.train(data, settings)
     assert isinstance(run.model, PrivateRDTClassifier)
     assert run.model.ledger_.epsilon_total == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 2.0])
+@pytest.mark.parametrize("algorithm", ["friedman_schuster", "dpea"])
+def test_the_greedy_preview_gives_the_fitted_depth(algorithm, epsilon):
+    """The Train page's preview of an "auto" greedy depth, at the record count the fit
+    read (its noisy n̂, replayable here), is the depth the fit grew: the preview keeps
+    the prior's reserve off the tree as the fit does."""
+    data = support.prepare_demo("demo_csv")
+    model = ALGORITHMS[algorithm].make(epsilon, schema=data.schema, noise_seed=3, random_state=0)
+    model.fit(data.frame.drop(columns=data.schema.label), data.frame[data.schema.label])
+    n_hat = int(round(model.n_records_estimate_))
+    preview = app_train.structure_preview(data.schema, n_hat, algorithm, {}, epsilon)
+    assert preview.depth == model.depth_

@@ -125,15 +125,21 @@ def choose_depth(
         root_eps = root_count_epsilon(epsilon)
         root_counts = np.bincount(y, minlength=k) + rng.discrete_laplace(root_eps, k)
         n_hat = float(root_counts.sum())
-    # The depth rule sees ε less the prior's reserve (:func:`reserved_epsilon`: more than
-    # the histogram's ε when n̂ is small and ε < 0.8), and at least less the root class's
-    # ε (:func:`class_epsilon`); a tree with a split gets the reserve back beyond that,
-    # one without spends it on its class.
-    kept = 0.0
-    if root_counts is not None:
-        kept = max(reserved_epsilon(epsilon, n_hat), root_eps + class_epsilon(epsilon))
-    rest = float(epsilon) - kept
+    rest = depth_rule_epsilon(epsilon, n_hat, counted=root_counts is not None)
     cap = MAX_AUTO_DEPTH
     if not schema.continuous:
         cap = min(cap, len(schema.features))
     return auto_depth(n_hat, n_values, k, rest, int(steps), cap), n_hat, root_counts
+
+
+def depth_rule_epsilon(epsilon: float, n_hat: float, *, counted: bool) -> float:
+    """The ε the ``"auto"`` depth rule sees for n̂ = ``n_hat`` records: all of ε for a
+    declared count; with a ``counted`` (noisy) one, ε less the prior's reserve
+    (:func:`reserved_epsilon`: more than the histogram's ε when n̂ is small and ε < 0.8)
+    and at least less the root histogram's and the root class's ε
+    (:func:`class_epsilon`). A tree with a split gets the reserve back beyond that, one
+    without spends it on its class. Public: ε and a declared or released count."""
+    if not counted:
+        return float(epsilon)
+    root = root_count_epsilon(epsilon)
+    return float(epsilon) - max(reserved_epsilon(epsilon, n_hat), root + class_epsilon(epsilon))
