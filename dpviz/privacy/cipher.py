@@ -72,8 +72,13 @@ def _cipher(lib, name: bytes, legacy: str):
 
 
 def _address(array: np.ndarray) -> int:
-    """The address of an array's first byte (``ndarray.ctypes`` builds an object)."""
-    return array.__array_interface__["data"][0]
+    """The address of a C-contiguous array's first byte: through the buffer protocol
+    (0.5 µs) where the array is writable and not empty, else ``ndarray.ctypes`` (1.4 µs;
+    ``__array_interface__`` builds a structured dtype's description: 5 µs)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError):
+        return array.ctypes.data
 
 
 _lib, _ECB, _CTR = _load()
