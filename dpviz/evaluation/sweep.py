@@ -422,7 +422,10 @@ def _fold_rows(
 
 
 def _numbered(fold: int, part: int, n_parts: int, rows: Callable[[], list[dict]]):
-    return fold, part, n_parts, rows()
+    # The parts already fill every thread: a part's noise buffers are drawn in its own
+    # thread (the same numbers in any order), not queued on the kernels' threads.
+    with kernels.items_in_place():
+        return fold, part, n_parts, rows()
 
 
 def _folds_on_threads(encoded, schema, grid: SweepGrid, splits, folds: int, seeds, threads):
