@@ -60,6 +60,7 @@ def score(
     y_train: np.ndarray,
     n_classes: int,
     y_pred: np.ndarray | None = None,
+    positive: int | None = None,
 ) -> dict[str, float]:
     """Accuracy, F1, ROC AUC and macro F1 of class-index predictions from vote fractions.
 
@@ -73,11 +74,14 @@ def score(
     unweighted mean of every class's F1 for any number of classes (for more than two it
     equals ``f1``). ``one_class`` says whether the predictions hold a single class, and
     ``only_class`` is that class's index (-1 when several classes are predicted).
+    ``positive``: :func:`positive_class` of ``y_train``, when the caller has it already
+    (a sweep scores hundreds of points on one training fold).
     """
     if y_pred is None:
         y_pred = np.argmax(proba, axis=1)
     out = {"accuracy": float(np.mean(y_pred == y_true))}
-    macro = float(np.mean([_f1(y_true == c, y_pred == c) for c in range(n_classes)]))
+    f1s = [_f1(y_true == c, y_pred == c) for c in range(n_classes)]
+    macro = float(np.mean(f1s))
     predicted = _predicted_classes(y_pred)
     flags = {
         "macro_f1": macro,
@@ -85,8 +89,8 @@ def score(
         "only_class": int(predicted[0]) if len(predicted) == 1 else -1,
     }
     if n_classes == 2:
-        pos = positive_class(y_train, n_classes)
-        out["f1"] = _f1(y_true == pos, y_pred == pos)
+        pos = positive_class(y_train, n_classes) if positive is None else int(positive)
+        out["f1"] = f1s[pos]  # the positive class's F1, computed for the macro F1
         out["auc"] = binary_auc(y_true == pos, proba[:, pos])
         return {**out, **flags}
     out["f1"] = macro

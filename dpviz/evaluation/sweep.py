@@ -18,7 +18,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from dpviz.compiled import kernels
-from dpviz.evaluation.metrics import majority_score, score
+from dpviz.evaluation.metrics import majority_score, positive_class, score
 from dpviz.evaluation.sweep_grid import (
     BASELINE_COLUMNS,
     BUDGET_COLUMNS,
@@ -363,6 +363,7 @@ def _rung_rows(
         _point_facts, private=private, patterns=LeafPatterns.of(model.leaf_counts_)
     )
     rows = []
+    positive = positive_class(train.y, k)  # the rung's points score one training fold
     # The fit's release (at the rung's first ε) is the first point's when their
     # mechanisms agree: nothing has read it.
     for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
@@ -382,7 +383,7 @@ def _rung_rows(
                 "depth_rule": str(depth),
                 "depth": model.depth_,
                 "data_split": split,
-                **score(test.y, fractions, train.y, k, predicted),
+                **score(test.y, fractions, train.y, k, predicted, positive),
                 "empty_leaf_pct": empty_pct,
                 **diagnostics,
                 "fit_seconds": seconds,
@@ -422,7 +423,10 @@ def _fold_rows(
 
 
 def _numbered(fold: int, part: int, n_parts: int, rows: Callable[[], list[dict]]):
-    return fold, part, n_parts, rows()
+    # The parts already fill every thread: a part's noise buffers are drawn in its own
+    # thread (the same numbers in any order), not queued on the kernels' threads.
+    with kernels.items_in_place():
+        return fold, part, n_parts, rows()
 
 
 def _folds_on_threads(encoded, schema, grid: SweepGrid, splits, folds: int, seeds, threads):

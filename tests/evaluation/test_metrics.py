@@ -29,6 +29,16 @@ def test_metrics_equal_scikit_learn(k, seed):
         assert got["auc"] == pytest.approx(
             roc_auc_score(y_true, proba, multi_class="ovr", average="macro")
         )
+    # A caller's positive class (a sweep finds it once per training fold): the same row.
+    given = score(y_true, proba, y_train, k, positive=positive_class(y_train, k))
+    assert given == got
+    if k == 2:  # and it is read: the other class as positive scores that class
+        other = score(y_true, proba, y_train, k, positive=1 - positive_class(y_train, k))
+        assert other["f1"] == pytest.approx(f1_score(y_true, y_pred, pos_label=other_pos(y_train)))
+
+
+def other_pos(y_train):
+    return 1 - positive_class(y_train, 2)
 
 
 def test_positive_class_is_least_frequent_training_class():

@@ -20,7 +20,7 @@ from dpviz.compiled import kernels
 from dpviz.evaluation import sweep_references
 from dpviz.evaluation.metrics import _predicted_classes
 from dpviz.evaluation.sweep_grid import _fractions
-from dpviz.evaluation.sweep_points import LeafPatterns
+from dpviz.evaluation.sweep_points import LeafPatterns, distinct_rows
 from dpviz.models.forest import voting
 from dpviz.models.forest.scoring import _row_max, _row_sum, count_values, flipped_labels
 from dpviz.privacy.mechanisms import ABSTAIN
@@ -111,6 +111,27 @@ def test_flipped_leaves_from_patterns_equal_flipped_labels():
     labels[::7] = ABSTAIN
     patterns = LeafPatterns.of(counts)
     assert np.array_equal(patterns.flipped(labels), flipped_labels(counts, labels))
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "shape", "dtype"),
+    [
+        (0, 4, (2000, 3), np.int64),  # keyed: few values
+        (0, 40_000, (15_000, 2), np.int64),  # keyed: a sweep's leaf counts
+        (0, 300, (500, 7), np.int32),  # keyed, another dtype
+        (-3, 3, (800, 2), np.int64),  # negative counts: numpy's row sort
+        (0, 2**40, (300, 3), np.int64),  # the key would overflow: numpy's row sort
+        (0, 5, (0, 2), np.int64),  # no leaves
+    ],
+)
+def test_distinct_rows_equal_numpys_unique_rows(low, high, shape, dtype):
+    counts = np.random.default_rng(4).integers(low, high, shape).astype(dtype)
+    counts[::5] = counts[:1]  # repeated rows (none when there are none)
+    distinct, inverse = distinct_rows(counts)
+    expected, expected_inverse = np.unique(counts, axis=0, return_inverse=True)
+    assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
+    assert np.array_equal(inverse, expected_inverse.reshape(-1))
+    assert np.array_equal(distinct[inverse], counts)
 
 
 def small_forest():

@@ -112,3 +112,22 @@ def test_keystream_in_pieces_equals_one_piece():
     whole = one.words(20_000)  # 160 KB: drawn 64 KB at a time
     parts = [pieces.words(n) for n in (1, 8_191, 5, 11_803)]
     np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+def test_items_in_place_map_in_the_calling_thread(monkeypatch):
+    """A sweep's parts draw their noise buffers in their own thread: inside
+    ``items_in_place`` no item goes to the shared threads, outside they do."""
+    import threading
+
+    monkeypatch.setattr(kernels, "cores", lambda: 2)
+    me = threading.get_ident()
+
+    def where(_):
+        return threading.get_ident()
+
+    with kernels.items_in_place():
+        assert kernels.map_on_threads(where, range(6)) == [me] * 6
+        with kernels.items_in_place():
+            pass
+        assert kernels.map_on_threads(where, range(6)) == [me] * 6  # still in place
+    assert me not in kernels.map_on_threads(where, range(6))
