@@ -29,8 +29,9 @@ from dpviz.models.files import load as files
 from dpviz.models.files.claims import estimator_ledger
 from dpviz.models.files.manifest import public_fields, unaccounted
 from dpviz.privacy.noise import SecureGenerator
-from dpviz.privacy.schema import Feature, Schema
+from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import encode
+from tests.models.test_dpboost_threshold import SCHEMA, two_class_frame
 from tests.privacy.test_ledger_entries import (
     law_holds,
     pit_discrete_laplace,
@@ -39,23 +40,11 @@ from tests.privacy.test_ledger_entries import (
 )
 
 EPSILON = 0.5
-SCHEMA = Schema(
-    "label",
-    ("no", "yes"),
-    (
-        Feature("a", "continuous", low=0.0, high=10.0),
-        Feature("col", "discrete", values=("r", "g", "b")),
-    ),
-)
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:
     """About 8% positives, most where a > 8."""
-    rng = np.random.default_rng(seed)
-    a = rng.uniform(0, 10, n)
-    frame = pd.DataFrame({"a": a, "col": rng.choice(["r", "g", "b"], n)})
-    frame["label"] = np.where(rng.random(n) < np.where(a > 8, 0.3, 0.03), "yes", "no")
-    return frame
+    return two_class_frame(n, seed, cut=8.0, above=0.3, below=0.03)
 
 
 FRAME = _frame(1500, 0)

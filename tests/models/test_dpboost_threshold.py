@@ -45,18 +45,21 @@ SCHEMA = Schema(
 )
 
 
-def _frame(n: int, seed: int) -> pd.DataFrame:
-    """About 39% positives, nearly all where a > 6."""
+def two_class_frame(
+    n: int, seed: int, cut: float = 6.0, above: float = 0.9, below: float = 0.05
+) -> pd.DataFrame:
+    """``n`` records of SCHEMA, ``yes`` with probability ``above`` where a > ``cut`` and
+    ``below`` elsewhere (by default about 39% positives, nearly all where a > 6)."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(0, 10, n)
     frame = pd.DataFrame({"a": a, "col": rng.choice(["r", "g", "b"], n)})
-    frame["label"] = np.where(rng.random(n) < np.where(a > 6, 0.9, 0.05), "yes", "no")
+    frame["label"] = np.where(rng.random(n) < np.where(a > cut, above, below), "yes", "no")
     return frame
 
 
 # 7,000 records at ε = 4: the square-loss model with 64 bins (below 6,000 records, or
 # below ε = 1, macro_f1 fits one small tree instead: tests/models/test_dpboost_small_f1.py).
-FRAME = _frame(7000, 0)
+FRAME = two_class_frame(7000, 0)
 EPSILON = 4.0
 
 
@@ -187,7 +190,7 @@ def test_the_grown_log_loss_model_thresholds_its_probabilities():
     """At ε = 10 with 7,000 records DPBoost grows (log-loss, noisy bin edges): the
     histogram is booked after the trees and the edges, the ledger still sums to ε, and
     its file predicts with the threshold exactly as the estimator does."""
-    frame = _frame(7000, 3)
+    frame = two_class_frame(7000, 3)
     model = _fit(4, frame=frame, epsilon=10.0)
     assert model.loss_ == "logistic" and model.decision_threshold_ is not None
     assert "macro_f1 threshold" in model.ledger_.groups[-1][0].query
