@@ -153,6 +153,18 @@ def structure_preview(
         else:
             per_class = f", ε / {k} per one-vs-rest class"
         n_ens = model.n_ensembles_
+        if first == 1 and n_ens == 1 and not holdout:
+            text = (
+                f"One tree of depth {model.max_depth_} ({2**model.max_depth_:,} leaves) "
+                f"reads every record{per_class}."
+                + (
+                    " Its leaves' noisy class counts set the macro_f1 threshold."
+                    if model.small_
+                    else ""
+                )
+                + grown_note(model)
+            )
+            return DepthPreview(int(model.max_depth_), text)
         text = (
             f"{n_ens} ensemble{'s' * (n_ens > 1)} of up to {t_e} trees of depth "
             f"{model.max_depth_} ({2**model.max_depth_:,} leaves each); each ensemble spends "

@@ -518,3 +518,19 @@ def test_the_greedy_preview_gives_the_fitted_depth(algorithm, epsilon):
     n_hat = int(round(model.n_records_estimate_))
     preview = app_train.structure_preview(data.schema, n_hat, algorithm, {}, epsilon)
     assert preview.depth == model.depth_
+
+
+def test_the_small_macro_f1_dpboost_is_one_tree_on_every_record():
+    """DPBoost's small macro_f1 model (few records): the preview and the ledger say its
+    one tree reads every record, not a "disjoint subset"."""
+    schema = app_data.choose_schema(mixed_frame(), "kind").schema
+    small = app_train.structure_preview(schema, 1500, "dpboost", {"objective": "macro_f1"}, 0.5)
+    assert small.text.startswith("One tree of depth 2 (4 leaves) reads every record")
+    assert "macro_f1 threshold" in small.text
+    plain = app_train.structure_preview(schema, 1500, "dpboost", {}, 0.5)
+    assert "disjoint subset" in plain.text
+    frame = mixed_frame()
+    model = ALGORITHMS["dpboost"].make(0.5, schema=schema, objective="macro_f1", noise_seed=1)
+    model.fit(frame.drop(columns="kind"), frame["kind"])
+    text = model.ledger_.describe()
+    assert "read every record" in text and "disjoint subset" not in text

@@ -376,18 +376,22 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
             trees = min(
                 model.trees_per_ensemble_, model.n_estimators_ - e * model.trees_per_ensemble_
             )
+            # One tree and no held-out records (the small macro_f1 model): it reads all.
+            alone = trees == 1 and n_ens == 1 and not model.checks_trees_
             entries = [
                 LedgerEntry(
                     f"tree {t + 1} of ensemble {e + 1} ({part})",
-                    f"disjoint subset {t + 1}",
+                    "every record" if alone else f"disjoint subset {t + 1}",
                     eps_tree,
                 )
                 for t in range(trees)
             ]
             summary = (
-                f"Ensemble {e + 1} of {part}: {trees} trees on disjoint subsets, "
-                f"each ε = {eps_tree:g}: {split_text}"
-            )
+                f"Ensemble {e + 1} of {part}: one tree on every record, ε = {eps_tree:g}: "
+                if alone
+                else f"Ensemble {e + 1} of {part}: {trees} trees on disjoint subsets, "
+                f"each ε = {eps_tree:g}: "
+            ) + split_text
             if model.checks_trees_ and e == n_ens - 1 and index == len(models) - 1:
                 entries.append(
                     LedgerEntry(
