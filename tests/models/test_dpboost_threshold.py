@@ -175,14 +175,22 @@ def test_a_file_predicts_with_the_threshold():
     assert any("macro_f1 threshold" in e.query for e in ledger.entries)
 
 
-def test_neighbouring_files_differ_only_in_released_fields():
+def neighbouring_documents(fit, frame: pd.DataFrame) -> tuple[dict, dict]:
+    """The files of ``fit(None, frame)`` and of ``frame`` plus one ``yes`` record (fresh
+    secret noise), after checking that every field of both is accounted for and that
+    their public fields agree."""
     extra = pd.DataFrame([{"a": 9.5, "col": "g", "label": "yes"}])
-    doc = json.loads(files.release(_fit(None)).to_json())
+    doc = json.loads(files.release(fit(None, frame)).to_json())
     doc1 = json.loads(
-        files.release(_fit(None, pd.concat([FRAME, extra], ignore_index=True))).to_json()
+        files.release(fit(None, pd.concat([frame, extra], ignore_index=True))).to_json()
     )
     assert unaccounted(doc) == [] and unaccounted(doc1) == []
     assert public_fields(doc) == public_fields(doc1)
+    return doc, doc1
+
+
+def test_neighbouring_files_differ_only_in_released_fields():
+    doc, doc1 = neighbouring_documents(_fit, FRAME)
     assert "decision_threshold" in doc and "decision_threshold" in doc1
 
 
