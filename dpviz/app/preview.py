@@ -100,7 +100,14 @@ def structure_preview(
     if isinstance(model, DPRandomForestClassifier):
         trees = model.tree_count(n_records)
         preview = depth_preview(schema, model.depth, n_records, trees, model.data_split, epsilon)
-        if model.n_estimators == AUTO_TREES:
+        if model.n_estimators == AUTO_TREES and model.data_split == "shared":
+            # Private-RDT's auto count follows ε alone: exact, and no count read for it.
+            preview = DepthPreview(
+                preview.depth,
+                f"{trees} trees (auto, from ε). {preview.text}",
+                preview.private_note,
+            )
+        elif model.n_estimators == AUTO_TREES:
             preview = DepthPreview(
                 preview.depth,
                 f"About {trees} trees (auto). {preview.text}",

@@ -534,3 +534,13 @@ def test_the_small_macro_f1_dpboost_is_one_tree_on_every_record():
     model.fit(frame.drop(columns="kind"), frame["kind"])
     text = model.ledger_.describe()
     assert "read every record" in text and "disjoint subset" not in text
+
+
+def test_the_private_rdt_preview_gives_its_exact_auto_trees():
+    """Private-RDT's "auto" count follows ε alone: the preview states it exactly and
+    does not warn that the tree count may differ from the one shown."""
+    schema = support.prepare_demo("demo_csv").schema
+    at_one = app_train.structure_preview(schema, 2000, "jpw", {}, 1.0)
+    assert at_one.text.startswith("10 trees (auto, from ε).")
+    assert "tree count may differ" not in at_one.private_note
+    assert app_train.structure_preview(schema, 2000, "jpw", {}, 0.5).text.startswith("3 trees")
