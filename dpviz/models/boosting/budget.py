@@ -44,7 +44,7 @@ from dpviz.models.boosting.presets import (
     PRESET_PARAMETERS,
     PRESETS,
     Preset,
-    _same,
+    default_sizes,
 )
 from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.prior import decimal_times, prior_epsilon
@@ -92,8 +92,7 @@ def _macro_f1_default(model: BaseEstimator) -> bool:
         return False
     if hasattr(model, "schema_") and len(model.schema_.classes) != 2:
         return False
-    base = PRESETS["default"]
-    return all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS)
+    return default_sizes(model)
 
 
 def small_macro_f1(model: BaseEstimator) -> bool:

@@ -186,6 +186,13 @@ def _same(a, b) -> bool:
         return False
 
 
+def default_sizes(model) -> bool:
+    """Whether every size of :data:`PRESET_PARAMETERS` is left at the default preset's
+    (public parameters only)."""
+    base = PRESETS["default"]
+    return all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS)
+
+
 def apply_preset(model, given=()) -> None:
     """Set the parameters of ``model``
     (a :class:`~dpviz.models.boosting.estimator.DPBoostClassifier`) left at the default
@@ -210,8 +217,7 @@ def grows(model, n_hat: float) -> bool:
     release only."""
     if model.preset != "default" or float(model.epsilon) < CAPACITY_EPSILON:
         return False
-    base = PRESETS["default"]
-    if not all(_same(getattr(model, name), getattr(base, name)) for name in PRESET_PARAMETERS):
+    if not default_sizes(model):
         return False
     return n_hat >= CAPACITY_RECORDS
 
