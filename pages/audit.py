@@ -10,7 +10,6 @@ import streamlit as st
 
 from dpviz.app import audit as app_audit
 from dpviz.app.session import AppState
-from dpviz.evaluation.audit_pair import DEFAULT_RUNS
 from pages.ui import audit as results
 from pages.ui.frame import frame_first
 
@@ -69,14 +68,31 @@ def attack(data, config: app_audit.AuditConfig) -> None:
 def release_audit(data, config: app_audit.AuditConfig) -> None:
     st.subheader("Whole-release audit of this configuration")
     st.markdown(app_audit.AUDIT_TEXT)
+    subjects = app_audit.audit_subjects(config)
+    variant = None
+    if len(subjects) > 1:
+        variant = st.radio(
+            "What the audit fits",
+            list(subjects),
+            format_func=subjects.get,
+            key="audit.subject",
+            help="The pair from your schema is too small for DPBoost to grow and has no "
+            "macro_f1 threshold: each of those releases has its own public pair, fitted "
+            "with the registry defaults (your other parameters do not apply).",
+        )
+        if variant is not None:
+            st.caption(
+                f"Audited at ε = {app_audit.variant_epsilon(config, variant):g}, registry "
+                "defaults, one bound per booked entry it reads."
+            )
     runs = int(
         st.number_input(
             "Fits per dataset",
             min_value=20,
             max_value=20_000,
-            value=DEFAULT_RUNS,
+            value=app_audit.default_runs(config, variant),
             step=50,
-            key="audit.runs",
+            key="audit.runs" if variant is None else f"audit.runs.{variant}",
             help="More fits give a sharper bound and take longer (each fit is a whole "
             "release of this configuration).",
         )
@@ -94,11 +110,12 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
                     done / total, f"{done:,} of {total:,} fits on each of D and D′"
                 ),
                 cancel=run.stopped,
+                variant=variant,
             )
-            run.keep((data.fingerprint, config, found, runs))
+            run.keep((data.fingerprint, (config, variant), found, runs))
     kept = results.kept_result(AUDIT_KEY)
     if kept is not None and kept[0] == data.fingerprint:
-        if kept[1] != config:
+        if kept[1] != (config, variant):
             st.caption("This audit is of another configuration: run it again.")
         results.show_audit(kept[2], kept[3])
 

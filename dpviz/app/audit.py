@@ -21,7 +21,9 @@ from dpviz.app.support import PreparedData
 from dpviz.evaluation import defaults
 from dpviz.evaluation.attack import AttackResult, membership_attack
 from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
-from dpviz.evaluation.release_audit import ReleaseAuditResult
+from dpviz.evaluation.audit_variants import VARIANT_RUNS
+from dpviz.evaluation.release_audit import ReleaseAuditResult, audit_release
+from dpviz.models.boosting.presets import CAPACITY_EPSILON
 from dpviz.models.registry import get_algorithm
 
 Progress = Callable[[float, str], None]
@@ -115,21 +117,73 @@ def run_attack(
     )
 
 
+# DPBoost's releases the schema pair cannot make (too few records to grow, no macro_f1
+# threshold): each is audited on its own public pair (dpviz.evaluation.audit_variants).
+VARIANT_SUBJECTS = {
+    "grown": (
+        "DPBoost's grown model: a public pair of 6,400 records, ε ≥ 5, reads the prior, the "
+        "bin edges' histogram and every tree's leaf"
+    ),
+    "macro_f1": (
+        "DPBoost's macro_f1 threshold: a public pair of 600 records, reads the score "
+        "histogram of the small model"
+    ),
+}
+SCHEMA_SUBJECT = "This configuration, on a pair built from your schema"
+
+
+def audit_subjects(config: AuditConfig) -> dict[str | None, str]:
+    """What the whole-release audit can fit for ``config``: ``None`` (the configuration on
+    the schema pair) and, for DPBoost, its variants (label of each)."""
+    subjects: dict[str | None, str] = {None: SCHEMA_SUBJECT}
+    if config.algorithm == "dpboost":
+        subjects.update(VARIANT_SUBJECTS)
+    return subjects
+
+
+def default_runs(config: AuditConfig, variant: str | None = None) -> int:
+    """Fits per dataset the audit of ``config`` (or its ``variant``) starts from."""
+    return VARIANT_RUNS[variant] if variant is not None else DEFAULT_RUNS
+
+
+def variant_epsilon(config: AuditConfig, variant: str) -> float:
+    """The ε a variant is audited at: the configuration's, raised to the ε the grown model
+    needs (:data:`~dpviz.models.boosting.presets.CAPACITY_EPSILON`) for ``"grown"``."""
+    if variant == "grown":
+        return max(float(config.epsilon), CAPACITY_EPSILON)
+    return float(config.epsilon)
+
+
 def run_release_audit(
     data: PreparedData,
     config: AuditConfig,
-    n_runs: int = DEFAULT_RUNS,
+    n_runs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    variant: str | None = None,
 ) -> ReleaseAuditResult:
-    """The whole-release audit of ``config`` on the pair built from the data's schema
-    (reads no records)."""
+    """The whole-release audit of ``config`` on the pair built from the data's schema, or
+    of DPBoost's ``variant`` on its own public pair with the registry defaults (its
+    objective set as the variant needs) at :func:`variant_epsilon`. Reads no records."""
+    n_runs = default_runs(config, variant) if n_runs is None else int(n_runs)
+    if variant is not None:
+        if variant not in audit_subjects(config):
+            raise ValueError(f"{config.algorithm} has no {variant!r} audit: choose DPBoost")
+        return audit_release(
+            config.algorithm,
+            epsilon=variant_epsilon(config, variant),
+            n_runs=n_runs,
+            random_state=config.seed,
+            progress=progress,
+            cancel=cancel,
+            variant=variant,
+        )
     return audit_configuration(
         data.schema,
         config.algorithm,
         epsilon=config.epsilon,
         params=config.params,
-        n_runs=int(n_runs),
+        n_runs=n_runs,
         random_state=config.seed,
         progress=progress,
         cancel=cancel,
@@ -221,10 +275,34 @@ def audit_verdict(result: ReleaseAuditResult, asked: int | None = None) -> tuple
         f"{result.ledger_epsilon:g}; what the audit reads can show at most "
         f"{result.claimed_pair_loss:.3f}."
     )
+    refuted = result.refuted_parts
+    if refuted:
+        return "error", stopped + line + (
+            f" REFUTED: {', '.join(refuted)} leak{'s' if len(refuted) == 1 else ''} more "
+            "than the claimed noise law allows."
+        )
     if result.consistent:
         more = " Run it to the end for a sharper bound." if result.stopped else ""
         return "ok", stopped + line + " Not refuted (which does not prove the claim)." + more
     return "error", stopped + line + " REFUTED: the release leaks more than its ledger says."
+
+
+def audit_parts_table(result: ReleaseAuditResult) -> pd.DataFrame:
+    """A variant's bound per booked entry it reads, against that entry's claimed loss
+    (empty for the configuration audit, which bounds the whole release only)."""
+    return pd.DataFrame(
+        [
+            {
+                "booked entry": part.name,
+                "claimed loss": round(part.claimed_loss, 3),
+                "lower bound": round(part.lower_bound, 3),
+                "best event": part.event,
+                "verdict": "REFUTED" if part.refuted else "not refuted",
+            }
+            for part in result.parts
+        ],
+        columns=["booked entry", "claimed loss", "lower bound", "best event", "verdict"],
+    )
 
 
 def summary(result: AttackResult, audit: ReleaseAuditResult | None = None) -> dict:

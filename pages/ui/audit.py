@@ -43,6 +43,9 @@ def show_audit(result: ReleaseAuditResult, asked: int | None = None) -> None:
         else f"the best event was {result.event} ({result.hits_d} of {result.n_runs} fits "
         f"on D, {result.hits_d_prime} on D′)"
     )
+    parts = app_audit.audit_parts_table(result)
+    if len(parts):
+        st.dataframe(parts, hide_index=True)
     st.caption(f"It read {result.reads}; {best}. {result.seconds:.1f} s.")
 
 

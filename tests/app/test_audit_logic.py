@@ -85,3 +85,26 @@ def test_audit_verdicts_and_stop():
     )
     with pytest.raises(ValueError, match="at least 40"):
         app_audit.run_attack(data(30), config)
+
+
+def test_dpboost_variants_run_on_their_own_pairs_and_grown_needs_epsilon_five():
+    config = app_audit.AuditConfig("dpboost", 1.0, {"n_estimators": 3}, 0)
+    assert list(app_audit.audit_subjects(config)) == [None, "grown", "macro_f1"]
+    assert app_audit.variant_epsilon(config, "grown") == 5.0
+    assert app_audit.variant_epsilon(config.with_epsilon(10), "grown") == 10.0
+    assert app_audit.variant_epsilon(config, "macro_f1") == 1.0
+    assert app_audit.default_runs(config, "grown") == 200
+    found = app_audit.run_release_audit(None, config, 20, variant="macro_f1")
+    # The variant fits the registry defaults (the Train parameters do not apply).
+    assert found.variant == "macro_f1" and found.params == {"objective": "macro_f1"}
+    table = app_audit.audit_parts_table(found)
+    assert list(table.columns)[:3] == ["booked entry", "claimed loss", "lower bound"]
+    assert len(table) == len(found.parts) >= 2
+
+
+def test_other_algorithms_have_no_variants():
+    config = app_audit.AuditConfig("fletcher_islam", 1.0)
+    assert list(app_audit.audit_subjects(config)) == [None]
+    with pytest.raises(ValueError, match="no 'grown' audit"):
+        app_audit.run_release_audit(None, config, 20, variant="grown")
+    assert app_audit.audit_parts_table(app_audit.run_release_audit(data(), config, 20)).empty

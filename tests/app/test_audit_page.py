@@ -115,6 +115,33 @@ def test_the_page_audit_refutes_a_halved_noise_mutant(monkeypatch):
     assert "REFUTED" in texts(at.error), texts(at.success)
 
 
+def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_entry():
+    data = town_data()
+    settings = app_train.TrainSettings(algorithm="dpboost", epsilon=1.0)
+    at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+    subject = at.radio(key="audit.subject")
+    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 3
+    subject.set_value("macro_f1").run()
+    assert "Audited at ε = 1, registry defaults" in texts(at.caption)
+    assert at.number_input(key="audit.runs.macro_f1").value == 100
+    at.number_input(key="audit.runs.macro_f1").set_value(20).run()
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    assert "20 fits on each dataset" in said(at) and "claimed ε = 1" in said(at), said(at)
+    parts = at.dataframe[-1].value
+    assert list(parts["booked entry"])[-1] == "all parts"
+    assert "score histogram (x's bin, class 'yes')" in list(parts["booked entry"])
+    # Another subject is another configuration: its result is not passed off as this one's.
+    at.radio(key="audit.subject").set_value("grown").run()
+    assert "Audited at ε = 5" in texts(at.caption)
+    assert "This audit is of another configuration: run it again." in texts(at.caption)
+
+
+def test_algorithms_other_than_dpboost_have_one_audit_subject():
+    at = trained_town()
+    assert not [r for r in at.radio if r.key == "audit.subject"]
+
+
 REAL_AUDIT = app_audit.run_release_audit
 
 
@@ -149,7 +176,7 @@ def click_during_the_audit(
             RerunData(widget_states=states, page_script_hash=ctx.page_script_hash)
         )
 
-    def audit(data, config, n_runs, progress=None, cancel=None):
+    def audit(data, config, n_runs, progress=None, cancel=None, variant=None):
         started.append(n_runs)
 
         def update(done: int, total: int) -> None:
@@ -157,7 +184,7 @@ def click_during_the_audit(
                 click()
             progress(done, total)
 
-        return REAL_AUDIT(data, config, n_runs, progress=update, cancel=cancel)
+        return REAL_AUDIT(data, config, n_runs, progress=update, cancel=cancel, variant=variant)
 
     monkeypatch.setattr(app_audit, "run_release_audit", audit)
     return started
