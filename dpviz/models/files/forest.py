@@ -237,9 +237,11 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "prior_weight": None if model.prior_counts_ is None else model.prior_weight_,
         "tree_epsilon": float(model.tree_epsilon_),
         "prior_epsilon": float(model.prior_epsilon_),
-        # The floor's check: its ε, released gain and outcome (dpviz.models.forest.floor).
+        # The floor's check: its ε, released gain and disagreements, and its outcome
+        # (dpviz.models.forest.floor).
         "check_epsilon": float(model.check_epsilon_),
         "floor_check": model.floor_check_,
+        "floor_disagreements": getattr(model, "floor_disagreements_", None),
         "floor_trusted": bool(model.floor_trusted_),
         "depth_count_epsilon": float(model.depth_count_epsilon_),
         "split_points": model.split_points,
