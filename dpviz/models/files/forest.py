@@ -241,7 +241,6 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         # (dpviz.models.forest.floor).
         "check_epsilon": float(model.check_epsilon_),
         "floor_check": model.floor_check_,
-        "floor_disagreements": getattr(model, "floor_disagreements_", None),
         "floor_trusted": bool(model.floor_trusted_),
         "depth_count_epsilon": float(model.depth_count_epsilon_),
         "split_points": model.split_points,
@@ -257,6 +256,9 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
             "summary": ledger["summary"],
         },
     }
+    if getattr(model, "floor_disagreements_", None) is not None:
+        # Only with a check: files without one stay as they were.
+        meta["floor_disagreements"] = model.floor_disagreements_
     # Each batch of records and the ε it spent (the ledger's note says how they compose).
     meta["batches"] = batch_list(meta, model.ledger_)
     if model.decision_threshold_ is not None:
