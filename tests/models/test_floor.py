@@ -109,6 +109,32 @@ def test_the_check_counts_wins_and_losses_and_trusts_a_gain_beyond_its_spread():
     assert release_check((200, 199), 0.5, Fixed(0, 0))[2] is False
 
 
+def test_trees_without_signal_on_a_thousand_records_fall_back_where_a_sign_check_trusted_some():
+    """smarket's shape: 1,000 records, 52/48, five features of no signal, ε = 10. The trees
+    disagree with the prior on ~450 records, so their gain's sampling spread (~21) dwarfs
+    the check's noise (sd ~3) and the expected deficit (~4% of the disagreements). Fixed
+    public and noise seeds 0–19 (replayable): no fit trusts its trees, while the released
+    gain is ≥ 0 (the old rule's test) in two of them (seeds 9 and 11)."""
+    schema = Schema(
+        "label",
+        ("no", "yes"),
+        tuple(Feature(f"f{j}", "continuous", low=-5.0, high=5.0) for j in range(5)),
+    )
+    trusted, nonnegative = 0, 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = pd.DataFrame(
+            np.clip(rng.standard_normal((1_000, 5)), -5, 5), columns=[f"f{j}" for j in range(5)]
+        )
+        y = np.where(rng.random(1_000) < 0.48, "yes", "no")
+        model = DPRandomForestClassifier(10.0, schema=schema, random_state=seed, noise_seed=seed)
+        model.fit(X, y)
+        assert model.floor_disagreements_ > 250  # the trees do leave the prior's class
+        trusted += model.floor_trusted_
+        nonnegative += model.floor_check_ >= 0
+    assert trusted == 0 and nonnegative == 2
+
+
 def test_the_checked_records_follow_public_counts_only():
     assert checked_trees(100, None) == 100
     assert checked_trees(100, 2_000) == 100

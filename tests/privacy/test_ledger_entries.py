@@ -27,7 +27,7 @@ sample sizes below the check fails by a wide margin (each mutant's outer bins ex
 **Entry kinds at the registry defaults** (data with a continuous and a discrete
 feature, three classes): forest (fletcher_islam) and Private-RDT (jpw): the noisy
 record count, the split tables (fletcher_islam's ``quantile`` split points), the class
-prior, the leaves, and the forest's floor check (its noisy out-of-bag gain); greedy
+prior, the leaves, and the forest's floor check (its noisy out-of-bag wins and losses); greedy
 trees (friedman_schuster, dpea): the root's noisy class counts (record count of the
 auto depth, the root's stopping test and the fallback's prior), the
 exponential-mechanism split choices, the stopping rule's node counts, the leaves (the
