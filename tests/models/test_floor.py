@@ -11,6 +11,7 @@ tests/privacy/test_ledger_entries.py.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -21,9 +22,10 @@ from dpviz import DPRandomForestClassifier
 from dpviz.models.files.load import model_from_json, release
 from dpviz.models.forest.floor import (
     CHECK_RECORDS,
-    CHECK_SLACK,
+    CHECK_Z,
+    check_counts,
     check_epsilon,
-    check_gain,
+    check_threshold,
     checked_trees,
     floor_scores,
     floor_weight,
@@ -69,21 +71,68 @@ def test_floor_scores_answer_the_prior_and_keep_every_ranking():
     assert floor_weight([0.7, 0.3]) == pytest.approx(0.4 / 2.8)
 
 
-def test_the_check_counts_the_gain_over_the_prior_class_and_passes_above_its_slack():
-    votes = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
-    y = np.array([0, 1, 1, 1])
-    assert check_gain(votes, y, prior_class=0) == 3 - 1  # trees: 3 right, prior: 1
+def test_the_check_counts_wins_and_losses_and_trusts_a_gain_beyond_its_spread():
+    votes = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7], [0.4, 0.6]])
+    y = np.array([0, 1, 1, 1, 0])
+    # Prior class 0. Trees right, prior wrong: records 1, 3 (W = 2); prior right, trees
+    # wrong: record 4 (L = 1); records 0 (both right) and 2 (both wrong) add nothing.
+    assert check_counts(votes, y, prior_class=0) == (2, 1)
+    # Three classes: a record both get wrong is in neither count.
+    votes3 = np.array([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1]])
+    assert check_counts(votes3, np.array([2, 1, 1]), prior_class=0) == (0, 0)
+    # Trees answer 1, 2, 0: right on all three, the prior (0) on the last only.
+    assert check_counts(votes3, np.array([1, 2, 0]), prior_class=0) == (2, 0)
+    # Prior 2: record 0 a win, record 1 both wrong, record 2 a loss.
+    assert check_counts(votes3, np.array([1, 1, 2]), prior_class=2) == (1, 1)
 
-    class Fixed:  # a generator whose "noise" is a given number
-        def __init__(self, z):
-            self.z = z
+    class Fixed:  # a generator whose "noise" is given numbers (wins', losses')
+        def __init__(self, *z):
+            self.z = np.array(z, dtype=np.int64)
 
         def discrete_laplace(self, epsilon, size):
-            return np.full(size, self.z, dtype=np.int64)
+            assert size == 2 and epsilon == 0.5
+            return self.z
 
-    assert CHECK_SLACK == 0  # the trees stay unless their noisy gain is negative
-    assert release_check(3, 0.5, Fixed(-3)) == (0, True)
-    assert release_check(3, 0.5, Fixed(-4)) == (-1, False)
+    # G̃ = W̃ − L̃ against CHECK_Z·√D̃, D̃ = W̃ + L̃ (noise below 0 counts as 0).
+    assert check_threshold(100) == pytest.approx(CHECK_Z * 10.0)
+    assert check_threshold(-5) == 0.0
+    wins, losses = 60, 40  # G = 20, D = 100
+    needed = math.ceil(CHECK_Z * 10.0)
+    assert release_check((wins, losses), 0.5, Fixed(0, 0)) == (20, 100, 20 >= needed)
+    gain, disagree, trusted = release_check((wins, losses), 0.5, Fixed(3, -2))
+    assert (gain, disagree) == (25, 101) and trusted is (25 >= CHECK_Z * math.sqrt(101))
+    # A gain of exactly 0 passes only when noise took the disagreements to 0 or below.
+    assert release_check((5, 5), 0.5, Fixed(-7, -7)) == (0, -4, True)
+    assert release_check((5, 5), 0.5, Fixed(0, 0))[2] is False
+    # Trees whose gain is one record on 400 disagreements are not trusted (the old rule,
+    # a gain of 0 or more, trusted them).
+    assert release_check((200, 199), 0.5, Fixed(0, 0))[2] is False
+
+
+def test_trees_without_signal_on_a_thousand_records_fall_back_where_a_sign_check_trusted_some():
+    """smarket's shape: 1,000 records, 52/48, five features of no signal, ε = 10. The trees
+    disagree with the prior on ~450 records, so their gain's sampling spread (~21) dwarfs
+    the check's noise (sd ~3) and the expected deficit (~4% of the disagreements). Fixed
+    public and noise seeds 0–19 (replayable): no fit trusts its trees, while the released
+    gain is ≥ 0 (the old rule's test) in two of them (seeds 9 and 11)."""
+    schema = Schema(
+        "label",
+        ("no", "yes"),
+        tuple(Feature(f"f{j}", "continuous", low=-5.0, high=5.0) for j in range(5)),
+    )
+    trusted, nonnegative = 0, 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = pd.DataFrame(
+            np.clip(rng.standard_normal((1_000, 5)), -5, 5), columns=[f"f{j}" for j in range(5)]
+        )
+        y = np.where(rng.random(1_000) < 0.48, "yes", "no")
+        model = DPRandomForestClassifier(10.0, schema=schema, random_state=seed, noise_seed=seed)
+        model.fit(X, y)
+        assert model.floor_disagreements_ > 250  # the trees do leave the prior's class
+        trusted += model.floor_trusted_
+        nonnegative += model.floor_check_ >= 0
+    assert trusted == 0 and nonnegative == 2
 
 
 def test_the_checked_records_follow_public_counts_only():
@@ -130,6 +179,7 @@ def test_without_signal_the_forest_answers_the_majority_with_the_trees_ranking()
     # 1,500 records, 10 trees: the trees' out-of-bag deficit is tens of records, far
     # beyond the check's noise scale of 2 records.
     assert model.floor_trusted_ is False and model.floor_check_ < -6
+    assert model.floor_disagreements_ > 0
     X, _ = _records(600, 0.0, 5)
     assert set(model.predict(X)) == {"no"}
     # The ranking is the trees': the same scores with the floor lifted.
@@ -143,7 +193,8 @@ def test_without_signal_the_forest_answers_the_majority_with_the_trees_ranking()
 
 def test_with_signal_the_trees_are_trusted_and_beat_the_majority():
     model = _fit(10.0, 2.0)
-    assert model.floor_trusted_ is True and model.floor_check_ > 0
+    assert model.floor_trusted_ is True
+    assert model.floor_check_ >= CHECK_Z * math.sqrt(model.floor_disagreements_)
     X, y = _records(2_000, 2.0, 6)
     assert np.mean(model.predict(X) == y) > np.mean(y == "no") + 0.05
     assert roc_auc_score(y == "yes", model.predict_proba(X)[:, 1]) > 0.8
@@ -166,6 +217,7 @@ def test_a_fallen_back_file_answers_as_the_model_and_states_its_check():
     text = release(model).to_json()
     doc = json.loads(text)
     assert doc["floor_trusted"] is False and doc["floor_check"] == model.floor_check_
+    assert doc["floor_disagreements"] == model.floor_disagreements_
     assert doc["check_epsilon"] == 0.5
     loaded = model_from_json(text)
     X, _ = _records(300, 0.0, 7)
@@ -174,16 +226,22 @@ def test_a_fallen_back_file_answers_as_the_model_and_states_its_check():
     doc["floor_trusted"] = "no"
     with pytest.raises(ValueError, match="floor_trusted"):
         model_from_json(json.dumps(doc))
+    doc["floor_trusted"], doc["floor_disagreements"] = False, 1.5
+    with pytest.raises(ValueError, match="floor_disagreements"):
+        model_from_json(json.dumps(doc))
 
 
 def test_a_label_forest_falls_back_through_its_prior_weight_and_its_file_agrees():
     X, y = _records(1_500, 0.0, 0)
     model = DPRandomForestClassifier(
-        10.0, mechanism="permute_flip", schema=SCHEMA, random_state=0, noise_seed=0
+        10.0, mechanism="permute_flip", schema=SCHEMA, random_state=0, noise_seed=3
     ).fit(X, y)
-    # Leaves of no signal: one label per leaf, 10 trees; the out-of-bag deficit is tens
-    # of records against the check's noise scale of 2.
-    assert model.floor_trusted_ is False
+    # Leaves of no signal, one label per leaf: the prior's weight keeps every out-of-bag
+    # answer at the prior's class (W = L = 0), so the released counts are noise alone
+    # and whether such a forest falls back changes no out-of-bag answer. Noise seed 3
+    # gives a fall-back (G̃ = −2, D̃ = 6): what this test needs is a fallen-back label
+    # forest, to check its answers and its file.
+    assert model.floor_trusted_ is False and model.floor_check_ < 0
     probe, _ = _records(600, 0.0, 5)
     assert set(model.predict(probe)) == {"no"}
     loaded = model_from_json(release(model).to_json())

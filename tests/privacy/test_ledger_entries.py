@@ -27,7 +27,7 @@ sample sizes below the check fails by a wide margin (each mutant's outer bins ex
 **Entry kinds at the registry defaults** (data with a continuous and a discrete
 feature, three classes): forest (fletcher_islam) and Private-RDT (jpw): the noisy
 record count, the split tables (fletcher_islam's ``quantile`` split points), the class
-prior, the leaves, and the forest's floor check (its noisy out-of-bag gain); greedy
+prior, the leaves, and the forest's floor check (its noisy out-of-bag wins and losses); greedy
 trees (friedman_schuster, dpea): the root's noisy class counts (record count of the
 auto depth, the root's stopping test and the fallback's prior), the
 exponential-mechanism split choices, the stopping rule's node counts, the leaves (the
@@ -205,14 +205,14 @@ def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
         fit.checks.append(check(raw, prior, y, weights, epsilon, _NoNoise(), keep_prior)[0])
         return check(raw, prior, y, weights, epsilon, rng, keep_prior)
 
-    floor_gain = _forest_release.check_gain
+    floor_counts = _forest_release.check_counts
 
     def floor_gains(*args, **kwargs):
-        out = floor_gain(*args, **kwargs)
+        out = floor_counts(*args, **kwargs)
         fit.checks.append(out)
         return out
 
-    mp.setattr(_forest_release, "check_gain", floor_gains)
+    mp.setattr(_forest_release, "check_counts", floor_gains)
     mp.setattr(_forest_splits, "noisy_tables", tables)
     mp.setattr(boost_tree, "split_utility", utilities)
     mp.setattr(boosting, "held_out_check", checks)
@@ -330,12 +330,15 @@ def _forest_leaves(fit: Fit, rng) -> np.ndarray:
 
 
 def _forest_check(fit: Fit, rng) -> np.ndarray:
-    """The floor's released out-of-bag gain against its true gain, at the booked ε."""
+    """The floor's released out-of-bag wins and losses (from the gain W̃ − L̃ and the
+    disagreements W̃ + L̃ the model keeps) against the true ones, each at the booked ε."""
     m = fit.model
-    (gain,) = fit.checks
+    ((wins, losses),) = fit.checks
     eps = booked(m, "noisy out-of-bag gain")
     assert eps == pytest.approx(m.check_epsilon_) and eps > 0
-    return pit_discrete_laplace([m.floor_check_ - gain], eps, rng)
+    g, d = m.floor_check_, m.floor_disagreements_
+    assert (g + d) % 2 == 0  # W̃ − L̃ and W̃ + L̃ of whole numbers
+    return pit_discrete_laplace([(d + g) // 2 - wins, (d - g) // 2 - losses], eps, rng)
 
 
 def _greedy_root(fit: Fit, rng) -> np.ndarray:

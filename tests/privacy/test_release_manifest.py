@@ -94,12 +94,13 @@ def test_cli_files_of_neighbours_differ_only_in_released_fields(tmp_path, capsys
 
 
 def test_the_floor_check_is_a_released_field_of_neighbours_files(tmp_path, capsys):
-    """From ε = 2 the forest books its floor's check: the file carries a noisy gain, and
-    everything public about it is equal between D and D plus x."""
+    """From ε = 2 the forest books its floor's check: the file carries a noisy gain and
+    noisy disagreements, and everything public about it is equal between D and D plus x."""
     d = cli_export(tmp_path, D, "fletcher_islam", "d.json", capsys, epsilon="4")
     d_x = cli_export(tmp_path, D_PLUS_X, "fletcher_islam", "dx.json", capsys, epsilon="4")
     assert d["check_epsilon"] == d_x["check_epsilon"] > 0
-    assert isinstance(d["floor_check"], int) and isinstance(d_x["floor_check"], int)
+    for doc in (d, d_x):
+        assert isinstance(doc["floor_check"], int) and isinstance(doc["floor_disagreements"], int)
     assert_accounted_and_public_equal(d, d_x)
 
 

@@ -68,9 +68,10 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
         raise ValueError(
             "the model falls back on its prior ('floor_trusted' false) without a check"
         )
-    check = meta.get("floor_check")
-    if check is not None and type(check) is not int:
-        raise ValueError("the model's 'floor_check' must be a whole number or null")
+    for field in ("floor_check", "floor_disagreements"):
+        check = meta.get(field)
+        if check is not None and type(check) is not int:
+            raise ValueError(f"the model's {field!r} must be a whole number or null")
     expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
     # A file that does not state its per-tree ε (hand-written, or older) reads as the rest.
     meta.setdefault("tree_epsilon", expected)

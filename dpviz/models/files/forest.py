@@ -237,7 +237,8 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "prior_weight": None if model.prior_counts_ is None else model.prior_weight_,
         "tree_epsilon": float(model.tree_epsilon_),
         "prior_epsilon": float(model.prior_epsilon_),
-        # The floor's check: its ε, released gain and outcome (dpviz.models.forest.floor).
+        # The floor's check: its ε, released gain and disagreements, and its outcome
+        # (dpviz.models.forest.floor).
         "check_epsilon": float(model.check_epsilon_),
         "floor_check": model.floor_check_,
         "floor_trusted": bool(model.floor_trusted_),
@@ -255,6 +256,9 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
             "summary": ledger["summary"],
         },
     }
+    if getattr(model, "floor_disagreements_", None) is not None:
+        # Only with a check: files without one stay as they were.
+        meta["floor_disagreements"] = model.floor_disagreements_
     # Each batch of records and the ε it spent (the ledger's note says how they compose).
     meta["batches"] = batch_list(meta, model.ledger_)
     if model.decision_threshold_ is not None:

@@ -109,7 +109,10 @@ _FOREST: dict[str, ManifestEntry] = {
     "/split_epsilon": _derived("settings"),
     "/check_epsilon": _derived("settings and the booked noisy record count (whether it runs)"),
     "/floor_check": _release("noisy out-of-bag gain of the trees over the prior's class"),
-    "/floor_trusted": _derived("the floor's noisy out-of-bag gain and its ε"),
+    "/floor_disagreements": _release(
+        "noisy out-of-bag disagreements of the trees with the prior's class (with the gain)"
+    ),
+    "/floor_trusted": _derived("the floor's noisy out-of-bag gain and disagreements"),
     "/prior_counts": _release("noisy class histogram (the prior)"),
     "/prior_weight": _derived(
         "the noisy class histogram, settings, the tree count and the floor's check"

@@ -93,8 +93,9 @@ def build_ledger(
     if check_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
-                "noisy out-of-bag gain of the trees over the prior's class: the floor's "
-                "check, whether the forest answers the prior (discrete Laplace)",
+                "noisy out-of-bag gain of the trees over the prior's class (wins and "
+                "losses against it): the floor's check, whether the forest answers the "
+                "prior (discrete Laplace)",
                 first,
                 check_epsilon,
             )

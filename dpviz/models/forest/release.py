@@ -38,8 +38,8 @@ from sklearn.base import BaseEstimator
 from dpviz.models.forest.floor import (
     CHECK_STREAM,
     check_applies,
+    check_counts,
     check_epsilon,
-    check_gain,
     release_check,
 )
 from dpviz.models.forest.ledger import build_ledger
@@ -137,19 +137,22 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
 
 def run_check(model: BaseEstimator, source: NoiseSource) -> None:
     """The floor's check of this release (:mod:`dpviz.models.forest.floor`): the checked
-    records' out-of-bag votes under the leaves just released, their gain over the
-    prior's class, released with discrete Laplace noise at ``check_epsilon_``.
-    Sets ``floor_check_`` (the released gain, None without a check) and
+    records' out-of-bag votes under the leaves just released, their wins and losses
+    against the prior's class, released with discrete Laplace noise at
+    ``check_epsilon_``. Sets ``floor_check_`` (the released gain W̃ − L̃, None without a
+    check), ``floor_disagreements_`` (W̃ + L̃, None without a check) and
     ``floor_trusted_`` (False: the forest answers the prior's class)."""
-    model.floor_check_, model.floor_trusted_ = None, True
+    model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = None, None, True
     if not model.check_epsilon_:
         return
     routed, y = model._check_routes.routes(model)
     prior = count_prior(model.prior_counts_, len(model.classes_))
     votes = model.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
-    gain = check_gain(votes, y, int(np.argmax(prior)))
+    counts = check_counts(votes, y, int(np.argmax(prior)))
     noise = source.child(CHECK_STREAM).generator()
-    model.floor_check_, model.floor_trusted_ = release_check(gain, model.check_epsilon_, noise)
+    model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = release_check(
+        counts, model.check_epsilon_, noise
+    )
 
 
 def noisy_class_totals(
