@@ -218,6 +218,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     depth : {"records", "theorem2", "half", "full", "jpw"} or int, default="records"
         Depth rule (SPEC §2; ``theorem2`` is the paper's) or a fixed depth. ``records``
         and ``jpw`` read the record count: ``declared_n``, or a noisy count for 5% of ε.
+        ``records`` is capped at ``theorem2``'s depth from ε = 1 up only
+        (:func:`~dpviz.models.forest.sizing.forest_depth`).
     mechanism : str, default="laplace_counts"
         Leaf mechanism id from ``dpviz.privacy.mechanisms.MECHANISMS``. Count
         mechanisms release noisy class counts, which rank records (AUC) far better
