@@ -16,12 +16,12 @@ import numpy as np
 from dpviz.models.boosting.budget import small_by_records
 from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
-from dpviz.models.forest.sizing import signal_records
+from dpviz.models.forest.sizing import forest_depth, signal_records
 from dpviz.models.greedy import estimator as greedy
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.greedy.stopping import depth_rule_epsilon
 from dpviz.models.registry import get_algorithm
-from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
+from dpviz.models.trees.depth import COUNTED_RULES
 from dpviz.privacy.schema import Schema
 
 
@@ -55,16 +55,18 @@ def depth_preview(
 ) -> DepthPreview:
     """Resolve the depth rule and say what it means for the leaves (``ValueError`` for a
     bad rule). The record count used here is the data owner's view, not released. Below
-    ε = 1 ``records`` sizes for n·s records, as the fit does (``sizing.signal_records``)."""
+    ε = 1 ``records`` sizes for n·s records without Theorem 2's cap, as the fit does
+    (``sizing.forest_depth``)."""
     s, r = len(schema.continuous), len(schema.discrete)
     sized = signal_records(n_records, epsilon) if rule == "records" else n_records
-    depth = resolve_depth(
+    depth = forest_depth(
         rule,
         s,
         r,
         n_records=sized,
         branching=branching(schema),
         n_trees=n_estimators if data_split == "disjoint" else None,
+        epsilon=epsilon,
     )
     per_tree = n_records // max(1, n_estimators) if data_split == "disjoint" else n_records
     parts = [f"Depth {depth} ({rule}: {s} continuous, {r} discrete features)."]

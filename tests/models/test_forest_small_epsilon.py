@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from dpviz import DPRandomForestClassifier
+from dpviz.app.preview import depth_preview
 from dpviz.evaluation.synthetic import make_synth
 from dpviz.models.trees.depth import records_depth, theorem2_depth
+from dpviz.privacy.schema import Schema
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +26,7 @@ def _branching(schema):
     ("epsilon", "declared", "trees", "signal"),
     [
         (0.1, 348, 3, 34),  # votes-sized: the least, 3 trees, for 34 signal records
-        (0.1, 8_800, 5, 880),  # pendigits-sized: at most 5 trees, of 176
+        (0.1, 8_800, 5, 880),  # pendigits-sized: at most 5 trees, of 176 (depth 7 > cap 5)
         (0.5, 8_800, 5, 880),  # the same decade of ε, the same structure
         (0.1, 36_000, 5, 3_600),  # adult-sized: 5 trees of 720, not 50 of 72
         (1.0, 348, 10, 348),  # from ε = 1 up: the sizes measured at ε = 1
@@ -37,7 +39,8 @@ def test_declared_size_and_epsilon_set_trees_and_depth(synth, epsilon, declared,
         epsilon=epsilon, declared_n=declared, schema=schema, random_state=0
     ).fit(X, y)
     assert model.n_estimators_ == trees
-    cap = theorem2_depth(len(schema.continuous), len(schema.discrete))
+    # Theorem 2's cap (5 for SynthA's 5 continuous features) applies from ε = 1 up only.
+    cap = theorem2_depth(len(schema.continuous), len(schema.discrete)) if epsilon >= 1 else 40
     assert model.depth_ == records_depth(max(1, signal // trees), _branching(schema), cap)
     # Nothing but ε and the declared count: another data set of another size, same shape.
     other = DPRandomForestClassifier(
@@ -75,3 +78,21 @@ def test_a_noisy_count_sizes_the_small_forest_and_is_booked(synth):
     # ~1,000 records ± the count's noise (scale 200): 3 trees (5 from n̂ = 2,500).
     assert model.n_estimators_ in (3, 5)
     assert np.isfinite(model.predict_proba(X)).all()
+
+
+@pytest.mark.parametrize(("epsilon", "depth"), [(0.1, 6), (0.5, 6), (1.0, 4), (10.0, 4)])
+def test_theorem_two_caps_the_records_depth_from_epsilon_one_up_only(epsilon, depth):
+    """wall_robot's shape (4 continuous features, 4,364 records): Theorem 2 caps the
+    records rule at depth 4; below ε = 1 the 5 trees of 87 signal records each grow to
+    ⌊log2 87⌋ = 6, from ε = 1 up the cap holds. The Train preview says the same depth."""
+    frame, schema = make_synth("SynthA", 400, seed=1)
+    frame = frame.drop(columns=["x4"])
+    schema = Schema(schema.label, schema.classes, schema.features[:4])
+    X, y = frame.drop(columns="label"), frame["label"]
+    assert theorem2_depth(4, 0) == 4
+    model = DPRandomForestClassifier(
+        epsilon=epsilon, declared_n=4_364, schema=schema, random_state=0
+    ).fit(X, y)
+    assert model.depth_ == depth
+    preview = depth_preview(schema, "records", 4_364, model.n_estimators_, "disjoint", epsilon)
+    assert preview.depth == depth

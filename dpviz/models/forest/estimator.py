@@ -62,6 +62,7 @@ from dpviz.models.forest.scoring import (
 )
 from dpviz.models.forest.sizing import (
     TREE_STEPS,
+    forest_depth,
     shared_tree_count,
     signal_records,
     suggest_trees,
@@ -74,7 +75,7 @@ from dpviz.models.forest.splits import (
     split_epsilon,
 )
 from dpviz.models.objective import ACCURACY, check_objective
-from dpviz.models.trees.depth import COUNTED_RULES, resolve_depth
+from dpviz.models.trees.depth import COUNTED_RULES
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import TreeSpace
 from dpviz.privacy.ledger import PrivacyLedger
@@ -217,6 +218,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     depth : {"records", "theorem2", "half", "full", "jpw"} or int, default="records"
         Depth rule (SPEC §2; ``theorem2`` is the paper's) or a fixed depth. ``records``
         and ``jpw`` read the record count: ``declared_n``, or a noisy count for 5% of ε.
+        ``records`` is capped at ``theorem2``'s depth from ε = 1 up only
+        (:func:`~dpviz.models.forest.sizing.forest_depth`).
     mechanism : str, default="laplace_counts"
         Leaf mechanism id from ``dpviz.privacy.mechanisms.MECHANISMS``. Count
         mechanisms release noisy class counts, which rank records (AUC) far better
@@ -428,13 +431,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
             # Below ε = 1 the records rule sizes leaves for the n·s records that carry
             # as much signal over the noise as n do at ε = 1 (sizing.signal_records).
             sized = signal_records(sized, float(self.epsilon))
-        self.depth_ = resolve_depth(
+        self.depth_ = forest_depth(
             self.depth,
             len(schema.continuous),
             len(schema.discrete),
             n_records=sized,
             branching=branching,
             n_trees=self.n_estimators_ if self.data_split == "disjoint" else None,
+            epsilon=float(self.epsilon),
         )
         structure_seed, split_seed = _seeds(self.random_state)
         self.space_ = space_for(schema, self.depth_, self.splits_)
