@@ -66,20 +66,43 @@ def noisy_edges(
 
 
 def edges_from_counts(released: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin edges from released cell counts (post-processing): the counts clipped at 0
-    and accumulated; edge b (1..``n_bins`` − 1) is the first cell after the noisy mass
-    reaches b/``n_bins`` of the total, so bin b holds the cells [edge_b, edge_(b+1)).
-    A feature whose noisy counts are all ≤ 0 gets equal-width bins of the cells."""
+    """Bin edges from released cell counts (post-processing): the counts clipped at 0;
+    edge values are cell indices, bin b holding the cells [edge_b, edge_(b+1)).
+
+    A cell holding at least 1/``n_bins`` of the noisy mass (a point mass such as adult's
+    capital gain of 0) gets a bin of its own (:func:`_feature_edges`), and the other bins
+    cut the rest of the mass at equal shares, so no edges are spent twice on one cell.
+    Edges left over (fewer distinct cells than bins) sit at :data:`EDGE_CELLS` (empty
+    bins at the top). A feature whose noisy counts are all ≤ 0 gets equal-width bins of
+    the cells."""
     mass = np.clip(released, 0, None).astype(np.float64)
-    total = mass.sum(axis=1, keepdims=True)
-    empty = total[:, 0] <= 0
-    mass[empty] = 1.0
-    total[empty] = EDGE_CELLS
-    cumulative = np.cumsum(mass, axis=1)
-    targets = np.arange(1, n_bins) / n_bins * total
-    edges = np.stack([np.searchsorted(c, t, side="left") + 1 for c, t in zip(cumulative, targets)])
-    # Non-decreasing within [1, EDGE_CELLS]; an edge at EDGE_CELLS leaves its bin empty.
-    return np.minimum(edges, EDGE_CELLS).astype(np.int64)
+    return np.stack([_feature_edges(m, n_bins) for m in mass]).astype(np.int64)
+
+
+def _feature_edges(mass: np.ndarray, n_bins: int) -> np.ndarray:
+    """One feature's ``n_bins`` − 1 edges from its clipped noisy cell masses (the
+    greedy equal-frequency binning of LightGBM's bin finder): cells of at least
+    total/``n_bins`` alone in their bin, then quantile edges of the rest of the mass
+    over as many bins as are left; with fewer distinct edges than bins, fewer quantile
+    bins are tried until the edges fit. Post-processing of the released counts."""
+    cells = len(mass)
+    total = mass.sum()
+    if total <= 0:
+        return np.linspace(0, cells, n_bins + 1)[1:-1].round().astype(np.int64)
+    big = np.flatnonzero(mass >= total / n_bins)
+    fixed = np.union1d(big, big + 1)
+    rest = np.where(np.isin(np.arange(cells), big), 0.0, mass)
+    cumulative = np.cumsum(rest)
+    chosen = fixed
+    for bins in range(max(n_bins - len(big), 1), 0, -1):
+        targets = np.arange(1, bins) / bins * cumulative[-1]
+        cut = np.searchsorted(cumulative, targets, side="left") + 1
+        chosen = np.union1d(fixed, cut) if cumulative[-1] > 0 else fixed
+        chosen = chosen[(chosen >= 1) & (chosen < cells)]
+        if len(chosen) <= n_bins - 1:
+            break
+    chosen = chosen[: n_bins - 1]  # only when the point masses alone need more edges
+    return np.concatenate([chosen, np.full(n_bins - 1 - len(chosen), cells)])
 
 
 def edge_codes(
