@@ -125,7 +125,10 @@ def test_the_ledger_books_the_histograms_before_the_trees():
     assert model.tree_epsilon_ == pytest.approx((10.0 - 1.0 - 0.5) / 2)
     # The edges follow the skew: most of a's and b's bins lie in the lowest cells.
     assert model.bin_edges_.shape == (3, 31)
-    assert np.median(model.bin_edges_[0]) < EDGE_CELLS / 10
+    # (Each cell of the dense low range gets at most one edge: no edge spent twice.)
+    assert np.sum(model.bin_edges_[0] < EDGE_CELLS / 5) >= 20
+    low = model.bin_edges_[0][model.bin_edges_[0] < EDGE_CELLS / 5]
+    assert len(np.unique(low)) == len(low)
     assert np.all(np.diff(model.bin_edges_, axis=1) >= 0)
 
 
@@ -154,17 +157,36 @@ def test_edges_are_post_processing_of_the_counts():
     np.testing.assert_array_equal(
         edge_codes(encoded, SCHEMA, three)[0], bin_codes(encoded, SCHEMA, 32)[0]
     )
-    # All mass in one cell: every edge right after it (bins above it empty); no mass
+    # All mass in one cell: that cell alone in a bin, the bins above it empty; no mass
     # (noise ≤ 0 everywhere): equal widths.
     spike = np.zeros((2, EDGE_CELLS), dtype=np.int64)
     spike[0, 10] = 1000
     spike[1] = -3
     edges = edges_from_counts(spike, 4)
-    np.testing.assert_array_equal(edges, [[11, 11, 11], [32, 64, 96]])
+    np.testing.assert_array_equal(edges, [[10, 11, EDGE_CELLS], [32, 64, 96]])
     values = edge_values(SCHEMA, edges)
-    np.testing.assert_allclose(
-        values[0], [0.0, 11 * 100 / 128, 11 * 100 / 128, 11 * 100 / 128, 100]
-    )
+    np.testing.assert_allclose(values[0], [0.0, 10 * 100 / 128, 11 * 100 / 128, 100, 100])
+
+
+def test_a_point_mass_gets_one_bin_and_the_rest_is_cut_at_equal_shares():
+    # Adult's capital gain: most records at 0 (cell 0), the rest spread over cells 1..127.
+    # Before, every quantile edge up to the point mass's share landed on cell 1 (3 distinct
+    # edges of 31); now cell 0 is one bin and the other 30 cut the rest's mass equally.
+    counts = np.zeros((1, EDGE_CELLS))
+    counts[0, 0] = 9000
+    counts[0, 1:] = 10
+    edges = edges_from_counts(counts, 32)[0]
+    assert edges[0] == 1 and len(np.unique(edges)) == 31
+    assert np.all(np.diff(edges) > 0)
+    # The rest (1,270 in cells 1..127) at equal shares: bin b ≥ 1 holds 127/31 cells.
+    widths = np.diff(np.concatenate([edges, [EDGE_CELLS]]))
+    assert widths.min() >= 4 and widths.max() <= 5
+    # Two point masses and a thin rest: each mass alone, never more than n_bins − 1 edges.
+    counts = np.zeros((1, EDGE_CELLS))
+    counts[0, [5, 90]] = [5000, 4000]
+    counts[0, 100:] = 1
+    edges = edges_from_counts(counts, 4)[0]
+    np.testing.assert_array_equal(edges, [5, 6, 90])
 
 
 def test_a_file_replays_the_edges_and_refuses_bad_ones():

@@ -6,9 +6,10 @@ each of the s continuous features, and the s × :data:`EDGE_CELLS` counts get ex
 discrete Laplace noise at ε_q/s each: adding or removing one record changes one count
 per feature by one (L1 sensitivity s), so the release is ε_q-DP (the ledger books it
 as one entry of ε_q over all records). Everything after the noise is post-processing:
-:func:`edges_from_counts` clips the noisy counts at 0, accumulates them and puts the
-n_bins − 1 bin edges where the noisy distribution function crosses 1/n_bins, 2/n_bins,
-… (a cell index each); :func:`edge_codes` maps records to the bin of their cell.
+:func:`edges_from_counts` clips the noisy counts at 0, gives a cell holding at least
+1/n_bins of the noisy mass a bin of its own and cuts the rest of the mass into equal
+shares (a cell index per edge, none repeated); :func:`edge_codes` maps records to the
+bin of their cell.
 
 Only the grown model (ε ≥ 5 and a released prior total ≥ 6,000:
 :func:`~dpviz.models.boosting.presets.grows`) makes this release, with
@@ -18,7 +19,10 @@ and spends nothing here.
 Why: 32 equal-width bins of a skewed public domain put most candidates where few
 records lie (MAGIC's fLength, bank marketing's call durations): its noise-free twin sat
 4.7 points below HistGradientBoosting on MAGIC. Measured on the shared sets at ε = 10
-(bench/README.md, "DPBoost's bin edges from noisy quantiles").
+(bench/README.md, "DPBoost's bin edges from noisy quantiles"). A point mass (adult's
+capital gain of 0) took every quantile edge up to its share (3 distinct edges of 31):
+now it is one bin (bench/README.md, "DPBoost's capacity at ε = 10", h-boost4: adult
++0.5 / 0.0, diamonds +0.6 / +0.1 at ε = 10).
 """
 
 from __future__ import annotations
@@ -66,20 +70,43 @@ def noisy_edges(
 
 
 def edges_from_counts(released: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin edges from released cell counts (post-processing): the counts clipped at 0
-    and accumulated; edge b (1..``n_bins`` − 1) is the first cell after the noisy mass
-    reaches b/``n_bins`` of the total, so bin b holds the cells [edge_b, edge_(b+1)).
-    A feature whose noisy counts are all ≤ 0 gets equal-width bins of the cells."""
+    """Bin edges from released cell counts (post-processing): the counts clipped at 0;
+    edge values are cell indices, bin b holding the cells [edge_b, edge_(b+1)).
+
+    A cell holding at least 1/``n_bins`` of the noisy mass (a point mass such as adult's
+    capital gain of 0) gets a bin of its own (:func:`_feature_edges`), and the other bins
+    cut the rest of the mass at equal shares, so no edges are spent twice on one cell.
+    Edges left over (fewer distinct cells than bins) sit at :data:`EDGE_CELLS` (empty
+    bins at the top). A feature whose noisy counts are all ≤ 0 gets equal-width bins of
+    the cells."""
     mass = np.clip(released, 0, None).astype(np.float64)
-    total = mass.sum(axis=1, keepdims=True)
-    empty = total[:, 0] <= 0
-    mass[empty] = 1.0
-    total[empty] = EDGE_CELLS
-    cumulative = np.cumsum(mass, axis=1)
-    targets = np.arange(1, n_bins) / n_bins * total
-    edges = np.stack([np.searchsorted(c, t, side="left") + 1 for c, t in zip(cumulative, targets)])
-    # Non-decreasing within [1, EDGE_CELLS]; an edge at EDGE_CELLS leaves its bin empty.
-    return np.minimum(edges, EDGE_CELLS).astype(np.int64)
+    return np.stack([_feature_edges(m, n_bins) for m in mass]).astype(np.int64)
+
+
+def _feature_edges(mass: np.ndarray, n_bins: int) -> np.ndarray:
+    """One feature's ``n_bins`` − 1 edges from its clipped noisy cell masses (the
+    greedy equal-frequency binning of LightGBM's bin finder): cells of at least
+    total/``n_bins`` alone in their bin, then quantile edges of the rest of the mass
+    over as many bins as are left; with fewer distinct edges than bins, fewer quantile
+    bins are tried until the edges fit. Post-processing of the released counts."""
+    cells = len(mass)
+    total = mass.sum()
+    if total <= 0:
+        return np.linspace(0, cells, n_bins + 1)[1:-1].round().astype(np.int64)
+    big = np.flatnonzero(mass >= total / n_bins)
+    fixed = np.union1d(big, big + 1)
+    rest = np.where(np.isin(np.arange(cells), big), 0.0, mass)
+    cumulative = np.cumsum(rest)
+    chosen = fixed
+    for bins in range(max(n_bins - len(big), 1), 0, -1):
+        targets = np.arange(1, bins) / bins * cumulative[-1]
+        cut = np.searchsorted(cumulative, targets, side="left") + 1
+        chosen = np.union1d(fixed, cut) if cumulative[-1] > 0 else fixed
+        chosen = chosen[(chosen >= 1) & (chosen < cells)]
+        if len(chosen) <= n_bins - 1:
+            break
+    chosen = chosen[: n_bins - 1]  # only when the point masses alone need more edges
+    return np.concatenate([chosen, np.full(n_bins - 1 - len(chosen), cells)])
 
 
 def edge_codes(
