@@ -108,7 +108,12 @@ from dpviz.models.greedy.budget import (
     root_count_epsilon,
 )
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
-from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
+from dpviz.models.greedy.leaves import (
+    SHRINK_MARGIN,
+    discrete_laplace_variance,
+    order_ties,
+    release_leaves,
+)
 from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
 from dpviz.models.greedy.prior import constant_leaf, noisy_max_class
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
@@ -118,7 +123,7 @@ from dpviz.models.greedy.select import (
     max_operator,
     split_scores,
 )
-from dpviz.models.greedy.stopping import auto_depth, choose_depth, stopping_rule
+from dpviz.models.greedy.stopping import auto_depth, choose_depth, macro_f1_depth, stopping_rule
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.draws import Rng
 from dpviz.models.trees.features import bin_codes
@@ -346,10 +351,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
         root_counts = self.n_records_estimate_ = None
+        floor = 0
         if self._auto:
             depth, self.n_records_estimate_, root_counts = choose_depth(
                 encoded.y, n_values, schema, self.epsilon, self.steps, self.declared_n, rng
             )
+            # Public: under macro_f1 (two classes) at least one split, root untested.
+            floor = macro_f1_depth(self.objective, len(schema.classes))
+            depth = max(depth, floor)
         else:
             depth = int(self.max_depth)
         self.depth_ = depth
@@ -365,6 +374,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             stopping=self.stopping == "noisy_count",
             mcmc_steps=self.mcmc_steps,
             beta=gini_weight(self.criterion),
+            test_root=not floor,
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
@@ -381,6 +391,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             first = self.root_class_ if self.budget_.pick else None
             released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
+        if floor:
+            # Post-processing: the macro_f1 threshold needs the leaves in an order.
+            self.leaf_proba_ = order_ties(
+                self.leaf_proba_, self.leaf_noisy_counts_, self.leaf_epsilon_
+            )
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
         return self

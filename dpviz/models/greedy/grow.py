@@ -66,6 +66,7 @@ def grow_tree(
     stopping: bool,
     mcmc_steps: int,
     beta: float = 0.0,
+    test_root: bool = True,
 ) -> GrownTree:
     """Grow the tree of depth at most ``budget.depth`` in steps of ``budget.steps`` layers.
 
@@ -109,7 +110,7 @@ def grow_tree(
             counted[1].append(noisy)
             counted[2].append(np.full(len(state.ids), budget.count))
             stop_eps = budget.leaf(level, counted=True)
-        if noisy is not None and stopping:
+        if noisy is not None and stopping and (level > 0 or test_root):
             stop = stopping_rule(noisy, state.used, n_values, layers, budget.level)
             state = state.close(stop, tree, k, stop_eps)
             if not len(state.ids):

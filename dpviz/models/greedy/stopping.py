@@ -36,6 +36,7 @@ from dpviz.models.greedy.budget import (
     reserved_epsilon,
     root_count_epsilon,
 )
+from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
@@ -143,3 +144,25 @@ def depth_rule_epsilon(epsilon: float, n_hat: float, *, counted: bool) -> float:
         return float(epsilon)
     root = root_count_epsilon(epsilon)
     return float(epsilon) - max(reserved_epsilon(epsilon, n_hat), root + class_epsilon(epsilon))
+
+
+# The least "auto" depth under objective="macro_f1" on two classes (issue 28): a tree
+# without a split can only answer one class, the majority, whose macro-F1 is the floor
+# the objective asks to beat. Chosen on shared-derived sets (bench/README.md, "Issue 28:
+# the greedy trees' macro_f1", h-mf3): depth 1 beat depth 2 at ε = 0.1.
+MACRO_F1_DEPTH = 1
+
+
+def macro_f1_depth(objective: str, n_classes: int) -> int:
+    """The least depth of ``max_depth="auto"``: :data:`MACRO_F1_DEPTH` under
+    ``objective="macro_f1"`` with two classes, else 0 (the rule as before).
+
+    Where it applies, the "auto" depth is at least 1 however small n̂·ε is, and the
+    root's noisy stopping test is not applied (the objective asks for a split that can
+    set a minority apart; :func:`~dpviz.models.greedy.grow.grow_tree`'s ``test_root``).
+    The budget is the usual one of the depth (:func:`~dpviz.models.greedy.budget.make_budget`),
+    so a file's ledger check, which reads the released depth, needs no new rule.
+    Public: the objective and the schema's class count decide."""
+    if objective != MACRO_F1 or n_classes != 2:
+        return 0
+    return MACRO_F1_DEPTH
