@@ -89,8 +89,8 @@ def test_order_ties_orders_tied_leaves_by_their_own_counts_and_keeps_the_rest():
     noisy = np.array([[50, 2], [40, 12], [-3, 1], [60, 6]])
     eps = np.full(4, 0.05)
     out = order_ties(tied, noisy, eps)
-    # Pooled share p = 21/168; m = σ(0.05) ≈ 28.3; own shrunk shares 0.096, 0.181, 0.154,
-    # 0.115: ranks 0, 3, 2, 1.
+    # Pooled share p = 21/171; m = 4·σ(0.05) ≈ 113; shrunk shares 0.096, 0.157, 0.132,
+    # 0.111: ranks 0, 3, 2, 1.
     assert np.argsort(out[:, 1]).tolist() == [0, 3, 2, 1]
     assert np.allclose(out.sum(axis=1), 1.0)
     assert np.abs(out - tied).max() < TIE_STEP
