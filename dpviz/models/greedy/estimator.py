@@ -123,10 +123,17 @@ from dpviz.models.greedy.select import (
     max_operator,
     split_scores,
 )
-from dpviz.models.greedy.stopping import auto_depth, choose_depth, macro_f1_depth, stopping_rule
+from dpviz.models.greedy.stopping import (
+    auto_depth,
+    choose_depth,
+    forced_split,
+    macro_f1_depth,
+    stopping_rule,
+)
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.draws import Rng
 from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
@@ -351,13 +358,19 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
         root_counts = self.n_records_estimate_ = None
+        forced = False
         floor = 0
         if self._auto:
             depth, self.n_records_estimate_, root_counts = choose_depth(
                 encoded.y, n_values, schema, self.epsilon, self.steps, self.declared_n, rng
             )
-            # Public: under macro_f1 (two classes) at least one split, root untested.
+            # Public: under macro_f1 (two classes) at least one split where the rule
+            # would give none (see forced_split).
             floor = macro_f1_depth(self.objective, len(schema.classes))
+            level = self._budget(depth).level
+            forced = forced_split(
+                floor, depth, root_counts, n_values, level, self.steps, self.stopping
+            )
             depth = max(depth, floor)
         else:
             depth = int(self.max_depth)
@@ -374,7 +387,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             stopping=self.stopping == "noisy_count",
             mcmc_steps=self.mcmc_steps,
             beta=gini_weight(self.criterion),
-            test_root=not floor,
+            test_root=not forced,
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
@@ -391,8 +404,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             first = self.root_class_ if self.budget_.pick else None
             released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
-        if floor:
-            # Post-processing: the macro_f1 threshold needs the leaves in an order.
+        if forced or (floor and fitted.decision_threshold(self) == NEVER):
+            # Post-processing: where the leaves' shares tie so that the macro_f1
+            # threshold answers the majority, it needs them in an order (order_ties).
             self.leaf_proba_ = order_ties(
                 self.leaf_proba_, self.leaf_noisy_counts_, self.leaf_epsilon_
             )

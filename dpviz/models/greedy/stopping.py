@@ -166,3 +166,31 @@ def macro_f1_depth(objective: str, n_classes: int) -> int:
     if objective != MACRO_F1 or n_classes != 2:
         return 0
     return MACRO_F1_DEPTH
+
+
+def forced_split(
+    floor: int,
+    depth: int,
+    root_counts: np.ndarray | None,
+    n_values: np.ndarray,
+    level: float,
+    steps: int,
+    stopping: str,
+) -> bool:
+    """Whether :func:`macro_f1_depth`'s ``floor`` gives a tree a split that the "auto"
+    rule would not: the rule's ``depth`` is below it, or the root's noisy stopping test
+    (on ``root_counts``, the released root histogram, at ``level``, the leaves' ε' of
+    the tree of that depth, as :func:`~dpviz.models.greedy.grow.grow_tree` tests it)
+    would close the root. Only then is the tree grown differently (its
+    root untested) and its leaves ordered (:func:`~dpviz.models.greedy.leaves.order_ties`):
+    where the rule already splits, the model is the one of any other objective.
+    Public: the objective's floor, released counts and public settings."""
+    if floor <= 0:
+        return False
+    if depth < floor:
+        return True
+    if root_counts is None or stopping != "noisy_count":
+        return False
+    layers = min(int(steps), depth)
+    used = np.zeros((1, len(n_values)), dtype=bool)
+    return bool(stopping_rule(root_counts[None, :], used, n_values, layers, level)[0])
