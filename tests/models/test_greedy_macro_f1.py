@@ -1,6 +1,7 @@
-"""The greedy trees under ``objective="macro_f1"`` on two classes (issue 28): at least
-one split with ``max_depth="auto"`` (the root untested), leaves ordered for the
-threshold; every release keeps its booked law, and other objectives fit main's model."""
+"""The greedy trees under ``objective="macro_f1"`` on two classes (issue 28): one level
+of splits where the "auto" rule gives none (the root untested), tied leaves ordered where
+the threshold would answer the majority; every release keeps its booked law, and other
+objectives fit main's model."""
 
 import hashlib
 
@@ -14,7 +15,8 @@ from dpviz.models.greedy.estimator import DPDecisionTreeClassifier, bin_codes
 from dpviz.models.greedy.leaves import TIE_STEP, order_ties
 from dpviz.models.greedy.score import gini_weight, score_sensitivity
 from dpviz.models.greedy.select import enumerate_subtrees
-from dpviz.models.greedy.stopping import macro_f1_depth
+from dpviz.models.greedy.stopping import forced_split, macro_f1_depth
+from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
@@ -82,6 +84,37 @@ def test_macro_f1_splits_where_the_accuracy_tree_has_none(steps):
         a for seed in range(5) for a in _fit(X, y, BINARY, "macro_f1", 0.1, steps, seed).predict(X)
     }
     assert answers == {"no", "yes"}
+
+
+def test_a_split_is_forced_only_where_the_rule_gives_none():
+    n_values = np.array([8, 3])
+    assert not forced_split(0, 0, None, n_values, 0.1, 1, "noisy_count")
+    assert forced_split(1, 0, np.array([40, 5]), n_values, 0.0, 1, "noisy_count")
+    # Depth 1 and a root histogram of 2,000 records at ε' = 0.05: 2000/(8·2) = 125 ≥
+    # √2/0.05 ≈ 28, the root splits anyway; of 200 records (12.5 < 28) it would close.
+    assert not forced_split(1, 1, np.array([1800, 200]), n_values, 0.05, 1, "noisy_count")
+    assert forced_split(1, 1, np.array([180, 20]), n_values, 0.05, 1, "noisy_count")
+    assert not forced_split(1, 1, np.array([180, 20]), n_values, 0.05, 1, "none")
+    assert not forced_split(1, 1, None, n_values, 0.05, 1, "noisy_count")
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_where_the_rule_splits_and_the_threshold_cuts_the_model_is_the_accuracy_one(steps):
+    """3,000 records at ε = 1: the "auto" tree splits, so under macro_f1 the same noise
+    seed gives the accuracy model's tree and leaves bit for bit (only the decision
+    differs) wherever its threshold is a cut, not the majority."""
+    X, y = _frame(3000, ("no", "yes"), 4)
+    cuts = 0
+    for seed in range(4):
+        plain = _fit(X, y, BINARY, "accuracy", 1.0, steps, seed)
+        tree = _fit(X, y, BINARY, "macro_f1", 1.0, steps, seed)
+        assert plain.depth_ >= 1 and tree.depth_ == plain.depth_
+        assert np.array_equal(tree.feature_, plain.feature_)
+        assert np.array_equal(tree.leaf_noisy_counts_, plain.leaf_noisy_counts_)
+        if tree.decision_threshold_ != NEVER:
+            cuts += 1
+            assert np.array_equal(tree.leaf_proba_, plain.leaf_proba_)
+    assert cuts >= 3
 
 
 def test_order_ties_orders_tied_leaves_by_their_own_counts_and_keeps_the_rest():

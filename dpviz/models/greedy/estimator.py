@@ -230,7 +230,17 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
         What ``predict`` optimises: the leaf's argmax, or its shares weighed against
         :attr:`decision_prior_` (:mod:`dpviz.models.objective`). Post-processing: the
-        privacy guarantee does not change; ``predict_proba`` neither.
+        privacy guarantee does not change. ``"macro_f1"`` on two classes with
+        ``max_depth="auto"`` also chooses the model (issue 28; public values decide: the
+        objective, the class count, and where noted released counts): where the "auto"
+        rule gives no split (depth 0, or the root's noisy stopping test closes it) the
+        tree gets one level of splits anyway, its root untested
+        (:func:`~dpviz.models.greedy.stopping.forced_split`: the same releases at the
+        budget of that depth, so the same ledger), and where the leaves' shares tie so
+        that the threshold would answer the majority they are ordered by their own
+        noisy counts (:func:`~dpviz.models.greedy.leaves.order_ties`, post-processing;
+        ``predict_proba`` moves by less than 10⁻⁶). Elsewhere, and under the other
+        objectives, the model is the same, bit for bit.
 
     Attributes
     ----------

@@ -74,7 +74,9 @@ def grow_tree(
     without a declared count; the root's stopping test), ``stopping`` whether
     Friedman & Schuster's rule may close nodes, ``mcmc_steps`` the Metropolis proposals
     of a step of three or more layers, ``beta`` the weight of the Gini score next to the
-    max operator in the split score (:mod:`~dpviz.models.greedy.score`). Every draw
+    max operator in the split score (:mod:`~dpviz.models.greedy.score`), ``test_root``
+    whether the root's noisy histogram may close it (False where the macro_f1 objective
+    forces a split: :func:`~dpviz.models.greedy.stopping.forced_split`). Every draw
     comes from ``rng``."""
     D, d = budget.depth, budget.steps
     tree = _NodeTable()

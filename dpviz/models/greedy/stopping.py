@@ -16,6 +16,10 @@ the standard deviation of the Laplace noise of its class counts):
   count — ``declared_n`` when given (public, no ε), else the sum of the root's noisy
   class histogram (:func:`choose_depth`) — capped at 5. An integer max_depth is the
   maximal depth D as before (the stopping rule may stop earlier).
+- **The macro_f1 floor** (:func:`macro_f1_depth`, :func:`forced_split`): under
+  ``objective="macro_f1"`` on two classes (public) a tree the rule would leave without
+  a split gets one level, its root untested: a tree without splits can only answer the
+  majority, whose macro-F1 is what the objective asks to beat.
 
 Privacy role: the rule reads only released noisy counts and public numbers
 (post-processing); the root histogram :func:`choose_depth` draws is a release of its
