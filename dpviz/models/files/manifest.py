@@ -126,12 +126,16 @@ _FOREST: dict[str, ManifestEntry] = {
 _GREEDY: dict[str, ManifestEntry] = {
     "/params/*": _public("settings"),
     "/n_bins": _public("settings"),
-    "/max_depth": _derived("settings, or the booked noisy record count ('auto')"),
+    "/max_depth": _derived(
+        "settings, or the booked noisy record count ('auto'; macro_f1 on two classes: at "
+        "least 1, also where the root's noisy class counts would close the root)"
+    ),
     "/tree/feature": _release("split choices (exponential mechanism)"),
     "/tree/first_child": _derived("the split choices and the noisy stopping counts"),
     "/tree/output": _release(
         "leaf counts (and the noisy counts a fallback reads); a tree without splits: the "
-        "root's noisy class counts and its report-noisy-max class"
+        "root's noisy class counts and its report-noisy-max class; macro_f1 on two "
+        "classes: tied leaves ordered by their own noisy counts"
     ),
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }

@@ -108,7 +108,12 @@ from dpviz.models.greedy.budget import (
     root_count_epsilon,
 )
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
-from dpviz.models.greedy.leaves import SHRINK_MARGIN, discrete_laplace_variance, release_leaves
+from dpviz.models.greedy.leaves import (
+    SHRINK_MARGIN,
+    discrete_laplace_variance,
+    order_ties,
+    release_leaves,
+)
 from dpviz.models.greedy.mcmc import MAX_MCMC_CELLS, mcmc_subtrees
 from dpviz.models.greedy.prior import constant_leaf, noisy_max_class
 from dpviz.models.greedy.score import CRITERIA, GINI_WEIGHT, gini_weight, leaf_score
@@ -118,10 +123,17 @@ from dpviz.models.greedy.select import (
     max_operator,
     split_scores,
 )
-from dpviz.models.greedy.stopping import auto_depth, choose_depth, stopping_rule
+from dpviz.models.greedy.stopping import (
+    auto_depth,
+    choose_depth,
+    forced_split,
+    macro_f1_depth,
+    stopping_rule,
+)
 from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.draws import Rng
 from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
@@ -218,7 +230,17 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
         What ``predict`` optimises: the leaf's argmax, or its shares weighed against
         :attr:`decision_prior_` (:mod:`dpviz.models.objective`). Post-processing: the
-        privacy guarantee does not change; ``predict_proba`` neither.
+        privacy guarantee does not change. ``"macro_f1"`` on two classes with
+        ``max_depth="auto"`` also chooses the model (issue 28; public values decide: the
+        objective, the class count, and where noted released counts): where the "auto"
+        rule gives no split (depth 0, or the root's noisy stopping test closes it) the
+        tree gets one level of splits anyway, its root untested
+        (:func:`~dpviz.models.greedy.stopping.forced_split`: the same releases at the
+        budget of that depth, so the same ledger), and where the leaves' shares tie so
+        that the threshold would answer the majority they are ordered by their own
+        noisy counts (:func:`~dpviz.models.greedy.leaves.order_ties`, post-processing;
+        ``predict_proba`` moves by less than 10⁻⁶). Elsewhere, and under the other
+        objectives, the model is the same, bit for bit.
 
     Attributes
     ----------
@@ -346,10 +368,20 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         codes, n_values = bin_codes(encoded, schema, self.n_bins)
         self.n_values_ = n_values
         root_counts = self.n_records_estimate_ = None
+        forced = False
+        floor = 0
         if self._auto:
             depth, self.n_records_estimate_, root_counts = choose_depth(
                 encoded.y, n_values, schema, self.epsilon, self.steps, self.declared_n, rng
             )
+            # Public: under macro_f1 (two classes) at least one split where the rule
+            # would give none (see forced_split).
+            floor = macro_f1_depth(self.objective, len(schema.classes))
+            level = self._budget(depth).level
+            forced = forced_split(
+                floor, depth, root_counts, n_values, level, self.steps, self.stopping
+            )
+            depth = max(depth, floor)
         else:
             depth = int(self.max_depth)
         self.depth_ = depth
@@ -365,6 +397,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             stopping=self.stopping == "noisy_count",
             mcmc_steps=self.mcmc_steps,
             beta=gini_weight(self.criterion),
+            test_root=not forced,
         )
         for field in fields(grown):  # feature_, leaf_counts_, candidates_, …
             setattr(self, f"{field.name}_", getattr(grown, field.name))
@@ -381,6 +414,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             first = self.root_class_ if self.budget_.pick else None
             released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
+        if forced or (floor and fitted.decision_threshold(self) == NEVER):
+            # Post-processing: where the leaves' shares tie so that the macro_f1
+            # threshold answers the majority, it needs them in an order (order_ties).
+            self.leaf_proba_ = order_ties(
+                self.leaf_proba_, self.leaf_noisy_counts_, self.leaf_epsilon_
+            )
         self.ledger_ = self.privacy_ledger(schema.inferred)
         self.fit_seconds_ = time.perf_counter() - start
         return self

@@ -66,6 +66,7 @@ def grow_tree(
     stopping: bool,
     mcmc_steps: int,
     beta: float = 0.0,
+    test_root: bool = True,
 ) -> GrownTree:
     """Grow the tree of depth at most ``budget.depth`` in steps of ``budget.steps`` layers.
 
@@ -73,7 +74,9 @@ def grow_tree(
     without a declared count; the root's stopping test), ``stopping`` whether
     Friedman & Schuster's rule may close nodes, ``mcmc_steps`` the Metropolis proposals
     of a step of three or more layers, ``beta`` the weight of the Gini score next to the
-    max operator in the split score (:mod:`~dpviz.models.greedy.score`). Every draw
+    max operator in the split score (:mod:`~dpviz.models.greedy.score`), ``test_root``
+    whether the root's noisy histogram may close it (False where the macro_f1 objective
+    forces a split: :func:`~dpviz.models.greedy.stopping.forced_split`). Every draw
     comes from ``rng``."""
     D, d = budget.depth, budget.steps
     tree = _NodeTable()
@@ -109,7 +112,7 @@ def grow_tree(
             counted[1].append(noisy)
             counted[2].append(np.full(len(state.ids), budget.count))
             stop_eps = budget.leaf(level, counted=True)
-        if noisy is not None and stopping:
+        if noisy is not None and stopping and (level > 0 or test_root):
             stop = stopping_rule(noisy, state.used, n_values, layers, budget.level)
             state = state.close(stop, tree, k, stop_eps)
             if not len(state.ids):

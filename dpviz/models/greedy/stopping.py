@@ -16,6 +16,10 @@ the standard deviation of the Laplace noise of its class counts):
   count — ``declared_n`` when given (public, no ε), else the sum of the root's noisy
   class histogram (:func:`choose_depth`) — capped at 5. An integer max_depth is the
   maximal depth D as before (the stopping rule may stop earlier).
+- **The macro_f1 floor** (:func:`macro_f1_depth`, :func:`forced_split`): under
+  ``objective="macro_f1"`` on two classes (public) a tree the rule would leave without
+  a split gets one level, its root untested: a tree without splits can only answer the
+  majority, whose macro-F1 is what the objective asks to beat.
 
 Privacy role: the rule reads only released noisy counts and public numbers
 (post-processing); the root histogram :func:`choose_depth` draws is a release of its
@@ -36,6 +40,7 @@ from dpviz.models.greedy.budget import (
     reserved_epsilon,
     root_count_epsilon,
 )
+from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.draws import Rng
 from dpviz.privacy.schema import Schema
 
@@ -143,3 +148,53 @@ def depth_rule_epsilon(epsilon: float, n_hat: float, *, counted: bool) -> float:
         return float(epsilon)
     root = root_count_epsilon(epsilon)
     return float(epsilon) - max(reserved_epsilon(epsilon, n_hat), root + class_epsilon(epsilon))
+
+
+# The least "auto" depth under objective="macro_f1" on two classes (issue 28): a tree
+# without a split can only answer one class, the majority, whose macro-F1 is the floor
+# the objective asks to beat. Chosen on shared-derived sets (bench/README.md, "Issue 28:
+# the greedy trees' macro_f1", h-mf3): depth 1 beat depth 2 at ε = 0.1.
+MACRO_F1_DEPTH = 1
+
+
+def macro_f1_depth(objective: str, n_classes: int) -> int:
+    """The least depth of ``max_depth="auto"``: :data:`MACRO_F1_DEPTH` under
+    ``objective="macro_f1"`` with two classes, else 0 (the rule as before).
+
+    Where it applies, the "auto" depth is at least 1 however small n̂·ε is, and the
+    root's noisy stopping test is not applied (the objective asks for a split that can
+    set a minority apart; :func:`~dpviz.models.greedy.grow.grow_tree`'s ``test_root``).
+    The budget is the usual one of the depth (:func:`~dpviz.models.greedy.budget.make_budget`),
+    so a file's ledger check, which reads the released depth, needs no new rule.
+    Public: the objective and the schema's class count decide."""
+    if objective != MACRO_F1 or n_classes != 2:
+        return 0
+    return MACRO_F1_DEPTH
+
+
+def forced_split(
+    floor: int,
+    depth: int,
+    root_counts: np.ndarray | None,
+    n_values: np.ndarray,
+    level: float,
+    steps: int,
+    stopping: str,
+) -> bool:
+    """Whether :func:`macro_f1_depth`'s ``floor`` gives a tree a split that the "auto"
+    rule would not: the rule's ``depth`` is below it, or the root's noisy stopping test
+    (on ``root_counts``, the released root histogram, at ``level``, the leaves' ε' of
+    the tree of that depth, as :func:`~dpviz.models.greedy.grow.grow_tree` tests it)
+    would close the root. Only then is the tree grown differently (its
+    root untested) and its leaves ordered (:func:`~dpviz.models.greedy.leaves.order_ties`):
+    where the rule already splits, the model is the one of any other objective.
+    Public: the objective's floor, released counts and public settings."""
+    if floor <= 0:
+        return False
+    if depth < floor:
+        return True
+    if root_counts is None or stopping != "noisy_count":
+        return False
+    layers = min(int(steps), depth)
+    used = np.zeros((1, len(n_values)), dtype=bool)
+    return bool(stopping_rule(root_counts[None, :], used, n_values, layers, level)[0])
