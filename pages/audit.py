@@ -100,7 +100,8 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
     if st.button("Run the audit", key="audit.release"):
         # A click while it runs (Stop or any other) ends the audit at the next fit; the
         # bound over the fits made is kept and shown, marked stopped (see StoppableRun).
-        st.button("Stop", key="audit.stop", icon=":material/stop_circle:")
+        stop = st.empty()
+        stop.button("Stop", key="audit.stop", icon=":material/stop_circle:")
         with results.StoppableRun(AUDIT_KEY, "fitting on D and D′") as run:
             found = app_audit.run_release_audit(
                 data,
@@ -113,6 +114,7 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
                 variant=variant,
             )
             run.keep((data.fingerprint, (config, variant), found, runs))
+        stop.empty()  # the run is over: nothing left to stop
     kept = results.kept_result(AUDIT_KEY)
     if kept is not None and kept[0] == data.fingerprint:
         if kept[1] != (config, variant):

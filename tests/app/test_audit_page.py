@@ -99,6 +99,7 @@ def test_the_release_audit_runs_on_the_trained_configuration():
     assert not at.exception, at.exception
     said = texts(at.success) + texts(at.warning) + texts(at.error)
     assert "20 fits on each dataset" in said and "claimed ε = 1" in said
+    assert not [b for b in at.button if b.key == "audit.stop"]  # a finished run has no Stop
 
 
 def test_the_page_audit_refutes_a_halved_noise_mutant(monkeypatch):
