@@ -205,7 +205,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     AUTO_TREES,
                     "number of trees, or auto: 10, 25, 50 or 100, keeping about 150 records "
                     "per tree (from the declared or noisy record count; below ε = 1, of n·s "
-                    "records, s = ε rounded down to a power of ten: 3 or 5 trees)",
+                    "records, s = ε rounded down to a power of ten: 3, 5 or 10 trees)",
                     low=1,
                     high=10_000,
                     choices=(AUTO_TREES,),

@@ -52,11 +52,14 @@ def test_the_scale_acts_only_below_its_leaf_epsilon_and_when_the_test_passes():
     prior = np.array([0.5, 0.5])
     pure = np.zeros((100, 2), dtype=np.int64)
     pure[:50, 0] = pure[50:, 1] = 40
-    assert signal.evidence_scale(_noisy(pure, 0.07, 0), prior, 0.07) == signal.SIGNAL_SCALE
-    assert signal.evidence_scale(_noisy(pure, 0.3, 0), prior, 0.3) == 1.0
+    for trees in (1, 3, 5):  # up to SIGNAL_TREES trees: SIGNAL_SCALE
+        assert signal.evidence_scale(_noisy(pure, 0.07, 0), prior, 0.07, trees) == 1.5
+    # More trees: the scale follows the count (each leaf holds 1/τ of the records).
+    assert signal.evidence_scale(_noisy(pure, 0.07, 0), prior, 0.07, 10) == 3.0
+    assert signal.evidence_scale(_noisy(pure, 0.3, 0), prior, 0.3, 10) == 1.0
     follow = np.random.default_rng(5).multinomial(40, prior, 100)
-    assert signal.evidence_scale(_noisy(follow, 0.07, 0), prior, 0.07) == 1.0
-    assert signal.evidence_scale(np.zeros((0, 2)), prior, 0.07) == 1.0
+    assert signal.evidence_scale(_noisy(follow, 0.07, 0), prior, 0.07, 10) == 1.0
+    assert signal.evidence_scale(np.zeros((0, 2)), prior, 0.07, 10) == 1.0
 
 
 SCHEMA = Schema(
@@ -79,17 +82,22 @@ def _data(n: int, informative: bool, seed: int = 0):
     return X, y
 
 
-@pytest.mark.parametrize(("informative", "scale"), [(True, signal.SIGNAL_SCALE), (False, 1.0)])
+@pytest.mark.parametrize(
+    ("informative", "n", "trees", "scale"),
+    [(True, 20_000, 10, 3.0), (True, 4_000, 5, 1.5), (False, 20_000, 10, 1.0)],
+)
 def test_a_release_scales_its_evidence_only_where_its_leaves_carry_signal(
-    tmp_path, informative, scale
+    tmp_path, informative, n, trees, scale
 ):
-    X, y = _data(20_000, informative)
+    X, y = _data(n, informative)
     model = DPRandomForestClassifier(
         epsilon=0.1, schema=SCHEMA, random_state=0, noise_seed=1, declared_n=len(X)
     ).fit(X, y)
     assert model.tree_epsilon_ < signal.SIGNAL_EPSILON
+    assert model.n_estimators_ == trees
     assert release_evidence_scale(model) == scale
-    # The file scores as the estimator: it computes the same scale from its leaves.
+    # The file scores as the estimator: it computes the same scale from its leaves and
+    # its list of trees (no new field).
     path = tmp_path / "model.json"
     release(model).save(path)
     loaded = load_model(path)
@@ -104,7 +112,11 @@ def test_the_scale_moves_predictions_off_the_majority_where_the_trees_see_it():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.uniform(0, 100, 20_000), "c": rng.choice(["u", "v", "w"], 20_000)})
     y = np.where(rng.random(20_000) < np.where(X["a"] > 40, 0.55, 0.3), "yes", "no")
-    kwargs = dict(epsilon=0.1, schema=SCHEMA, random_state=0, noise_seed=1, declared_n=len(X))
+    # Five trees (SIGNAL_TREES): with the 10 the size rule gives, each leaf holds half as
+    # many records and this weak signal does not pass the test at this seed.
+    kwargs = dict(
+        epsilon=0.1, schema=SCHEMA, random_state=0, noise_seed=1, declared_n=len(X), n_estimators=5
+    )
     scaled = DPRandomForestClassifier(**kwargs).fit(X, y)
     plain = DPRandomForestClassifier(**kwargs).fit(X, y)
     plain._scale_cache = ((plain.leaf_noisy_counts_, plain.prior_counts_), 1.0)

@@ -26,9 +26,10 @@ def _branching(schema):
     ("epsilon", "declared", "trees", "signal"),
     [
         (0.1, 348, 3, 34),  # votes-sized: the least, 3 trees, for 34 signal records
-        (0.1, 8_800, 5, 880),  # pendigits-sized: at most 5 trees, of 176 (depth 7 > cap 5)
-        (0.5, 8_800, 5, 880),  # the same decade of ε, the same structure
-        (0.1, 36_000, 5, 3_600),  # adult-sized: 5 trees of 720, not 50 of 72
+        (0.1, 4_000, 5, 400),  # 5 trees of 80 (depth 6 > Theorem 2's cap 5)
+        (0.1, 8_800, 10, 880),  # pendigits-sized: at most 10 trees, of 88
+        (0.5, 8_800, 10, 880),  # the same decade of ε, the same structure
+        (0.1, 36_000, 10, 3_600),  # adult-sized: 10 trees of 360, not 50 of 72
         (1.0, 348, 10, 348),  # from ε = 1 up: the sizes measured at ε = 1
         (10.0, 8_800, 50, 8_800),
     ],

@@ -45,16 +45,18 @@ def test_signal_scale_is_epsilon_rounded_down_to_a_decade_below_one(epsilon, sca
         (348, 1.0, 10),
         (348, None, 10),
         (15_000, 10.0, 100),
-        # ε in [0.1, 1): sized for n/10 records, 50 of them a tree, 3 to 5 trees.
+        # ε in [0.1, 1): sized for n/10 records, 50 of them a tree, 3 to 10 trees.
         (348, 0.1, 3),  # votes' training folds: 34 signal records, the least, 3 trees
         (2_499, 0.1, 3),  # 249 signal records: 5 trees would keep 49
         (2_500, 0.1, 5),  # 250 → 5 trees of 50
         (3_341, 0.1, 5),  # abalone: 334 → 5 trees of 66
-        (8_800, 0.1, 5),  # pendigits: 880 → 5 trees of 176 (at most 5)
-        (36_000, 0.5, 5),  # adult: 3,600 → 5 trees of 720 (50 of depth 2 gave the majority)
-        (150_000, 0.1, 5),
+        (4_999, 0.1, 5),  # 499 → 5 trees of 99: 10 would keep 49
+        (5_000, 0.1, 10),  # 500 → 10 trees of 50
+        (8_800, 0.1, 10),  # pendigits: 880 → 10 trees of 88
+        (36_000, 0.5, 10),  # adult: 3,600 → 10 trees of 360 (at most 10; 50 gave the majority)
+        (150_000, 0.1, 10),
         # ε in [0.01, 0.1): n/100.
-        (36_000, 0.05, 5),
+        (36_000, 0.05, 5),  # 360: 10 trees would keep 36
         (24_999, 0.05, 3),
         (0, 0.1, 3),
     ],

@@ -136,9 +136,10 @@ class ReleasedForest(ReleasedFile):
             eps = float(self.meta["tree_epsilon"])
             values = count_values(self.nodes.leaf_output, prior, eps)
             disjoint = self.meta.get("data_split") == "disjoint"
-            # As the estimator: the evidence scale from every leaf's released counts.
+            # As the estimator: the evidence scale from every leaf's released counts and
+            # the tree count (the file's list of trees).
             leaves = self.nodes.leaf_output[self.nodes.feature < 0]
-            scale = evidence_scale(leaves, prior, eps) if disjoint else 1.0
+            scale = evidence_scale(leaves, prior, eps, len(self.trees)) if disjoint else 1.0
             votes = count_votes(
                 self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint, scale=scale
             )

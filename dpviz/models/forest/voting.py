@@ -113,7 +113,8 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
 
 def release_evidence_scale(model: BaseEstimator) -> float:
     """The evidence scale of this release (:func:`~dpviz.models.forest.signal.evidence_scale`),
-    from the released counts of EVERY leaf (trained or not) and the released prior: 1 at
+    from the released counts of EVERY leaf (trained or not), the released prior and the
+    released tree count: 1 at
     a leaf ε from :data:`~dpviz.models.forest.signal.SIGNAL_EPSILON` up, and when the
     trees have more leaves than an export lists (their untrained leaves are drawn
     lazily, so not every leaf is known). Computed once per release. Post-processing."""
@@ -129,7 +130,7 @@ def release_evidence_scale(model: BaseEstimator) -> float:
         return 1.0
     noisy = np.concatenate([model.leaf_noisy_counts_, model._empty_noisy])
     prior = count_prior(model.prior_counts_, len(model.classes_))
-    scale = evidence_scale(noisy, prior, eps)
+    scale = evidence_scale(noisy, prior, eps, model.n_estimators_)
     model._scale_cache = (key, scale)
     return scale
 
