@@ -24,6 +24,7 @@ from dpviz.models.registry import get_algorithm
 from dpviz.privacy.noise import SecureGenerator
 from dpviz.tabular.encode import encode
 from tests.evaluation.test_release_audit import replayed_keys  # noqa: F401 (fixture)
+from tests.models.test_dpboost_threshold import spend_four_times_on_the_histogram
 from tests.privacy.test_ledger_entries import spend_more
 
 CONFIDENCE = 0.999
@@ -116,14 +117,7 @@ def test_a_macro_f1_histogram_at_four_times_its_epsilon_is_refuted(monkeypatch):
     under D, so the bound is set by the runs alone: 0 hits of 300 under D bound its
     probability by about 0.04 at this confidence, a bound near ln(1/0.04) ≈ 3.2 above
     the claimed 2.25."""
-    spend_more(
-        monkeypatch,
-        SecureGenerator,
-        "discrete_laplace",
-        "dpviz.models.boosting.threshold",
-        "noisy_score_histogram",
-        4.0,
-    )
+    spend_four_times_on_the_histogram(monkeypatch)
     result = audit_release("dpboost", variant="macro_f1", n_runs=300, confidence=CONFIDENCE)
     assert HISTOGRAM in result.refuted_parts, result.parts
 
