@@ -151,3 +151,21 @@ def test_the_app_sizes_the_released_forest_from_a_noisy_count_not_the_rows():
     depths = sorted(set(below[:, 1]) | set(above[:, 1]))
     gap = sum(abs(np.mean(below[:, 1] == d) - np.mean(above[:, 1] == d)) for d in depths)
     assert gap < 0.7  # total variation of the depth below 0.35
+
+
+def test_dpboost_sizes_that_follow_its_released_prior_are_not_public():
+    """DPBoost grows at ε ≥ 5 when its noisy prior counts ≥ 6,000 records, and its file
+    then states the sizes it used. Under noise seed 5 the prior's noise sums to −1, so
+    6,000 records stay small and the same plus one grow: the two neighbours' files differ
+    in those sizes, which the manifest must book as derived from the release, not public."""
+    d = records(6000, seed=1)
+    d_x = pd.concat([d, d.iloc[:1]], ignore_index=True)
+    documents, grown = [], []
+    for frame in (d, d_x):
+        model = ALGORITHMS["dpboost"].make(10.0, schema=SCHEMA, random_state=0, noise_seed=5)
+        model.fit(frame[["a", "c"]], frame["label"])
+        grown.append(model.grown_)
+        documents.append(json.loads(release(model).to_json()))
+    assert grown == [False, True]
+    assert documents[0]["params"] != documents[1]["params"]
+    assert_accounted_and_public_equal(*documents)

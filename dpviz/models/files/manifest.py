@@ -141,12 +141,19 @@ _GREEDY: dict[str, ManifestEntry] = {
 }
 
 _SPLITS = "split choices (exponential mechanism; report-noisy-max in the grown model)"
+# The grown model's sizes follow the noisy class histogram's total (ε ≥ 5 and at least
+# 6,000 records): two neighbours on either side of that line get files with different
+# sizes, so they are derived from the release, not public settings.
+_GROWN = "settings, or the grown model's sizes where the noisy class histogram's total allows"
 _BOOST: dict[str, ManifestEntry] = {
-    "/params/*": _public("settings"),
-    "/n_bins": _public("settings"),
-    "/learning_rate": _public("settings"),
-    "/max_depth": _public("settings"),
-    "/edge_cells": _public("the file format (the cells of the noisy feature histograms)"),
+    "/params/*": _derived(_GROWN),
+    "/n_bins": _derived(_GROWN),
+    "/learning_rate": _derived(_GROWN),
+    "/max_depth": _derived(_GROWN),
+    "/edge_cells": _derived(
+        "the file format (the cells of the noisy feature histograms), there only where the "
+        "model grew (the noisy class histogram's total)"
+    ),
     "/bin_edges": _derived(
         "noisy histograms of the continuous features (the grown model's split "
         "candidates: where their noisy distribution functions cross each bin's share)"
