@@ -67,7 +67,6 @@ def attack(data, config: app_audit.AuditConfig) -> None:
 
 def release_audit(data, config: app_audit.AuditConfig) -> None:
     st.subheader("Whole-release audit of this configuration")
-    st.markdown(app_audit.AUDIT_TEXT)
     subjects = app_audit.audit_subjects(config)
     variant = None
     if len(subjects) > 1:
@@ -80,11 +79,12 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
             "macro_f1 threshold: each of those releases has its own public pair, fitted "
             "with the registry defaults (your other parameters do not apply).",
         )
-        if variant is not None:
-            st.caption(
-                f"Audited at ε = {app_audit.variant_epsilon(config, variant):g}, registry "
-                "defaults, one bound per booked entry it reads."
-            )
+    st.markdown(app_audit.audit_text(variant))
+    if variant is not None:
+        st.caption(
+            f"Audited at ε = {app_audit.variant_epsilon(config, variant):g}, registry "
+            "defaults, one bound per booked entry it reads."
+        )
     runs = int(
         st.number_input(
             "Fits per dataset",

@@ -130,6 +130,37 @@ VARIANT_SUBJECTS = {
     ),
 }
 SCHEMA_SUBJECT = "This configuration, on a pair built from your schema"
+# What the audit fits when a variant is chosen (AUDIT_TEXT describes the schema pair).
+VARIANT_TEXT = {
+    "grown": """\
+**The whole-release audit of DPBoost's grown model** fits it hundreds of times, with the
+registry defaults at ε of at least 5, on two neighbouring datasets D and D′ = D ∪ {x} that
+are public and fixed (no record of yours, not your schema): 6,400 records of one class
+spread over a size feature, and x of the other class. The prior then counts at least 6,000
+records, so the model grows: bin edges from a noisy histogram and two ensembles of ten
+trees. Each fit gets fresh secret noise. The audit reads the prior's count of x's class,
+the histogram cell x falls in and the leaf x reaches in every tree, and gives one
+Clopper–Pearson lower bound per booked entry: a bound above an entry's claimed loss
+refutes it (false alarm ≤ 1 − confidence); a bound below it does not prove the claim.
+""",
+    "macro_f1": """\
+**The whole-release audit of DPBoost's macro_f1 threshold** fits DPBoost with the
+registry defaults and ``objective="macro_f1"`` hundreds of times at your ε on two
+neighbouring datasets D and D′ = D ∪ {x} that are public and fixed (no record of yours,
+not your schema): 600 records with a size feature, and x. With so few records the model is
+one small tree, and the threshold comes from a noisy histogram of the training records'
+scores per class. Each fit gets fresh secret noise. The audit reads that histogram's count
+in x's cell and gives a Clopper–Pearson lower bound on its privacy loss: a bound above the
+claimed loss refutes it (false alarm ≤ 1 − confidence); a bound below it does not prove
+the claim.
+""",
+}
+
+
+def audit_text(variant: str | None = None) -> str:
+    """What the whole-release audit fits and reads: :data:`AUDIT_TEXT` for the
+    configuration on the schema pair (``None``), else the variant's own pair."""
+    return AUDIT_TEXT if variant is None else VARIANT_TEXT[variant]
 
 
 def audit_subjects(config: AuditConfig) -> dict[str | None, str]:

@@ -122,8 +122,13 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
     subject = at.radio(key="audit.subject")
     assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 3
+    schema_pair = "built from your *schema* only"
+    assert schema_pair in texts(at.markdown)
     subject.set_value("macro_f1").run()
     assert "Audited at ε = 1, registry defaults" in texts(at.caption)
+    # The paragraph describes the pair the variant fits, not the schema pair.
+    assert schema_pair not in texts(at.markdown)
+    assert "600 records" in texts(at.markdown)
     assert at.number_input(key="audit.runs.macro_f1").value == 100
     at.number_input(key="audit.runs.macro_f1").set_value(20).run()
     at.button(key="audit.release").click().run()
@@ -135,6 +140,7 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     # Another subject is another configuration: its result is not passed off as this one's.
     at.radio(key="audit.subject").set_value("grown").run()
     assert "Audited at ε = 5" in texts(at.caption)
+    assert "6,400 records" in texts(at.markdown) and schema_pair not in texts(at.markdown)
     assert "This audit is of another configuration: run it again." in texts(at.caption)
 
 
