@@ -48,8 +48,25 @@ _MAIN_DEPTH = sizing.forest_depth
 # the noisy count less x of its noise's standard deviations (√2/ε_count).
 # ``oracle`` the size reads the true training size while the noisy count is still drawn
 # and its ε spent (NOT private: it separates the count's noise from its ε).
-# ``half`` with ``z``: the size reads at least half the noisy count.
-MAIN = dict(t=3, r=50, c=None, f=0, s=0.05, decl=False, z=0.0, oracle=False, half=False)
+# ``half`` with ``z``: the size reads at least half the noisy count. ``merged`` (NOT a
+# private fit, a what-if): declared_n = the true size plus the noise of a sum of k class
+# counts at (ε/4 + 5% of ε), what a count read from a class prior released before the
+# trees (and taking the count's share) would give; no separate count is spent.
+# ``pf`` leaves released by permute-and-flip (one label a leaf, mechanism="permute_flip"),
+# as diffprivlib's trees release theirs.
+MAIN = dict(
+    t=3,
+    r=50,
+    c=None,
+    f=0,
+    s=0.05,
+    decl=False,
+    z=0.0,
+    oracle=False,
+    half=False,
+    merged=False,
+    pf=False,
+)
 _TRUE_N = [0]
 _MAIN_SIGNAL = sizing.signal_records
 _MAIN_SUGGEST = sizing.suggest_trees
@@ -61,7 +78,7 @@ def parse_law(law: str) -> dict:
     for part in law.split("+"):
         if part == "main":
             continue
-        if part in ("decl", "oracle", "half"):
+        if part in ("decl", "oracle", "half", "merged", "pf"):
             spec[part] = True
         elif part[0] in "trcfsz" and part[1:]:
             kind = int if part[0] in "trf" else float
@@ -152,6 +169,14 @@ def run(spec: str, epsilon: float, runs: int, laws: list[str], folder: Path) -> 
                 _TRUE_N[0] = len(train)
                 if settings["decl"]:
                     model.set_params(declared_n=len(train))
+                if settings["pf"]:
+                    model.set_params(mechanism="permute_flip")
+                if settings["merged"]:
+                    q = np.exp(-0.3 * epsilon)
+                    rng = np.random.default_rng(7 + seed)
+                    k = data.n_classes
+                    noise = (rng.geometric(1 - q, k) - rng.geometric(1 - q, k)).sum()
+                    model.set_params(declared_n=max(1, int(len(train) + noise)))
                 model.fit(X.iloc[train], labels[train])
                 pred = np.array([index[str(c)] for c in model.predict(X.iloc[test])])
                 order = [index[str(c)] for c in model.classes_]
