@@ -2,10 +2,11 @@
 
 For each stand-in (``bench/bench_standins.py`` syntax: ``magic_gamma:570``, ``car:perm``, …)
 and run r the stand-in is drawn with seed r and split into ``StratifiedKFold(5, shuffle,
-r)``; on each fold every size law (tree count and depth below ε = 1, patched in-process
-into the estimator) fits with the same structure seed and the same noise seed, so the laws
-differ by their sizes only; diffprivlib's DecisionTree and RandomForest (the bar of issue
-28) fit once per fold with fresh noise. Replayable noise: NOT private, a benchmark only.
+r)``; on each fold every law (tree count, depth, the count it reads or the leaf release
+below ε = 1, patched in-process into the estimator) fits with the same structure seed and
+the same noise seed, so the laws differ by their settings only; diffprivlib's DecisionTree
+and RandomForest (the bar of issue 28) fit once per fold with fresh noise. Replayable
+noise: NOT private, a benchmark only.
 
 Prints, per stand-in and law, accuracy and binary AUC (means over runs × folds), the mean
 gap to the fold's majority class, and in how many runs (5-fold means) the forest is at
@@ -41,7 +42,8 @@ _MAIN_DEPTH = sizing.forest_depth
 
 # A law: "main" (sizing.py as it stands) or "+"-joined changes of it: ``t<k>`` at least k
 # trees (SMALL_MIN_TREES), ``r<m>`` m signal records a tree (SMALL_RECORDS_PER_TREE),
-# ``c<x>`` leaves of x signal records (depth records_depth(signal records a tree / x)),
+# ``c<x>`` leaves of x signal records (depth records_depth(signal records a tree / x);
+# x a decimal such as 0.5),
 # ``f<d>`` a depth of at least d, ``s<x>`` a record-count share x of ε
 # (estimator.DEPTH_COUNT_SHARE), ``decl`` the true training size declared (NOT a private
 # fit: it measures what the noisy count costs), ``z<x>`` below ε = 1 the size read from
