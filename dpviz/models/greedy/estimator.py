@@ -92,6 +92,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpviz.models.greedy import predict as fitted
+from dpviz.models.greedy.floor import apply_floor, floor_applies
 from dpviz.models.greedy.budget import (
     AUTO,
     COUNT_SHARE,
@@ -414,6 +415,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             first = self.root_class_ if self.budget_.pick else None
             released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
+        self.floor_signal_ = self.floor_bar_ = None
+        if depth > 0 and floor_applies(self.objective, self.fallback, len(self.leaf_nodes_)):
+            # Post-processing: leaves whose spread does not stand out of their noise and
+            # of sampling answer the root's class, their scores keeping the ranking.
+            proba, labels, self.floor_signal_, self.floor_bar_ = apply_floor(
+                grown, self.leaf_noisy_counts_, self.leaf_proba_, first
+            )
+            if labels is not None:
+                self.leaf_proba_, self.leaf_labels_ = proba, labels
         if forced or (floor and fitted.decision_threshold(self) == NEVER):
             # Post-processing: where the leaves' shares tie so that the macro_f1
             # threshold answers the majority, it needs them in an order (order_ties).
