@@ -174,3 +174,34 @@ def test_a_floored_file_scores_as_the_estimator(monkeypatch):
     X_test, _ = _records(500, seed=9)
     assert np.array_equal(loaded.predict(X_test), model.predict(X_test))
     assert np.allclose(loaded.predict_proba(X_test), model.predict_proba(X_test), atol=1e-12)
+
+
+def test_where_the_test_passes_the_model_is_the_one_without_the_floor(monkeypatch):
+    """Two and three classes, 80 and 3,000 records with a signal in one feature, FS and
+    DPEA, ε 0.1 / 1 / 10, noise seed 7: every fit whose leaves pass is bit for bit the
+    fit without the floor, and every 3,000-record fit passes (the signal moves a fifth
+    of the records); some 80-record fits fall back."""
+    rng = np.random.default_rng(2)
+    fell_back = 0
+    for k in (2, 3):
+        classes = ("a", "b", "c")[:k]
+        schema = Schema("label", classes, SCHEMA.features[:2])
+        for n in (80, 3_000):
+            X = pd.DataFrame(rng.random((n, 2)), columns=["f0", "f1"])
+            follow = rng.random(n) < 0.5
+            y = np.where(follow, np.where(X["f0"] > 0.7, classes[-1], classes[0]), classes[0])
+            y = np.where(~follow & (rng.random(n) < 0.2), rng.choice(classes, n), y)
+            for steps in (1, 2):
+                for eps in (0.1, 1.0, 10.0):
+                    params = {"epsilon": eps, "steps": steps, "noise_seed": 7}
+                    with monkeypatch.context() as patch:
+                        patch.setattr(greedy_estimator, "floor_applies", lambda *args: False)
+                        plain = DPDecisionTreeClassifier(schema=schema, **params).fit(X, y)
+                    model = DPDecisionTreeClassifier(schema=schema, **params).fit(X, y)
+                    if model.floor_signal_ is None or model.floor_signal_ >= model.floor_bar_:
+                        assert np.array_equal(plain.leaf_proba_, model.leaf_proba_)
+                        assert np.array_equal(plain.predict(X), model.predict(X))
+                    else:
+                        assert n == 80, (k, steps, eps)
+                        fell_back += 1
+    assert fell_back > 0
