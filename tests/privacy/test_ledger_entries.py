@@ -747,11 +747,16 @@ def test_every_default_ledger_entry_kind_has_a_guard():
 
 
 def test_the_hierarchical_fallback_releases_nothing_of_its_own():
-    """The greedy trees' fallback shares are post-processing of the released counts:
-    recomputed with the true leaf counts replaced by garbage they are the same."""
+    """The greedy trees' fallback shares and their no-signal floor are post-processing of
+    the released counts: recomputed with the true leaf counts replaced by garbage they are
+    the same."""
+    from dpviz.models.greedy.floor import apply_floor
+
     for algorithm in ("friedman_schuster", "dpea"):
         model = real_fits(algorithm, "main", 1)[0].model
         grown = GrownTree(**{f.name: getattr(model, f"{f.name}_") for f in fields(GrownTree)})
         grown = replace(grown, leaf_counts=np.full_like(grown.leaf_counts, 10**6))
         shares = smooth_shares(grown, model.leaf_noisy_counts_, len(CLASSES))
+        shares, _, signal, bar = apply_floor(grown, model.leaf_noisy_counts_, shares, None)
+        assert (signal, bar) == (model.floor_signal_, model.floor_bar_)
         np.testing.assert_array_equal(shares, model.leaf_proba_)

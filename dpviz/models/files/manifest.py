@@ -135,7 +135,9 @@ _GREEDY: dict[str, ManifestEntry] = {
     "/tree/output": _release(
         "leaf counts (and the noisy counts a fallback reads); a tree without splits: the "
         "root's noisy class counts and its report-noisy-max class; macro_f1 on two "
-        "classes: tied leaves ordered by their own noisy counts"
+        "classes: tied leaves ordered by their own noisy counts; accuracy: where the "
+        "noisy counts spread no more than noise and sampling, the floor's fall-back "
+        "scores around the root's noisy shares"
     ),
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }

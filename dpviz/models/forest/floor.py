@@ -56,6 +56,28 @@ from fractions import Fraction
 
 import numpy as np
 
+# The fall-back scores, shared with the greedy trees' floor (re-exported here).
+from dpviz.models.trees.floor import floor_scores, floor_weight
+
+__all__ = [
+    "CHECK_FROM",
+    "CHECK_RECORDS",
+    "CHECK_SHARE",
+    "CHECK_STREAM",
+    "CHECK_Z",
+    "CheckRecords",
+    "check_applies",
+    "check_counts",
+    "check_epsilon",
+    "check_threshold",
+    "checked_trees",
+    "floor_prior_weight",
+    "floor_scores",
+    "floor_weight",
+    "out_of_bag_records",
+    "release_check",
+]
+
 # Share of ε the check's release takes from the leaves' budget, from ε = CHECK_FROM up.
 # Below it the leaves are noise-limited and their 5% costs more than the check finds: at
 # ε = 1 it cost the 11 shared sets 0.37 / 0.24 accuracy points on average in two runs (car
@@ -131,14 +153,6 @@ def release_check(counts: tuple[int, int], epsilon_c: float, generator) -> tuple
     return gain, disagreements, bool(gain >= check_threshold(disagreements))
 
 
-def floor_weight(prior) -> float:
-    """w = Δ/(2(1 + Δ)): the trees' weight in the fall-back scores, Δ the lead of the
-    prior's first class over its second (0 for one class). Public: the released prior."""
-    shares = np.sort(np.asarray(prior, dtype=np.float64))[::-1]
-    lead = float(shares[0] - shares[1]) if len(shares) > 1 else 0.0
-    return lead / (2.0 * (1.0 + lead))
-
-
 def floor_prior_weight(shares, n_trees: int) -> float:
     """The fall-back for label votes (one vote per tree): the prior's weight B with
     B·Δ > ``n_trees`` (Δ its lead), so that no count of tree votes overturns the prior's
@@ -149,13 +163,6 @@ def floor_prior_weight(shares, n_trees: int) -> float:
     lead = float(ranked[0] - ranked[1]) if len(ranked) > 1 else 1.0
     # Δ below 1e-4 (a near tie) is floored there: the weight stays finite in a file.
     return (n_trees + 1.0) / max(lead, 1e-4)
-
-
-def floor_scores(proba: np.ndarray, prior) -> np.ndarray:
-    """The fall-back scores (1 − w)·π̂ + w·p̂ (rows sum to 1 when ``proba``'s do):
-    argmax is the prior's first class, each class's ranking that of ``proba``."""
-    w = floor_weight(prior)
-    return (1.0 - w) * np.asarray(prior, dtype=np.float64)[None, :] + w * proba
 
 
 def check_applies(model, *, any_epsilon: bool = False) -> bool:

@@ -30,7 +30,8 @@ which only approximates the exponential mechanism: such a model is "approximate"
 NO ε is proven, and its ledger says so. Counts carry exact discrete Laplace noise,
 P(z) ∝ exp(−ε|z|).
 
-Three things keep the trees useful on small data or at small ε (issue 13):
+Four things keep the trees useful on small data, at small ε (issue 13) or without
+signal (issue 28):
 
 - **Noise-aware stopping** (Friedman & Schuster 2010, KDD, §4, their differentially
   private ID3: a node becomes a leaf when N_T / (t·|C|) < √2/ε, N_T its noisy record count,
@@ -49,6 +50,12 @@ Three things keep the trees useful on small data or at small ε (issue 13):
   noise (see :func:`~dpviz.models.greedy.leaves.smooth_shares`): a noise-dominated leaf
   predicts what its parent (ultimately the root: the class prior) predicts. Pure
   post-processing of released values: no ε.
+- **A floor on data without signal** (:mod:`~dpviz.models.greedy.floor`,
+  ``objective="accuracy"`` with the hierarchical fallback): where the leaves' released
+  counts, or the groups of any shallower depth, spread no more around their pooled
+  shares than noise and sampling explain (with an allowance for the splits having been
+  chosen where the records looked most unlike), the tree answers its root's class for
+  every record, with scores that keep its ranking. Post-processing: no ε.
 
 Every random choice here reads the data, so all of it (exponential-mechanism draws, MCMC
 proposals and acceptances, node and leaf noise) comes from a
@@ -78,6 +85,8 @@ docstring stating its privacy role:
 - :mod:`~dpviz.models.greedy.select` — the exact exponential-mechanism step (d ≤ 2);
 - :mod:`~dpviz.models.greedy.mcmc` — the Metropolis sampler for d > 2 (approximate);
 - :mod:`~dpviz.models.greedy.leaves` — the noisy leaf counts and the fallback;
+- :mod:`~dpviz.models.greedy.floor` — the no-signal floor (a test on the released
+  counts, and fall-back scores that keep the ranking);
 - :mod:`~dpviz.models.greedy.predict` — routing, prediction and the (NOT private)
   leaf reports.
 """
@@ -107,6 +116,7 @@ from dpviz.models.greedy.budget import (
     privacy_status,
     root_count_epsilon,
 )
+from dpviz.models.greedy.floor import apply_floor, floor_applies
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import (
     SHRINK_MARGIN,
@@ -262,6 +272,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         stopping rule's frontier nodes), those histograms and their ε.
     leaf_proba_ : ndarray, shape (n_leaves, k)
         The class shares each leaf predicts (post-processing of the released counts).
+    floor_signal_, floor_bar_ : float or None
+        The no-signal floor's statistic X and the bar it had to reach
+        (:func:`~dpviz.models.greedy.floor.leaf_signal`; post-processing of the released
+        counts). Below the bar ``leaf_proba_`` holds the fall-back scores around the
+        root's shares. None where the floor does not apply (another objective,
+        ``fallback="none"``, a single leaf).
     candidates_ : int
         How many subtrees the steps chose among, summed over the steps' nodes.
     mcmc_acceptance_ : float
@@ -414,6 +430,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             first = self.root_class_ if self.budget_.pick else None
             released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
+        self.floor_signal_ = self.floor_bar_ = None
+        if depth > 0 and floor_applies(self.objective, self.fallback, len(self.leaf_nodes_)):
+            # Post-processing: leaves whose spread does not stand out of their noise and
+            # of sampling answer the root's class, their scores keeping the ranking.
+            proba, labels, self.floor_signal_, self.floor_bar_ = apply_floor(
+                grown, self.leaf_noisy_counts_, self.leaf_proba_, first
+            )
+            if labels is not None:
+                self.leaf_proba_, self.leaf_labels_ = proba, labels
         if forced or (floor and fitted.decision_threshold(self) == NEVER):
             # Post-processing: where the leaves' shares tie so that the macro_f1
             # threshold answers the majority, it needs them in an order (order_ties).

@@ -85,7 +85,16 @@ def own_shares(noisy: np.ndarray) -> np.ndarray:
 def smooth_shares(
     tree: GrownTree, noisy: np.ndarray, k: int, root_class: int | None = None
 ) -> np.ndarray:
-    """Each leaf's predicted class shares, from released values only.
+    """Each leaf's predicted class shares, from released values only (the leaves' rows
+    of :func:`node_shares`)."""
+    return node_shares(tree, noisy, k, root_class)[tree.leaf_nodes]
+
+
+def node_shares(
+    tree: GrownTree, noisy: np.ndarray, k: int, root_class: int | None = None
+) -> np.ndarray:
+    """Every node's class shares (one row per node; the root's first), from released
+    values only.
 
     **Estimates, bottom-up.** Every node gets an estimate ĉ of its class counts and
     a per-class noise variance v: a leaf its noisy counts (v = 2q/(1 − q)², q =
@@ -162,7 +171,7 @@ def smooth_shares(
         # but rounding made the macro_f1 threshold split them at random (issue 28).
         own = (total > 0) & (keep[:, None] > 0)
         proba[nodes] = np.where(own, fit / np.where(total > 0, total, 1.0), prior)
-    return proba[tree.leaf_nodes]
+    return proba
 
 
 # Under objective="macro_f1" (two classes): leaves whose class-1 shares tie after the
