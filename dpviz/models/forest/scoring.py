@@ -282,9 +282,12 @@ def noise_margin(prior, epsilon: float) -> np.ndarray:
     margin costs accuracy (without the ramp, z = 1 cost nursery 3.6 points at ε = 1).
 
     :func:`count_votes` asks a record's score gain for c over the first class to clear
-    γ·margin/√trees, the prior's own lead counting towards it: where the leaves are noise
-    and the prior's two largest classes near-tied, noise no longer decides which of them
-    a record gets, and a clear prior (mushroom's 52 / 48) adds no hurdle. The spread is
+    γ·margin/√trees, the prior's own lead counting towards it, and a clear prior
+    (mushroom's 52 / 48) adds no hurdle. A forest's votes weigh the margin over c by the
+    released prior's lead over c in its own noise spreads (:func:`prior_lead_weights`):
+    where the prior's noise could as well have put c first, holding records on the first
+    class protected a coin flip (nursery's 33.3 / 32.9 at ε = 0.1: 2 points below the
+    trees' own answers, bench/README "Issue 28: the default forest's decision"). The spread is
     integrated numerically from a fixed-seed sample of the noise distribution: a function
     of public ε and the released prior only (post-processing, no ε)."""
     prior = np.asarray(prior, dtype=np.float64)
