@@ -40,7 +40,13 @@ from dpviz.models.forest.estimator import (
 from dpviz.models.forest.estimator import space_for as build_space
 from dpviz.models.forest.floor import floor_scores
 from dpviz.models.forest.records import normalise_votes
-from dpviz.models.forest.scoring import count_prior, count_values, count_votes, prior_shares
+from dpviz.models.forest.scoring import (
+    count_prior,
+    count_values,
+    count_votes,
+    prior_lead_weights,
+    prior_shares,
+)
 from dpviz.models.forest.signal import evidence_scale
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.full import build_full
@@ -140,8 +146,19 @@ class ReleasedForest(ReleasedFile):
             # the tree count (the file's list of trees).
             leaves = self.nodes.leaf_output[self.nodes.feature < 0]
             scale = evidence_scale(leaves, prior, eps, len(self.trees)) if disjoint else 1.0
+            # As the estimator: the margin over a class weighed by the prior's lead over it.
+            weights = prior_lead_weights(
+                self.meta.get("prior_counts"),
+                float(self.meta.get("prior_epsilon", 0.0)),
+                len(prior),
+            )
             votes = count_votes(
-                self.nodes.sums(encoded, values), prior, eps, noise_margins=disjoint, scale=scale
+                self.nodes.sums(encoded, values),
+                prior,
+                eps,
+                noise_margins=disjoint,
+                scale=scale,
+                margin_weights=weights,
             )
             if not self.meta.get("floor_trusted", True):
                 # The floor's check did not trust the trees: the prior's class, their ranking.

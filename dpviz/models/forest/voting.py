@@ -26,6 +26,7 @@ from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
     count_votes,
+    prior_lead_weights,
     prior_shares,
     prior_weight,
 )
@@ -104,6 +105,7 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
         epsilon=eps,
         noise_margins=disjoint,
         scale=release_evidence_scale(model) if disjoint else 1.0,
+        margin_weights=prior_lead_weights(model.prior_counts_, model.prior_epsilon_, len(prior)),
     )
     if not getattr(model, "floor_trusted_", True):
         # The floor's check did not trust the trees: the prior's class, their ranking.
