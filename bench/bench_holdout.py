@@ -18,7 +18,9 @@ Bold models: diffprivlib's DecisionTree on T (``dt``: one random depth-5 tree,
 permute-and-flip label per leaf at the full ε, no prior) and dpviz's default forest on T
 (``fi``: main's law, prior-guarded). Baselines on all training records of the fold:
 main's default forest (replayable noise seed, as bench_small_size.py), diffprivlib DT
-and RF (fresh noise). The check's noise is replayable (seeded): NOT private, a benchmark.
+and RF (fresh noise). ``oob<share>`` rows: main's forest with the booked out-of-bag check
+of ``forest/floor.py`` run at any ε with that share of it (today: from ε = 2, 5%). The
+check's noise is replayable (seeded): NOT private, a benchmark.
 
     PYTHONPATH=$PWD python bench/bench_holdout.py votes car:perm --epsilon 0.1 --runs 8 \\
         --out /tmp/hold.csv --datasets-dir /work/shared/datasets
