@@ -92,3 +92,10 @@ def test_a_near_tied_prior_lets_the_trees_decide_and_a_file_scores_alike(tmp_pat
         loaded.predict_proba(test_X[:500]), model.predict_proba(test_X[:500])
     )
     np.testing.assert_array_equal(loaded.predict(test_X), ours)
+
+
+def test_exact_prior_counts_keep_the_full_margin_and_no_nan():
+    """A non-private twin's prior is exact (ε = ∞, no noise spread): its order is certain,
+    so every class keeps its full margin (before: 0/0 for the first class, NaN scores)."""
+    weights = scoring.prior_lead_weights([500.0, 498.0, 2.0], math.inf, 3)
+    assert weights.tolist() == [1.0, 1.0, 1.0]

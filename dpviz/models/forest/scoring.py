@@ -207,6 +207,9 @@ def prior_lead_weights(prior_counts, prior_eps: float, n_classes: int) -> np.nda
     counts = np.clip(np.asarray(prior_counts, dtype=np.float64), 0.0, None)
     q = math.exp(-float(prior_eps))
     spread = math.sqrt(2.0 * 2.0 * q / (1.0 - q) ** 2)
+    if spread == 0.0:
+        # Exact counts (a non-private twin, ε = ∞): the prior's order is certain.
+        return np.ones(n_classes)
     return np.clip((counts.max() - counts) / (PRIOR_LEAD_Z * spread), 0.0, 1.0)
 
 
