@@ -101,10 +101,13 @@ def test_teach_and_negotiate_in_a_browser(browser_api, server, tmp_path):
             page.get_by_label("Approved by").press("Enter")  # applies both fields
             report = tmp_path / "report.html"
             # Under load the rerun that applies the two fields can land after a click, or
-            # be lost to one: the report is fetched again (at most 20 times, a second apart,
-            # pressing Enter again after a miss) until it carries them.
+            # be lost to one (the fields then come back empty): the report is fetched again
+            # (at most 20 times, a second apart, both fields filled again after a miss)
+            # until it carries them.
             for attempt in range(20):
                 if attempt:
+                    page.get_by_label("Rationale").fill(RATIONALE)
+                    page.get_by_label("Approved by").fill("Ada (privacy officer)")
                     page.get_by_label("Approved by").press("Enter")
                 page.wait_for_timeout(1000)
                 download = download_from(
