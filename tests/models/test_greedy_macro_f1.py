@@ -146,8 +146,10 @@ def test_the_threshold_and_a_file_answer_alike():
 def test_other_objectives_and_three_classes_fit_mains_model_bit_for_bit(monkeypatch):
     """accuracy and balanced_accuracy on two and three classes, macro_f1 on three, FS and
     DPEA, ε 0.1 / 1 / 10, 80 and 3,000 records, noise seed 7: the SHA-256 of every fit's
-    features, noisy leaf counts, leaf shares, predict_proba and predict equals main's at
-    7d9cca9 (before the macro_f1 floor; /tmp/mf3/hash.py in bench/README's h-mf3 section).
+    features, noisy leaf counts, leaf shares and predict_proba (both rounded to 10
+    decimals) and predict equals main's at 7d9cca9 (before the macro_f1 floor). Rounded:
+    numpy's exp and log differ in the last bit between CPUs (their SIMD paths), and an
+    unrounded digest taken on one machine failed on another with 7d9cca9's own code.
     The greedy trees' no-signal floor (dpviz.models.greedy.floor, accuracy only) is
     switched off here: where its test passes it changes nothing (tests/models/
     test_greedy_floor.py); these 80-record fits at ε 1 and 10 are where it acts."""
@@ -167,13 +169,13 @@ def test_other_objectives_and_three_classes_fit_mains_model_bit_for_bit(monkeypa
                         for a in (
                             m.feature_,
                             m.leaf_noisy_counts_,
-                            m.leaf_proba_,
-                            m.predict_proba(X),
+                            np.round(m.leaf_proba_, 10),
+                            np.round(m.predict_proba(X), 10),
                             np.asarray(m.predict(X), dtype=str),
                         ):
                             digest.update(np.ascontiguousarray(a).tobytes())
     assert digest.hexdigest() == (
-        "b77425b64e744c5881bc58528da6230b0eb6bc082fd56affd20fb050a3de76a0"
+        "a602350f881af9069e344e75061d743f384c2e0e370b6de44de43b21ddbdc0b8"
     )
 
 
