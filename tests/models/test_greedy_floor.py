@@ -98,8 +98,9 @@ def test_no_signal_answers_the_root_class_and_keeps_the_ranking(steps, monkeypat
 
 def test_signal_passes_and_the_tree_is_unchanged(monkeypatch):
     """A clear signal (the "yes" share 0.33 / 0.63 by f0) at ε = 1 and 10: the tree passes
-    the test (X/bar 1.38 and 1.76 when written, at the depth of its first split) and the
-    model is the one without the floor, bit for bit."""
+    the test (X/bar 1.43 and 1.77 when written, 1.38 and 1.76 under h-floor2's clipped
+    statistic; at the depth of its first split) and the model is the one without the
+    floor, bit for bit."""
     X, y = _records(1_000, seed=5, signal=0.15)
     for eps in (1.0, 10.0):
         params = {"epsilon": eps, "noise_seed": 7}
