@@ -12,7 +12,9 @@ under three versions of the floor's statistic (``dpviz.models.greedy.floor``):
   unclipped counts (clipped at 0 per class after pooling);
 - ``pooled``: ``unclip_all`` with the noise mean of deviations around shares pooled from
   the groups themselves: Σ_g c·(v_g·(1 − 2·w_g) + w_g²·Σ_h v_h), c = k − 2 + k·Σp², w_g =
-  n̂_g/N̂ (clipped at 0); exact to first order in the noise.
+  n̂_g/N̂ (clipped at 0); exact to first order in the noise. This is the library's
+  statistic since h-gfloor3 (the ``library_X`` / ``library_bar`` columns: the
+  library's own ``leaf_signal``, equal to ``clip``'s on main's code).
 
 For each version the tree is trusted when X ≥ bar at some depth, else it answers the
 floor's fall-back (``apply_floor``'s) — post-processing of the same release, so the
