@@ -10,25 +10,33 @@ put Friedman–Schuster 1.6 points and DPEA 2.2 points below the majority at ε 
 *noise* only; at large ε that noise is tiny and every chance difference is kept.
 
 **The test.** Take a partition of the records into groups of released noisy counts c̃_g
-(k classes, n̂_g = Σ c̃_g) and p the groups' pooled shares (their clipped counts summed).
-The groups' spread around p beyond their noise is
+(k classes, n̂_g = Σ c̃_g, not clipped) and p the groups' pooled shares (their counts
+summed, clipped at 0 per class). The groups' spread around p beyond their noise is
 
-    X = Σ_g (‖c̃_g − n̂_g·p‖² − v_g·(k − 2 + k·Σp²)),
+    X = Σ_g (‖c̃_g − n̂_g·p‖² − c·(v_g·(1 − 2·w_g) + w_g²·Σ_h v_h)),  c = k − 2 + k·Σp²,
 
-v_g the discrete Laplace variance of a count of group g (summed over its leaves). Without
-signal, sampling alone gives it the mean s = Σ_g n̂_g·(1 − n̂_g/N̂)·(1 − Σp²) (multinomial
-counts around a shared p, N̂ = Σ n̂_g); the splits were chosen where the records looked
-most unlike, which inflates that by a factor the selection allowance S =
-:data:`FLOOR_SELECTION` covers. A partition passes when X ≥ S·s + z·σ, σ² = 5·Σ(v_g·(k −
-2 + k·Σp²))² + S²·2·Σ(n̂_g·(1 − n̂_g/N̂)·(1 − Σp²))²/(k − 1) (the spread of X under no
-signal: the noise's, as in the fallback, and a χ²-like sampling term). The partitions
-are the tree's depths (the records grouped by their node at depth d; a leaf above d is its
-own group): the leaves' with z = :data:`FLOOR_Z`, the coarser ones with z =
-:data:`FLOOR_INNER_Z`. The tree is trusted when any passes — a clear first split counts
-even where the leaves below it hold two records each (continuous features at 8 bins,
-depth 3, 1,000 records). On label-permuted shared sets at ε = 1 and 10 the leaves'
-X/s stayed within 0.2–2.3 per fit; trees with signal on the shared sets and their
-400–1,250-record subsamples reach 2–2,000 (bench/README).
+v_g the discrete Laplace variance of a count of group g (summed over its leaves), w_g =
+max(n̂_g, 0)/Σ max(n̂_h, 0) its weight: the deviation's noise, e_g − p·Σe_g, has the
+mean c·v_g, and the pooled shares, which hold a group's noise in proportion to its
+weight, take 2·w_g of it off and add w_g² of everyone's. Without signal that term is the
+noise's exact mean to first order in the noise. h-floor2's statistic clipped n̂_g at 0
+(a group of pure noise then adds v_g·(1 − k·Σp²/2) beyond it: half a v_g for two even
+classes) and left out the weights (a group holding most records carries every other
+group's noise): both overstated X where the noise is large (issue 28, bench/README "the
+greedy floor's statistic without the clip"). Without signal, sampling alone gives X the
+mean s = Σ_g n̂_g·(1 − n̂_g/N̂)·(1 − Σp²) (multinomial counts around a shared p, N̂ = Σ
+n̂_g); the splits were chosen where the records looked most unlike, which inflates that
+by a factor the selection allowance S = :data:`FLOOR_SELECTION` covers. A partition
+passes when X ≥ S·s + z·σ, σ² = 5·Σ(v_g·(k − 2 + k·Σp²))² + S²·2·Σ(n̂_g·(1 − n̂_g/N̂)·(1
+− Σp²))²/(k − 1) (the spread of X under no signal: the noise's, as in the fallback, and
+a χ²-like sampling term). The partitions are the tree's depths (the records grouped by
+their node at depth d; a leaf above d is its own group): the leaves' with z =
+:data:`FLOOR_Z`, the coarser ones with z = :data:`FLOOR_INNER_Z`. The tree is trusted
+when any passes — a clear first split counts even where the leaves below it hold two
+records each (continuous features at 8 bins, depth 3, 1,000 records). On label-permuted
+shared sets at ε = 1 and 10 the leaves' X/s stayed within 0.2–2.3 per fit; trees with
+signal on the shared sets and their 400–1,250-record subsamples reach 2–2,000
+(bench/README).
 
 **The fall-back.** If the test fails the tree answers its root's class for every
 record, with :func:`~dpviz.models.trees.floor.floor_scores` of the root's shares π̂ (the
@@ -96,19 +104,27 @@ def partition_signal(
     """(X, the bar X must reach) for a partition of the records into groups of released
     noisy ``counts`` (one row per group) whose every count has noise of ``variance``
     (one per group): the groups' spread around their pooled shares beyond their noise,
-    and S·s + ``z``·σ (module docstring). Post-processing."""
+    and S·s + ``z``·σ (module docstring). Nothing is clipped before the deviations:
+    a group's n̂ = Σ c̃ may be negative (a group of pure noise), and the shares p pool
+    the groups' counts as released (clipped at 0 per class only once pooled), so the
+    noise's mean is the one subtracted (to first order in the noise). Post-processing."""
     counts = np.asarray(counts, dtype=np.float64)
+    variance = np.asarray(variance, dtype=np.float64)
     k = counts.shape[1]
-    n_hat = np.maximum(counts.sum(axis=1), 0.0)
-    pooled = np.clip(counts, 0.0, None).sum(axis=0)
+    n_hat = counts.sum(axis=1)
+    pooled = np.clip(counts.sum(axis=0), 0.0, None)
     shares = pooled / pooled.sum() if pooled.sum() > 0 else np.full(k, 1.0 / k)
     purity = float(np.sum(shares**2))
     deviation = counts - n_hat[:, None] * shares[None, :]
-    noise = np.asarray(variance, dtype=np.float64) * (k - 2 + k * purity)
+    factor = k - 2 + k * purity
+    noise = variance * factor
+    size = np.maximum(n_hat, 0.0)
+    weight = size / size.sum() if size.sum() > 0 else np.zeros_like(size)
+    mean = factor * (variance * (1.0 - 2.0 * weight) + weight**2 * float(variance.sum()))
     total = float(n_hat.sum())
-    inside = np.clip(1.0 - n_hat / total, 0.0, 1.0) if total > 0 else np.zeros_like(n_hat)
+    inside = np.clip(1.0 - n_hat / total, 0.0, None) if total > 0 else np.zeros_like(n_hat)
     sampling = n_hat * inside * (1.0 - purity)
-    excess = float(np.sum((deviation**2).sum(axis=1) - noise))
+    excess = float(np.sum((deviation**2).sum(axis=1) - mean))
     spread = math.sqrt(
         5.0 * float(np.sum(noise**2))
         + FLOOR_SELECTION**2 * 2.0 * float(np.sum(sampling**2)) / max(k - 1, 1)
