@@ -50,14 +50,12 @@ Constants chosen on the 11 shared datasets and stand-ins made from them only.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.greedy.leaves import discrete_laplace_variance, node_shares
 from dpviz.models.objective import ACCURACY
-from dpviz.models.trees.floor import floor_scores
+from dpviz.models.trees.floor import floor_scores, partition_terms
 
 # S: how much more than sampling alone the groups of a tree grown on data without signal
 # spread (its splits were chosen where the records looked most unlike). Chosen on
@@ -96,24 +94,10 @@ def partition_signal(
     """(X, the bar X must reach) for a partition of the records into groups of released
     noisy ``counts`` (one row per group) whose every count has noise of ``variance``
     (one per group): the groups' spread around their pooled shares beyond their noise,
-    and S·s + ``z``·σ (module docstring). Post-processing."""
-    counts = np.asarray(counts, dtype=np.float64)
-    k = counts.shape[1]
-    n_hat = np.maximum(counts.sum(axis=1), 0.0)
-    pooled = np.clip(counts, 0.0, None).sum(axis=0)
-    shares = pooled / pooled.sum() if pooled.sum() > 0 else np.full(k, 1.0 / k)
-    purity = float(np.sum(shares**2))
-    deviation = counts - n_hat[:, None] * shares[None, :]
-    noise = np.asarray(variance, dtype=np.float64) * (k - 2 + k * purity)
-    total = float(n_hat.sum())
-    inside = np.clip(1.0 - n_hat / total, 0.0, 1.0) if total > 0 else np.zeros_like(n_hat)
-    sampling = n_hat * inside * (1.0 - purity)
-    excess = float(np.sum((deviation**2).sum(axis=1) - noise))
-    spread = math.sqrt(
-        5.0 * float(np.sum(noise**2))
-        + FLOOR_SELECTION**2 * 2.0 * float(np.sum(sampling**2)) / max(k - 1, 1)
-    )
-    return excess, FLOOR_SELECTION * float(sampling.sum()) + z * spread
+    and S·s + ``z``·σ (module docstring;
+    :func:`~dpviz.models.trees.floor.partition_terms`). Post-processing."""
+    excess, sampling, spread = partition_terms(counts, variance, FLOOR_SELECTION)
+    return excess, sampling + z * spread
 
 
 def leaf_signal(tree: GrownTree, noisy: np.ndarray) -> tuple[float, float]:
