@@ -10,19 +10,21 @@ the trees do (every class's one-vs-rest AUC is that of p̂).
 
 :func:`partition_terms` is the test's statistic for a partition of the records into
 groups of released noisy counts c̃_g (k classes, n̂_g = Σ c̃_g) around their pooled
-shares p (their clipped counts summed):
+shares p (their clipped counts summed; unclipped, see ``clip`` below, their counts summed
+and the class totals clipped at 0):
 
     X = Σ_g (‖c̃_g − n̂_g·p‖² − v_g·(k − 2 + k·Σp²)),
 
 v_g the noise variance of each of group g's counts. With n̂_g unclipped the subtracted
 term is the exact noise mean of the squared deviation for a fixed p (e_c − p_c·Σe has
-variance v·(1 − 2p_c + k·p_c²)); clipping n̂_g at 0 (the greedy floor's groups, which
-hold records) adds about the whole noise vector, k·v, for a group whose counts are
-noise only. Without signal, sampling gives X the mean s = Σ_g n̂_g·(1 − n̂_g/N̂)·(1 −
-Σp²) (n̂_g ≥ 0 there, N̂ their sum) and the spread σ² = 5·Σ(v_g·(k − 2 + k·Σp²))² +
-S²·2·Σ(n̂_g·(1 − n̂_g/N̂)·(1 − Σp²))²/(k − 1), S a selection allowance (how much more
-than sampling the groups of a tree whose splits were chosen on the data spread; 1 for
-random trees).
+variance v·(1 − 2p_c + k·p_c²)), and the pooled counts are unbiased; clipping n̂_g and
+the pooled counts at 0 (the greedy floor's groups, which hold records) adds about the
+whole noise vector, k·v, for a group whose counts are noise only, and pulls p towards
+uniform by the positive parts of such groups' noise. Without signal, sampling gives X
+the mean s = Σ_g n̂_g·(1 − n̂_g/N̂)·(1 − Σp²) (n̂_g ≥ 0 there, N̂ their sum) and the
+spread σ² = 5·Σ(v_g·(k − 2 + k·Σp²))² + S²·2·Σ(n̂_g·(1 − n̂_g/N̂)·(1 − Σp²))²/(k − 1),
+S a selection allowance (how much more than sampling the groups of a tree whose splits
+were chosen on the data spread; 1 for random trees).
 
 Privacy role: post-processing of released values only (a released prior π̂, the
 model's released scores p̂, released noisy counts and their public ε): no ε.
@@ -41,13 +43,15 @@ def partition_terms(
     """(X, S·s, σ) of a partition of the records into groups of released noisy
     ``counts`` (one row per group) whose every count has noise of ``variance`` (one per
     group, or one for all), S = ``selection`` (module docstring). ``clip``: the
-    deviation is taken around n̂_g clipped at 0 (else around the unclipped n̂_g, whose
-    noise mean is then exact). Post-processing."""
+    deviation is taken around n̂_g clipped at 0 and the pooled shares of the clipped
+    counts (else around the unclipped n̂_g and the shares of the unclipped class totals:
+    the noise mean is then exact). Post-processing."""
     counts = np.asarray(counts, dtype=np.float64)
     k = counts.shape[1]
     sums = counts.sum(axis=1)
     n_hat = np.maximum(sums, 0.0)
-    pooled = np.clip(counts, 0.0, None).sum(axis=0)
+    pooled = np.clip(counts if clip else counts.sum(axis=0), 0.0, None)
+    pooled = pooled.sum(axis=0) if clip else pooled
     shares = pooled / pooled.sum() if pooled.sum() > 0 else np.full(k, 1.0 / k)
     purity = float(np.sum(shares**2))
     deviation = counts - (n_hat if clip else sums)[:, None] * shares[None, :]

@@ -1,0 +1,214 @@
+"""Private-RDT's floor (issue 28): a per-tree test on every leaf's released counts, and the
+fall-back on the released prior's class where it finds no signal
+(:mod:`dpviz.models.forest.signal`, :func:`dpviz.models.trees.floor.partition_terms`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from dpviz import PrivateRDTClassifier
+from dpviz.models.files.load import model_from_json, release
+from dpviz.models.forest import release as forest_release
+from dpviz.models.forest import voting
+from dpviz.models.forest.signal import (
+    LEAF_FLOOR_EPSILON,
+    LEAF_FLOOR_U,
+    leaves_trusted,
+    shared_floor_applies,
+    tree_signal,
+)
+from dpviz.models.trees.floor import partition_terms
+from dpviz.privacy.schema import Feature, Schema
+
+SCHEMA = Schema(
+    "label",
+    ("no", "yes"),
+    tuple(Feature(f"f{i}", "continuous", low=0.0, high=1.0) for i in range(6)),
+)
+
+
+def _records(n: int, seed: int, signal: float = 0.0) -> tuple[pd.DataFrame, np.ndarray]:
+    """``n`` records of six uniform features; "yes" for 48% of them, or with ``signal``
+    that share moves by ±``signal`` with f0 above or below 0.5 (smarket's shape at 0)."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 6))
+    share = 0.48 + signal * np.where(x[:, 0] > 0.5, 1.0, -1.0)
+    y = np.where(rng.random(n) < share, "yes", "no")
+    return pd.DataFrame(x, columns=[f"f{i}" for i in range(6)]), y
+
+
+def _discrete_laplace(rng, epsilon: float, shape) -> np.ndarray:
+    """P(z) ∝ exp(−ε|z|): the difference of two geometric draws (variance 2q/(1 − q)²)."""
+    q = np.exp(-epsilon)
+    return rng.geometric(1.0 - q, shape) - rng.geometric(1.0 - q, shape)
+
+
+def test_the_unclipped_statistic_has_the_exact_noise_mean():
+    """Leaves whose true counts follow the pooled shares exactly (50 leaves of 60 / 40,
+    which pin them) and 400 leaves no record reached (pure noise), discrete Laplace at
+    ε = 0.85 (v = 2.53), numpy seed 20261128, 400 replications. Around the unclipped
+    n̂ = Σ c̃ the noise term v·(k − 2 + k·Σp²) is the deviation's exact mean: the mean X
+    over the replications is 0 within 4 of its standard errors (the shares are estimated,
+    from the unclipped class totals, whose bias is far smaller: 59.7 with the clipped
+    counts' shares, 9 standard errors, before this was written). Clipped at 0 (the
+    greedy floor's rule) half the pure-noise leaves add about the whole noise vector:
+    X's mean is over 50 standard errors up (95 when written)."""
+    rng = np.random.default_rng(20261128)
+    eps = 0.85
+    q = np.exp(-eps)
+    v = 2.0 * q / (1.0 - q) ** 2
+    true = np.vstack([np.tile([60, 40], (50, 1)), np.zeros((400, 2), dtype=np.int64)])
+    unclipped, clipped = [], []
+    for _ in range(400):
+        noisy = true + _discrete_laplace(rng, eps, true.shape)
+        unclipped.append(partition_terms(noisy, v, clip=False)[0])
+        clipped.append(partition_terms(noisy, v, clip=True)[0])
+    unclipped, clipped = np.array(unclipped), np.array(clipped)
+    error = unclipped.std() / np.sqrt(len(unclipped))
+    assert abs(unclipped.mean()) < 4 * error
+    assert clipped.mean() > 50 * error
+    # The spread σ's noise part is X's standard deviation under this null (within 15%:
+    # 400 replications give the sd to about 4%; 5·Σ(noise²) is the fourth-moment bound).
+    _, sampling, spread = partition_terms(true + 0, v, clip=False)
+    assert sampling == pytest.approx(0.0, abs=1e-9) or sampling > 0
+    assert unclipped.std() < 1.15 * spread
+
+
+def test_partition_terms_by_hand():
+    """X, S·s and σ for two groups of two classes (the greedy floor's numbers at S = 2)
+    and the unclipped deviation (around the unclipped totals' shares) for a group whose
+    noisy counts sum below 0."""
+    noisy = np.array([[30, 10], [20, 40], [-3, 1]])
+    v = 1.5
+    for clip in (True, False):
+        # Pooled: the clipped counts, or the class totals of the unclipped ones.
+        p = np.array([50.0, 51.0]) / 101.0 if clip else np.array([47.0, 51.0]) / 98.0
+        purity = float(np.sum(p**2))
+        n = np.array([40.0, 60.0, 0.0 if clip else -2.0])
+        dev2 = ((noisy - n[:, None] * p) ** 2).sum(axis=1)
+        noise = v * (2 - 2 + 2 * purity)
+        clipped = np.array([40.0, 60.0, 0.0])
+        sampling = clipped * (1 - clipped / 100.0) * (1 - purity)
+        excess, s, spread = partition_terms(noisy, v, 2.0, clip=clip)
+        assert excess == pytest.approx(float(np.sum(dev2 - noise)))
+        assert s == pytest.approx(2.0 * sampling.sum())
+        expected = np.sqrt(5 * 3 * noise**2 + 4.0 * 2 * np.sum(sampling**2))
+        assert spread == pytest.approx(expected)
+
+
+def test_tree_signal_is_the_mean_of_the_trees_u_in_any_order():
+    """u_t = (X_t − s_t)/σ_t per tree (S = 1, unclipped), averaged over the trees; the
+    leaves' order (the estimator's by key, a file's by node) does not change it."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(-3, 30, (60, 3))
+    tree = np.repeat(np.arange(4), 15)
+    q = np.exp(-0.5)
+    v = 2 * 2.0 * q / (1.0 - q) ** 2  # two batches of noise
+    u = []
+    for t in range(4):
+        excess, s, spread = partition_terms(counts[tree == t], v, clip=False)
+        u.append((excess - s) / spread)
+    assert tree_signal(counts, tree, 0.5, n_batches=2) == pytest.approx(np.mean(u), rel=1e-12)
+    order = rng.permutation(60)
+    assert tree_signal(counts[order], tree[order], 0.5, 2) == tree_signal(counts, tree, 0.5, 2)
+    assert leaves_trusted(counts, tree, 0.5, 2) == (np.mean(u) >= LEAF_FLOOR_U)
+
+
+def test_where_the_floor_applies():
+    """Shared trees, released counts, a leaf ε from LEAF_FLOOR_EPSILON, accuracy and a
+    released prior; nowhere else."""
+    ok = ("shared", True, LEAF_FLOOR_EPSILON, "accuracy", True)
+    assert shared_floor_applies(*ok)
+    for i, other in enumerate(("disjoint", False, 0.99 * LEAF_FLOOR_EPSILON, "macro_f1", False)):
+        assert not shared_floor_applies(*ok[:i], other, *ok[i + 1 :])
+
+
+def _jpw(epsilon: float, X, y, **params) -> PrivateRDTClassifier:
+    model = PrivateRDTClassifier(epsilon=epsilon, schema=SCHEMA, random_state=0, **params)
+    return model.fit(X, y)
+
+
+def test_no_signal_falls_back_on_the_prior_class_and_keeps_the_ranking():
+    """1,250 records at 52 / 48% without signal (smarket's shape), ε = 10 (leaf ε 0.855
+    a tree), replayable noise seeds 0–3: the test finds no signal (mean u −0.31 to −0.04
+    when written) and every test record gets the prior's class "no"; the class-1 scores
+    rank the records as the trees' own did (AUC equal). Without the test (the same
+    release under balanced_accuracy) 49–53% of the test records got "yes"."""
+    X, y = _records(1_250, seed=3)
+    X_test, y_test = _records(2_000, seed=4)
+    for seed in range(4):
+        model = _jpw(10.0, X, y, noise_seed=seed)
+        assert not voting.release_leaves_trusted(model)
+        assert (model.predict(X_test) == "no").all()
+        # The trees' own scores: the same release with the floor's test not applying.
+        proba = model.predict_proba(X_test)[:, 1]
+        model.objective = "balanced_accuracy"  # public; the test does not apply
+        assert voting.release_leaves_trusted(model)
+        plain = model.predict_proba(X_test)[:, 1]
+        assert not (model.predict(X_test) == "no").all()
+        assert roc_auc_score(y_test, proba) == pytest.approx(roc_auc_score(y_test, plain))
+
+
+def test_signal_passes_and_small_leaf_epsilon_does_not_test():
+    """The same records with a ±15-point signal in f0 pass the test at ε = 10 (mean u 7.8
+    when written, noise seeds 1 and 2) and the model is the one without the test; at
+    ε = 2 (leaf ε 0.17, below LEAF_FLOOR_EPSILON) the test does not run, without signal either."""
+    X, y = _records(1_250, seed=3, signal=0.15)
+    X_test, y_test = _records(2_000, seed=4, signal=0.15)
+    model = _jpw(10.0, X, y, noise_seed=1)
+    assert voting.release_leaves_trusted(model)
+    assert model.tree_epsilon_ >= LEAF_FLOOR_EPSILON
+    assert (model.predict(X_test) == y_test).mean() > 0.55
+    X0, y0 = _records(1_250, seed=3)
+    small = _jpw(2.0, X0, y0, noise_seed=1)
+    assert small.tree_epsilon_ < LEAF_FLOOR_EPSILON
+    assert voting.release_leaves_trusted(small)
+    assert not (small.predict(X_test) == "no").all()
+
+
+def test_each_release_is_tested_again():
+    """A relabel at another ε draws new leaves: the test reads them (the memo is keyed on
+    the released counts), from a fall-back at ε = 10 to no test at ε = 2 and back."""
+    X, y = _records(1_250, seed=3)
+    X_test, _ = _records(500, seed=4)
+    model = _jpw(10.0, X, y, noise_seed=0)
+    assert (model.predict(X_test) == "no").all()
+    model.release_instead(2.0)
+    assert not (model.predict(X_test) == "no").all()
+    model.release_instead(10.0)
+    assert (model.predict(X_test) == "no").all()
+
+
+@pytest.mark.parametrize("signal", [0.0, 0.15])
+def test_a_file_recomputes_the_floor(signal):
+    """A model file groups its listed leaves by tree and takes the same decision: it
+    predicts the classes and probabilities the estimator does, fallen back or not, and
+    after a batch of new records (two batches of noise per leaf) as well."""
+    X, y = _records(1_250, seed=3, signal=signal)
+    X_test, _ = _records(500, seed=9, signal=signal)
+    model = _jpw(10.0, X, y, noise_seed=2)
+    assert voting.release_leaves_trusted(model) == (signal > 0)
+    loaded = model_from_json(release(model).to_json())
+    assert np.array_equal(loaded.predict(X_test), model.predict(X_test))
+    assert np.allclose(loaded.predict_proba(X_test), model.predict_proba(X_test), atol=1e-12)
+    X_new, y_new = _records(600, seed=11, signal=signal)
+    model.partial_fit(X_new, y_new)
+    loaded = model_from_json(release(model).to_json())
+    assert np.array_equal(loaded.predict(X_test), model.predict(X_test))
+    assert np.allclose(loaded.predict_proba(X_test), model.predict_proba(X_test), atol=1e-12)
+
+
+def test_every_leaf_is_read_tree_by_tree():
+    """The leaves the test reads are the whole leaf space, each with its tree: the
+    trained leaves' trees are the fit's, and the keys are the export's."""
+    X, y = _records(1_250, seed=3)
+    model = _jpw(10.0, X, y, noise_seed=0)
+    keys, tree = forest_release.leaf_space_trees(model)
+    assert np.array_equal(np.sort(keys), forest_release.leaf_space(model))
+    position = model._trained(keys)
+    trained = position >= 0
+    assert np.array_equal(tree[trained], model.leaf_tree_[position[trained]])
+    assert trained.sum() == len(model.leaf_keys_)
