@@ -5,7 +5,6 @@ fall-back on the released prior's class where it finds no signal
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -21,23 +20,7 @@ from dpviz.models.forest.signal import (
     tree_signal,
 )
 from dpviz.models.trees.floor import partition_terms
-from dpviz.privacy.schema import Feature, Schema
-
-SCHEMA = Schema(
-    "label",
-    ("no", "yes"),
-    tuple(Feature(f"f{i}", "continuous", low=0.0, high=1.0) for i in range(6)),
-)
-
-
-def _records(n: int, seed: int, signal: float = 0.0) -> tuple[pd.DataFrame, np.ndarray]:
-    """``n`` records of six uniform features; "yes" for 48% of them, or with ``signal``
-    that share moves by ±``signal`` with f0 above or below 0.5 (smarket's shape at 0)."""
-    rng = np.random.default_rng(seed)
-    x = rng.random((n, 6))
-    share = 0.48 + signal * np.where(x[:, 0] > 0.5, 1.0, -1.0)
-    y = np.where(rng.random(n) < share, "yes", "no")
-    return pd.DataFrame(x, columns=[f"f{i}" for i in range(6)]), y
+from tests.models.test_greedy_floor import SCHEMA, _records
 
 
 def _discrete_laplace(rng, epsilon: float, shape) -> np.ndarray:
