@@ -47,7 +47,7 @@ from dpviz.models.forest.scoring import (
     prior_lead_weights,
     prior_shares,
 )
-from dpviz.models.forest.signal import evidence_scale
+from dpviz.models.forest.signal import evidence_scale, leaves_trusted, shared_floor_applies
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.full import build_full
 from dpviz.privacy.mechanisms import get_mechanism
@@ -160,8 +160,9 @@ class ReleasedForest(ReleasedFile):
                 scale=scale,
                 margin_weights=weights,
             )
-            if not self.meta.get("floor_trusted", True):
-                # The floor's check did not trust the trees: the prior's class, their ranking.
+            if not self.meta.get("floor_trusted", True) or not self._leaves_trusted(leaves):
+                # The floor's check (disjoint trees) or its leaf test (shared trees) did
+                # not trust the trees: the prior's class, their ranking.
                 return floor_scores(normalise_votes(votes), self.decision_prior)
             return votes
         # Label votes: a fall-back is in the exported prior weight (floor_prior_weight).
@@ -169,6 +170,25 @@ class ReleasedForest(ReleasedFile):
         if self.meta.get("prior_counts") is not None:
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes
+
+    def _leaves_trusted(self, leaves: np.ndarray) -> bool:
+        """As the estimator (:func:`~dpviz.models.forest.voting.release_leaves_trusted`):
+        Private-RDT's floor test of every listed leaf's released counts (``leaves``, in
+        node order), grouped by tree; True where it does not apply."""
+        meta = self.meta
+        eps = float(meta["tree_epsilon"])
+        applies = shared_floor_applies(
+            meta.get("data_split"),
+            True,
+            eps,
+            meta.get("objective", "accuracy"),
+            meta.get("prior_counts") is not None,
+        )
+        if not applies:
+            return True
+        nodes = np.flatnonzero(self.nodes.feature < 0)
+        tree = np.searchsorted(self.nodes.roots, nodes, side="right") - 1
+        return leaves_trusted(leaves, tree, eps, int(meta.get("n_batches", 1)))
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return normalise_votes(self._votes(X))

@@ -241,6 +241,19 @@ def leaf_space(model: BaseEstimator) -> np.ndarray | None:
     return keys
 
 
+def leaf_space_trees(model: BaseEstimator) -> tuple[np.ndarray, np.ndarray] | None:
+    """(keys of every leaf of every tree, the tree of each), tree by tree, or None when
+    the trees hold more nodes than an export may list (:func:`leaf_space`). Public
+    structure only."""
+    if leaf_space(model) is None:
+        return None
+    limit = export_node_limit(model.space_)
+    roots = model.root_keys_
+    parts = [leaf_space_keys(model.space_, roots[t : t + 1], limit) for t in range(len(roots))]
+    tree = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
+    return np.concatenate(parts), tree
+
+
 def reset_empty_outputs(model: BaseEstimator, every_leaf: bool = True) -> None:
     """Forget the untrained leaves' outputs of the previous release; with
     ``every_leaf``, draw all of this release's at once (:func:`complete_release`)."""

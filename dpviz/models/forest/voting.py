@@ -30,7 +30,12 @@ from dpviz.models.forest.scoring import (
     prior_shares,
     prior_weight,
 )
-from dpviz.models.forest.signal import SIGNAL_EPSILON, evidence_scale
+from dpviz.models.forest.signal import (
+    SIGNAL_EPSILON,
+    evidence_scale,
+    leaves_trusted,
+    shared_floor_applies,
+)
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
 from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
 from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
@@ -107,10 +112,44 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
         scale=release_evidence_scale(model) if disjoint else 1.0,
         margin_weights=prior_lead_weights(model.prior_counts_, model.prior_epsilon_, len(prior)),
     )
-    if not getattr(model, "floor_trusted_", True):
-        # The floor's check did not trust the trees: the prior's class, their ranking.
+    if not getattr(model, "floor_trusted_", True) or not release_leaves_trusted(model):
+        # The floor's check (disjoint trees) or its leaf test (shared trees) did not
+        # trust the trees: the prior's class, their ranking.
         return values, functools.partial(_floored, score=score, prior=prior)
     return values, score
+
+
+def release_leaves_trusted(model: BaseEstimator) -> bool:
+    """Private-RDT's floor of this release
+    (:func:`~dpviz.models.forest.signal.leaves_trusted`, where
+    :func:`~dpviz.models.forest.signal.shared_floor_applies`): whether the released
+    counts of EVERY leaf, grouped by tree, carry signal; True where the test does not
+    apply, and when the trees have more leaves than an export lists (their untrained
+    leaves are drawn lazily, so not every leaf is known). Computed once per release.
+    Post-processing."""
+    counts = model.leaf_noisy_counts_ is not None
+    has_prior = model.prior_counts_ is not None
+    eps = model.tree_epsilon_
+    if not shared_floor_applies(model.data_split, counts, eps, model.objective, has_prior):
+        return True
+    release.complete_release(model)
+    if not getattr(model, "_empty_complete", False):
+        return True
+    cached = _release_memo(model, "trusted", (model.prior_counts_,))
+    if cached is not None:
+        return cached
+    space = release.leaf_space_trees(model)
+    if space is None:
+        return True
+    keys, tree = space
+    position = model._trained(keys)
+    trained = position >= 0
+    noisy = np.empty((len(keys), len(model.classes_)), dtype=np.int64)
+    noisy[trained] = model.leaf_noisy_counts_[position[trained]]
+    noisy[~trained] = release.empty_outputs(model, keys[~trained]).noisy_counts
+    trusted = leaves_trusted(noisy, tree, eps, getattr(model, "n_batches_", 1))
+    _remember(model, "trusted", (model.prior_counts_,), trusted)
+    return trusted
 
 
 def release_evidence_scale(model: BaseEstimator) -> float:

@@ -58,14 +58,12 @@ Constants chosen on the 11 shared datasets and stand-ins made from them only.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.greedy.leaves import discrete_laplace_variance, node_shares
 from dpviz.models.objective import ACCURACY
-from dpviz.models.trees.floor import floor_scores
+from dpviz.models.trees.floor import floor_scores, partition_terms
 
 # S: how much more than sampling alone the groups of a tree grown on data without signal
 # spread (its splits were chosen where the records looked most unlike). Chosen on
@@ -107,29 +105,10 @@ def partition_signal(
     and S·s + ``z``·σ (module docstring). Nothing is clipped before the deviations:
     a group's n̂ = Σ c̃ may be negative (a group of pure noise), and the shares p pool
     the groups' counts as released (clipped at 0 per class only once pooled), so the
-    noise's mean is the one subtracted (to first order in the noise). Post-processing."""
-    counts = np.asarray(counts, dtype=np.float64)
-    variance = np.asarray(variance, dtype=np.float64)
-    k = counts.shape[1]
-    n_hat = counts.sum(axis=1)
-    pooled = np.clip(counts.sum(axis=0), 0.0, None)
-    shares = pooled / pooled.sum() if pooled.sum() > 0 else np.full(k, 1.0 / k)
-    purity = float(np.sum(shares**2))
-    deviation = counts - n_hat[:, None] * shares[None, :]
-    factor = k - 2 + k * purity
-    noise = variance * factor
-    size = np.maximum(n_hat, 0.0)
-    weight = size / size.sum() if size.sum() > 0 else np.zeros_like(size)
-    mean = factor * (variance * (1.0 - 2.0 * weight) + weight**2 * float(variance.sum()))
-    total = float(n_hat.sum())
-    inside = np.clip(1.0 - n_hat / total, 0.0, None) if total > 0 else np.zeros_like(n_hat)
-    sampling = n_hat * inside * (1.0 - purity)
-    excess = float(np.sum((deviation**2).sum(axis=1) - mean))
-    spread = math.sqrt(
-        5.0 * float(np.sum(noise**2))
-        + FLOOR_SELECTION**2 * 2.0 * float(np.sum(sampling**2)) / max(k - 1, 1)
-    )
-    return excess, FLOOR_SELECTION * float(sampling.sum()) + z * spread
+    noise's mean is the one subtracted (to first order in the noise;
+    :func:`~dpviz.models.trees.floor.partition_terms`). Post-processing."""
+    excess, sampling, spread = partition_terms(counts, variance, FLOOR_SELECTION)
+    return excess, sampling + z * spread
 
 
 def leaf_signal(tree: GrownTree, noisy: np.ndarray) -> tuple[float, float]:
