@@ -36,36 +36,47 @@ from dpviz.models.registry import get_algorithm
 ALGORITHMS = ("friedman_schuster", "dpea")
 
 
-def fold_rows(spec: str, run: int, epsilons, datasets_dir: Path) -> list[dict]:
-    """One row per fold, algorithm and ε of run ``run``: the gap to the majority (and the
-    binary AUC) with the floor (``floor``) and without it (``plain``)."""
+def standin_folds(spec: str, run: int, datasets_dir: Path):
+    """Run ``run``'s stand-in and its 5 stratified folds: yields (data, labels, fold,
+    train, test, the training fold's majority class, that class's test accuracy)."""
     name, frame = standin(spec, run, datasets_dir)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the benchmark declares the inferred schema public
         data = load_dataset(name, frame=frame)
     labels = data.labels()
-    released = greedy_estimator.floor_applies
-    rows = []
     folds = StratifiedKFold(5, shuffle=True, random_state=run).split(data.y, data.y)
     for fold, (train, test) in enumerate(folds):
         majority = pd.Series(labels[train]).value_counts().idxmax()
-        base = np.mean(labels[test] == majority)
+        yield data, labels, fold, train, test, majority, np.mean(labels[test] == majority)
+
+
+def fit_greedy(algorithm: str, eps: float, data, train, run: int, fold: int, floor: bool):
+    """The greedy tree of ``algorithm`` on the training rows with its floor on or off
+    (replayable noise seed run·1000 + fold: NOT private, a benchmark only)."""
+    released = greedy_estimator.floor_applies
+    greedy_estimator.floor_applies = released if floor else (lambda *args: False)
+    try:
+        model = get_algorithm(algorithm).make(
+            eps, schema=data.schema, noise_seed=run * 1000 + fold
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(data.features.iloc[train], data.labels()[train])
+    finally:
+        greedy_estimator.floor_applies = released
+    return model
+
+
+def fold_rows(spec: str, run: int, epsilons, datasets_dir: Path) -> list[dict]:
+    """One row per fold, algorithm and ε of run ``run``: the gap to the majority (and the
+    binary AUC) with the floor (``floor``) and without it (``plain``)."""
+    rows = []
+    for data, labels, fold, train, test, _, base in standin_folds(spec, run, datasets_dir):
         for algorithm in ALGORITHMS:
             for eps in epsilons:
                 row = {"spec": spec, "algorithm": algorithm, "ε": eps, "run": run, "fold": fold}
                 for variant in ("plain", "floor"):
-                    greedy_estimator.floor_applies = (
-                        released if variant == "floor" else (lambda *args: False)
-                    )
-                    try:
-                        model = get_algorithm(algorithm).make(
-                            eps, schema=data.schema, noise_seed=run * 1000 + fold
-                        )
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            model.fit(data.features.iloc[train], labels[train])
-                    finally:
-                        greedy_estimator.floor_applies = released
+                    model = fit_greedy(algorithm, eps, data, train, run, fold, variant == "floor")
                     X_test = data.features.iloc[test]
                     row[variant] = 100 * (np.mean(model.predict(X_test) == labels[test]) - base)
                     if len(model.classes_) == 2 and len(set(labels[test])) == 2:

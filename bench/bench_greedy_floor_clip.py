@@ -36,26 +36,22 @@ import argparse
 import copy
 import math
 import sys
-import warnings
 from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dpviz.models.greedy.estimator as greedy_estimator
 import dpviz.models.greedy.floor as floor
-from bench.bench_standins import standin
-from bench.utility.data import DATASETS_DIR, load_dataset
+from bench.bench_greedy_floor import ALGORITHMS, fit_greedy, standin_folds
+from bench.utility.data import DATASETS_DIR
 from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.greedy.leaves import node_shares
-from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.floor import floor_scores
 
-ALGORITHMS = ("friedman_schuster", "dpea")
 VERSIONS = ("clip", "unclip", "unclip_all", "pooled")
 
 
@@ -105,30 +101,13 @@ def tree_signal(tree: GrownTree, noisy: np.ndarray, version: str) -> tuple[float
 
 
 def fold_rows(spec: str, run: int, epsilons, datasets_dir: Path) -> list[dict]:
-    name, frame = standin(spec, run, datasets_dir)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the benchmark declares the inferred schema public
-        data = load_dataset(name, frame=frame)
-    labels = data.labels()
     released = greedy_estimator.floor_applies
     rows = []
-    folds = StratifiedKFold(5, shuffle=True, random_state=run).split(data.y, data.y)
-    for fold, (train, test) in enumerate(folds):
-        majority = pd.Series(labels[train]).value_counts().idxmax()
-        base = np.mean(labels[test] == majority)
+    for data, labels, fold, train, test, majority, base in standin_folds(spec, run, datasets_dir):
         X_test = data.features.iloc[test]
         for algorithm in ALGORITHMS:
             for eps in epsilons:
-                greedy_estimator.floor_applies = lambda *args: False
-                try:
-                    model = get_algorithm(algorithm).make(
-                        eps, schema=data.schema, noise_seed=run * 1000 + fold
-                    )
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        model.fit(data.features.iloc[train], labels[train])
-                finally:
-                    greedy_estimator.floor_applies = released
+                model = fit_greedy(algorithm, eps, data, train, run, fold, floor=False)
                 tree_model = getattr(model, "model_", model)
                 tree_model = getattr(tree_model, "estimator_", tree_model)
                 plain = 100 * (np.mean(model.predict(X_test) == labels[test]) - base)

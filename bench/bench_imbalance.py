@@ -126,6 +126,9 @@ def run_one(spec: str, eps: float, seed: int, variants: list[str], peers: bool, 
     for fold, (train, test) in enumerate(splitter.split(data.y, data.y)):
         counts = np.bincount(data.y[train], minlength=2)
         minority = int(counts.min())
+        where = dict(
+            spec=spec, eps=eps, run=seed, fold=fold, minority=minority, n_train=len(train)
+        )
         for variant in variants:
             params, offset = variant_params(variant, len(train), minority, data.schema)
             model = get_algorithm("fletcher_islam").make(
@@ -140,31 +143,17 @@ def run_one(spec: str, eps: float, seed: int, variants: list[str], peers: bool, 
             full[:, order] = proba
             rows.append(
                 dict(
-                    spec=spec,
-                    eps=eps,
-                    run=seed,
-                    fold=fold,
+                    where,
                     variant=variant,
                     auc=fold_auc(full, data.y[test]),
                     trees=model.n_estimators_,
                     depth=model.depth_,
-                    minority=minority,
-                    n_train=len(train),
                 )
             )
         if peers:
             fitted = build("dp_ebm", eps, data, train, None)
             rows.append(
-                dict(
-                    spec=spec,
-                    eps=eps,
-                    run=seed,
-                    fold=fold,
-                    variant="dp_ebm",
-                    auc=fold_auc(fitted.proba(test), data.y[test]),
-                    minority=minority,
-                    n_train=len(train),
-                )
+                dict(where, variant="dp_ebm", auc=fold_auc(fitted.proba(test), data.y[test]))
             )
     return rows
 

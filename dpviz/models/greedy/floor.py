@@ -10,27 +10,16 @@ put Friedman–Schuster 1.6 points and DPEA 2.2 points below the majority at ε 
 *noise* only; at large ε that noise is tiny and every chance difference is kept.
 
 **The test.** Take a partition of the records into groups of released noisy counts c̃_g
-(k classes, n̂_g = Σ c̃_g, not clipped) and p the groups' pooled shares (their counts
-summed, clipped at 0 per class). The groups' spread around p beyond their noise is
-
-    X = Σ_g (‖c̃_g − n̂_g·p‖² − c·(v_g·(1 − 2·w_g) + w_g²·Σ_h v_h)),  c = k − 2 + k·Σp²,
-
-v_g the discrete Laplace variance of a count of group g (summed over its leaves), w_g =
-max(n̂_g, 0)/Σ max(n̂_h, 0) its weight: the deviation's noise, e_g − p·Σe_g, has the
-mean c·v_g, and the pooled shares, which hold a group's noise in proportion to its
-weight, take 2·w_g of it off and add w_g² of everyone's. Without signal that term is the
-noise's exact mean to first order in the noise. h-floor2's statistic clipped n̂_g at 0
-(a group of pure noise then adds v_g·(1 − k·Σp²/2) beyond it: half a v_g for two even
-classes) and left out the weights (a group holding most records carries every other
-group's noise): both overstated X where the noise is large (issue 28, bench/README "the
-greedy floor's statistic without the clip"). Without signal, sampling alone gives X the
-mean s = Σ_g n̂_g·(1 − n̂_g/N̂)·(1 − Σp²) (multinomial counts around a shared p, N̂ = Σ
-n̂_g); the splits were chosen where the records looked most unlike, which inflates that
-by a factor the selection allowance S = :data:`FLOOR_SELECTION` covers. A partition
-passes when X ≥ S·s + z·σ, σ² = 5·Σ(v_g·(k − 2 + k·Σp²))² + S²·2·Σ(n̂_g·(1 − n̂_g/N̂)·(1
-− Σp²))²/(k − 1) (the spread of X under no signal: the noise's, as in the fallback, and
-a χ²-like sampling term). The partitions are the tree's depths (the records grouped by
-their node at depth d; a leaf above d is its own group): the leaves' with z =
+(k classes, n̂_g = Σ c̃_g, not clipped), X the groups' spread around their pooled shares
+beyond their noise, s the mean sampling alone gives X without signal and σ X's spread
+then (:func:`~dpviz.models.trees.floor.partition_terms`, which Private-RDT's floor reads
+too; h-floor2's statistic clipped n̂_g at 0 and left out each group's weight in the
+pooled shares, both overstating X where the noise is large: bench/README "the greedy
+floor's statistic without the clip"). The splits were chosen where the records looked
+most unlike, which inflates s by a factor the selection allowance S =
+:data:`FLOOR_SELECTION` covers: a partition passes when X ≥ S·s + z·σ. The partitions
+are the tree's depths (the records grouped by their node at depth d; a leaf above d is
+its own group): the leaves' with z =
 :data:`FLOOR_Z`, the coarser ones with z = :data:`FLOOR_INNER_Z`. The tree is trusted
 when any passes — a clear first split counts even where the leaves below it hold two
 records each (continuous features at 8 bins, depth 3, 1,000 records). On label-permuted
