@@ -155,3 +155,4 @@ def test_a_sweep_records_each_folds_floor(algorithm):
         assert rows.loc[rows["epsilon"] == 1.0, "floored"].isna().all()
     summary = result.summary.set_index("epsilon")
     assert summary.loc[10.0, "floor_share"] == at_10.mean()
+    assert summary.loc[10.0, "floor_runs"] == len(at_10)
