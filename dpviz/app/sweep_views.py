@@ -328,6 +328,7 @@ class SweepTables(SweepLines):
             if baseline is not None:
                 line["vs majority"] = f"{_points(100 * (mean - baseline))} pts"
                 line["one class only"] = _one_class_folds(row) or "—"
+            line["floor fell back"] = _floor_folds(row)
             line["expected flipped leaves"] = "—" if pd.isna(flips) else f"{flips:.1f}%"
             line["guarantee"] = self._guarantee(row, status, float(epsilon))
             if baseline is not None:
@@ -442,6 +443,16 @@ def _zero(value) -> float:
 def _points(value: float) -> str:
     """A change in points with its sign, never "-0.0"."""
     return f"{0.0 if round(value, 1) == 0 else value:+.1f}"
+
+
+def _floor_folds(row: Mapping) -> str:
+    """In how many of the folds whose floor test ran it fell back on the prior ("2 of 5
+    folds", "none"), "—" where none ran."""
+    share, runs = row.get("floor_share"), row.get("floor_runs")
+    if share is None or runs is None or pd.isna(share) or not runs:
+        return "—"
+    hit = int(round(float(share) * int(runs)))
+    return "none" if hit == 0 else f"{hit} of {int(runs)} folds"
 
 
 def _one_class_folds(row: Mapping) -> str:

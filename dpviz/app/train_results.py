@@ -43,6 +43,7 @@ from dpviz.figures.tree_layout import leaf_totals
 from dpviz.models.files.load import MAX_EXPORT_NODES, Released, check_public_schema, release
 from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.models.registry import Algorithm, get_algorithm
+from dpviz.models.trees.floor import FloorOutcome
 from dpviz.privacy.signing import signing_key
 from dpviz.tabular.outputs import csv_text
 
@@ -265,6 +266,24 @@ class ScoreReport(ScoreCards):
                 )
         return text
 
+    def floor_folds_note(self) -> str | None:
+        """Where the DP model's floor test fell back in some fold (its ``floored`` flag),
+        what that means; None when it never did or never ran."""
+        rows = self.sweep.results
+        rows = rows[rows["series"] == SERIES_DP]
+        if "floored" not in rows.columns:
+            return None
+        ran = rows["floored"].dropna()
+        hit = int((ran > 0).sum())
+        if hit == 0:
+            return None
+        return (
+            f"In {hit} of {len(ran)} folds the {self.model_label}'s trees did not pass its "
+            "floor test: there it answered its fall-back (the released class prior) instead "
+            "of trees it could not tell from noise, so its accuracy there is the prior's, "
+            "while ROC AUC still ranks by the trees."
+        )
+
     def rare_class_note(self) -> str | None:
         """Why macro F1 is shown, or None when no class is rare."""
         if not self.rare_class:
@@ -334,6 +353,13 @@ class ReleasedModel:
         text = self.model.ledger_.describe()
         declaration = getattr(self.model.schema_, "declaration", "")
         return f"{text} Schema: {declaration}" if declaration else text
+
+    @cached_property
+    def floor(self) -> FloorOutcome | None:
+        """What the released model's floor test decided (its ``floor_outcome``), or None
+        where the model runs none. Public: post-processing of the release."""
+        outcome = getattr(self.model, "floor_outcome", None)
+        return outcome() if outcome is not None else None
 
     @cached_property
     def export_problem(self) -> str | None:

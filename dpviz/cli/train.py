@@ -136,6 +136,25 @@ def cmd_train(args) -> dict:
             "private": ledger.private,
             "summary": ledger.describe(),
         },
+        **_floor_summary(model),
+    }
+
+
+def _floor_summary(model) -> dict:
+    """The floor test's decision for the summary (public: it reads only the release),
+    empty where the model runs none."""
+    outcome = getattr(model, "floor_outcome", None)
+    outcome = outcome() if outcome is not None else None
+    if outcome is None:
+        return {}
+    return {
+        "floor": {
+            "test": outcome.test,
+            "statistic": outcome.statistic,
+            "bar": outcome.bar,
+            "trusted": outcome.trusted,
+            "summary": outcome.describe(),
+        }
     }
 
 

@@ -544,6 +544,7 @@ def _row(index, folds, peer, eps, proba, seconds, train, test, k, private) -> di
         "data_split": "all",
         **score(test.y, proba, train.y, k),
         **dict.fromkeys(DIAGNOSTICS, np.nan),
+        "floored": np.nan,  # no floor test of dpviz's
         "fit_seconds": seconds,
         "private": private,
         "delta": peer.delta,

@@ -190,7 +190,9 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
     With the trivial baseline's columns (``majority_<metric>``) their mean and std too
     (``majority_<metric>_mean``, ``majority_<metric>_std``), and with the ``one_class``
     flag the share of runs in which the model predicted a single class
-    (``one_class_share``). Columns a results frame lacks are left out.
+    (``one_class_share``); with the ``floored`` flag the share of the runs whose floor
+    test ran (``floor_runs``) in which it fell back (``floor_share``). Columns a results
+    frame lacks are left out.
     """
     keys = [k for k in GRID_KEYS if k in results.columns]
     grouped = results.groupby(keys, dropna=False, sort=False)
@@ -203,6 +205,12 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         summary["one_class_share"] = flags.groupby(keys, dropna=False, sort=False)[
             "one_class"
         ].mean()
+    if "floored" in results.columns:
+        # Over the runs whose floor test ran (NaN: none ran in any).
+        flags = results[keys].assign(floored=results["floored"].astype(float))
+        by_point = flags.groupby(keys, dropna=False, sort=False)["floored"]
+        summary["floor_share"] = by_point.mean()
+        summary["floor_runs"] = by_point.count()
     budget = [c for c in BUDGET_COLUMNS if c in results.columns]
     extra = grouped[[*DIAGNOSTICS, "depth", *budget]].mean()
     extra["private"] = grouped["private"].all()

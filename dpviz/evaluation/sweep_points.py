@@ -144,7 +144,11 @@ def _point_facts(
         model.prior_epsilon_,
         model.check_epsilon_,
     )
-    facts = {**_leaf_diagnostics(model, patterns), **dict(zip(BUDGET_COLUMNS, map(float, budget)))}
+    facts = {
+        **_leaf_diagnostics(model, patterns),
+        **dict(zip(BUDGET_COLUMNS, map(float, budget))),
+        "floored": floored(model),
+    }
     return facts, (model.decision_prior_, model.decision_threshold_)
 
 
@@ -183,11 +187,20 @@ def _refit_rows(
                     model._decision(test),
                 ),
                 **{key: diag[key] for key in DIAGNOSTICS if key in diag},
+                "floored": floored(model),
                 "fit_seconds": seconds,
                 "private": bool(model.ledger_.private),
             }
         )
     return rows
+
+
+def floored(model) -> float:
+    """1 when the model's floor test did not trust its trees (it answers the fall-back),
+    0 when they passed, NaN where no test ran (:meth:`floor_outcome`). Public: the test
+    reads only the release."""
+    outcome = model.floor_outcome()
+    return math.nan if outcome is None else float(not outcome.trusted)
 
 
 def _refit_diagnostics(model) -> dict:

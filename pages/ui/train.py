@@ -21,6 +21,14 @@ def show(run: app_train.TrainRun) -> None:
     (st.success if run.private else st.error)(
         "**Privacy of the released model.** " + run.privacy_summary
     )
+    floor = run.floor
+    if floor is not None:
+        # Public: the test reads only the release, so it may be shown and exported.
+        text = "**Floor of the released model.** " + floor.describe()
+        if floor.trusted:
+            st.caption(text)
+        else:
+            st.warning(text, icon=":material/vertical_align_bottom:")
     st.markdown(
         f"**Scores on held-out folds** (mean ± 1 std) — {NOT_PRIVATE_DIAGNOSTICS}: publishing "
         "them is not covered by ε."
@@ -28,6 +36,9 @@ def show(run: app_train.TrainRun) -> None:
     warning = run.one_class_warning()
     if warning:
         st.warning(warning, icon=":material/warning:")
+    floor_note = run.floor_folds_note()
+    if floor_note:
+        st.caption(floor_note)
     note = run.rare_class_note()
     if note:
         st.caption(note)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -24,6 +25,7 @@ from dpviz.app.session import DATA_KEY, RUN_KEY
 from dpviz.evaluation.sweep import SERIES_DP, SERIES_HGB, SERIES_SKLEARN
 from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.registry import ALGORITHMS, Algorithm, Parameter
+from dpviz.privacy.schema import Feature, Schema
 from tests.conftest import MIXED_SCHEMA, mixed_records
 from tests.page_checks import chart_spec, charts, key, texts
 
@@ -399,3 +401,43 @@ def test_dpboost_keeps_its_own_reference_when_the_slow_one_is_off():
         assert run.series == [SERIES_DP, SERIES_HGB]
     else:  # a sweep engine without reference lists runs both references or none
         assert run.series == [SERIES_DP]
+
+
+@pytest.mark.parametrize("signal", [False, True])
+def test_the_train_page_says_what_the_floor_decided(signal):
+    # The default forest at ε = 10 runs its out-of-bag check. Replayable noise (seed 5,
+    # NOT private) makes the run exact: without signal its released gain is below the
+    # bar, with x > 5 deciding the label far above it.
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 10, 3000).round(3)})
+    frame["label"] = np.where(
+        (frame["x"] > 5) if signal else (rng.uniform(size=3000) < 0.3), "yes", "no"
+    )
+    schema = Schema("label", ("no", "yes"), (Feature("x", "continuous", 0.0, 10.0),))
+    data = support.prepare_upload(frame, "label", schema, name="floor.csv")
+    at = open_train(data)
+    at.number_input(key=key("train.eps")).set_value(10.0).run()
+    at.checkbox(key=key("train.replay")).check().run()
+    at.number_input(key=key("train.noise_seed")).set_value(5)
+    at.number_input(key=key("train.folds")).set_value(2)
+    at.checkbox(key=key("train.sklearn")).uncheck()
+    at.button(key="train.button").click().run()
+    assert not at.exception, at.exception
+    floor = [e for e in [*at.warning, *at.caption] if "Floor of the released model" in e.value]
+    assert len(floor) == 1
+    if signal:
+        assert not any("did not pass its floor test" in e.value for e in at.caption)
+        assert floor[0] in list(at.caption)
+        assert "passed their floor test, the out-of-bag check" in floor[0].value
+    else:
+        assert floor[0] in list(at.warning)
+        assert "did not pass their floor test, the out-of-bag check" in floor[0].value
+        assert "'no', for every record" in floor[0].value
+        # And in the folds: each fold's model ran the same test on its own release.
+        folds = [e.value for e in at.caption if "did not pass its floor test" in e.value]
+        results = at.session_state[RUN_KEY].sweep.results
+        flags = results.loc[results["series"] == SERIES_DP, "floored"]
+        assert len(flags) == 2 and flags.notna().all()  # the check ran in both folds
+        hit = int(flags.sum())
+        assert hit >= 1 and len(folds) == 1
+        assert f"In {hit} of 2 folds the DP forest's trees" in folds[0]

@@ -147,6 +147,7 @@ def test_curves_table_and_warning_say_when_a_line_predicts_one_class(rare_sweep)
     row = table.iloc[0]
     assert row[MAJORITY_LABEL] == f"{baseline:.1f}%"
     assert row["vs majority"] == "+0.0 pts" and row["one class only"] == "every fold"
+    assert row["floor fell back"] == "—"  # the forest's check runs from ε = 2
     warning = rare_sweep.one_class_warning(1.0, FIXED)
     assert (
         # Replayed noise (noise_seed): the ledger gives no guarantee, and the label says so.
@@ -235,3 +236,14 @@ def test_negotiate_says_when_its_suggestion_is_met_by_one_class(rare_sweep, demo
     assert "no better than always answering the majority class (97.0% accuracy here)" in warning
     choice = app_negotiate.suggest(demo_sweep, "accuracy", 2.0, PF)
     assert app_negotiate.suggestion_warning(demo_sweep, choice, PF) is None
+
+
+def test_curves_table_counts_the_folds_whose_floor_fell_back():
+    from dpviz.app.sweep_views import _floor_folds
+
+    assert _floor_folds({"floor_share": 0.4, "floor_runs": 5, "n_runs": 5}) == "2 of 5 folds"
+    assert _floor_folds({"floor_share": 0.0, "floor_runs": 5}) == "none"
+    # Of the folds whose test ran (a greedy tree of depth 0 runs none), not of all folds.
+    assert _floor_folds({"floor_share": 1.0, "floor_runs": 3, "n_runs": 5}) == "3 of 3 folds"
+    assert _floor_folds({"floor_share": float("nan"), "floor_runs": 0}) == "—"
+    assert _floor_folds({"one_class_share": 1.0}) == "—"

@@ -511,7 +511,7 @@ def test_pure_noise_features_at_tiny_epsilon_predict_the_majority(pure_noise, ep
         model = DPBoostClassifier(epsilon=epsilon, schema=schema, noise_seed=noise_seed)
         model.fit(frame.iloc[train], label[train])
         assert not model.check_passed_
-        trust, floor = model._weights()
+        trust, floor = model._check_weights()
         assert model.tree_weight_[0] == floor <= trust  # equal when the noise swamps τ
         predicted = model.predict(frame.iloc[test])
         assert (predicted == "common").all()
@@ -544,7 +544,7 @@ def test_the_check_trusts_trees_that_learn(pure_noise):
     label = np.where(frame["a"] > 0.7, "rare", "common")
     train, test = slice(0, 4000), slice(4000, None)
     model = DPBoostClassifier(epsilon=0.5, schema=schema).fit(frame.iloc[train], label[train])
-    trust, floor = model._weights()
+    trust, floor = model._check_weights()
     assert model.check_passed_ and model.tree_weight_[0] == trust > 0.7 > 0.3 > floor
     assert model.check_gain_ > boosting.CHECK_THRESHOLD / model.tree_epsilon_
     assert np.mean(model.predict(frame.iloc[test]) == label[test]) > 0.85

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from dpviz.models.trees.draws import Rng
+from dpviz.models.trees.floor import FloorOutcome
 
 # The trees are trusted over the class prior only when their noisy held-out gain exceeds
 # CHECK_THRESHOLD / ε: discrete Laplace noise passes it with probability < e^-6.9 = 0.1%.
@@ -112,3 +113,35 @@ def newton_floor(start: np.ndarray, noise_variance: float) -> float:
     if noise_variance <= 0:
         return 1.0
     return float(min(1.0, lead / (10 * math.sqrt(2 * noise_variance))))
+
+
+def check_outcome(
+    gain: int, passed: bool, epsilon: float, weights: tuple[float, float]
+) -> FloorOutcome:
+    """The held-out check's decision (:func:`held_out_check`'s released ``gain`` at
+    ``epsilon``, whether it ``passed``), ``weights`` the trees' weight (w_trust, w_floor)
+    when it passes and when it fails. Public: released values and ε."""
+    trust, floor = (float(w) for w in weights)
+    if floor < trust:
+        fallback = (
+            "mostly the released class prior: the trees' weight in each score is cut from "
+            f"{trust:.3g} to {floor:.3g}, so their noise cannot overturn the prior's class "
+            "while they still rank the records"
+        )
+    else:
+        fallback = (
+            f"with the trees all the same: at this ε their noise is too small to overturn "
+            f"the prior's class, so they keep their weight ({trust:.3g}) either way"
+        )
+    return FloorOutcome(
+        test="held-out check",
+        reads=(
+            "a noisy count booked in the ledger: how many more of the last ensemble's "
+            "held-out records (no tree of it read them) the trees classify correctly than "
+            "the prior's answer does, against ln(1000)/ε"
+        ),
+        statistic=float(gain),
+        bar=CHECK_THRESHOLD / float(epsilon),
+        trusted=bool(passed),
+        fallback=fallback,
+    )

@@ -194,12 +194,14 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.boosting import budget
 from dpviz.models.boosting import predict as fitted
 from dpviz.models.boosting.budget import G_STAR, subset_shares
 from dpviz.models.boosting.check import (
     CHECK_THRESHOLD,
+    check_outcome,
     check_weights,
     held_out_check,
     newton_floor,
@@ -452,9 +454,12 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         (shared multiclass trees), about κ·(E[y|x] − p̂)."""
         return self.reach_ * self.prior_score_
 
-    def _weights(self) -> tuple[float, float]:
+    def _check_weights(self) -> tuple[float, float]:
         """(w_trust, w_floor): the trees' weight when the check passes, and when it fails
-        (see :func:`~dpviz.models.boosting.check.check_weights`)."""
+        (:func:`~dpviz.models.boosting.check.check_weights`; trees boosted on the
+        log-loss from the prior: 1 and :func:`~dpviz.models.boosting.check.newton_floor`)."""
+        if self.loss_ == "logistic":
+            return 1.0, newton_floor(self.start_score_, self.score_noise_variance_)
         return check_weights(self.reach_, self.score_noise_variance_, self._prior_in_score)
 
     def _fallback(self, codes, y, last_deal, rng) -> None:
@@ -474,11 +479,10 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.check_gain_ = None
             self.check_passed_ = None
             return
-        trust, floor = self._weights()
+        trust, floor = self._check_weights()
         prior = self._prior_in_score
         keep_prior = self.shares_trees_
         if self.loss_ == "logistic":  # boosted from the prior's log-odds / log-shares
-            trust, floor = 1.0, newton_floor(self.start_score_, self.score_noise_variance_)
             prior, keep_prior = self.start_score_, True
         held = np.flatnonzero(last_deal == self._ensemble_size(self.n_ensembles_ - 1))
         raw = tree_scores(self.models_, codes[held], float(self.learning_rate_))
@@ -702,6 +706,16 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The most likely class, weighed by the ``objective`` (post-processing)."""
         return fitted.predict(self, X)
+
+    def floor_outcome(self):
+        """What the held-out check decided (a
+        :class:`~dpviz.models.trees.floor.FloorOutcome`), or None where no check ran (no
+        prior: the paper preset). Public: released values."""
+        check_is_fitted(self, "models_")
+        if self.check_passed_ is None:
+            return None
+        weights = self._check_weights()
+        return check_outcome(self.check_gain_, self.check_passed_, self.tree_epsilon_, weights)
 
     @property
     def diagnostics_(self) -> dict:

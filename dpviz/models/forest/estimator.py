@@ -499,6 +499,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         configuration."""
         return release.check_epsilon_of(self)
 
+    def floor_outcome(self):
+        """What the floor decided for this release (a
+        :class:`~dpviz.models.trees.floor.FloorOutcome`: the out-of-bag check of disjoint
+        trees, Private-RDT's leaf signal test), or None where no floor test runs.
+        Post-processing of released values."""
+        check_is_fitted(self, "leaf_keys_")
+        return voting.floor_outcome(self)
+
     @property
     def leaf_epsilon_(self) -> float:
         """ε of the leaf outputs: ε less a noisy record count, the split histograms, a

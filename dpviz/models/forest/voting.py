@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
 from dpviz.models.forest import release
-from dpviz.models.forest.floor import floor_prior_weight, floor_scores
+from dpviz.models.forest.floor import CHECK_Z, check_threshold, floor_prior_weight, floor_scores
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
     count_prior,
@@ -31,12 +31,14 @@ from dpviz.models.forest.scoring import (
     prior_weight,
 )
 from dpviz.models.forest.signal import (
+    LEAF_FLOOR_U,
     SIGNAL_EPSILON,
     evidence_scale,
-    leaves_trusted,
     shared_floor_applies,
+    tree_signal,
 )
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
+from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
 from dpviz.models.trees.votes import matrix_label_counts, matrix_value_sums
 from dpviz.privacy.mechanisms import ABSTAIN
@@ -124,32 +126,81 @@ def release_leaves_trusted(model: BaseEstimator) -> bool:
     (:func:`~dpviz.models.forest.signal.leaves_trusted`, where
     :func:`~dpviz.models.forest.signal.shared_floor_applies`): whether the released
     counts of EVERY leaf, grouped by tree, carry signal; True where the test does not
-    apply, and when the trees have more leaves than an export lists (their untrained
-    leaves are drawn lazily, so not every leaf is known). Computed once per release.
-    Post-processing."""
+    apply (:func:`release_tree_signal` is None). Post-processing."""
+    signal = release_tree_signal(model)
+    return signal is None or signal >= LEAF_FLOOR_U
+
+
+def release_tree_signal(model: BaseEstimator) -> float | None:
+    """The statistic of Private-RDT's floor on this release
+    (:func:`~dpviz.models.forest.signal.tree_signal` of the released counts of EVERY
+    leaf, grouped by tree), or None where the test does not apply, and when the trees
+    have more leaves than an export lists (their untrained leaves are drawn lazily, so
+    not every leaf is known). Computed once per release. Post-processing."""
     counts = model.leaf_noisy_counts_ is not None
     has_prior = model.prior_counts_ is not None
     eps = model.tree_epsilon_
     if not shared_floor_applies(model.data_split, counts, eps, model.objective, has_prior):
-        return True
+        return None
     release.complete_release(model)
     if not getattr(model, "_empty_complete", False):
-        return True
-    cached = _release_memo(model, "trusted", (model.prior_counts_,))
+        return None
+    cached = _release_memo(model, "signal", (model.prior_counts_,))
     if cached is not None:
         return cached
     space = release.leaf_space_trees(model)
     if space is None:
-        return True
+        return None
     keys, tree = space
     position = model._trained(keys)
     trained = position >= 0
     noisy = np.empty((len(keys), len(model.classes_)), dtype=np.int64)
     noisy[trained] = model.leaf_noisy_counts_[position[trained]]
     noisy[~trained] = release.empty_outputs(model, keys[~trained]).noisy_counts
-    trusted = leaves_trusted(noisy, tree, eps, getattr(model, "n_batches_", 1))
-    _remember(model, "trusted", (model.prior_counts_,), trusted)
-    return trusted
+    signal = tree_signal(noisy, tree, eps, getattr(model, "n_batches_", 1))
+    _remember(model, "signal", (model.prior_counts_,), signal)
+    return signal
+
+
+def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
+    """What this release's floor decided: the disjoint forest's booked out-of-bag check
+    (:mod:`~dpviz.models.forest.floor`), or Private-RDT's leaf signal test
+    (:func:`release_tree_signal`); None when neither runs. Public values only."""
+    if model.prior_counts_ is None:
+        return None
+    first = model.classes_[int(np.argmax(prior_shares(model.prior_counts_)))]
+    fallback = (
+        f"the released class prior's first class, {str(first)!r}, for every record; its "
+        "scores still rank the records as the trees do (ROC AUC unchanged)"
+    )
+    if getattr(model, "floor_check_", None) is not None:
+        return FloorOutcome(
+            test="out-of-bag check",
+            reads=(
+                "two noisy counts booked in the ledger: how many more records the other "
+                "trees' votes get right than the prior's class, against "
+                f"{CHECK_Z:g}·√(how many records the two answers disagree on)"
+            ),
+            statistic=float(model.floor_check_),
+            bar=check_threshold(model.floor_disagreements_),
+            trusted=bool(model.floor_trusted_),
+            fallback=fallback,
+        )
+    signal = release_tree_signal(model)
+    if signal is None:
+        return None
+    return FloorOutcome(
+        test="leaf signal test",
+        reads=(
+            "the released noisy counts of every leaf: how far each tree's leaves spread "
+            "around their pooled class shares beyond noise and sampling, in noise spreads, "
+            "averaged over the trees"
+        ),
+        statistic=signal,
+        bar=LEAF_FLOOR_U,
+        trusted=signal >= LEAF_FLOOR_U,
+        fallback=fallback,
+    )
 
 
 def release_evidence_scale(model: BaseEstimator) -> float:

@@ -99,6 +99,7 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.greedy import predict as fitted
 from dpviz.models.greedy.budget import (
@@ -116,7 +117,7 @@ from dpviz.models.greedy.budget import (
     privacy_status,
     root_count_epsilon,
 )
-from dpviz.models.greedy.floor import apply_floor, floor_applies
+from dpviz.models.greedy.floor import apply_floor, floor_applies, floor_outcome
 from dpviz.models.greedy.grow import MAX_NODES, grow_tree
 from dpviz.models.greedy.leaves import (
     SHRINK_MARGIN,
@@ -499,6 +500,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The leaf's most likely class, weighed by the ``objective`` (post-processing)."""
         return fitted.predict(self, X)
+
+    def floor_outcome(self):
+        """What the floor decided (a :class:`~dpviz.models.trees.floor.FloorOutcome`),
+        or None where its test did not run (:func:`~dpviz.models.greedy.floor.floor_applies`).
+        Post-processing of the released leaf counts."""
+        check_is_fitted(self, "leaf_labels_")
+        answer = self.classes_[int(self.leaf_labels_[0])] if len(self.leaf_labels_) else None
+        return floor_outcome(self.floor_signal_, self.floor_bar_, answer)
 
     def flip_probability(self, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """Exact Laplace flip probability of each row of ``counts`` at its own ε (a leaf

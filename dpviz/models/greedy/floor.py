@@ -52,7 +52,7 @@ import numpy as np
 from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.greedy.leaves import discrete_laplace_variance, node_shares
 from dpviz.models.objective import ACCURACY
-from dpviz.models.trees.floor import floor_scores, partition_terms
+from dpviz.models.trees.floor import FloorOutcome, floor_scores, partition_terms
 
 # S: how much more than sampling alone the groups of a tree grown on data without signal
 # spread (its splits were chosen where the records looked most unlike). Chosen on
@@ -72,6 +72,7 @@ __all__ = [
     "FLOOR_SELECTION",
     "FLOOR_Z",
     "apply_floor",
+    "floor_outcome",
     "floor_applies",
     "leaf_signal",
     "partition_signal",
@@ -150,3 +151,26 @@ def apply_floor(
     floored = floor_scores(proba, root)
     labels = np.full(len(floored), int(np.argmax(root)), dtype=np.int64)
     return floored, labels, excess, bar
+
+
+def floor_outcome(signal: float | None, bar: float | None, answer) -> FloorOutcome | None:
+    """The greedy floor's decision (:func:`apply_floor`'s X and bar), ``answer`` the class
+    the leaves answer when it falls back (the root's first class); None where the test did
+    not run. Public: released values."""
+    if signal is None or bar is None:
+        return None
+    return FloorOutcome(
+        test="leaf signal test",
+        reads=(
+            "the released noisy counts of the tree's leaves: how far the groups of records "
+            "at the depth that stands out most spread around their pooled class shares "
+            "beyond noise and sampling"
+        ),
+        statistic=float(signal),
+        bar=float(bar),
+        trusted=bool(signal >= bar),
+        fallback=(
+            f"the root's released first class, {str(answer)!r}, for every record; its scores "
+            "still rank the records as the leaves do (ROC AUC unchanged)"
+        ),
+    )

@@ -33,8 +33,42 @@ model's released scores p̂, released noisy counts and their public ε): no ε.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class FloorOutcome:
+    """What a fitted model's floor test decided, for the person who reads the model.
+
+    ``test`` names the test, ``reads`` the released values it reads, ``statistic`` and
+    ``bar`` its number and the number it had to reach, ``trusted`` whether the trees
+    passed (else the model answers ``fallback``). Every field is public: the test is
+    post-processing of released values (or, for a booked check, is itself released)."""
+
+    test: str
+    reads: str
+    statistic: float
+    bar: float
+    trusted: bool
+    fallback: str
+
+    def describe(self) -> str:
+        """The outcome in one or two sentences."""
+        sign = "≥" if self.trusted else "<"
+        numbers = f"{self.statistic:.3g} {sign} {self.bar:.3g}"
+        if self.trusted:
+            return (
+                f"The trees passed their floor test, the {self.test} ({numbers}, from "
+                f"{self.reads}): the model answers with the trees."
+            )
+        return (
+            f"The trees did not pass their floor test, the {self.test} ({numbers}, from "
+            f"{self.reads}): they carry no signal the test can tell from noise, so the "
+            f"model answers {self.fallback}. No ε was spent on this decision beyond what "
+            "the ledger books."
+        )
 
 
 def partition_terms(
