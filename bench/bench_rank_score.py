@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dpviz.models.forest.scoring as scoring
 import dpviz.models.forest.voting as voting
 from bench.bench_standins import standin
-from bench.utility.data import DATASETS_DIR, load_dataset
+from bench.utility.data import DATASETS_DIR, VALIDATION_DIR, load_dataset
 from dpviz.models.forest import release
 from dpviz.models.registry import get_algorithm
 
@@ -222,21 +222,33 @@ def _scored(model, X, values, score=None):
 
 
 def _auc(positive, score) -> float:
+    if positive is None:  # more than two classes
+        return np.nan
     return 100 * roc_auc_score(positive, score)
 
 
-def run(spec: str, epsilon: float, seed: int, datasets_dir: Path, variants) -> list[tuple]:
-    """(spec, run, fold, variant, AUC %, AUC|dec %, accuracy %) of one run's five folds."""
-    name, frame = standin(spec, seed, datasets_dir)
+def _data(spec: str, seed: int, datasets_dir: Path):
+    """The stand-in ``spec`` (a bare name not in ``datasets_dir``: the validation set)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the benchmark declares the inferred schema public
-        data = load_dataset(name, frame=frame)
+        if ":" not in spec and not (Path(datasets_dir) / f"{spec}.csv").exists():
+            return load_dataset(spec, VALIDATION_DIR)
+        name, frame = standin(spec, seed, datasets_dir)
+        return load_dataset(name, frame=frame)
+
+
+def run(
+    spec: str, epsilon: float, seed: int, datasets_dir: Path, variants, algorithm: str
+) -> list[tuple]:
+    """(spec, run, fold, variant, AUC %, AUC|dec %, accuracy %) of one run's five folds;
+    AUC is NaN where the set has more than two classes."""
+    data = _data(spec, seed, datasets_dir)
     labels, y = data.labels(), data.y
     index = {c: i for i, c in enumerate(data.schema.classes)}
     rows = []
     splitter = StratifiedKFold(5, shuffle=True, random_state=seed)
     for fold, (train, test) in enumerate(splitter.split(y, y)):
-        model = get_algorithm("fletcher_islam").make(
+        model = get_algorithm(algorithm).make(
             epsilon, random_state=seed * 1_000_003 + fold, schema=data.schema
         )
         model.set_params(noise_seed=100 * seed + fold)
@@ -251,7 +263,7 @@ def run(spec: str, epsilon: float, seed: int, datasets_dir: Path, variants) -> l
             _forget(model)
         order = [index[str(c)] for c in model.classes_]
         one = order.index(1)
-        positive = y[test] == 1
+        positive = y[test] == 1 if len(order) == 2 else None
         decided = np.argmax(main, axis=1)
         main_hit = 100 * np.mean(np.array(order)[decided] == y[test])
         main_dec = (decided == one).astype(float)
@@ -298,7 +310,7 @@ def run(spec: str, epsilon: float, seed: int, datasets_dir: Path, variants) -> l
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("standins", nargs="+", help="two-class stand-ins or shared sets")
+    parser.add_argument("standins", nargs="+", help="stand-ins, shared or validation sets")
     parser.add_argument("--epsilon", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
@@ -306,12 +318,15 @@ def main(argv: list[str] | None = None) -> None:
         "--variants", nargs="+", default=["main", *TARGETS, *RANKS], help="which scorings"
     )
     parser.add_argument("--out", type=Path, help="CSV of every fold's row")
+    parser.add_argument("--algorithm", default="fletcher_islam", help="a count forest")
     args = parser.parse_args(argv)
     rows = []
     try:
         for spec in args.standins:
             for seed in range(args.runs):
-                rows += run(spec, args.epsilon, seed, args.datasets_dir, args.variants)
+                rows += run(
+                    spec, args.epsilon, seed, args.datasets_dir, args.variants, args.algorithm
+                )
                 print(f"# {spec} run {seed} done", file=sys.stderr, flush=True)
     finally:
         _library(LIBRARY_SCALES)
