@@ -58,6 +58,20 @@ def test_no_scales_or_exact_counts_keep_the_prior(monkeypatch):
     np.testing.assert_array_equal(null_evidence(tuple(PRIOR), 0.06, 0.0), 0.0)
 
 
+@pytest.mark.parametrize("eps", [0.06, 1.0])
+def test_more_than_two_classes_keep_the_prior(eps, monkeypatch):
+    """With three classes the leaves are measured against the prior, as without the
+    rule: the same values, bit for bit."""
+    prior = np.array([0.5, 0.3, 0.2])
+    counts = np.array([[0, 0, 0], [40, -2, 7], [900, 300, 5]])
+    assert target_weight(counts, eps) is None
+    np.testing.assert_array_equal(leaf_target(counts, prior, eps), prior)
+    np.testing.assert_array_equal(null_evidence(tuple(prior), eps, 0.25), 0.0)
+    got = count_values(counts, prior, eps)
+    monkeypatch.setattr(scoring, "LEAF_TARGET_NOISE_SCALES", 0.0)
+    np.testing.assert_array_equal(got, count_values(counts, prior, eps))
+
+
 def test_a_noise_leaf_scores_alike_whatever_the_prior():
     """A leaf whose clipped total is within its clipped noise says nothing about the
     classes: its evidence depends on the prior only through the noise's mean, the same
@@ -70,7 +84,7 @@ def test_a_noise_leaf_scores_alike_whatever_the_prior():
 
 
 @pytest.mark.parametrize("eps", [0.06, 1.0])
-@pytest.mark.parametrize("prior", [[0.9, 0.1], [0.96, 0.04], [0.5, 0.3, 0.2]])
+@pytest.mark.parametrize("prior", [[0.9, 0.1], [0.96, 0.04], [0.5, 0.5]])
 def test_noise_alone_gives_no_class_evidence_on_average(eps, prior):
     """Leaves of noise alone (true counts 0): each class's mean evidence is 0 within the
     numerical integration's error. 200,000 draws of another generator: the standard
