@@ -7,7 +7,12 @@ per fold with the replayable noise seed 100·r + fold (NOT private: a paired ben
 only). The release is then scored by each variant (the memoised leaf values and evidence
 scale are dropped between variants; the floor's check is the fit's):
 
-- ``main``: the library's scoring;
+- ``main``: the library's scoring without the leaf target (its scales 0);
+- ``s:SCALES``: the library's scoring with the leaf target at these scales (``s:0.25``:
+  the library's own);
+- ``c:NAME=VALUE[,NAME=VALUE]``: the library's own scoring with constants of
+  ``dpviz.models.forest.scoring`` set (the fit's own decisions, such as the tree count,
+  stay main's);
 - target variants (``t:``, the decision changes too): the leaves' evidence
   (``voting.count_values``) measured against another target than the count prior; the
   votes (prior, gain, margins) as main's;
@@ -25,6 +30,7 @@ Prints per stand-in the mean over runs and folds of AUC %, AUC|dec % and accurac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import warnings
@@ -53,6 +59,22 @@ def _library(scales: float) -> None:
     (0: the released prior, main before it), its cached noise margins dropped."""
     scoring.LEAF_TARGET_NOISE_SCALES = scales
     scoring._null_spread.cache_clear()
+
+
+@contextlib.contextmanager
+def _constants(spec: str):
+    """scoring's constants set as ``NAME=VALUE[,NAME=VALUE]`` says, for one scoring."""
+    pairs = [item.split("=") for item in spec.split(",")]
+    old = {name: getattr(scoring, name) for name, _ in pairs}
+    for name, value in pairs:
+        setattr(scoring, name, float(value))
+    scoring._null_spread.cache_clear()
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            setattr(scoring, name, value)
+        scoring._null_spread.cache_clear()
 
 
 def _expected(counts, prior, eps):
@@ -274,6 +296,18 @@ def run(
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                if variant.startswith("c:"):  # the library's scoring, constants changed
+                    _library(LIBRARY_SCALES)
+                    with _constants(variant[2:]):
+                        try:
+                            v = _votes(model, X)
+                        finally:
+                            _forget(model)
+                            _library(0.0)
+                    p = v[:, one] / v.sum(axis=1)
+                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
+                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
+                    continue
                 if variant.startswith("s:"):  # the library's rule at these scales
                     _library(float(variant[2:]))
                     try:
