@@ -202,6 +202,45 @@ RANKS = {
 }
 
 
+# --- record margin variants (``m:Z``): a per-record hurdle from its leaves' noise -------
+
+
+def m_values(noisy, prior, eps):
+    """Per leaf: main's evidence (k), the delta-method noise variance of e_c − e_top (k;
+    0 for the prior's first class) and the ones column. e_c is log((x_c + α·π_c)/(T + α))
+    less a constant, so d(e_c − e_top) ≈ dx_c/(x_c + α·π_c) − dx_top/(x_top + α·π_top),
+    with x the clipped counts, π the leaf target and the discrete Laplace variance σ²."""
+    prior = np.asarray(prior, dtype=np.float64)
+    values = MAIN_VALUES(noisy, prior, eps)
+    k = len(prior)
+    counts = np.clip(np.asarray(noisy, dtype=np.float64), 0.0, None)
+    target = np.broadcast_to(scoring.leaf_target(counts, prior, eps), counts.shape)
+    a = counts + scoring.shrink_records(eps) * target
+    q = np.exp(-eps)
+    var = 2.0 * q / (1.0 - q) ** 2
+    top = int(np.argmax(prior))
+    inv = 1.0 / a**2
+    dvar = var * (inv + inv[:, top : top + 1])
+    dvar[:, top] = 0.0
+    return np.hstack([values[:, :k], dvar, values[:, k:]])
+
+
+def m_score(sums, prior, epsilon, *, z, scale=1.0, **_):
+    """count_votes with the noise margin replaced by z (Bonferroni over the k − 1
+    classes) sds of the record's mean e_c − e_top, the prior's lead counting towards it."""
+    prior = np.asarray(prior, dtype=np.float64)
+    k = len(prior)
+    log_prior = np.log(prior + 1e-12)
+    reached = np.maximum(sums[:, 2 * k :], 1.0)
+    gain = scoring.evidence_gain(epsilon) * scale
+    score = log_prior + gain * sums[:, :k] / reached
+    sd = np.sqrt(sums[:, k : 2 * k]) / reached
+    lead = log_prior.max() - log_prior
+    score -= np.maximum(gain * scoring.family_z(k, z) * sd - lead, 0.0)
+    score -= score.max(axis=1, keepdims=True)
+    return np.exp(score)
+
+
 def _rank_values(rank):
     """Per-leaf values of ``rank`` with the count of trees reached (count_values' form)."""
 
@@ -296,6 +335,17 @@ def run(
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                if variant.startswith("m:"):  # the record margin at z
+                    score = functools.partial(m_score, z=float(variant[2:]))
+                    _library(LIBRARY_SCALES)
+                    try:
+                        v = _scored(model, X, m_values, score)
+                    finally:
+                        _library(0.0)
+                    p = v[:, one] / v.sum(axis=1)
+                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
+                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
+                    continue
                 if variant.startswith("c:"):  # the library's scoring, constants changed
                     _library(LIBRARY_SCALES)
                     with _constants(variant[2:]):
