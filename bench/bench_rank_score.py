@@ -10,6 +10,8 @@ scale are dropped between variants; the floor's check is the fit's):
 - ``main``: the library's scoring without the leaf target (its scales 0);
 - ``s:SCALES``: the library's scoring with the leaf target at these scales (``s:0.25``:
   the library's own);
+- ``n:`` / ``n:NAME=VALUE[,…]``: the library's scoring with the noise margins on (forests
+  of shared trees have them off), constants set as ``c:``;
 - ``c:NAME=VALUE[,NAME=VALUE]``: the library's own scoring with constants of
   ``dpviz.models.forest.scoring`` set (the fit's own decisions, such as the tree count,
   stay main's);
@@ -51,6 +53,7 @@ from dpviz.models.forest import release
 from dpviz.models.registry import get_algorithm
 
 MAIN_VALUES = voting.count_values
+MAIN_VOTES = voting.count_votes
 LIBRARY_SCALES = scoring.LEAF_TARGET_NOISE_SCALES
 
 
@@ -241,6 +244,11 @@ def m_score(sums, prior, epsilon, *, z, scale=1.0, **_):
     return np.exp(score)
 
 
+def _with_margins(sums, **kwargs):
+    """The library's count votes with the noise margins on (shared trees have them off)."""
+    return MAIN_VOTES(sums, **{**kwargs, "noise_margins": True})
+
+
 def _rank_values(rank):
     """Per-leaf values of ``rank`` with the count of trees reached (count_values' form)."""
 
@@ -335,6 +343,17 @@ def run(
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                if variant.startswith("n:"):  # the noise margins on, constants as c:
+                    _library(LIBRARY_SCALES)
+                    try:
+                        with _constants(variant[2:]) if variant[2:] else contextlib.nullcontext():
+                            v = _scored(model, X, MAIN_VALUES, _with_margins)
+                    finally:
+                        _library(0.0)
+                    p = v[:, one] / v.sum(axis=1)
+                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
+                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
+                    continue
                 if variant.startswith("m:"):  # the record margin at z
                     score = functools.partial(m_score, z=float(variant[2:]))
                     _library(LIBRARY_SCALES)
