@@ -19,6 +19,7 @@ least the best diffprivlib model less 0.5 points; writes one row per (run, fold,
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -54,6 +55,8 @@ _MAIN_DEPTH = sizing.forest_depth
 # private fit, a what-if): declared_n = the true size plus the noise of a sum of k class
 # counts at (ε/4 + 5% of ε), what a count read from a class prior released before the
 # trees (and taking the count's share) would give; no separate count is spent.
+# ``g125`` below ε = 1 the signal scale s rounded down to 1, 2 or 5 times a power of ten
+# instead of a power of ten (sizing.signal_scale: s = 0.5 at ε = 0.7, not 0.1).
 # ``pf`` leaves released by permute-and-flip (one label a leaf, mechanism="permute_flip"),
 # as diffprivlib's trees release theirs.
 MAIN = dict(
@@ -68,10 +71,21 @@ MAIN = dict(
     half=False,
     merged=False,
     pf=False,
+    g125=False,
 )
 _TRUE_N = [0]
 _MAIN_SIGNAL = sizing.signal_records
 _MAIN_SUGGEST = sizing.suggest_trees
+_MAIN_SCALE = sizing.signal_scale
+
+
+def _rung_scale(epsilon):
+    """sizing.signal_scale on the 1-2-5 grid: the largest of 1, 2, 5 × 10^k ≤ ε, 1 from
+    ε = 1 up."""
+    if epsilon is None or float(epsilon) >= 1.0:
+        return 1.0
+    decade = 10.0 ** math.floor(math.log10(float(epsilon)) + 1e-9)
+    return max(m * decade for m in (1, 2, 5) if m * decade <= float(epsilon) * (1 + 1e-9))
 
 
 def parse_law(law: str) -> dict:
@@ -80,7 +94,7 @@ def parse_law(law: str) -> dict:
     for part in law.split("+"):
         if part == "main":
             continue
-        if part in ("decl", "oracle", "half", "merged", "pf"):
+        if part in ("decl", "oracle", "half", "merged", "pf", "g125"):
             spec[part] = True
         elif part[0] in "trcfsz" and part[1:]:
             kind = int if part[0] in "trf" else float
@@ -96,6 +110,7 @@ def set_law(law: str) -> dict:
     sizing.SMALL_MIN_TREES, sizing.SMALL_RECORDS_PER_TREE = spec["t"], spec["r"]
     estimator.DEPTH_COUNT_SHARE = spec["s"]
     estimator.signal_records, estimator.suggest_trees = _MAIN_SIGNAL, _MAIN_SUGGEST
+    sizing.signal_scale = _rung_scale if spec["g125"] else _MAIN_SCALE
     if spec["oracle"]:
         estimator.signal_records = lambda n, eps: _MAIN_SIGNAL(_TRUE_N[0], eps)
         estimator.suggest_trees = lambda n, split="disjoint", eps=None: _MAIN_SUGGEST(
