@@ -142,7 +142,8 @@ def cmd_train(args) -> dict:
 
 def _floor_summary(model) -> dict:
     """The floor test's decision for the summary (public: it reads only the release),
-    empty where the model runs none."""
+    empty where the model runs none or, read back from a file, does not carry the test's
+    statistic (greedy trees and DPBoost files: only forest files do)."""
     outcome = getattr(model, "floor_outcome", None)
     outcome = outcome() if outcome is not None else None
     if outcome is None:
@@ -196,6 +197,10 @@ def cmd_predict(args) -> dict:
     encoded = encode(frame, model.schema, training=False)
     for message in _prediction_notes(model, frame, encoded):
         print(f"note: {message}", file=sys.stderr)
+    floor = _floor_summary(model)
+    if floor and not floor["floor"]["trusted"]:
+        # Said before the predictions: every one of them is the fall-back's answer.
+        print(f"note: {floor['floor']['summary']}", file=sys.stderr)
     proba = model.predict_proba(frame)
     predictions = model.predict(frame, args.objective)
     out = _ids_as_written(args.data, frame, ids)
@@ -211,6 +216,7 @@ def cmd_predict(args) -> dict:
         "out": args.out,
         "id_columns": ids,
         "predictions": predictions.tolist()[:10],
+        **floor,
     }
 
 

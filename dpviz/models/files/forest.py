@@ -47,8 +47,15 @@ from dpviz.models.forest.scoring import (
     prior_lead_weights,
     prior_shares,
 )
-from dpviz.models.forest.signal import evidence_scale, leaves_trusted, shared_floor_applies
+from dpviz.models.forest.signal import (
+    LEAF_FLOOR_U,
+    evidence_scale,
+    shared_floor_applies,
+    tree_signal,
+)
+from dpviz.models.forest.voting import outcome_of
 from dpviz.models.trees.features import feature_order
+from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.full import build_full
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.schema import Schema
@@ -175,6 +182,13 @@ class ReleasedForest(ReleasedFile):
         """As the estimator (:func:`~dpviz.models.forest.voting.release_leaves_trusted`):
         Private-RDT's floor test of every listed leaf's released counts (``leaves``, in
         node order), grouped by tree; True where it does not apply."""
+        signal = self._tree_signal(leaves)
+        return signal is None or signal >= LEAF_FLOOR_U
+
+    def _tree_signal(self, leaves: np.ndarray) -> float | None:
+        """As the estimator (:func:`~dpviz.models.forest.voting.release_tree_signal`): the
+        statistic of Private-RDT's floor on every listed leaf's released counts
+        (``leaves``, in node order), or None where the test does not apply."""
         meta = self.meta
         eps = float(meta["tree_epsilon"])
         applies = shared_floor_applies(
@@ -185,10 +199,29 @@ class ReleasedForest(ReleasedFile):
             meta.get("prior_counts") is not None,
         )
         if not applies:
-            return True
+            return None
         nodes = np.flatnonzero(self.nodes.feature < 0)
         tree = np.searchsorted(self.nodes.roots, nodes, side="right") - 1
-        return leaves_trusted(leaves, tree, eps, int(meta.get("n_batches", 1)))
+        return tree_signal(leaves, tree, eps, int(meta.get("n_batches", 1)))
+
+    def floor_outcome(self) -> FloorOutcome | None:
+        """What the model's floor decided, read from the file's released values alone
+        (its booked out-of-bag check, or Private-RDT's leaf test of every listed leaf),
+        as the fitted estimator's ``floor_outcome``; None where neither ran.
+        Post-processing: no ε."""
+        meta = self.meta
+        check = meta.get("floor_check")
+        signal = None
+        if check is None and meta["releases"] == "counts":
+            signal = self._tree_signal(self.nodes.leaf_output[self.nodes.feature < 0])
+        return outcome_of(
+            self.classes_,
+            meta.get("prior_counts"),
+            check=check,
+            disagreements=meta.get("floor_disagreements"),
+            trusted=bool(meta.get("floor_trusted", True)),
+            signal=signal,
+        )
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return normalise_votes(self._votes(X))

@@ -168,12 +168,39 @@ def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
     (:func:`release_tree_signal`); None when neither runs. Public values only."""
     if model.prior_counts_ is None:
         return None
-    first = model.classes_[int(np.argmax(prior_shares(model.prior_counts_)))]
+    check = getattr(model, "floor_check_", None)
+    return outcome_of(
+        model.classes_,
+        model.prior_counts_,
+        check=check,
+        disagreements=getattr(model, "floor_disagreements_", None),
+        trusted=bool(getattr(model, "floor_trusted_", True)),
+        signal=None if check is not None else release_tree_signal(model),
+    )
+
+
+def outcome_of(
+    classes,
+    prior_counts,
+    *,
+    check: float | None,
+    disagreements: float | None,
+    trusted: bool,
+    signal: float | None,
+) -> FloorOutcome | None:
+    """The floor's decision from released values: the out-of-bag ``check`` (its gain,
+    ``disagreements`` and outcome ``trusted``) where it ran, else Private-RDT's leaf
+    ``signal`` (:func:`~dpviz.models.forest.signal.tree_signal`); None where neither ran
+    or there is no released ``prior_counts`` to fall back on. A fitted forest and a
+    model file read back give the same outcome. Post-processing."""
+    if prior_counts is None or (check is None and signal is None):
+        return None
+    first = classes[int(np.argmax(prior_shares(prior_counts)))]
     fallback = (
         f"the released class prior's first class, {str(first)!r}, for every record; its "
         "scores still rank the records as the trees do (ROC AUC unchanged)"
     )
-    if getattr(model, "floor_check_", None) is not None:
+    if check is not None:
         return FloorOutcome(
             test="out-of-bag check",
             reads=(
@@ -181,14 +208,11 @@ def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
                 "trees' votes get right than the prior's class, against "
                 f"{CHECK_Z:g}·√(how many records the two answers disagree on)"
             ),
-            statistic=float(model.floor_check_),
-            bar=check_threshold(model.floor_disagreements_),
-            trusted=bool(model.floor_trusted_),
+            statistic=float(check),
+            bar=check_threshold(disagreements),
+            trusted=bool(trusted),
             fallback=fallback,
         )
-    signal = release_tree_signal(model)
-    if signal is None:
-        return None
     return FloorOutcome(
         test="leaf signal test",
         reads=(
@@ -196,7 +220,7 @@ def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
             "around their pooled class shares beyond noise and sampling, in noise spreads, "
             "averaged over the trees"
         ),
-        statistic=signal,
+        statistic=float(signal),
         bar=LEAF_FLOOR_U,
         trusted=signal >= LEAF_FLOOR_U,
         fallback=fallback,
