@@ -10,6 +10,7 @@ import streamlit as st
 from dpviz.app import models as app_models
 from dpviz.app.session import KEEP_PREFIX, AppState
 from pages.ui.frame import frame_first
+from pages.ui.train import floor_notice
 
 RELEASED = "Released model (what an outsider sees)"
 DIAGNOSTICS = "Data-owner diagnostics (not private)"
@@ -72,6 +73,7 @@ def main() -> None:
         return
 
     st.caption(app_models.summary_caption(run))
+    floor_notice(run.floor)
     tree_view(run)
 
 

@@ -12,6 +12,19 @@ from dpviz.app.support import NOT_PRIVATE_DIAGNOSTICS
 from pages.ui.odometer import release_button
 
 
+def floor_notice(floor) -> None:
+    """The released model's floor decision (a ``FloorOutcome`` or None): a caption when
+    the trees passed, a warning when the model answers its fall-back. Public: the test
+    reads only the release, so it may be shown and exported."""
+    if floor is None:
+        return
+    text = "**Floor of the released model.** " + floor.describe()
+    if floor.trusted:
+        st.caption(text)
+    else:
+        st.warning(text, icon=":material/vertical_align_bottom:")
+
+
 def show(run: app_train.TrainRun) -> None:
     """Everything the page shows of a finished run."""
     st.header(f"Results · {run.dataset}")
@@ -21,14 +34,7 @@ def show(run: app_train.TrainRun) -> None:
     (st.success if run.private else st.error)(
         "**Privacy of the released model.** " + run.privacy_summary
     )
-    floor = run.floor
-    if floor is not None:
-        # Public: the test reads only the release, so it may be shown and exported.
-        text = "**Floor of the released model.** " + floor.describe()
-        if floor.trusted:
-            st.caption(text)
-        else:
-            st.warning(text, icon=":material/vertical_align_bottom:")
+    floor_notice(run.floor)
     st.markdown(
         f"**Scores on held-out folds** (mean ± 1 std) — {NOT_PRIVATE_DIAGNOSTICS}: publishing "
         "them is not covered by ε."
