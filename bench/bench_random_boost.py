@@ -14,7 +14,9 @@ release, with Laplace noise at ε_t = (ε − ε_q)/T (sequential composition, a
   at n̂/2^D (n̂ as in ``bound``); ``hess`` — a noisy hessian sum at a
   ``share`` of ε_t (p(1−p) per record, L1 ≤ 1/4 binary, ≤ 1 softmax); ``bound`` — no
   per-leaf denominator: κ · n̂/2^D from one noisy total count n̂ at 0.01·ε (so all of ε_t
-  goes to the gradients).
+  goes to the gradients); ``mass`` — as ``bound`` but κ · n̂ · (the leaf's share of the
+  records estimated from the released histograms as if features were independent,
+  floored at 1/(4·2^D)): post-processing, no ε beyond ``bound``'s.
 
 Leaf value = −lr · G / (H + λ). The model starts at zero scores (public). Compared on the
 same stratified folds with main's DPBoost (replayable noise seed 1000·seed + fold, as
@@ -82,7 +84,7 @@ class Setting:
                     fields[name] = cast(part[len(key) :])
                     break
             else:
-                for mode in ("cmax", "count", "hess", "bound"):
+                for mode in ("cmax", "count", "hess", "bound", "mass"):
                     if part.startswith(mode):
                         fields["denom"] = mode
                         fields["share"] = float(part[len(mode) :] or 0.0)
@@ -130,6 +132,37 @@ def draw_splits(setting, low, high, n_cont, weights, rng):
     return feats, thr
 
 
+def right_share(feats, thr, low, high, weights) -> np.ndarray:
+    """Each node's estimated share of its records going right (thr < x): from the
+    released cell weights (``q``, continuous features; linear inside a cell), else the
+    share of the public range above the threshold. Post-processing only."""
+    span = np.where(high[feats] > low[feats], high[feats] - low[feats], 1.0)
+    share = np.clip((high[feats] - thr) / span, 0.0, 1.0)
+    if weights is not None:
+        n_cont = len(weights)
+        cdf = np.cumsum(weights, axis=1) / np.maximum(weights.sum(axis=1, keepdims=True), 1e-12)
+        cdf = np.hstack([np.zeros((n_cont, 1)), cdf])
+        cont = feats < n_cont
+        pos = (thr[cont] - low[feats[cont]]) / span[cont] * CELLS
+        pos = np.clip(pos, 0.0, CELLS - 1e-9)
+        cell = pos.astype(np.int64)
+        f = feats[cont]
+        below = cdf[f, cell] + (pos - cell) * (cdf[f, cell + 1] - cdf[f, cell])
+        share[cont] = 1.0 - below
+    return share
+
+
+def leaf_mass(feats, thr, low, high, weights, depth) -> np.ndarray:
+    """Each leaf's estimated share of the records: the product of the path's shares, as
+    if features were independent (post-processing of released values)."""
+    right = right_share(feats, thr, low, high, weights)
+    mass = np.ones(1)
+    for level in range(depth):
+        nodes = np.arange(2**level) + 2**level - 1
+        mass = np.column_stack([mass * (1 - right[nodes]), mass * right[nodes]]).ravel()
+    return mass
+
+
 def leaves(X, feats, thr, depth) -> np.ndarray:
     """Each record's leaf (0..2^depth−1) of the complete tree, by array ops."""
     node = np.zeros(len(X), dtype=np.int64)
@@ -164,10 +197,10 @@ def fit(setting, X, y, k, low, high, n_cont, eps, rng) -> list:
     weights = noisy_cells(X, low, high, n_cont, eps_q, rng) if eps_q else None
     if setting.thresholds == "q" and not finite:
         weights = noisy_cells(X, low, high, n_cont, np.inf, rng)
-    eps_n = TOTAL_SHARE * eps if setting.denom in ("bound", "cmax") and finite else 0.0
+    eps_n = TOTAL_SHARE * eps if setting.denom in ("bound", "cmax", "mass") and finite else 0.0
     n_hat = len(X) + (rng.laplace(0.0, 1.0 / eps_n) if eps_n else 0.0)
     eps_t = (eps - eps_q - eps_n) / setting.trees
-    share = 0.0 if setting.denom == "bound" else setting.share
+    share = 0.0 if setting.denom in ("bound", "mass") else setting.share
     eps_g, eps_h = (1 - share) * eps_t, share * eps_t
     g_sens, kappa = (1.0, 0.25) if m == 1 else (2.0, 0.5)
     h_sens = {"count": 1.0, "cmax": 1.0, "hess": 0.25 if m == 1 else 1.0}.get(setting.denom, 0.0)
@@ -183,6 +216,9 @@ def fit(setting, X, y, k, low, high, n_cont, eps, rng) -> list:
             G += rng.laplace(0.0, g_sens / eps_g, G.shape)
         if setting.denom == "bound":
             H = np.full((n_leaves, 1), kappa * max(n_hat, 1.0) / n_leaves)
+        elif setting.denom == "mass":
+            mass = leaf_mass(feats, thr, low, high, weights, setting.depth)
+            H = kappa * max(n_hat, 1.0) * np.maximum(mass, 0.25 / n_leaves)[:, None]
         else:
             counted = setting.denom in ("count", "cmax")
             stat = np.ones((len(X), 1)) if counted else p * (1 - p)
