@@ -30,7 +30,7 @@ Accuracy %.
 
 A setting is colon-separated: "uni" or "q", then Tn (trees), dn (depth), lrX (learning
 rate, default 0.3), lamX (λ, default 1), and the denominator mode with its share of ε_t
-(count0.3, hess0.3, bound; default count0.3).
+(count0.3, cmax0.1, hess0.3, bound, mass; default count0.3).
 """
 
 from __future__ import annotations
