@@ -306,6 +306,27 @@ def _data(spec: str, seed: int, datasets_dir: Path):
         return load_dataset(name, frame=frame)
 
 
+def _variant_votes(model, X, variant: str) -> np.ndarray | None:
+    """The votes of a decision variant (``n:``, ``m:``, ``c:``, ``s:``, ``t:``) on the
+    fitted release, or None for a rank variant."""
+    if variant in TARGETS:
+        return _scored(model, X, _target_values(TARGETS[variant]))
+    kind, _, arg = variant.partition(":")
+    if kind not in ("n", "m", "c", "s"):
+        return None
+    _library(float(arg) if kind == "s" else LIBRARY_SCALES)
+    try:
+        with _constants(arg) if kind in ("n", "c") and arg else contextlib.nullcontext():
+            if kind == "n":
+                return _scored(model, X, MAIN_VALUES, _with_margins)
+            if kind == "m":
+                return _scored(model, X, m_values, functools.partial(m_score, z=float(arg)))
+            return _votes(model, X)
+    finally:
+        _forget(model)
+        _library(0.0)
+
+
 def run(
     spec: str, epsilon: float, seed: int, datasets_dir: Path, variants, algorithm: str
 ) -> list[tuple]:
@@ -343,53 +364,8 @@ def run(
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if variant.startswith("n:"):  # the noise margins on, constants as c:
-                    _library(LIBRARY_SCALES)
-                    try:
-                        with _constants(variant[2:]) if variant[2:] else contextlib.nullcontext():
-                            v = _scored(model, X, MAIN_VALUES, _with_margins)
-                    finally:
-                        _library(0.0)
-                    p = v[:, one] / v.sum(axis=1)
-                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
-                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
-                    continue
-                if variant.startswith("m:"):  # the record margin at z
-                    score = functools.partial(m_score, z=float(variant[2:]))
-                    _library(LIBRARY_SCALES)
-                    try:
-                        v = _scored(model, X, m_values, score)
-                    finally:
-                        _library(0.0)
-                    p = v[:, one] / v.sum(axis=1)
-                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
-                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
-                    continue
-                if variant.startswith("c:"):  # the library's scoring, constants changed
-                    _library(LIBRARY_SCALES)
-                    with _constants(variant[2:]):
-                        try:
-                            v = _votes(model, X)
-                        finally:
-                            _forget(model)
-                            _library(0.0)
-                    p = v[:, one] / v.sum(axis=1)
-                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
-                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
-                    continue
-                if variant.startswith("s:"):  # the library's rule at these scales
-                    _library(float(variant[2:]))
-                    try:
-                        v = _votes(model, X)
-                    finally:
-                        _forget(model)
-                        _library(0.0)
-                    p = v[:, one] / v.sum(axis=1)
-                    hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
-                    rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))
-                    continue
-                if variant in TARGETS:
-                    v = _scored(model, X, _target_values(TARGETS[variant]))
+                v = _variant_votes(model, X, variant)
+                if v is not None:
                     p = v[:, one] / v.sum(axis=1)
                     hit = 100 * np.mean(np.array(order)[np.argmax(v, axis=1)] == y[test])
                     rows.append((spec, seed, fold, variant, _auc(positive, p), np.nan, hit))

@@ -10,39 +10,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dpviz.cli import main
 from dpviz.models.files.load import model_from_json, release
-from dpviz.models.registry import get_algorithm
-from dpviz.privacy.schema import Feature, Schema
-
-SCHEMA = Schema(
-    "label",
-    ("no", "yes"),
-    tuple(Feature(f"x{i}", "continuous", 0.0, 1.0) for i in range(4)),
-)
-
-
-def records(signal: bool, n: int = 3000, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
-    """``n`` records; with ``signal`` the label is x0 > 0.5 (5% flipped), else a coin
-    with P(yes) = 0.3 independent of every feature."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(rng.uniform(0, 1, (n, 4)), columns=SCHEMA.feature_names)
-    if signal:
-        y = (X["x0"] > 0.5).to_numpy() ^ (rng.uniform(size=n) < 0.05)
-    else:
-        y = rng.uniform(size=n) < 0.3
-    return X, np.where(y, "yes", "no")
-
-
-def fit(algorithm: str, epsilon: float, signal: bool, **params):
-    X, y = records(signal)
-    model = get_algorithm(algorithm).make(
-        epsilon, random_state=0, schema=SCHEMA, noise_seed=7, **params
-    )
-    return model.fit(X, y), X
+from tests.models.test_floor_outcome import fit
 
 
 def read_back(model):
