@@ -4,7 +4,7 @@ Paired: each fold fits DPBoostClassifier (registry defaults, the dataset's schem
 replayable noise seed 1000·seed + fold twice or more, once as the branch fits it ("mode")
 and once with the mode switched off ("main": ``randomsplit.applies`` returns False, which
 is main's model bit for bit), plus any variants: ``hold0.2`` (that share held out for the
-check), ``nocheck`` (the check's outcome ignored), ``force`` (the mode on whatever n̂;
+check), ``margin1`` (the check's margin), ``nocheck`` (the check's outcome ignored), ``force`` (the mode on whatever n̂;
 ``force:T10d3`` with a second variant), ``T30d4`` (those sizes at every ε), ``lr0.5``,
 ``lam5``, ``bins64``. ``NAME:perm`` permutes the labels (seeded by the run seed): a
 no-signal stand-in. Replayable noise: NOT private, a benchmark only. Prints per dataset,
@@ -60,6 +60,8 @@ def _patches(name: str) -> list:
             patches.extend(_patches(part))
     elif name.startswith("hold"):
         patches.append(mock.patch.object(randomsplit, "HOLDOUT", float(name[4:])))
+    elif name.startswith("margin"):
+        patches.append(mock.patch.object(randomsplit, "CHECK_MARGIN", float(name[6:])))
     elif name == "nocheck":  # the check always passes (the trees' weight 1)
         patches.append(mock.patch.object(randomsplit, "CHECK_WEIGHTS", (1.0, 1.0)))
     elif name.startswith("T"):

@@ -42,7 +42,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dpviz.models.boosting.check import held_out_check
+from dpviz.models.boosting.check import CHECK_THRESHOLD, held_out_check
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.newton import gradients, start_scores
 from dpviz.models.boosting.presets import CAPACITY_EPSILON, PRESETS, default_sizes
@@ -67,6 +67,7 @@ RANDOM_LAMBDA = 1.0
 # and the trees' weight when the check passes and when it fails (the prior's answer).
 HOLDOUT = 0.1
 CHECK_WEIGHTS = (1.0, 0.0)
+CHECK_MARGIN = 0.0
 # The mode's method choices: 32 noisy-quantile bins (the grown model's edges), softmax
 # scores (the log-loss), one tree per position shared by the k classes, no split budget.
 RANDOM_SPLITS = replace(
@@ -195,10 +196,22 @@ def boost_random(model, codes: np.ndarray, y: np.ndarray, edges, rng: Rng):
         leaf = route(splits, codes[rows])
         raw += eta * np.stack([models[j][t]["value"][leaf] for j in range(k)], axis=1)
     eps_check = eps_tree * model.n_estimators_  # parallel to all the trees (module doc)
-    model.check_gain_, model.check_passed_ = held_out_check(
+    model.check_gain_, passed = held_out_check(
         raw, start, y[rows], CHECK_WEIGHTS, eps_check, rng, keep_prior=True
     )
+    model.check_passed_ = passed and model.check_gain_ > CHECK_THRESHOLD / eps_check + margin(
+        model
+    )
     return models, [r for part in records for r in part]
+
+
+def margin(model) -> float:
+    """The check's margin over ln(1000)/ε_check: :data:`CHECK_MARGIN`·√(h·n̂), h·n̂ the
+    held-out records the released total expects (public settings and a release). On
+    records without signal the gain of trees that answer another class than the prior's
+    is a sum of ±1 over the held-out records that disagree: its spread grows as √n."""
+    n_hat = float(np.clip(model.prior_counts_, 0, None).sum())
+    return CHECK_MARGIN * float(np.sqrt(HOLDOUT * n_hat))
 
 
 def route(tree: dict, codes: np.ndarray) -> np.ndarray:
