@@ -117,7 +117,10 @@ def test_a_fit_on_many_records_splits_at_random_and_its_ledger_totals_epsilon(fi
     assert "4 gradient sums, L1 sensitivity 2" in ledger.groups[-30][0].query
     assert f"ε = {eps_t * 30:g} in all" in ledger.groups[-30][1].query
     # the check passed on this signal, so the trees keep their weight
-    assert model.check_passed_ and model.check_gain_ > np.log(1000) / (30 * eps_t)
+    n_hat = float(np.clip(model.prior_counts_, 0, None).sum())
+    assert randomsplit.margin(model) == pytest.approx(0.25 * np.sqrt(0.1 * n_hat))
+    bar = np.log(1000) / (30 * eps_t) + randomsplit.margin(model)
+    assert model.check_passed_ and model.check_gain_ > bar
     np.testing.assert_array_equal(model.tree_weight_, 1.0)
     assert model.leaf_scale(1) == pytest.approx(2 / eps_t)
     assert model.score(X, y) > 0.8  # the quadrants, learnt

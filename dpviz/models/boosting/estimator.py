@@ -167,6 +167,15 @@ Why each default choice keeps that proof:
   mechanism with other public sizes: one tree of one ensemble reads every record
   (ε_t = ε − ε_p − ε_th), λ = 1000 keeps Lemma 2's bound g*/(1+λ), and without a
   check no cell is held out. The histogram's cells are the released tree's leaves.
+- **Random splits** (k > 2 classes, ε < 5, a released prior total ≥ 2,500;
+  ``random_``, :mod:`~dpviz.models.boosting.randomsplit`). Whether it applies reads
+  public parameters and the released prior's total (post-processing). The splits are
+  drawn from the fit's generator without reading a record (thresholds among the codes
+  of the booked noisy-quantile edges), so every tree reads every record not held out
+  (each record's own draw): T sequential releases of each leaf's k gradient sums with
+  Laplace noise of scale 2/ε_t (‖p − y‖₁ ≤ 2, one leaf per record), ε_t = (ε − ε_p −
+  ε_q)/T; the values divide by the public κ·n̂/2^D + λ. The held-out records answer one
+  noisy count at T·ε_t (parallel to the trees: disjoint records).
 - **Held-out check.** One noisy count on the last ensemble's held-out cell: how many
   more of its records the trees-trusting mix classifies correctly than the prior's.
   Its sensitivity is 1 and it is released with discrete Laplace noise at ε_t; only
@@ -427,16 +436,14 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             trust, floor = self._check_weights()
             self.tree_weight_ = np.full(k, trust if self.check_passed_ else floor)
             self.init_score_ = self.start_score_
-            self.ledger_ = self.privacy_ledger(schema.inferred)
-            self.fit_seconds_ = time.perf_counter() - start
-            return self
-        if self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
+        elif self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
             self.start_score_ = start_scores(self.prior_counts_, k)
             self.models_, self.leaf_records_, last_deal = boost_newton(self, codes, encoded.y, rng)
         else:
             signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
             self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
-        self._fallback(codes, encoded.y, last_deal, rng)
+        if not self.random_:
+            self._fallback(codes, encoded.y, last_deal, rng)
         # macro_f1 on two classes: a booked histogram of the training scores (else nothing).
         fit_threshold(self, codes, encoded.y, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)

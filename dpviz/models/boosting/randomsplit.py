@@ -29,11 +29,15 @@ hold-out draws, so they do not depend on the number of records either.
 many more of them the trees (boosted from the prior) classify correctly than the
 prior's class, with exact discrete Laplace noise at T·ε_t (sensitivity 1; only the
 held-out records are read, and the released trees: post-processing). The trees are
-kept only when it exceeds ln(1000)/(T·ε_t), else the model answers the prior's class.
+kept only when it exceeds ln(1000)/(T·ε_t) plus a margin of 0.25·√(h·n̂) records
+(:func:`margin`: public settings and the released total), else the model answers the
+prior's class.
 Parallel composition: a record not held out meets the trees (T·ε_t in sequence), a
 held-out one the check (T·ε_t), so the whole costs T·ε_t = ε − ε_prior − ε_edges. The
-ledger books it as T groups, tree t in parallel with 1/T of the check's ε. Without it
-label-permuted stand-ins (no signal) fell 1–3.5 points below the majority rate.
+ledger books it as T groups, tree t in parallel with 1/T of the check's ε. Without the
+check label-permuted stand-ins (no signal) fell 1–3.5 points below the majority rate;
+without the margin abalone's and nursery's still fell 0.6 and 0.8 below in one cell
+each (a gain of a few records on a held-out tenth is within its sampling spread).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ RANDOM_LAMBDA = 1.0
 # and the trees' weight when the check passes and when it fails (the prior's answer).
 HOLDOUT = 0.1
 CHECK_WEIGHTS = (1.0, 0.0)
-CHECK_MARGIN = 0.0
+CHECK_MARGIN = 0.25
 # The mode's method choices: 32 noisy-quantile bins (the grown model's edges), softmax
 # scores (the log-loss), one tree per position shared by the k classes, no split budget.
 RANDOM_SPLITS = replace(
