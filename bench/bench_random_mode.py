@@ -5,11 +5,11 @@ replayable noise seed 1000·seed + fold twice or more, once as the branch fits i
 and once with the mode switched off ("main": ``randomsplit.applies`` returns False, which
 is main's model bit for bit), plus any variants: ``hold0.2`` (that share held out for the
 check), ``margin1`` (the check's margin), ``nocheck`` (the check's outcome ignored),
-``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``T30d4`` (those sizes at every ε), ``lr0.5``,
-``lam5``, ``bins64``. ``NAME:perm`` permutes the labels (seeded by the run seed): a
-no-signal stand-in. Replayable noise: NOT private, a benchmark only. Prints per dataset,
-ε and seed the 5-fold mean accuracy %, the training folds' majority rate and in how many
-folds the mode was on.
+``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``T30d4``
+(those sizes at every ε), ``lr0.5``, ``lam5``, ``bins64``. ``NAME:perm`` permutes the
+labels (seeded by the run seed): a no-signal stand-in. Replayable noise: NOT private, a
+benchmark only. Prints per dataset, ε and seed the 5-fold mean accuracy %, the training
+folds' majority rate and in how many folds the mode was on.
 
     OMP_NUM_THREADS=1 nice -n 10 python bench/bench_random_mode.py pendigits car:perm \\
         --epsilons 0.3 1 --seeds 0 1 --variants main mode hold0.2 T10d3 \\
