@@ -177,7 +177,8 @@ def test_the_floor_keeps_the_prior_class_on_records_without_signal():
         assert model.random_ and not model.check_passed_
         np.testing.assert_array_equal(model.tree_weight_, 0.0)
         assert len(set(model.predict(X))) == 1
-        assert model.floor_outcome().trusted is False
+        outcome = model.floor_outcome()
+        assert outcome.trusted is False and "prior alone" in outcome.fallback
 
 
 def test_the_leaves_carry_the_noise_the_ledger_claims(fitted):
