@@ -462,6 +462,11 @@ def summary_caption(run) -> str:
             )
             + f" in ensembles of {model.trees_per_ensemble_}, ε = {eps:g}"
             + (" (grown: large ε and enough records)" if model.grown_ else "")
+            + (
+                " (random splits: every tree reads every record)"
+                if getattr(model, "random_", False)
+                else ""
+            )
             + "."
         )
     return f"{type(model).__name__} trained on {run.dataset}."

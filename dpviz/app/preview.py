@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from dpviz.models.boosting.budget import small_by_records
-from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows
+from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows, random_note
+from dpviz.models.boosting.randomsplit import applies as splits_at_random
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import forest_depth, signal_records
 from dpviz.models.greedy import estimator as greedy
@@ -148,11 +149,20 @@ def structure_preview(
     if isinstance(model, DPBoostClassifier):
         model.grown_ = grows(model, n_records)  # the fit reads the prior's noisy count
         model.small_ = len(schema.classes) == 2 and small_by_records(model, n_records)  # macro_f1
+        k = len(schema.classes)
+        model.random_ = not model.grown_ and splits_at_random(model, n_records, k)
+        if model.random_:  # every tree reads every record (randomsplit)
+            text = (
+                f"{model.n_estimators_} trees of depth {model.max_depth_} "
+                f"({2**model.max_depth_:,} leaves each), one serving all {k} classes' "
+                f"softmax scores; each spends ε / {model.n_estimators_} of what the prior and "
+                "the bin edges leave." + random_note(model)
+            )
+            return DepthPreview(int(model.max_depth_), text)
         t_e = int(model.trees_per_ensemble_)
         first = min(t_e, int(model.n_estimators_))
         holdout = model.checks_trees_ and model.n_ensembles_ == 1
         sizes = np.round(n_records * model.ensemble_shares(first, holdout)).astype(int)
-        k = len(schema.classes)
         if k == 2:
             per_class = ""
         elif model.loss_ == "logistic":

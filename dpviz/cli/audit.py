@@ -123,7 +123,7 @@ def cmd_audit(args) -> dict:
         raise CliError("--variant audits dpboost's release, not with --sharpened")
     found = audit_release(
         args.release,
-        epsilon=args.epsilon,  # None: 1, or 10 for a --variant
+        epsilon=args.epsilon,  # None: 1, or 10 for a --variant (4 for random)
         n_runs=args.runs,
         confidence=0.95 if args.confidence is None else args.confidence,
         random_state=0 if args.seed is None else args.seed,
@@ -314,10 +314,11 @@ def _add_audit(sub) -> None:
     )
     p.add_argument(
         "--variant",
-        choices=["grown", "macro_f1"],
-        help="--release dpboost: audit the model grown for large ε (6,400 records) or the "
-        "macro_f1 objective's score histogram, on their own pairs, with a bound per booked "
-        "entry read (default ε 10)",
+        choices=["grown", "macro_f1", "random"],
+        help="--release dpboost: audit the model grown for large ε (6,400 records), the "
+        "macro_f1 objective's score histogram or the random-split mode (3,000 records of "
+        "three classes), on their own pairs, with a bound per booked entry read (default "
+        "ε 10; 4 for random)",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)

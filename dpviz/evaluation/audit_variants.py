@@ -37,6 +37,22 @@ pairs where the newer releases are made and x can show in them:
   D's count there is the centre). The 64-bin histogram of the larger models is read by
   the ``grown`` variant with ``params={"objective": "macro_f1"}``.
 
+- ``"random"`` (:data:`RANDOM_BACKGROUND`): 3,000 red records of evenly spread sizes,
+  all of class ``a`` of three; x is a blue ``c`` of size 5. With k = 3 classes, ε < 5
+  and a released prior of at least 2,500 records the fit uses the random-split mode
+  (:mod:`~dpviz.models.boosting.randomsplit`): T trees whose splits read no record, on
+  every record but a held-out tenth. Read: the prior's ``c`` count, the histogram count
+  of x's cell of ``size`` (the bin edges) and, in every tree, the noisy gradient sums
+  of x's leaf (−value·(κ·n̂/2^D + λ): the denominator is public given the prior). D's
+  records stay confident in ``a`` (gradients near 0), so D's centre of a sum is
+  (1 − h)·Σg of D's records in the leaf (h the held-out share; which of D's records
+  are held out is secret); x, of gradient ≈ (1, 0, −1), shifts the sums of its leaf in
+  every tree at once unless it is held out: a claimed mixture, all trees shifted with
+  probability 1 − h, none with h. Each tree spends ε_t = (ε − ε_p − ε_q)/T, so the
+  leaves' claimed loss is the sum over T small releases: a few hundred fits cannot
+  refute a 4×-ε mutant of them (the leaf-noise test of
+  ``tests/models/test_dpboost_random.py`` does). The held-out check is not read.
+
 Each reading is split into **parts**, one per booked entry it reads (``prior``,
 ``edges``, ``leaves of ensemble e``, ``score histogram``), with the exact claimed
 log-likelihood ratio Λ of each part (discrete Laplace counts shifted by one record;
@@ -62,6 +78,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from dpviz.evaluation.audit_readings import Event
+from dpviz.models.boosting import randomsplit
 from dpviz.models.boosting.edges import edge_cells
 from dpviz.models.boosting.newton import NEWTON_CLIP
 from dpviz.models.boosting.newton import gradients as newton_gradients
@@ -75,11 +92,14 @@ from dpviz.tabular.encode import EncodedData
 __all__ = [
     "GROWN_BACKGROUND",
     "MACRO_BACKGROUND",
+    "RANDOM_BACKGROUND",
+    "RANDOM_EPSILON",
     "VARIANTS",
     "VARIANT_EPSILON",
     "VARIANT_RUNS",
     "VARIANT_SCHEMA",
     "Part",
+    "variant_epsilon",
     "variant_events",
     "variant_pair",
     "variant_parts",
@@ -112,16 +132,41 @@ MACRO_BACKGROUND = pd.DataFrame(
     }
 )
 _EXTRA = pd.DataFrame({"colour": ["blue"], "size": [5.0], "label": ["yes"]})
+RANDOM_SCHEMA = Schema(
+    "label",
+    ("a", "b", "c"),
+    (
+        Feature("colour", "discrete", values=("blue", "red")),
+        Feature("size", "continuous", low=0.0, high=10.0),
+    ),
+)
+_RANDOM_N = 3000  # above the 2,500 records the released prior must count (randomsplit)
+RANDOM_BACKGROUND = pd.DataFrame(
+    {
+        "colour": ["red"] * _RANDOM_N,
+        "size": np.linspace(0.05, 9.95, _RANDOM_N),
+        "label": ["a"] * _RANDOM_N,
+    }
+)
+_RANDOM_EXTRA = pd.DataFrame({"colour": ["blue"], "size": [5.0], "label": ["c"]})
+_C = 2  # x's class in the random pair
 
-VARIANTS: dict[str, dict] = {"grown": {}, "macro_f1": {"objective": "macro_f1"}}
+VARIANTS: dict[str, dict] = {
+    "grown": {},
+    "macro_f1": {"objective": "macro_f1"},
+    "random": {},
+}
 # The ε each variant is audited at unless told: the grown model needs ε ≥ 5; at 10 its
 # leaves and the histogram carry a loss a few hundred fits can see.
 VARIANT_EPSILON = 10.0
+# The random-split mode applies below ε = 5; at 4 (depth 5, 30 trees) each tree's leaves
+# carry the most ε the mode gives them.
+RANDOM_EPSILON = 4.0
 # Fits per dataset: enough to refute a 4×-ε mutant of the entry each reads (the grown
 # leaves need about 200, the histogram 80: tests/evaluation/test_release_audit_variants.py).
 # A grown fit on 6,401 records costs 30–45 ms of CPU with its reading, a macro_f1 fit on
 # 601 about 35 ms (most of it the model's own deconvolution of the histogram).
-VARIANT_RUNS = {"grown": 200, "macro_f1": 100}
+VARIANT_RUNS = {"grown": 200, "macro_f1": 100, "random": 100}
 _YES = 1
 _SIMULATED = 20_000
 _QUANTILES = (0.5, 0.8, 0.95)
@@ -129,8 +174,16 @@ _MOVES = (0.5, 0.75, 1.0)
 _TOLERANCE = 1e-9
 
 
+def variant_epsilon(variant: str) -> float:
+    """The ε ``variant`` is audited at unless told."""
+    return RANDOM_EPSILON if variant == "random" else VARIANT_EPSILON
+
+
 def variant_pair(variant: str) -> tuple[Schema, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(schema, D, D' = D ∪ {x}, x) of ``variant``."""
+    if variant == "random":
+        d_prime = pd.concat([RANDOM_BACKGROUND, _RANDOM_EXTRA], ignore_index=True)
+        return RANDOM_SCHEMA, RANDOM_BACKGROUND.copy(), d_prime, _RANDOM_EXTRA.copy()
     background = GROWN_BACKGROUND if variant == "grown" else MACRO_BACKGROUND
     d_prime = pd.concat([background, _EXTRA], ignore_index=True)
     return VARIANT_SCHEMA, background.copy(), d_prime, _EXTRA.copy()
@@ -148,7 +201,9 @@ class Part:
     (discrete) Laplace around ``centres`` under D and ``centres + shifts`` under D'.
     With ``mixture`` (one probability per value, summing to at most 1) only one value
     shifts under D', value i with probability ``mixture[i]`` (none with the rest):
-    x is dealt to one tree of an ensemble by a secret draw."""
+    x is dealt to one tree of an ensemble by a secret draw. With ``together`` (a
+    probability) every value shifts at once with that probability, none otherwise: x
+    held out from every tree of the random-split mode by a secret draw."""
 
     name: str
     values: np.ndarray
@@ -157,6 +212,7 @@ class Part:
     scales: np.ndarray
     discrete: bool = True
     mixture: np.ndarray | None = None
+    together: float | None = None
 
     def terms(self, values: np.ndarray) -> np.ndarray:
         """Per value, ln P(v | D', x's item) − ln P(v | D) (rows of ``values``)."""
@@ -166,6 +222,8 @@ class Part:
     def loss(self, values: np.ndarray) -> np.ndarray:
         """Claimed Λ = ln P(v | D') − ln P(v | D) of each row of ``values``."""
         terms = self.terms(values)
+        if self.together is not None:
+            return _mixture_log(terms.sum(axis=1, keepdims=True), np.array([self.together]))
         if self.mixture is None:
             return terms.sum(axis=1)
         return _mixture_log(terms, self.mixture)
@@ -180,10 +238,14 @@ class Part:
     def claimed_loss(self) -> float:
         """The largest |Λ| the claimed law allows (the part's exact pair loss)."""
         top = np.abs(self.shifts) / self.scales
-        if self.mixture is None:
+        if self.together is not None:
+            top, mixture = np.array([top.sum()]), np.array([self.together])
+        elif self.mixture is None:
             return float(top.sum())
-        high = _mixture_log(top[None, :], self.mixture)[0]
-        low = _mixture_log(-top[None, :], self.mixture)[0]
+        else:
+            mixture = self.mixture
+        high = _mixture_log(top[None, :], mixture)[0]
+        low = _mixture_log(-top[None, :], mixture)[0]
         return float(max(high, -low))
 
     def simulate(self, rng: np.random.Generator, n: int, neighbour: bool) -> np.ndarray:
@@ -196,7 +258,9 @@ class Part:
             z = rng.laplace(0.0, self.scales, (n, k))
         out = self.centres + z
         if neighbour:
-            if self.mixture is None:
+            if self.together is not None:
+                out += np.outer(rng.random(n) < self.together, self.shifts)
+            elif self.mixture is None:
                 out += self.shifts
             else:
                 weights = np.append(self.mixture, max(0.0, 1.0 - self.mixture.sum()))
@@ -218,11 +282,12 @@ def _mixture_log(terms: np.ndarray, mixture: np.ndarray) -> np.ndarray:
 # --- what each variant reads from one fit ----------------------------------------------
 
 
-def _prior_part(model, d: EncodedData) -> Part:
+def _prior_part(model, d: EncodedData, target: int = _YES) -> Part:
+    name = model.schema_.classes[target]
     return Part(
-        "class prior ('yes' count)",
-        np.array([float(model.prior_counts_[_YES])]),
-        np.array([float(np.sum(d.y == _YES))]),
+        f"class prior ('{name}' count)",
+        np.array([float(model.prior_counts_[target])]),
+        np.array([float(np.sum(d.y == target))]),
         np.ones(1),
         np.array([_scale(model.prior_epsilon_)]),
     )
@@ -308,6 +373,50 @@ def _leaf_parts(model, d: EncodedData, x: EncodedData) -> list[Part]:
     return parts
 
 
+def _random_leaf_part(model, d: EncodedData, x: EncodedData) -> Part:
+    """Every tree's noisy gradient sums of the leaf x reaches (k per tree), recovered
+    from the released values times −(κ·n̂/2^D + λ) (public given the prior); all shift
+    with x's gradients unless x is held out (see the module docstring)."""
+    codes, _ = model_codes(model, d)
+    codes_x, _ = model_codes(model, x)
+    k = len(model.schema_.classes)
+    # D's records with the same codes share every leaf and gradient: route each once.
+    rows, weight = np.unique(codes, axis=0, return_counts=True)
+    onehot_d = np.eye(k)[np.full(len(rows), int(np.bincount(d.y).argmax()))]
+    if len(np.unique(d.y)) != 1:
+        raise ValueError("the random audit pair's D has one class")
+    den = randomsplit.denominator(model)
+    eta, keep = float(model.learning_rate_), 1.0 - randomsplit.HOLDOUT
+    start = np.asarray(model.start_score_, dtype=np.float64)
+    scores_d, scores_x = np.tile(start, (len(rows), 1)), start[None, :].copy()
+    onehot_x = np.eye(k)[x.y]
+    values, centres, shifts = [], [], []
+    for t in range(model.n_estimators_):
+        tree = {key: model.models_[0][t][key] for key in ("feature", "threshold")}
+        value = np.stack([model.models_[j][t]["value"] for j in range(k)], axis=1)
+        leaf_x = int(randomsplit.route(tree, codes_x)[0])
+        leaf_d = randomsplit.route(tree, rows)
+        here = leaf_d == leaf_x
+        g_d, _ = newton_gradients(scores_d[here], onehot_d[here])
+        g_x, _ = newton_gradients(scores_x, onehot_x)
+        values.append(-value[leaf_x] * den)
+        centres.append(keep * (weight[here] @ g_d))
+        shifts.append(g_x[0])
+        # The next trees' gradients read the released values only.
+        scores_d += eta * value[leaf_d]
+        scores_x += eta * value[leaf_x]
+    n = model.n_estimators_ * k
+    return Part(
+        "leaves (x's leaf's noisy gradient sums, every tree)",
+        np.concatenate(values),
+        np.concatenate(centres),
+        np.concatenate(shifts),
+        np.full(n, model.leaf_scale(1)),
+        discrete=False,
+        together=keep,
+    )
+
+
 def _histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
     """The class-'yes' count of the score bin x falls in (none when not drawn)."""
     if model.threshold_counts_ is None:
@@ -332,6 +441,10 @@ def _histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
 def variant_parts(variant: str, model, d: EncodedData, x: EncodedData) -> list[Part]:
     """What ``variant`` reads from one fitted ``model``: functions of the released model
     and of the audit's public pair (D and x) only."""
+    if variant == "random":
+        return [_prior_part(model, d, _C), _edge_part(model, d, x)] + [
+            _random_leaf_part(model, d, x)
+        ]
     if variant == "grown":
         parts = [_prior_part(model, d)]
         if model.edge_epsilon_ > 0:
@@ -366,7 +479,7 @@ def variant_events(probe: list[Part], rng: np.random.Generator) -> VariantEvents
     columns: list[tuple[str, str]] = [("all parts", "Λ")]
     for p in probe:
         columns.append((p.name, "Λ"))
-        if p.mixture is not None:
+        if p.mixture is not None or p.together is not None:
             columns.append((p.name, "M"))
 
     def statistics_of(parts: list[Part], values: list[np.ndarray]) -> np.ndarray:
@@ -376,7 +489,7 @@ def variant_events(probe: list[Part], rng: np.random.Generator) -> VariantEvents
             lam = p.loss(v) if len(p.centres) else np.zeros(rows)
             out[0] = out[0] + lam
             out.append(lam)
-            if p.mixture is not None:
+            if p.mixture is not None or p.together is not None:
                 out.append(p.move(v))
         return np.stack(out, axis=1)
 

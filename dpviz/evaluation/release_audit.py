@@ -184,9 +184,9 @@ from dpviz.evaluation.audit_readings import (
     choose_events,
 )
 from dpviz.evaluation.audit_variants import (
-    VARIANT_EPSILON,
     VARIANT_RUNS,
     VARIANTS,
+    variant_epsilon,
     variant_events,
     variant_pair,
     variant_parts,
@@ -489,7 +489,8 @@ def audit_release(
         Registry id (``dpviz.models.registry.ALGORITHMS``).
     epsilon : float or None, default=None
         Budget the algorithm is asked for; None: 1, or
-        :data:`~dpviz.evaluation.audit_variants.VARIANT_EPSILON` (10) for a ``variant``.
+        :func:`~dpviz.evaluation.audit_variants.variant_epsilon` (10; 4 for ``"random"``)
+        for a ``variant``.
     n_runs : int or None, default=None
         Fits per dataset; None uses :data:`DEFAULT_RUNS` (:data:`SHARPENED_RUNS`,
         :data:`~dpviz.evaluation.audit_variants.VARIANT_RUNS`).
@@ -513,9 +514,10 @@ def audit_release(
     cancel : callable or None, default=None
         Checked after each pair of fits; True stops the audit, which then bounds ε
         from the fits made so far (``stopped`` in the result).
-    variant : {"grown", "macro_f1"} or None, default=None
-        ``dpboost`` only: audit the grown model (ε ≥ 5, a pair of 6,400 records) or the
-        ``macro_f1`` objective's score histogram on their own pairs
+    variant : {"grown", "macro_f1", "random"} or None, default=None
+        ``dpboost`` only: audit the grown model (ε ≥ 5, a pair of 6,400 records), the
+        ``macro_f1`` objective's score histogram or the random-split mode (ε < 5, 3,000
+        records of three classes; default ε 4) on their own pairs
         (:mod:`dpviz.evaluation.audit_variants`), with a bound per booked entry read
         (``parts`` in the result).
 
@@ -528,7 +530,7 @@ def audit_release(
     if variant is not None:
         _check_variant(algorithm.id, variant, sharpened, pair)
     if epsilon is None:
-        epsilon = 1.0 if variant is None else VARIANT_EPSILON
+        epsilon = 1.0 if variant is None else variant_epsilon(variant)
     epsilon = valid_epsilon(epsilon)
     if n_runs is None and variant is not None:
         n_runs = VARIANT_RUNS[variant]
@@ -695,6 +697,12 @@ def _check_variant_probe(variant: str, model, epsilon: float) -> None:
         raise ValueError(
             f"DPBoost did not grow at epsilon = {epsilon:g} (it grows from epsilon = 5 "
             "with the registry defaults): use --epsilon 5 or more for the grown variant"
+        )
+    if variant == "random" and not model.random_:
+        raise ValueError(
+            f"DPBoost did not split at random at epsilon = {epsilon:g} on the random pair "
+            "(the mode needs epsilon below 5 and, on 3,000 records of 3 classes, at least "
+            "0.3): use --epsilon 0.3 to 4.99 for the random variant"
         )
     if variant == "macro_f1" and model.threshold_counts_ is None:
         raise ValueError(

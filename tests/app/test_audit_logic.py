@@ -89,10 +89,13 @@ def test_audit_verdicts_and_stop():
 
 def test_dpboost_variants_run_on_their_own_pairs_and_grown_needs_epsilon_five():
     config = app_audit.AuditConfig("dpboost", 1.0, {"n_estimators": 3}, 0)
-    assert list(app_audit.audit_subjects(config)) == [None, "grown", "macro_f1"]
+    assert list(app_audit.audit_subjects(config)) == [None, "grown", "macro_f1", "random"]
     assert app_audit.variant_epsilon(config, "grown") == 5.0
     assert app_audit.variant_epsilon(config.with_epsilon(10), "grown") == 10.0
     assert app_audit.variant_epsilon(config, "macro_f1") == 1.0
+    # the random-split mode applies below ε = 5: audited at 4 at most
+    assert app_audit.variant_epsilon(config, "random") == 1.0
+    assert app_audit.variant_epsilon(config.with_epsilon(10), "random") == 4.0
     assert app_audit.default_runs(config, "grown") == 200
     found = app_audit.run_release_audit(None, config, 20, variant="macro_f1")
     # The variant fits the registry defaults (the Train parameters do not apply).

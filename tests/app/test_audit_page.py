@@ -121,7 +121,7 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     settings = app_train.TrainSettings(algorithm="dpboost", epsilon=1.0)
     at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
     subject = at.radio(key="audit.subject")
-    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 3
+    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 4
     schema_pair = "built from your *schema* only"
     assert schema_pair in texts(at.markdown)
     subject.set_value("macro_f1").run()
@@ -142,6 +142,8 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     assert "Audited at ε = 5" in texts(at.caption)
     assert "6,400 records" in texts(at.markdown) and schema_pair not in texts(at.markdown)
     assert "This audit is of another configuration: run it again." in texts(at.caption)
+    at.radio(key="audit.subject").set_value("random").run()
+    assert "Audited at ε = 1" in texts(at.caption) and "3,000 records" in texts(at.markdown)
 
 
 def test_algorithms_other_than_dpboost_have_one_audit_subject():

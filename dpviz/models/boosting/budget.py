@@ -36,7 +36,7 @@ from dataclasses import replace
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpviz.models.boosting import newton
+from dpviz.models.boosting import newton, randomsplit
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import (
     CAPACITY_RECORDS,
@@ -122,6 +122,8 @@ def preset_of(model: BaseEstimator) -> Preset:
     macro_f1 model's (:func:`small_macro_f1`) or those of ``preset``."""
     if getattr(model, "grown_", False):
         return LARGE_EPSILON
+    if getattr(model, "random_", False):
+        return randomsplit.RANDOM_SPLITS
     if small_macro_f1(model):
         return SMALL_MACRO_F1
     return PRESETS[model.preset]
@@ -141,6 +143,8 @@ def size(model: BaseEstimator, name: str):
     (``grown_``, from ε and the released prior's total), else the parameter."""
     if getattr(model, "grown_", False):
         return getattr(LARGE_EPSILON, name)
+    if getattr(model, "random_", False):
+        return randomsplit.settings(float(model.epsilon))[name]
     if small_macro_f1(model):
         return getattr(SMALL_MACRO_F1, name)
     return getattr(model, name)
@@ -198,6 +202,8 @@ def leaf_l1_sensitivity(model: BaseEstimator, iteration: int) -> float:
     in ±g*(1−η)^(t−1)). For one part, :meth:`leaf_sensitivity`. On the log-loss,
     the clipped Newton values' :func:`~dpviz.models.boosting.newton.newton_sensitivity`
     (every tree alike)."""
+    if getattr(model, "random_", False):
+        return randomsplit.GRADIENT_L1  # of a leaf's K gradient sums (randomsplit)
     if is_logistic(model):
         return newton.newton_sensitivity(model.n_outputs_, float(model.reg_lambda_))
     parts = model.n_outputs_ if model.shares_trees_ else 1
@@ -298,6 +304,8 @@ def checks_trees(model: BaseEstimator) -> bool:
     (with a prior, i.e. the default preset)."""
     if small_macro_f1(model) and not MACRO_F1_CHECK:
         return False
+    if getattr(model, "random_", False):
+        return False  # the random-split mode holds no records out (randomsplit)
     return model.prior_epsilon_ > 0
 
 
@@ -345,6 +353,9 @@ def boost_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger:
                 eps_edges,
             )
         )
+    if getattr(model, "random_", False):
+        randomsplit.book_trees(ledger, model)  # T sequential trees on every record
+        return ledger
     if k == 2:
         models = ["the model"]
     elif model.shares_trees_:

@@ -167,6 +167,15 @@ Why each default choice keeps that proof:
   mechanism with other public sizes: one tree of one ensemble reads every record
   (ε_t = ε − ε_p − ε_th), λ = 1000 keeps Lemma 2's bound g*/(1+λ), and without a
   check no cell is held out. The histogram's cells are the released tree's leaves.
+- **Random splits** (k > 2 classes, ε < 5, a released prior total ≥ 2,500;
+  ``random_``, :mod:`~dpviz.models.boosting.randomsplit`). Whether it applies reads
+  public parameters and the released prior's total (post-processing). The splits are
+  drawn from the fit's generator without reading a record (thresholds among the codes
+  of the booked noisy-quantile edges), so every tree reads every record not held out
+  (each record's own draw): T sequential releases of each leaf's k gradient sums with
+  Laplace noise of scale 2/ε_t (‖p − y‖₁ ≤ 2, one leaf per record), ε_t = (ε − ε_p −
+  ε_q)/T; the values divide by the public κ·n̂/2^D + λ. The held-out records answer one
+  noisy count at T·ε_t (parallel to the trees: disjoint records).
 - **Held-out check.** One noisy count on the last ensemble's held-out cell: how many
   more of its records the trees-trusting mix classifies correctly than the prior's.
   Its sensitivity is 1 and it is released with discrete Laplace noise at ε_t; only
@@ -196,7 +205,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.boosting import budget
+from dpviz.models.boosting import budget, randomsplit
 from dpviz.models.boosting import predict as fitted
 from dpviz.models.boosting.budget import G_STAR, subset_shares
 from dpviz.models.boosting.check import (
@@ -222,6 +231,7 @@ from dpviz.models.boosting.presets import (
     grown_note,
     grows,
 )
+from dpviz.models.boosting.randomsplit import boost_random, random_note
 from dpviz.models.boosting.threshold import fit_threshold, histogram_cells, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
@@ -248,6 +258,7 @@ __all__ = [
     "grown_note",
     "grows",
     "prior_epsilon",
+    "random_note",
     "route",
     "split_candidates",
     "subset_shares",
@@ -391,6 +402,7 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         k = len(schema.classes)
         self.grown_ = False  # until the released prior says the records are enough
         self.small_ = False  # from ε = 1 on, until the released prior says they are few
+        self.random_ = False  # until the released prior says the records are many
         # Secret (or, opt-in, replayable) noise for this fit only: never kept on self.
         rng = NoiseSource.for_release(self.noise_seed).generator()
         targets = [1] if k == 2 else list(range(k))
@@ -403,6 +415,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             self.grown_ = grows(self, n_hat)
             # macro_f1 on few records: one small tree (budget.SMALL_MACRO_F1).
             self.small_ = budget.small_by_records(self, n_hat)
+            # k > 2 classes below large ε on many records: random splits (randomsplit).
+            self.random_ = not self.grown_ and randomsplit.applies(self, n_hat, k)
         # The grown model's bin edges: a booked release of noisy feature histograms.
         self.bin_edges_ = None
         if self.edge_epsilon_ > 0:
@@ -415,13 +429,21 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
             codes, n_values = bin_codes(encoded, schema, self.n_bins_)
         self.n_values_ = n_values
         self.candidates_ = split_candidates(schema, n_values, self.preset_.candidates)
-        if self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
+        if self.random_:  # every tree on every record but a held-out cell for the check
+            self.models_, self.leaf_records_ = boost_random(
+                self, codes, encoded.y, self.bin_edges_, rng
+            )
+            trust, floor = self._check_weights()
+            self.tree_weight_ = np.full(k, trust if self.check_passed_ else floor)
+            self.init_score_ = self.start_score_
+        elif self.loss_ == "logistic":  # the grown model: log-loss, Newton leaves
             self.start_score_ = start_scores(self.prior_counts_, k)
             self.models_, self.leaf_records_, last_deal = boost_newton(self, codes, encoded.y, rng)
         else:
             signed = [np.where(encoded.y == target, 1.0, -1.0) for target in targets]
             self.models_, self.leaf_records_, last_deal = boost_ensembles(self, codes, signed, rng)
-        self._fallback(codes, encoded.y, last_deal, rng)
+        if not self.random_:
+            self._fallback(codes, encoded.y, last_deal, rng)
         # macro_f1 on two classes: a booked histogram of the training scores (else nothing).
         fit_threshold(self, codes, encoded.y, rng)
         self.ledger_ = self.privacy_ledger(schema.inferred)
@@ -458,6 +480,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         """(w_trust, w_floor): the trees' weight when the check passes, and when it fails
         (:func:`~dpviz.models.boosting.check.check_weights`; trees boosted on the
         log-loss from the prior: 1 and :func:`~dpviz.models.boosting.check.newton_floor`)."""
+        if self.random_:  # the random-split mode: the trees or the prior's class
+            return randomsplit.CHECK_WEIGHTS
         if self.loss_ == "logistic":
             return 1.0, newton_floor(self.start_score_, self.score_noise_variance_)
         return check_weights(self.reach_, self.score_noise_variance_, self._prior_in_score)

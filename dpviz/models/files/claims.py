@@ -171,6 +171,10 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
         estimator.schema_ = schema
         if kind == "tree":
             estimator.depth_ = whole(meta.get("max_depth"), "max_depth", low=0, high=MAX_DEPTH)
+        elif kind == "boost" and meta.get("random_splits") is True:
+            # The random-split mode (from the noisy class histogram's total): its
+            # edges' histograms and T sequential trees on every record.
+            estimator.random_ = True
         elif "bin_edges" in meta or meta.get("loss") == "logistic":
             # Released bin edges or the log-loss: the grown model, which books the
             # edges' noisy histograms and its Newton leaves.

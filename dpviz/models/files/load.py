@@ -330,6 +330,10 @@ class ReleasedBoost(ReleasedFile):
             # The grown model's log-loss: its scores are log-odds / logits. Absent for
             # the square loss, so those files keep their bytes.
             meta["loss"] = model.loss_
+        if getattr(model, "random_", False):
+            # The random-split mode (from the noisy class histogram's total); absent
+            # otherwise, so other files keep their bytes. The file's ledger check reads it.
+            meta["random_splits"] = True
         if small_macro_f1(model):
             # macro_f1's one small tree (from the parameters below ε = 1, else from the
             # noisy class histogram's total); absent otherwise, so other files keep
@@ -526,10 +530,11 @@ def _common_meta(model) -> dict:
         if k not in ("schema", "random_state", "noise_seed", "objective")
         and isinstance(v, str | int | float | bool)
     }
-    # DPBoost grown at large ε: the sizes it used, so the file's ledger is recomputed right.
+    # DPBoost grown at large ε, or in its random-split mode: the sizes it used, so the
+    # file's ledger is recomputed right.
     # (The small macro_f1 model keeps the parameters as given: its sizes follow from them,
     # the objective and ε by a public rule that the file's ledger check applies again.)
-    if getattr(model, "grown_", False):
+    if getattr(model, "grown_", False) or getattr(model, "random_", False):
         params.update(model.fitted_parameters_)
     meta = {
         "classes": [str(c) for c in model.schema_.classes],

@@ -142,11 +142,18 @@ _GREEDY: dict[str, ManifestEntry] = {
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
 }
 
-_SPLITS = "split choices (exponential mechanism; report-noisy-max in the grown model)"
+_SPLITS = (
+    "split choices (exponential mechanism; report-noisy-max in the grown model; drawn "
+    "without reading the records at the noisy bin edges in the random-split mode)"
+)
 # The grown model's sizes follow the noisy class histogram's total (ε ≥ 5 and at least
-# 6,000 records): two neighbours on either side of that line get files with different
+# 6,000 records), the random-split mode's the same way (more than two classes, ε < 5,
+# randomsplit.applies): two neighbours on either side of that line get files with different
 # sizes, so they are derived from the release, not public settings.
-_GROWN = "settings, or the grown model's sizes where the noisy class histogram's total allows"
+_GROWN = (
+    "settings, or the grown model's or the random-split mode's sizes where the noisy "
+    "class histogram's total allows"
+)
 _BOOST: dict[str, ManifestEntry] = {
     "/params/*": _derived(_GROWN),
     "/n_bins": _derived(_GROWN),
@@ -154,17 +161,23 @@ _BOOST: dict[str, ManifestEntry] = {
     "/max_depth": _derived(_GROWN),
     "/edge_cells": _derived(
         "the file format (the cells of the noisy feature histograms), there only where the "
-        "model grew (the noisy class histogram's total)"
+        "model grew or split at random (the noisy class histogram's total)"
     ),
     "/bin_edges": _derived(
         "noisy histograms of the continuous features (the grown model's split "
-        "candidates: where their noisy distribution functions cross each bin's share)"
+        "candidates, the random-split mode's thresholds: where their noisy distribution "
+        "functions cross each bin's share)"
     ),
     "/decision_prior": _derived("the noisy class histogram (the prior), or uniform"),
     "/loss": _derived(
-        "settings and the noisy class histogram (whether the model grew to the log-loss)"
+        "settings and the noisy class histogram (whether the model grew to the log-loss "
+        "or splits at random)"
     ),
     "/decision_scale": _derived("settings and the noisy class histogram (the trees' reach)"),
+    "/random_splits": _derived(
+        "settings and the noisy class histogram (whether the model boosts random-split "
+        "trees: more than two classes, ε below 5 and a large enough noisy total)"
+    ),
     "/small_macro_f1": _derived(
         "settings and the noisy class histogram (whether the macro_f1 model is one "
         "small tree: below ε = 1, or a noisy total under 6,000 records)"
@@ -180,7 +193,8 @@ _BOOST: dict[str, ManifestEntry] = {
     "/models/[]/trees/[]/threshold": _release(_SPLITS),
     "/models/[]/trees/[]/equal": _release(_SPLITS),
     "/models/[]/trees/[]/value": _release(
-        "leaf values (Laplace; the grown model's are clipped Newton values of the log-loss)"
+        "leaf values (Laplace; the grown model's are clipped Newton values of the log-loss, "
+        "the random-split mode's its leaves' noisy gradient sums over a public denominator)"
     ),
 }
 
