@@ -162,25 +162,30 @@ def class_tables(
 
 @dataclass(frozen=True)
 class SplitRelease:
-    """What the trees read of the split release: each continuous feature's distribution
-    function (s, :data:`SPLIT_BINS` + 1) and each feature's split-draw weight (d,)."""
+    """What the forest reads of the split release: each continuous feature's distribution
+    function (s, :data:`SPLIT_BINS` + 1) and each feature's split-draw weight (d,), which
+    the trees read, and the released noisy class × cell ``tables`` themselves, which a
+    two-class forest's votes read (:mod:`~dpviz.models.forest.bayes`; None where a
+    caller built the release without them)."""
 
     cdf: np.ndarray
     weights: np.ndarray
+    tables: np.ndarray | None = None
 
 
 def release_splits(
     tables: np.ndarray, layout: TableLayout, epsilon: float, source: NoiseSource
 ) -> SplitRelease:
     """The ``epsilon``-DP split release from the TRUE ``tables``: :func:`noisy_tables`,
-    then post-processing only (:func:`cdf_from_counts`, :func:`feature_weights`)."""
+    then post-processing only (:func:`cdf_from_counts`, :func:`feature_weights`); the
+    noisy tables are kept in it, released."""
     noisy = noisy_tables(tables, layout, epsilon, source)
     scale = layout.n_features / epsilon
     s = layout.n_continuous
     marginal = noisy[:, : s * SPLIT_BINS].sum(axis=0).reshape(s, SPLIT_BINS)
     # The marginal sums k noisy counts: its noise spreads √k times one count's.
     cdf = cdf_from_counts(marginal, scale * math.sqrt(noisy.shape[0]))
-    return SplitRelease(cdf, feature_weights(noisy, layout, epsilon))
+    return SplitRelease(cdf, feature_weights(noisy, layout, epsilon), noisy)
 
 
 def noisy_tables(
