@@ -16,6 +16,9 @@ sensitivity ``d``). Everything after the noise is post-processing:
   draws its split feature with probability ``(1 − α)/d + α·relevance/Σ relevance``,
   α = :data:`RELEVANCE_MIX`, among the features its path still allows.
 
+* a two-class count forest's votes add a naive Bayes score of the record from the
+  noisy tables themselves (:mod:`~dpviz.models.forest.bayes`).
+
 The trees are then a function of public randomness and of an ε-DP release, booked in
 the ledger.
 
