@@ -22,6 +22,7 @@ numbers to ``--out`` (CSV) so that weight rules can be read off the grid.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import warnings
 from pathlib import Path
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dpviz.models.forest.splits as splits
 import dpviz.models.forest.voting as voting
+from bench.bench_standins import standin
 from bench.utility.data import DATASETS_DIR, VALIDATION_DIR, group_of, load_dataset
 from dpviz.models.forest.bayes import table_weight
 from dpviz.models.forest.estimator import DPRandomForestClassifier
@@ -68,8 +70,9 @@ def cells_of(data, rows, layout) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-def nb_ratio(noisy, layout, cells, split_eps: float, a: float) -> np.ndarray:
-    """Σ_j log P̃(cell_j | 1)/P̃(cell_j | 0) from the noisy tables (two classes)."""
+def nb_ratio(noisy, layout, cells, split_eps: float, a: float, keep=None) -> np.ndarray:
+    """Σ_j log P̃(cell_j | 1)/P̃(cell_j | 0) from the noisy tables (two classes), over
+    the features ``keep`` marks (all by default)."""
     d = layout.n_features
     t = np.clip(noisy.astype(np.float64), 0, None) + a * d / split_eps
     stops = np.cumsum(layout.widths)
@@ -78,7 +81,7 @@ def nb_ratio(noisy, layout, cells, split_eps: float, a: float) -> np.ndarray:
         block = t[:, start:stop]
         logp = np.log(block / block.sum(axis=1, keepdims=True))
         ratio = logp[1] - logp[0]
-        known = cells[:, j] >= 0
+        known = (cells[:, j] >= 0) & (keep is None or bool(keep[j]))
         out[known] += ratio[cells[known, j]]
     return out
 
@@ -89,14 +92,32 @@ def _without_library_term() -> None:
     voting.table_term = lambda model: None
 
 
-def run(name, eps, seeds, datasets_dir, a_values, weights=WEIGHTS) -> list[dict]:
-    folder = VALIDATION_DIR if group_of(name) == "validation" else datasets_dir
-    data = load_dataset(name, folder, group=group_of(name))
-    layout = splits.TableLayout.of(data.schema)
+def _relevant(model, layout) -> np.ndarray:
+    """The features whose released relevance stands above chance: split-draw weight
+    above its uniform share (splits.feature_weights; post-processing)."""
+    floor = (1 - splits.RELEVANCE_MIX) / layout.n_features
+    return model.splits_.weights > floor + 1e-12
+
+
+def _data(spec: str, seed: int, datasets_dir: Path):
+    """A shared or validation set, or a stand-in (``bench_standins`` spec, drawn with
+    ``seed``)."""
+    if ":" in spec:
+        name, frame = standin(spec, seed, datasets_dir)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return load_dataset(name, frame=frame)
+    folder = VALIDATION_DIR if group_of(spec) == "validation" else datasets_dir
+    return load_dataset(spec, folder, group=group_of(spec))
+
+
+def run(name, eps, seeds, datasets_dir, a_values, weights=WEIGHTS, gates=(False,)) -> list[dict]:
     kept = _captured()
     _without_library_term()
     rows = []
     for seed in seeds:
+        data = _data(name, seed, datasets_dir)
+        layout = splits.TableLayout.of(data.schema)
         folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(data.y, data.y)
         for fold, (train, test) in enumerate(folds):
             noise = 100 * seed + fold
@@ -118,17 +139,18 @@ def run(name, eps, seeds, datasets_dir, a_values, weights=WEIGHTS) -> list[dict]
                 n_train=len(train), d=layout.n_features, acc_own=100 * own.mean(),
             )  # fmt: skip
             cells = cells_of(data, test, layout)
-            for a in a_values:
+            for a, gate in itertools.product(a_values, gates):
                 nb = 0.0
                 if "noisy" in kept:
-                    nb = nb_ratio(kept["noisy"], layout, cells, model.split_epsilon_, a)
+                    keep = _relevant(model, layout) if gate else None
+                    nb = nb_ratio(kept["noisy"], layout, cells, model.split_epsilon_, a, keep)
                 for w in weights:
                     # w < 0: the library's rule (bayes.table_weight), reported as w = -1.
                     rule = table_weight(eps, model.split_epsilon_, 2)
                     score = lf + (rule if w < 0 else w) * nb
                     right = (score > 0) == (y == 1) if trusted else own
                     rows.append(
-                        dict(base, a=a, w=w, auc=100 * roc_auc_score(y, score),
+                        dict(base, a=a, gate=gate, w=w, auc=100 * roc_auc_score(y, score),
                              acc=100 * np.mean(right))
                     )  # fmt: skip
     return rows
@@ -140,6 +162,7 @@ def main(argv=None) -> None:
     parser.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
     parser.add_argument("--runs", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--a", type=float, nargs="+", default=[3.0])
+    parser.add_argument("--gate", action="store_true", help="also: relevant features only")
     parser.add_argument("--weights", type=float, nargs="+", default=list(WEIGHTS))
     parser.add_argument("--datasets-dir", type=Path, default=DATASETS_DIR)
     parser.add_argument("--out", type=Path, required=True)
@@ -147,13 +170,15 @@ def main(argv=None) -> None:
     for eps in args.epsilon:
         for name in args.sets:
             for seed in args.runs:
-                rows = run(name, eps, [seed], args.datasets_dir, args.a, args.weights)
+                gates = (False, True) if args.gate else (False,)
+                rows = run(name, eps, [seed], args.datasets_dir, args.a, args.weights, gates)
                 frame = pd.DataFrame(rows)
                 header = not args.out.exists()
                 frame.to_csv(args.out, mode="a", header=header, index=False)
-                summary = frame.groupby(["a", "w"])[["auc", "acc"]].mean()
+                summary = frame.groupby(["a", "gate", "w"])[["auc", "acc"]].mean()
                 text = " ".join(
-                    f"a{a:g}w{w:g}={r.auc:.1f}/{r.acc:.1f}" for (a, w), r in summary.iterrows()
+                    f"a{a:g}{'g' if g else ''}w{w:g}={r.auc:.1f}/{r.acc:.1f}"
+                    for (a, g, w), r in summary.iterrows()
                 )
                 print(f"{name} eps={eps:g} run={seed} {text}", flush=True)
 
