@@ -9,8 +9,9 @@ is NB = Σ_features log(P̃(cell | 1) / P̃(cell | 0)), P̃ from the noisy count
 plus ``a`` noise scales (d/ε_split) of pseudo-counts per cell. A weight w scores the
 record lf + w·NB, lf the forest's log-odds (logit of predict_proba); its class is
 lf + w·NB > 0 (the forest's own decision where its floor did not trust the trees). A
-negative weight stands for the library's rule, :func:`dpviz.models.forest.bayes.table_weight`
-(ε_split/(ε − ε_split)); the library's own term is off throughout.
+negative weight stands for the rule :func:`table_weight` (ε_split/(ε − ε_split)), built
+in 26c088d and reverted (not kept: bench/README "Issue 28: a naive-Bayes score"); a
+build's own term is off throughout.
 
 Prints one line per set, ε, run: AUC % and accuracy % per weight, and writes every fold's
 numbers to ``--out`` (CSV) so that weight rules can be read off the grid.
@@ -38,7 +39,6 @@ import dpviz.models.forest.splits as splits
 import dpviz.models.forest.voting as voting
 from bench.bench_standins import standin
 from bench.utility.data import DATASETS_DIR, VALIDATION_DIR, group_of, load_dataset
-from dpviz.models.forest.bayes import table_weight
 from dpviz.models.forest.estimator import DPRandomForestClassifier
 
 WEIGHTS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.5)
@@ -86,10 +86,20 @@ def nb_ratio(noisy, layout, cells, split_eps: float, a: float, keep=None) -> np.
     return out
 
 
+def table_weight(epsilon: float, split_epsilon: float, n_classes: int) -> float:
+    """The rule measured (built in 26c088d as ``bayes.table_weight``, not kept):
+    ε_split/(ε − ε_split), 0 without tables or for more than two classes."""
+    if n_classes != 2 or not split_epsilon > 0 or not epsilon > split_epsilon:
+        return 0.0
+    return split_epsilon / (epsilon - split_epsilon)
+
+
 def _without_library_term() -> None:
-    """The library's own naive Bayes term (``voting.table_term``) off: ``lf`` is the
-    trees' log-odds alone, and every weight is the bench's."""
-    voting.table_term = lambda model: None
+    """The library's own naive Bayes term (``voting.table_term`` of the build in 26c088d,
+    absent from main) off: ``lf`` is the trees' log-odds alone, and every weight is the
+    bench's."""
+    if hasattr(voting, "table_term"):
+        voting.table_term = lambda model: None
 
 
 def _relevant(model, layout) -> np.ndarray:
@@ -145,7 +155,7 @@ def run(name, eps, seeds, datasets_dir, a_values, weights=WEIGHTS, gates=(False,
                     keep = _relevant(model, layout) if gate else None
                     nb = nb_ratio(kept["noisy"], layout, cells, model.split_epsilon_, a, keep)
                 for w in weights:
-                    # w < 0: the library's rule (bayes.table_weight), reported as w = -1.
+                    # w < 0: the rule (table_weight), reported as w = -1.
                     rule = table_weight(eps, model.split_epsilon_, 2)
                     score = lf + (rule if w < 0 else w) * nb
                     right = (score > 0) == (y == 1) if trusted else own

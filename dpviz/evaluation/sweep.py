@@ -58,7 +58,6 @@ from dpviz.evaluation.sweep_references import (
 from dpviz.models.forest.estimator import AUTO_TREES
 from dpviz.models.forest.sizing import signal_scale
 from dpviz.models.forest.splits import split_epsilon
-from dpviz.models.forest.voting import table_term, with_tables
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import get_mechanism
@@ -367,11 +366,9 @@ def _rung_rows(
     positive = positive_class(train.y, k)  # the rung's points score one training fold
     # The fit's release (at the rung's first ε) is the first point's when their
     # mechanisms agree: nothing has read it.
-    for (mech, eps), votes, point_seconds, ((diagnostics, rule), term) in release_votes(
-        model, routed, points, lambda model: (facts(model), table_term(model)), fitted=True
+    for (mech, eps), votes, point_seconds, (diagnostics, rule) in release_votes(
+        model, routed, points, facts, fitted=True
     ):
-        # The point's naive Bayes term from the split tables, as its plain fit's votes.
-        votes = with_tables(model, term, test, votes)
         seconds = route_seconds + point_seconds
         fractions = _fractions(votes)
         predicted = decide(fractions, rule[0], model.objective, rule[1])

@@ -33,7 +33,6 @@ from dpviz.models.files.format import (
     export_node_limit,
     noise_mode,
 )
-from dpviz.models.forest.bayes import blend_votes, log_likelihoods, table_scores, table_weight
 from dpviz.models.forest.estimator import (
     DPRandomForestClassifier,
     PrivateRDTClassifier,
@@ -54,9 +53,7 @@ from dpviz.models.forest.signal import (
     shared_floor_applies,
     tree_signal,
 )
-from dpviz.models.forest.splits import TableLayout
 from dpviz.models.forest.voting import outcome_of
-from dpviz.models.objective import MACRO_F1
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.full import build_full
@@ -86,27 +83,6 @@ def check_forest_export(schema: Schema, depth: int, n_trees: int) -> None:
         )
 
 
-def split_tables_of(meta: dict[str, Any], schema: Schema, n_classes: int) -> np.ndarray | None:
-    """The file's released noisy split tables (k, cells) checked against the schema's
-    layout, or None where it lists none (``ValueError`` if malformed). Only a file
-    whose split release spent ε may list them."""
-    tables = meta.get("split_tables")
-    if tables is None:
-        return None
-    if not float(meta.get("split_epsilon", 0.0)) > 0:
-        raise ValueError("the model lists split tables without a split release's ε")
-    cells = int(TableLayout.of(schema).widths.sum())
-    rows = tables if isinstance(tables, list) else []
-    ok = len(rows) == n_classes and all(
-        isinstance(r, list) and len(r) == cells and all(type(v) is int for v in r) for r in rows
-    )
-    if not ok:
-        raise ValueError(
-            f"the model's 'split_tables' must be {n_classes} lists of {cells} whole numbers"
-        )
-    return np.asarray(rows, dtype=np.int64)
-
-
 class ReleasedForest(ReleasedFile):
     """What an outsider sees: the schema, the tree structure and the leaf outputs.
 
@@ -125,7 +101,6 @@ class ReleasedForest(ReleasedFile):
         self.classes_ = np.asarray(meta["classes"], dtype=object)
         self._prior_weight = check_prior(meta, len(self.classes_))
         self.nodes = compile_nodes(trees, schema, meta, len(self.classes_))
-        self._split_tables = split_tables_of(meta, schema, len(self.classes_))
 
     @classmethod
     def from_estimator(
@@ -196,30 +171,12 @@ class ReleasedForest(ReleasedFile):
                 # The floor's check (disjoint trees) or its leaf test (shared trees) did
                 # not trust the trees: the prior's class, their ranking.
                 return floor_scores(normalise_votes(votes), self.decision_prior)
-            return self._with_tables(encoded, votes)
+            return votes
         # Label votes: a fall-back is in the exported prior weight (floor_prior_weight).
         votes = self.nodes.votes(encoded)
         if self.meta.get("prior_counts") is not None:
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes
-
-    def _with_tables(self, encoded, votes: np.ndarray) -> np.ndarray:
-        """As the estimator (:func:`~dpviz.models.forest.voting.table_term`): trusted
-        two-class count votes with the naive Bayes term of the released split tables."""
-        meta = self.meta
-        if self._split_tables is None or meta.get("objective", "accuracy") == MACRO_F1:
-            return votes
-        split_eps = float(meta.get("split_epsilon", 0.0))
-        weight = table_weight(meta["epsilon"], split_eps, len(self.classes_))
-        if not weight > 0:
-            return votes
-        layout = TableLayout.of(self.schema)
-        space = build_space(self.schema, 1)
-        loglik = log_likelihoods(self._split_tables, layout, split_eps)
-        scores = table_scores(
-            loglik, encoded.continuous, encoded.discrete, space.lows, space.highs, layout
-        )
-        return blend_votes(votes, scores, weight)
 
     def _leaves_trusted(self, leaves: np.ndarray) -> bool:
         """As the estimator (:func:`~dpviz.models.forest.voting.release_leaves_trusted`):
@@ -370,11 +327,6 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
             "summary": ledger["summary"],
         },
     }
-    tables = None if model.splits_ is None else model.splits_.tables
-    if tables is not None:
-        # The split release's noisy tables (the two-class votes' naive Bayes term reads
-        # them); absent without one, so such files keep their bytes.
-        meta["split_tables"] = [[int(v) for v in row] for row in tables]
     if getattr(model, "floor_disagreements_", None) is not None:
         # Only with a check: files without one stay as they were.
         meta["floor_disagreements"] = model.floor_disagreements_

@@ -114,7 +114,6 @@ _FOREST: dict[str, ManifestEntry] = {
     ),
     "/floor_trusted": _derived("the floor's noisy out-of-bag gain and disagreements"),
     "/prior_counts": _release("noisy class histogram (the prior)"),
-    "/split_tables": _release("noisy class × value tables of every feature (the split release)"),
     "/prior_weight": _derived(
         "the noisy class histogram, settings, the tree count and the floor's check"
     ),

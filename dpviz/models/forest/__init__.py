@@ -8,8 +8,7 @@ Public face: :class:`DPRandomForestClassifier` (Fletcher–Islam, and JPW with
 Modules, one stage each: ``estimator`` (the estimator, calling the others), ``splits`` (the
 noisy split histograms), ``records`` (records and their trees), ``routing`` (records to
 leaves), ``counting`` (class counts per leaf), ``scoring`` (votes, the class prior),
-``voting`` (predictions), ``bayes`` (the split tables' naive Bayes term in two-class
-votes), ``release`` (the leaf mechanism's release), ``ledger`` (what is
+``voting`` (predictions), ``release`` (the leaf mechanism's release), ``ledger`` (what is
 booked), ``floor`` (the floor's check), ``diagnostics`` (NOT private diagnostics),
 ``sizing`` (the suggested tree count).
 

@@ -16,9 +16,6 @@ sensitivity ``d``). Everything after the noise is post-processing:
   draws its split feature with probability ``(1 − α)/d + α·relevance/Σ relevance``,
   α = :data:`RELEVANCE_MIX`, among the features its path still allows.
 
-* a two-class count forest's votes add a naive Bayes score of the record from the
-  noisy tables themselves (:mod:`~dpviz.models.forest.bayes`).
-
 The trees are then a function of public randomness and of an ε-DP release, booked in
 the ledger.
 
@@ -165,30 +162,25 @@ def class_tables(
 
 @dataclass(frozen=True)
 class SplitRelease:
-    """What the forest reads of the split release: each continuous feature's distribution
-    function (s, :data:`SPLIT_BINS` + 1) and each feature's split-draw weight (d,), which
-    the trees read, and the released noisy class × cell ``tables`` themselves, which a
-    two-class forest's votes read (:mod:`~dpviz.models.forest.bayes`; None where a
-    caller built the release without them)."""
+    """What the trees read of the split release: each continuous feature's distribution
+    function (s, :data:`SPLIT_BINS` + 1) and each feature's split-draw weight (d,)."""
 
     cdf: np.ndarray
     weights: np.ndarray
-    tables: np.ndarray | None = None
 
 
 def release_splits(
     tables: np.ndarray, layout: TableLayout, epsilon: float, source: NoiseSource
 ) -> SplitRelease:
     """The ``epsilon``-DP split release from the TRUE ``tables``: :func:`noisy_tables`,
-    then post-processing only (:func:`cdf_from_counts`, :func:`feature_weights`); the
-    noisy tables are kept in it, released."""
+    then post-processing only (:func:`cdf_from_counts`, :func:`feature_weights`)."""
     noisy = noisy_tables(tables, layout, epsilon, source)
     scale = layout.n_features / epsilon
     s = layout.n_continuous
     marginal = noisy[:, : s * SPLIT_BINS].sum(axis=0).reshape(s, SPLIT_BINS)
     # The marginal sums k noisy counts: its noise spreads √k times one count's.
     cdf = cdf_from_counts(marginal, scale * math.sqrt(noisy.shape[0]))
-    return SplitRelease(cdf, feature_weights(noisy, layout, epsilon), noisy)
+    return SplitRelease(cdf, feature_weights(noisy, layout, epsilon))
 
 
 def noisy_tables(

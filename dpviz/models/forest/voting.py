@@ -20,7 +20,6 @@ from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
 from dpviz.models.forest import release
-from dpviz.models.forest.bayes import blend_votes, log_likelihoods, table_scores, table_weight
 from dpviz.models.forest.floor import CHECK_Z, check_threshold, floor_prior_weight, floor_scores
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
@@ -38,7 +37,6 @@ from dpviz.models.forest.signal import (
     shared_floor_applies,
     tree_signal,
 )
-from dpviz.models.forest.splits import TableLayout
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
 from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.threshold import best_threshold, posterior_counts, simulate_forest
@@ -116,7 +114,7 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
         scale=release_evidence_scale(model) if disjoint else 1.0,
         margin_weights=prior_lead_weights(model.prior_counts_, model.prior_epsilon_, len(prior)),
     )
-    if not _trees_trusted(model):
+    if not getattr(model, "floor_trusted_", True) or not release_leaves_trusted(model):
         # The floor's check (disjoint trees) or its leaf test (shared trees) did not
         # trust the trees: the prior's class, their ranking.
         return values, functools.partial(_floored, score=score, prior=prior)
@@ -422,11 +420,6 @@ def record_votes(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     records or by the fused count pass (post-processing)."""
     # Chunks of records (every tree each): a record's votes, the prior included,
     # come from one call; the leaf matrix of a chunk stays within one pass's pairs.
-    return with_tables(model, table_term(model), encoded, _tree_votes(model, encoded))
-
-
-def _tree_votes(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
-    """The trees' votes of encoded records (:func:`record_votes` before the tables)."""
     fused = model._count_votes_fused(encoded)  # descend and sum in one pass
     if fused is not None:
         return fused
@@ -440,44 +433,6 @@ def _tree_votes(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
             for i in range(0, n, size)
         ]
     )
-
-
-def table_term(model: BaseEstimator) -> tuple[np.ndarray, float] | None:
-    """(log P̃(cell | c) of the released split tables, its weight w) of the naive Bayes
-    term a two-class count forest's votes add (:mod:`~dpviz.models.forest.bayes`), or
-    None where it does not apply: no released tables, label leaves, more than two
-    classes, w = 0, the ``macro_f1`` objective (its threshold is simulated from the
-    leaves alone) and a floor that did not trust the trees (the prior's class, the
-    trees' ranking). Post-processing of released values and public ε."""
-    splits = getattr(model, "splits_", None)
-    tables = None if splits is None else splits.tables
-    if tables is None or model.leaf_noisy_counts_ is None or model.objective == MACRO_F1:
-        return None
-    weight = table_weight(model.epsilon, model.split_epsilon_, len(model.classes_))
-    if not weight > 0 or not _trees_trusted(model):
-        return None
-    layout = TableLayout.of(model.schema_)
-    return log_likelihoods(tables, layout, model.split_epsilon_), weight
-
-
-def with_tables(
-    model: BaseEstimator, term: tuple | None, encoded: EncodedData, votes: np.ndarray
-) -> np.ndarray:
-    """``votes`` of encoded records with the naive Bayes ``term`` (:func:`table_term` of
-    the release that gave them; as they are where it is None). Post-processing."""
-    if term is None:
-        return votes
-    space = model.space_
-    layout = TableLayout.of(model.schema_)
-    scores = table_scores(
-        term[0], encoded.continuous, encoded.discrete, space.lows, space.highs, layout
-    )
-    return blend_votes(votes, scores, term[1])
-
-
-def _trees_trusted(model: BaseEstimator) -> bool:
-    """Whether the floor trusted the trees (:func:`count_scoring`'s test)."""
-    return bool(getattr(model, "floor_trusted_", True)) and release_leaves_trusted(model)
 
 
 def predict_proba(model: BaseEstimator, X) -> np.ndarray:
