@@ -667,10 +667,9 @@ def _draw_boost(
     )
     if not diagnostics:
         intro = (
-            "What an outsider sees: each split, chosen by the exponential mechanism over "
-            "public bins, and every leaf's value after geometric clipping and Laplace noise, "
-            "empty or not. The model adds up learning rate × leaf value over all trees. The "
-            "downloaded model JSON holds exactly this."
+            f"What an outsider sees: {_boost_release(model)}, empty or not. The model adds "
+            "up learning rate × leaf value over all trees. The downloaded model JSON holds "
+            "exactly this."
         )
         return TreeDrawing(intro, fig, captions)
     intro = DIAGNOSTICS_WARNING.format(
@@ -680,6 +679,25 @@ def _draw_boost(
     whose = f"the {positive} vs rest model" if len(shape.parts) > 1 else "the model"
     return TreeDrawing(
         intro, fig, captions, overview, f"Every tree of {whose} — {NOT_PRIVATE_DIAGNOSTICS}"
+    )
+
+
+def _boost_release(model) -> str:
+    """What a DPBoost tree releases, in the words of the mode the fit took (public)."""
+    if getattr(model, "random_", False):
+        return (
+            "each split drawn without reading a record (a feature at random, a threshold at "
+            "one of the noisy-quantile bin edges), and every leaf's value: its records' "
+            "softmax gradient sums with Laplace noise, over a public denominator"
+        )
+    if getattr(model, "grown_", False):
+        return (
+            "each split chosen by report-noisy-max over noisy-quantile bins, and every "
+            "leaf's clipped Newton value with Laplace noise"
+        )
+    return (
+        "each split, chosen by the exponential mechanism over public bins, and every "
+        "leaf's value after geometric clipping and Laplace noise"
     )
 
 

@@ -70,35 +70,41 @@ class PrivacyLedger:
         if not self.groups:
             return "No query has read the data yet."
         lines = []
-        runs: list[tuple[list[LedgerEntry], str | None, int]] = []
+        # Consecutive groups of the same shape (each query's data and ε) are told once,
+        # with their count: a ledger of 30 trees reads as one line, not 30.
+        runs: list[list] = []  # [group, its summary, repeats, the last group's summary]
+        shapes: list[tuple] = []
         for group, summary in zip(self.groups, self.summaries):
-            last = runs[-1] if runs else None
-            single = len(group) == 1 and summary is None
-            if (
-                single
-                and last
-                and last[2] > 0
-                and last[0][0].data == group[0].data
-                and last[0][0].epsilon == group[0].epsilon
-            ):
-                runs[-1] = (last[0], None, last[2] + 1)
+            shape = tuple((e.data, e.epsilon) for e in group)
+            if runs and shapes[-1] == shape and (len(group) > 1 or summary is None):
+                runs[-1][2] += 1
+                runs[-1][3] = summary
             else:
-                runs.append((group, summary, 1 if single else 0))
-        for group, summary, repeats in runs:
+                runs.append([group, summary, 1, summary])
+                shapes.append(shape)
+        for group, summary, repeats, last in runs:
             first = group[0]
             cost = max(e.epsilon for e in group)
-            if repeats > 1:
+            if len(group) > 1:
+                said = summary or (
+                    f"{len(group)} queries ({first.query}, …) each read a disjoint part of the "
+                    f"data and spent up to ε = {_eps(cost)}"
+                )
+                if repeats > 1:
+                    span = f"{said} … {last}" if summary and last else said
+                    lines.append(
+                        f"{repeats} such groups in turn ({span}), each ε = {_eps(cost)} by "
+                        f"parallel composition → together ε = {_eps(repeats * cost)} by "
+                        "sequential composition."
+                    )
+                else:
+                    lines.append(f"{said} → together ε = {_eps(cost)} by parallel composition.")
+            elif repeats > 1:
                 lines.append(
                     f"{repeats} queries ({first.query}, …) each read {first.data} and spent "
                     f"ε = {_eps(cost)} → together ε = {_eps(repeats * cost)} by sequential "
                     "composition."
                 )
-            elif len(group) > 1:
-                said = summary or (
-                    f"{len(group)} queries ({first.query}, …) each read a disjoint part of the "
-                    f"data and spent up to ε = {_eps(cost)}"
-                )
-                lines.append(f"{said} → together ε = {_eps(cost)} by parallel composition.")
             else:
                 spent = (
                     "an unbounded ε" if first.epsilon == float("inf") else f"ε = {first.epsilon:g}"

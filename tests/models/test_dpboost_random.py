@@ -178,7 +178,13 @@ def test_the_floor_keeps_the_prior_class_on_records_without_signal():
         np.testing.assert_array_equal(model.tree_weight_, 0.0)
         assert len(set(model.predict(X))) == 1
         outcome = model.floor_outcome()
-        assert outcome.trusted is False and "prior alone" in outcome.fallback
+        assert outcome.trusted is False and "prior's class" in outcome.fallback
+        # the bar the fit compared against: ln(1000)/(T·ε_t) plus the margin
+        bar = np.log(1000) / (model.n_estimators_ * model.tree_epsilon_)
+        bar += randomsplit.CHECK_MARGIN * np.sqrt(
+            randomsplit.HOLDOUT * np.clip(model.prior_counts_, 0, None).sum()
+        )
+        assert outcome.bar == pytest.approx(bar) and outcome.statistic <= outcome.bar
 
 
 def test_the_leaves_carry_the_noise_the_ledger_claims(fitted):

@@ -122,9 +122,7 @@ def check_outcome(
     ``epsilon``, whether it ``passed``), ``weights`` the trees' weight (w_trust, w_floor)
     when it passes and when it fails. Public: released values and ε."""
     trust, floor = (float(w) for w in weights)
-    if floor == 0:  # the random-split mode: the prior's class alone (randomsplit)
-        fallback = "the released class prior alone: the trees' weight in each score is 0"
-    elif floor < trust:
+    if floor < trust:
         fallback = (
             "mostly the released class prior: the trees' weight in each score is cut from "
             f"{trust:.3g} to {floor:.3g}, so their noise cannot overturn the prior's class "

@@ -738,6 +738,8 @@ class DPBoostClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "models_")
         if self.check_passed_ is None:
             return None
+        if self.random_:
+            return randomsplit.check_outcome(self)
         weights = self._check_weights()
         return check_outcome(self.check_gain_, self.check_passed_, self.tree_epsilon_, weights)
 

@@ -51,6 +51,7 @@ from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.newton import gradients, start_scores
 from dpviz.models.boosting.presets import CAPACITY_EPSILON, PRESETS, default_sizes
 from dpviz.models.trees.draws import Rng
+from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger
 
@@ -199,14 +200,39 @@ def boost_random(model, codes: np.ndarray, y: np.ndarray, edges, rng: Rng):
     for t, splits in enumerate(trees):
         leaf = route(splits, codes[rows])
         raw += eta * np.stack([models[j][t]["value"][leaf] for j in range(k)], axis=1)
-    eps_check = eps_tree * model.n_estimators_  # parallel to all the trees (module doc)
     model.check_gain_, passed = held_out_check(
-        raw, start, y[rows], CHECK_WEIGHTS, eps_check, rng, keep_prior=True
+        raw, start, y[rows], CHECK_WEIGHTS, check_epsilon(model), rng, keep_prior=True
     )
-    model.check_passed_ = passed and model.check_gain_ > CHECK_THRESHOLD / eps_check + margin(
-        model
-    )
+    model.check_passed_ = passed and model.check_gain_ > check_bar(model)
     return models, [r for part in records for r in part]
+
+
+def check_epsilon(model) -> float:
+    """ε of the held-out check, T·ε_t: parallel to all the trees (module docstring)."""
+    return model.tree_epsilon_ * model.n_estimators_
+
+
+def check_bar(model) -> float:
+    """What the check's noisy gain must exceed: ln(1000)/ε_check plus :func:`margin`
+    (public settings and the released prior's total)."""
+    return CHECK_THRESHOLD / check_epsilon(model) + margin(model)
+
+
+def check_outcome(model) -> FloorOutcome:
+    """What the mode's held-out check decided, from its released gain (public)."""
+    return FloorOutcome(
+        test="held-out check",
+        reads=(
+            "a noisy count booked in the ledger: how many more of the held-out records "
+            f"(each record's own draw, {HOLDOUT:.0%}; no tree read them) the trees classify "
+            "correctly than the prior's answer does, against ln(1000)/ε plus a margin of "
+            f"{CHECK_MARGIN:g}·√(held-out records the released total expects)"
+        ),
+        statistic=float(model.check_gain_),
+        bar=check_bar(model),
+        trusted=bool(model.check_passed_),
+        fallback="the released class prior's class for every record",
+    )
 
 
 def margin(model) -> float:
