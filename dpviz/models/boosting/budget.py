@@ -43,6 +43,7 @@ from dpviz.models.boosting.presets import (
     LARGE_EPSILON,
     PRESET_PARAMETERS,
     PRESETS,
+    PRIOR_MAX_SHARE,
     Preset,
     default_sizes,
 )
@@ -51,14 +52,6 @@ from dpviz.models.trees.prior import decimal_times, prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 
 G_STAR = 1.0  # the largest |gradient| of the square loss at F = 0 for labels in [-1, 1]
-# The prior's ε is 10% of ε, at least 0.095 and at most 95% of ε (the forests': 0.08 and
-# 80%). At ε = 0.1 the trees' 0.02 never passed the held-out check on any of the 11 shared
-# datasets (6 runs), while the prior at 0.08 named votes' minority the majority in 0.4% of
-# folds (2 of 500; one such fold puts the 5-fold mean 4.4 points below the majority) and
-# swapped abalone's two largest classes (16.5% / 15.2%) in 4%; at 0.095 the exact
-# discrete Laplace tails of those leads (79 and 44 records) fall from 0.39% to 0.14% and
-# from 4.2% to 2.5%.
-PRIOR_MAX_SHARE = 0.95
 # Boosted from the prior, a record's k one-vs-rest gradients F − y (labels ±1) are
 # 2·share_c for the other classes and 2·share_y − 2 for its own: an L1 norm of
 # 4(1 − share_y) ≤ 4·g*, whatever k. Shared trees scale each record's to that bound.

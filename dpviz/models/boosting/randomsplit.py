@@ -49,7 +49,12 @@ import numpy as np
 from dpviz.models.boosting.check import CHECK_THRESHOLD, held_out_check
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.newton import gradients, start_scores
-from dpviz.models.boosting.presets import CAPACITY_EPSILON, PRESETS, default_sizes
+from dpviz.models.boosting.presets import (
+    CAPACITY_EPSILON,
+    PRESETS,
+    PRIOR_MAX_SHARE,
+    default_sizes,
+)
 from dpviz.models.trees.draws import Rng
 from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.prior import prior_epsilon
@@ -102,7 +107,7 @@ def tree_budget(epsilon: float) -> float:
     """ε_trees = ε − ε_prior − ε_edges: what the mode's trees share (public). The prior's
     ε is the default preset's rule, so the draw that decides the mode is the same
     release whether or not it applies."""
-    eps_p = prior_epsilon(epsilon, PRESETS["default"].prior_share, 0.95)
+    eps_p = prior_epsilon(epsilon, PRESETS["default"].prior_share, PRIOR_MAX_SHARE)
     rest = epsilon - eps_p - EDGE_SHARE * epsilon
     return rest if rest > 1e-9 * epsilon else 0.0  # ε = 0.1 leaves 0 (not 3e-18)
 
