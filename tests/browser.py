@@ -113,9 +113,10 @@ def streamlit_app(app: Path, log_path: Path, port: int | None = None) -> Iterato
 
 
 def download_from(page, api, button, attempts: int = 3):
-    """Click a download button once the app is idle and return the download. A click on
-    the button of a run being replaced starts none (seen in CI on a busy machine), so
-    wait for the rerun to end and try again, a few times at most."""
+    """Click a download button once the app is idle and return the finished download. A
+    click on the button of a run being replaced starts none, and a download whose file a
+    new run replaced is cancelled ("Download.save_as: canceled"; both seen on a busy
+    machine), so wait for the rerun to end and try again, a few times at most."""
     running = page.locator('[data-testid="stStatusWidget"]')
     for _ in range(attempts):
         api.expect(running).to_have_count(0, timeout=WAIT_MS)
@@ -124,10 +125,12 @@ def download_from(page, api, button, attempts: int = 3):
             # Shorter than WAIT_MS: a click that started no download is retried.
             with page.expect_download(timeout=60_000) as info:
                 button.click()
-            return info.value
         except api.TimeoutError:
             continue
-    raise AssertionError(f"{attempts} clicks on {button} started no download")
+        download = info.value
+        if download.failure() is None:  # waits for the download to end
+            return download
+    raise AssertionError(f"{attempts} clicks on {button} gave no finished download")
 
 
 @contextmanager
