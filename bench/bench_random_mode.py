@@ -5,7 +5,8 @@ replayable noise seed 1000·seed + fold twice or more, once as the branch fits i
 and once with the mode switched off ("main": ``randomsplit.applies`` returns False, which
 is main's model bit for bit), plus any variants: ``hold0.2`` (that share held out for the
 check), ``margin1`` (the check's margin), ``nocheck`` (the check's outcome ignored),
-``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``T30d4``
+``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``above5``
+(the mode from ε = 5 up too, in place of the grown model; ``above5:T50d5``), ``T30d4``
 (those sizes at every ε), ``lr0.5``, ``lam5``, ``bins64``. ``NAME:perm`` permutes the
 labels (seeded by the run seed): a no-signal stand-in. Replayable noise: NOT private, a
 benchmark only. Prints per dataset, ε and seed the 5-fold mean accuracy %, the training
@@ -32,7 +33,7 @@ from sklearn.model_selection import StratifiedKFold
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.utility.data import DATASETS_DIR, VALIDATION_DIR, group_of, load_dataset
-from dpviz.models.boosting import randomsplit
+from dpviz.models.boosting import estimator, randomsplit
 from dpviz.models.boosting.estimator import DPBoostClassifier
 
 
@@ -56,6 +57,11 @@ def _patches(name: str) -> list:
     elif name.startswith("force"):  # on whenever the public conditions allow; "force:V"
         patches.append(mock.patch.object(randomsplit, "RANDOM_RECORDS", 0))
         patches.append(mock.patch.object(randomsplit, "RANDOM_RATE", 0.0))
+        for part in name.split(":")[1:]:
+            patches.extend(_patches(part))
+    elif name.startswith("above5"):  # the mode from ε = 5 up too, instead of the grown model
+        patches.append(mock.patch.object(randomsplit, "CAPACITY_EPSILON", float("inf")))
+        patches.append(mock.patch.object(estimator, "grows", lambda *a: False))
         for part in name.split(":")[1:]:
             patches.extend(_patches(part))
     elif name.startswith("hold"):
