@@ -135,7 +135,10 @@ class NodeStore:
         self.n_children[at], self.first_child[at] = 0, LEAF
         inner = np.flatnonzero(~leaf)
         if len(inner):
-            splits = choose_splits(self.space, frontier.take(inner))
+            # Usually every node is inner (with a continuous feature only the depth makes
+            # a leaf): the draws then read the frontier, not a copy of its sub-domains.
+            inner_nodes = frontier if len(inner) == n else frontier.take(inner)
+            splits = choose_splits(self.space, inner_nodes)
             self.feature[ids[inner]] = splits.feature
             self.threshold[ids[inner]] = splits.threshold
             self.n_children[ids[inner]] = splits.n_children
