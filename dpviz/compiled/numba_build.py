@@ -1,12 +1,13 @@
-"""The numba builder of whole binary trees (continuous features only) for
+"""The numba builder of binary trees (continuous features only) for
 ``dpviz.models.trees.store.NodeStore``: imported only through ``dpviz.compiled.kernels``.
 
-Builds, level by level, every node below the roots already in a store, with the
-arithmetic of ``trees.expand`` / ``trees.choose_splits`` / ``_forest_splits.
-quantile_thresholds`` (the same SplitMix64 keys and draws, the same float operations
-in the same order, no fast-math), so the store holds exactly the numbers the numpy
-builder writes, in the same node order: level after level, each parent's two children
-side by side. The structure is public (drawn from node keys): no data is read here.
+Builds, level by level, the nodes below the roots already in a store (every level, or
+the first few that ``NodeStore.build``'s budget allows), with the arithmetic of
+``trees.expand`` / ``trees.choose_splits`` / ``_forest_splits.quantile_thresholds``
+(the same SplitMix64 keys and draws, the same float operations in the same order, no
+fast-math), so the store holds exactly the numbers the numpy builder writes, in the
+same node order: level after level, each parent's two children side by side. The
+structure is public (drawn from node keys): no data is read here.
 """
 
 import numba as nb
@@ -92,6 +93,7 @@ def _split(key, lows, highs, node, s, cum, weighted, cdf, use_cdf, space_lows, s
         i32[::1],  # first_child
         i64,  # roots
         i64,  # max_depth
+        i64,  # levels
         nb.uint64,  # child salt 0
         nb.uint64,  # child salt 1
         f64[::1],  # cumulative feature weights (empty: uniform features)
@@ -118,6 +120,7 @@ def build_binary_levels(
     first_child,
     roots,
     max_depth,
+    levels,
     salt0,
     salt1,
     cum,
@@ -125,13 +128,15 @@ def build_binary_levels(
     space_lows,
     space_highs,
 ):
-    """Every node below the ``roots`` first nodes (their splits drawn already), down to
-    ``max_depth``; returns the store's new size."""
+    """Every node of the ``levels`` levels below the ``roots`` first nodes (their splits
+    drawn already): down to ``max_depth`` when ``levels`` is ``max_depth``, else the
+    last level's nodes keep their drawn splits and stay unbuilt (``first_child`` -2),
+    as the level loop leaves them; returns the store's new size."""
     s = lows.shape[1]
     weighted = len(cum) > 0
     use_cdf = cdf.shape[0] > 0
     start, count, size = 0, roots, roots
-    for level in range(max_depth):
+    for level in range(levels):
         for p in range(start, start + count):
             first_child[p] = np.int32(size)
             f = feature[p]

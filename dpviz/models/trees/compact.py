@@ -27,7 +27,7 @@ from dpviz.models.trees.passes import (
 )
 from dpviz.models.trees.routing import descend_numpy
 from dpviz.models.trees.space import TreeSpace
-from dpviz.models.trees.store import NodeStore, TooWide, build_budget
+from dpviz.models.trees.store import NodeStore, TooWide, binary_levels, build_budget
 
 # Node ids routed at a time by route_compact before they become one-byte leaf numbers.
 COMPACT_CHUNK_CELLS = 8_000_000
@@ -74,8 +74,16 @@ def compact_forest(
     ``n_records`` records, with ≤ 65,535 leaves each; None otherwise."""
     trees = np.asarray(trees, dtype=np.int64)
     store = NodeStore(space, np.asarray(root_keys)[trees], trees)
+    budget = build_budget(n_records * len(trees), space)
+    if (
+        space.n_discrete == 0
+        and binary_levels(len(trees), space.max_depth, budget) < space.max_depth
+    ):
+        # Binary trees the budget stops short of their leaves: the build below would
+        # leave nodes unbuilt, and the routers build what they need themselves.
+        return None
     try:
-        store.build(store.roots, build_budget(n_records * len(trees), space))
+        store.build(store.roots, budget)
     except TooWide:
         return None
     first = store.first_child[: store.size]

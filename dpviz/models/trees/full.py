@@ -82,24 +82,49 @@ def leaf_space_keys(space: TreeSpace, root_keys: np.ndarray, max_nodes: int) -> 
         return np.sort(keys)
     found, total = [], 0
     for first in range(0, len(root_keys), LEAF_SPACE_TREES):
-        roots = root_keys[first : first + LEAF_SPACE_TREES]
-        frontier = Frontier.roots(space, roots, np.arange(len(roots)), 0)
+        keys = root_keys[first : first + LEAF_SPACE_TREES]
+        used = np.zeros((len(keys), space.n_discrete), dtype=bool)
         for depth in range(space.max_depth + 1):
-            total += len(frontier)
+            total += len(keys)
             if total > max_nodes:
                 return None
-            leaf = is_leaf(space, frontier, depth)
-            found.append(frontier.keys[leaf])
-            frontier = frontier.take(np.flatnonzero(~leaf))
-            if not len(frontier):
+            leaf = _shape_leaf(space, used, depth)
+            found.append(keys[leaf])
+            inner = np.flatnonzero(~leaf)
+            if not len(inner):
                 break
-            splits = choose_splits(space, frontier)
-            parent = np.repeat(np.arange(len(frontier)), splits.n_children)
-            child = np.arange(len(parent)) - np.repeat(
-                np.cumsum(splits.n_children) - splits.n_children, splits.n_children
-            )
-            frontier = expand(space, frontier, splits, parent, child, None, depth)
+            keys, used, _ = _shape_children(space, keys[inner], used[inner])
     return np.sort(np.concatenate(found))
+
+
+def _shape_leaf(space: TreeSpace, used: np.ndarray, depth: int) -> np.ndarray:
+    """Which nodes of a level are leaves (:func:`~.space.is_leaf` from the discrete
+    features each path used)."""
+    if depth >= space.max_depth:
+        return np.ones(len(used), dtype=bool)
+    if space.n_continuous > 0:
+        return np.zeros(len(used), dtype=bool)
+    return used.all(axis=1)
+
+
+def _shape_children(space: TreeSpace, keys: np.ndarray, used: np.ndarray):
+    """(keys, used discrete features, parent) of every child of the internal nodes
+    ``keys``, in the order :func:`~.space.expand` gives them.
+
+    Only what decides a tree's shape: a node's children follow from its key and the
+    discrete features its path used, never from a threshold, so the continuous
+    sub-domains (two floats per continuous feature a node) are not carried."""
+    s = space.n_continuous
+    feature = choose_features(space, keys, used)
+    discrete = feature >= s
+    n_children = np.full(len(keys), 2, dtype=np.int64)
+    n_children[discrete] = space.n_values[feature[discrete] - s]
+    parent = np.repeat(np.arange(len(keys)), n_children)
+    child = np.arange(len(parent)) - np.repeat(np.cumsum(n_children) - n_children, n_children)
+    used = used[parent]
+    taken = np.flatnonzero(discrete[parent])
+    used[taken, feature[parent[taken]] - s] = True
+    return child_keys(keys[parent], child), used, parent
 
 
 def estimate_leaves(
@@ -153,7 +178,7 @@ def _count_forest(space: TreeSpace, root_keys: np.ndarray, bound: int) -> np.nda
     the thresholds never change which children a node has. The counts ``_count_tree``
     gives, without building the sub-domains."""
     n = len(root_keys)
-    s, r = space.n_continuous, space.n_discrete
+    r = space.n_discrete
     totals = np.zeros(n)
     group = max(1, COUNT_NODES // max(1, bound))
     for first in range(0, n, group):
@@ -162,28 +187,13 @@ def _count_forest(space: TreeSpace, root_keys: np.ndarray, bound: int) -> np.nda
         used = np.zeros((len(keys), r), dtype=bool)
         counts = np.zeros(len(keys), dtype=np.int64)
         for depth in range(space.max_depth + 1):
-            if depth >= space.max_depth:
-                leaf = np.ones(len(keys), dtype=bool)
-            elif s > 0:
-                leaf = np.zeros(len(keys), dtype=bool)
-            else:
-                leaf = used.all(axis=1)
+            leaf = _shape_leaf(space, used, depth)
             counts += np.bincount(tree[leaf], minlength=len(counts))
             inner = np.flatnonzero(~leaf)
             if len(inner) == 0:
                 break
-            keys, used, tree = keys[inner], used[inner], tree[inner]
-            feature = choose_features(space, keys, used)
-            n_children = np.full(len(keys), 2, dtype=np.int64)
-            discrete = feature >= s
-            n_children[discrete] = space.n_values[feature[discrete] - s]
-            parent = np.repeat(np.arange(len(keys)), n_children)
-            child = np.arange(len(parent)) - np.repeat(
-                np.cumsum(n_children) - n_children, n_children
-            )
-            keys, used, tree = child_keys(keys[parent], child), used[parent], tree[parent]
-            taken = np.flatnonzero(discrete[parent])
-            used[taken, feature[parent[taken]] - s] = True
+            keys, used, parent = _shape_children(space, keys[inner], used[inner])
+            tree = tree[inner][parent]
         totals[first : first + group] = counts
     return totals
 

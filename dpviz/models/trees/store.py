@@ -32,6 +32,18 @@ def lazy_pair_chunk(space: TreeSpace) -> int:
     return max(1_000, min(space_.PAIR_CHUNK, STORE_BYTES // per_pair))
 
 
+def binary_levels(n_roots: int, max_depth: int, budget: int) -> int:
+    """Levels :meth:`NodeStore.build` builds below ``n_roots`` roots of binary trees
+    within ``budget`` nodes: the first always, then each whole level that keeps the
+    nodes built within the budget (``max_depth``: the trees are built whole)."""
+    level = 1
+    # After level k, n_roots * (2**(k+1) - 2) nodes are built and the next level adds
+    # n_roots * 2**(k+1): stop before the sum passes the budget.
+    while level < max_depth and n_roots * (2 ** (level + 2) - 2) <= budget:
+        level += 1
+    return min(level, max_depth)
+
+
 def build_budget(n_pairs: int, space: TreeSpace) -> int:
     """Nodes a router may build ahead of the records routing ``n_pairs`` pairs."""
     # Eager building is worth it while the nodes are few next to the pairs routed, and
@@ -123,7 +135,10 @@ class NodeStore:
         self.n_children[at], self.first_child[at] = 0, LEAF
         inner = np.flatnonzero(~leaf)
         if len(inner):
-            splits = choose_splits(self.space, frontier.take(inner))
+            # Usually every node is inner (with a continuous feature only the depth makes
+            # a leaf): the draws then read the frontier, not a copy of its sub-domains.
+            inner_nodes = frontier if len(inner) == n else frontier.take(inner)
+            splits = choose_splits(self.space, inner_nodes)
             self.feature[ids[inner]] = splits.feature
             self.threshold[ids[inner]] = splits.threshold
             self.n_children[ids[inner]] = splits.n_children
@@ -166,7 +181,7 @@ class NodeStore:
             # Binary trees: the whole subtrees' size is known, allocate it at once.
             below = 2 ** (self.space.max_depth - self.depth[ids] + 1) - 2
             self._grow(self.size + int(min(budget, below.sum())))
-            if int(below.sum()) <= budget and self._build_compiled(ids):
+            if self._build_compiled(ids, binary_levels(len(ids), self.space.max_depth, budget)):
                 return
         while len(ids):
             new = self.expand(ids)
@@ -175,15 +190,15 @@ class NodeStore:
             if built + int(self.n_children[ids].sum()) > budget:
                 return
 
-    def _build_compiled(self, ids: np.ndarray) -> bool:
-        """Build the whole binary trees below the roots ``ids`` (all of the store, none
-        built yet) in one compiled pass (``build_binary_levels``): the nodes, numbers and
-        order the level loop of :meth:`build` gives. False (nothing done) when the
-        kernels are not loaded or the store holds more than these roots."""
+    def _build_compiled(self, ids: np.ndarray, levels: int) -> bool:
+        """Build ``levels`` levels of the binary trees below the roots ``ids`` (all of
+        the store, none built yet) in one compiled pass (``build_binary_levels``): the
+        nodes, numbers and order the level loop of :meth:`build` gives. False (nothing
+        done) when the kernels are not loaded or the store holds more than these roots."""
         n = len(ids)
         if self.size != n or not np.array_equal(ids, np.arange(n)):
             return False
-        total = n * (2 ** (self.space.max_depth + 1) - 1)
+        total = n * (2 ** (levels + 1) - 1)
         if total >= np.iinfo(np.int32).max:
             return False
         compiled = kernels.get(wait=False)
@@ -222,6 +237,7 @@ class NodeStore:
             self.first_child,
             n,
             space.max_depth,
+            levels,
             salts[0],
             salts[1],
             cum,
