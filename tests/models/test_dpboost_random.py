@@ -205,6 +205,56 @@ def test_a_quarter_of_the_noise_is_refuted(fitted, monkeypatch):
     assert stats.kstest(_leaf_noise(model), stats.laplace.cdf).pvalue < 1e-6
 
 
+class _NoNoise:
+    def discrete_laplace(self, epsilon, size):
+        return np.zeros(size, dtype=np.int64)
+
+
+def _check_noise(monkeypatch, factor: float, fits: int = 60) -> np.ndarray:
+    """The held-out check's released gain less its true gain over ``fits`` fits at ε = 0.3
+    (replayable noise seeds 0, 1, …), the check's noise drawn at ``factor`` × its booked
+    T·ε_t (1: the real code; 4: the mutant)."""
+    real = randomsplit.held_out_check
+    drawn = []
+
+    def recorded(raw, prior, y, weights, epsilon, rng, keep_prior=False):
+        true = real(raw, prior, y, weights, epsilon, _NoNoise(), keep_prior)[0]
+        out = real(raw, prior, y, weights, factor * epsilon, rng, keep_prior)
+        drawn.append(out[0] - true)
+        return out
+
+    monkeypatch.setattr(randomsplit, "held_out_check", recorded)
+    X, y = records(3000, 11)
+    for seed in range(fits):
+        model = DPBoostClassifier(epsilon=0.3, schema=SCHEMA, noise_seed=seed).fit(X, y)
+        assert model.random_
+    return np.asarray(drawn)
+
+
+def _nonzero_p(epsilon: float) -> float:
+    """P(Z ≠ 0) for exact discrete Laplace noise P(z) ∝ exp(−ε|z|): 2q/(1 + q), q = e^−ε."""
+    q = np.exp(-epsilon)
+    return 2 * q / (1 + q)
+
+
+def test_the_check_carries_the_noise_the_ledger_books_and_a_4x_mutant_is_refuted():
+    """The check's one count at T·ε_t = 0.19 (ε = 0.3: 0.3 − 0.095 − 0.015): over 60 fits
+    (fixed replayable seeds) the share of non-zero noise passes a two-sided binomial test at
+    10⁻³ against P(Z ≠ 0) = 0.905; the mutant drawing it at 4 × 0.19 (P(Z ≠ 0) = 0.638, about
+    7 standard deviations lower on 60 draws) fails it."""
+    eps_check = randomsplit.tree_budget(0.3)
+    assert eps_check == pytest.approx(0.19)
+    with pytest.MonkeyPatch.context() as mp:
+        real = _check_noise(mp, 1.0)
+    assert len(real) == 60
+    p = stats.binomtest(int(np.count_nonzero(real)), len(real), _nonzero_p(eps_check)).pvalue
+    assert p > 1e-3
+    with pytest.MonkeyPatch.context() as mp:
+        mutant = _check_noise(mp, 4.0)
+    p = stats.binomtest(int(np.count_nonzero(mutant)), len(mutant), _nonzero_p(eps_check))
+    assert p.pvalue < 1e-3
+
+
 def test_the_model_file_replays_its_scores_and_its_ledger(fitted, secret):
     X, model = fitted[0], secret
     doc = files.release(model).to_json()
