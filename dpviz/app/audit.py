@@ -21,7 +21,7 @@ from dpviz.app.support import PreparedData
 from dpviz.evaluation import defaults
 from dpviz.evaluation.attack import AttackResult, membership_attack
 from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
-from dpviz.evaluation.audit_variants import RANDOM_EPSILON, VARIANT_RUNS
+from dpviz.evaluation.audit_variants import RANDOM_EPSILON, RANDOM_MIN_EPSILON, VARIANT_RUNS
 from dpviz.evaluation.release_audit import ReleaseAuditResult, audit_release
 from dpviz.models.boosting.presets import CAPACITY_EPSILON
 from dpviz.models.registry import get_algorithm
@@ -160,7 +160,7 @@ the claim.
 """,
     "random": """\
 **The whole-release audit of DPBoost's random-split mode** fits it hundreds of times, with
-the registry defaults at ε below 5 (4 unless your ε is smaller), on two neighbouring
+the registry defaults at your ε kept between 0.3 and 4, on two neighbouring
 datasets D and D′ = D ∪ {x} that are public and fixed (no record of yours, not your
 schema): 3,000 records of one of three classes spread over a size feature, and x of
 another class. The model then draws its trees' splits without reading the records and
@@ -197,11 +197,12 @@ def default_runs(config: AuditConfig, variant: str | None = None) -> int:
 def variant_epsilon(config: AuditConfig, variant: str) -> float:
     """The ε a variant is audited at: the configuration's, raised to the ε the grown model
     needs (:data:`~dpviz.models.boosting.presets.CAPACITY_EPSILON`) for ``"grown"``,
-    lowered to :data:`~dpviz.evaluation.audit_variants.RANDOM_EPSILON` for ``"random"``."""
+    kept between :data:`~dpviz.evaluation.audit_variants.RANDOM_MIN_EPSILON` and
+    :data:`~dpviz.evaluation.audit_variants.RANDOM_EPSILON` for ``"random"``."""
     if variant == "grown":
         return max(float(config.epsilon), CAPACITY_EPSILON)
-    if variant == "random":  # the mode applies below CAPACITY_EPSILON only
-        return min(float(config.epsilon), RANDOM_EPSILON)
+    if variant == "random":  # the mode applies below CAPACITY_EPSILON, from 0.3 on the pair
+        return min(max(float(config.epsilon), RANDOM_MIN_EPSILON), RANDOM_EPSILON)
     return float(config.epsilon)
 
 

@@ -94,6 +94,7 @@ __all__ = [
     "MACRO_BACKGROUND",
     "RANDOM_BACKGROUND",
     "RANDOM_EPSILON",
+    "RANDOM_MIN_EPSILON",
     "VARIANTS",
     "VARIANT_EPSILON",
     "VARIANT_RUNS",
@@ -162,6 +163,9 @@ VARIANT_EPSILON = 10.0
 # The random-split mode applies below ε = 5; at 4 (depth 5, 30 trees) each tree's leaves
 # carry the most ε the mode gives them.
 RANDOM_EPSILON = 4.0
+# The least ε the Audit page audits the mode at: below it the pair's trees get too little
+# ε for the mode (0.3 − 0.095 − 0.015 = 0.19 to share: n̂·0.19/3 ≥ 20 on 3,000 records).
+RANDOM_MIN_EPSILON = 0.3
 # Fits per dataset: enough to refute a 4×-ε mutant of the entry each reads (the grown
 # leaves need about 200, the histogram 80: tests/evaluation/test_release_audit_variants.py).
 # A grown fit on 6,401 records costs 30–45 ms of CPU with its reading, a macro_f1 fit on
