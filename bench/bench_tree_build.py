@@ -70,7 +70,10 @@ def decline_before(space: TreeSpace, keys: np.ndarray, n_records: int):
 
 
 def leaf_space_before(space: TreeSpace, root_keys: np.ndarray, max_nodes: int):
-    """leaf_space_keys before: whole frontiers, eight trees at a time."""
+    """leaf_space_keys before: whole frontiers (sub-domains, thresholds) level by level,
+    eight trees at a time (the reference tests/models/test_leaf_count.py compares with)."""
+    if space.n_continuous and len(root_keys) * (2 ** (space.max_depth + 1) - 1) > max_nodes:
+        return None
     found, total = [], 0
     for first in range(0, len(root_keys), 8):
         roots = root_keys[first : first + 8]

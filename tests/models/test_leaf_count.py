@@ -6,6 +6,7 @@ from the trees' shape alone, is the leaves of the whole trees an export lists.""
 import numpy as np
 import pytest
 
+from bench.bench_tree_build import leaf_space_before  # the code before, kept once
 from dpviz.models.trees.full import (
     _count_forest,
     _count_tree,
@@ -15,7 +16,7 @@ from dpviz.models.trees.full import (
     leaf_bound,
     leaf_space_keys,
 )
-from dpviz.models.trees.space import Frontier, TreeSpace, choose_splits, expand, is_leaf
+from dpviz.models.trees.space import TreeSpace
 from dpviz.privacy.randomness import tree_root_keys
 
 
@@ -52,32 +53,6 @@ def test_counting_all_trees_at_once_equals_counting_each(case, space):
     assert max(alone) <= leaf_bound(space)
 
 
-def _leaf_space_before(space, root_keys, max_nodes):
-    """leaf_space_keys as it was: whole frontiers (sub-domains, thresholds) level by level."""
-    if space.n_continuous and len(root_keys) * (2 ** (space.max_depth + 1) - 1) > max_nodes:
-        return None
-    found, total = [], 0
-    for first in range(0, len(root_keys), 8):
-        roots = root_keys[first : first + 8]
-        frontier = Frontier.roots(space, roots, np.arange(len(roots)), 0)
-        for depth in range(space.max_depth + 1):
-            total += len(frontier)
-            if total > max_nodes:
-                return None
-            leaf = is_leaf(space, frontier, depth)
-            found.append(frontier.keys[leaf])
-            frontier = frontier.take(np.flatnonzero(~leaf))
-            if not len(frontier):
-                break
-            splits = choose_splits(space, frontier)
-            parent = np.repeat(np.arange(len(frontier)), splits.n_children)
-            child = np.arange(len(parent)) - np.repeat(
-                np.cumsum(splits.n_children) - splits.n_children, splits.n_children
-            )
-            frontier = expand(space, frontier, splits, parent, child, None, depth)
-    return np.sort(np.concatenate(found))
-
-
 @pytest.mark.parametrize(("case", "space"), list(_spaces()))
 def test_leaf_space_from_the_shape_equals_whole_frontiers(case, space):
     """The leaf space from keys and used features alone: the keys (or None) the whole
@@ -85,7 +60,7 @@ def test_leaf_space_from_the_shape_equals_whole_frontiers(case, space):
     keys = tree_root_keys(case, 19)
     n_nodes = len(build_full(space, keys, 10**7).key)
     for limit in (10**7, n_nodes, n_nodes - 1, n_nodes // 3):
-        before = _leaf_space_before(space, keys, limit)
+        before = leaf_space_before(space, keys, limit)
         after = leaf_space_keys(space, keys, limit)
         assert (after is None) == (before is None)
         if before is not None:
