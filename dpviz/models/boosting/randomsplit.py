@@ -251,7 +251,8 @@ def margin(model) -> float:
 
 def route(tree: dict, codes: np.ndarray) -> np.ndarray:
     """The leaf of every record (threshold splits only; as
-    :func:`~dpviz.models.boosting.tree.route`)."""
+    :func:`~dpviz.models.boosting.tree.route`, which this module cannot import: ``tree``
+    imports the budget, which imports this module)."""
     node = np.zeros(len(codes), dtype=np.int64)
     rows = np.arange(len(codes))
     for f, t in zip(tree["feature"], tree["threshold"]):
