@@ -4,7 +4,7 @@ Paired: each fold fits DPBoostClassifier (registry defaults, the dataset's schem
 replayable noise seed 1000·seed + fold twice or more, once as the branch fits it ("mode")
 and once with the mode switched off ("main": ``randomsplit.applies`` returns False, which
 is main's model bit for bit), plus any variants: ``hold0.2`` (that share held out for the
-check), ``margin1`` (the check's margin), ``nocheck`` (the check's outcome ignored),
+check), ``z0.5`` (the check's sign-test z), ``nocheck`` (the check's outcome ignored),
 ``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``above5``
 (the mode from ε = 5 up too, in place of the grown model; ``above5:T50d5``), ``T30d4``
 (those sizes at every ε), ``lr0.5``, ``lam5``, ``bins64``. ``NAME:perm`` permutes the
@@ -66,8 +66,8 @@ def _patches(name: str) -> list:
             patches.extend(_patches(part))
     elif name.startswith("hold"):
         patches.append(mock.patch.object(randomsplit, "HOLDOUT", float(name[4:])))
-    elif name.startswith("margin"):
-        patches.append(mock.patch.object(randomsplit, "CHECK_MARGIN", float(name[6:])))
+    elif name.startswith("z"):
+        patches.append(mock.patch.object(randomsplit, "CHECK_Z", float(name[1:])))
     elif name == "nocheck":  # the check always passes (the trees' weight 1)
         patches.append(mock.patch.object(randomsplit, "CHECK_WEIGHTS", (1.0, 1.0)))
     elif name.startswith("T"):

@@ -117,9 +117,10 @@ def test_a_fit_on_many_records_splits_at_random_and_its_ledger_totals_epsilon(fi
     assert "4 gradient sums, L1 sensitivity 2" in ledger.groups[-30][0].query
     assert f"ε = {eps_t * 30:g} in all" in ledger.groups[-30][1].query
     # the check passed on this signal, so the trees keep their weight
-    n_hat = float(np.clip(model.prior_counts_, 0, None).sum())
-    assert randomsplit.margin(model) == pytest.approx(0.25 * np.sqrt(0.1 * n_hat))
-    bar = np.log(1000) / (30 * eps_t) + randomsplit.margin(model)
+    wins, losses = model.check_wins_, model.check_losses_
+    assert model.check_gain_ == wins - losses
+    bar = np.log(1000) / (30 * eps_t) + np.sqrt(max(wins + losses, 0))
+    assert randomsplit.check_bar(model) == pytest.approx(bar)
     assert model.check_passed_ and model.check_gain_ > bar
     np.testing.assert_array_equal(model.tree_weight_, 1.0)
     assert model.leaf_scale(1) == pytest.approx(2 / eps_t)
@@ -179,12 +180,21 @@ def test_the_floor_keeps_the_prior_class_on_records_without_signal():
         assert len(set(model.predict(X))) == 1
         outcome = model.floor_outcome()
         assert outcome.trusted is False and "prior's class" in outcome.fallback
-        # the bar the fit compared against: ln(1000)/(T·ε_t) plus the margin
+        # the bar the fit compared against: ln(1000)/(T·ε_t) plus the sign test's spread
+        disagreements = max(model.check_wins_ + model.check_losses_, 0)
         bar = np.log(1000) / (model.n_estimators_ * model.tree_epsilon_)
-        bar += randomsplit.CHECK_MARGIN * np.sqrt(
-            randomsplit.HOLDOUT * np.clip(model.prior_counts_, 0, None).sum()
-        )
+        bar += randomsplit.CHECK_Z * np.sqrt(disagreements)
         assert outcome.bar == pytest.approx(bar) and outcome.statistic <= outcome.bar
+
+
+def test_the_check_counts_wins_and_losses_against_the_prior_class():
+    """Exact: the trees' class against the prior's on five held-out records."""
+    start = np.log([0.5, 0.3, 0.2])  # the prior's class is 0
+    scores = np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0, 1], [1, 0, 0]])
+    y = np.array([1, 0, 0, 2, 2])
+    # record 0: trees right, prior wrong (a win); 1: prior right, trees wrong (a loss);
+    # 2: both right; 3: a win; 4: both wrong
+    assert randomsplit.sign_counts(scores + start, start, y) == (2, 1)
 
 
 def test_the_leaves_carry_the_noise_the_ledger_claims(fitted):

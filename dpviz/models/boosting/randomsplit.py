@@ -25,19 +25,19 @@ by the public schema and settings. The splits are drawn first, before the record
 hold-out draws, so they do not depend on the number of records either.
 
 **Floor.** Each record is held out from every tree by its own draw (probability
-:data:`HOLDOUT`). After the trees, one count is released on the held-out records: how
-many more of them the trees (boosted from the prior) classify correctly than the
-prior's class, with exact discrete Laplace noise at T·ε_t (sensitivity 1; only the
-held-out records are read, and the released trees: post-processing). The trees are
-kept only when it exceeds ln(1000)/(T·ε_t) plus a margin of 0.25·√(h·n̂) records
-(:func:`margin`: public settings and the released total), else the model answers the
-prior's class.
+:data:`HOLDOUT`). After the trees, two counts are released on the held-out records: W,
+how many the trees (boosted from the prior) classify correctly where the prior's class
+is wrong, and L, the other way round, each with exact discrete Laplace noise at T·ε_t (a
+record adds to at most one of them: L1 sensitivity 1; only the held-out records are
+read, and the released trees: post-processing). The trees are kept only when W̃ − L̃
+exceeds ln(1000)/(T·ε_t) plus :data:`CHECK_Z`·√(W̃ + L̃), a sign test over the records
+where the two disagree, else the model answers the prior's class.
 Parallel composition: a record not held out meets the trees (T·ε_t in sequence), a
 held-out one the check (T·ε_t), so the whole costs T·ε_t = ε − ε_prior − ε_edges. The
 ledger books it as T groups, tree t in parallel with 1/T of the check's ε. Without the
 check label-permuted stand-ins (no signal) fell 1–3.5 points below the majority rate;
-without the margin abalone's and nursery's still fell 0.6 and 0.8 below in one cell
-each (a gain of a few records on a held-out tenth is within its sampling spread).
+with a bar that did not grow with the disagreements they still fell up to 1.0 below (a
+gain summed over hundreds of disagreeing held-out records spreads as their square root).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dpviz.models.boosting.check import CHECK_THRESHOLD, held_out_check
+from dpviz.models.boosting.check import CHECK_THRESHOLD
 from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.newton import gradients, start_scores
 from dpviz.models.boosting.presets import (
@@ -77,7 +77,7 @@ RANDOM_LAMBDA = 1.0
 # and the trees' weight when the check passes and when it fails (the prior's answer).
 HOLDOUT = 0.1
 CHECK_WEIGHTS = (1.0, 0.0)
-CHECK_MARGIN = 0.25
+CHECK_Z = 1.0
 # The mode's method choices: 32 noisy-quantile bins (the grown model's edges), softmax
 # scores (the log-loss), one tree per position shared by the k classes, no split budget.
 RANDOM_SPLITS = replace(
@@ -205,11 +205,22 @@ def boost_random(model, codes: np.ndarray, y: np.ndarray, edges, rng: Rng):
     for t, splits in enumerate(trees):
         leaf = route(splits, codes[rows])
         raw += eta * np.stack([models[j][t]["value"][leaf] for j in range(k)], axis=1)
-    model.check_gain_, passed = held_out_check(
-        raw, start, y[rows], CHECK_WEIGHTS, check_epsilon(model), rng, keep_prior=True
-    )
-    model.check_passed_ = passed and model.check_gain_ > check_bar(model)
+    wins, losses = sign_counts(start + raw, start, y[rows])
+    noise = rng.discrete_laplace(check_epsilon(model), 2)
+    model.check_wins_, model.check_losses_ = wins + int(noise[0]), losses + int(noise[1])
+    model.check_gain_ = model.check_wins_ - model.check_losses_
+    model.check_passed_ = bool(model.check_gain_ > check_bar(model))
     return models, [r for part in records for r in part]
+
+
+def sign_counts(scores: np.ndarray, start: np.ndarray, y: np.ndarray) -> tuple[int, int]:
+    """(W, L) on the held-out records: how many the trees' class (the argmax of
+    ``scores``) gets right where the prior's class (the argmax of ``start``) is wrong, and
+    the other way round. A record adds to at most one of them, so the pair has L1
+    sensitivity 1. TRUE counts: released only with noise."""
+    trees = np.argmax(scores, axis=1) == y
+    prior = int(np.argmax(start)) == y
+    return int(np.count_nonzero(trees & ~prior)), int(np.count_nonzero(prior & ~trees))
 
 
 def check_epsilon(model) -> float:
@@ -218,9 +229,11 @@ def check_epsilon(model) -> float:
 
 
 def check_bar(model) -> float:
-    """What the check's noisy gain must exceed: ln(1000)/ε_check plus :func:`margin`
-    (public settings and the released prior's total)."""
-    return CHECK_THRESHOLD / check_epsilon(model) + margin(model)
+    """What the check's noisy gain W̃ − L̃ must exceed: ln(1000)/ε_check plus
+    :data:`CHECK_Z`·√max(W̃ + L̃, 0), a sign test's spread over the released
+    disagreements (released values and public ε)."""
+    disagreements = max(model.check_wins_ + model.check_losses_, 0)
+    return CHECK_THRESHOLD / check_epsilon(model) + CHECK_Z * float(np.sqrt(disagreements))
 
 
 def check_outcome(model) -> FloorOutcome:
@@ -228,25 +241,17 @@ def check_outcome(model) -> FloorOutcome:
     return FloorOutcome(
         test="held-out check",
         reads=(
-            "a noisy count booked in the ledger: how many more of the held-out records "
-            f"(each record's own draw, {HOLDOUT:.0%}; no tree read them) the trees classify "
-            "correctly than the prior's answer does, against ln(1000)/ε plus a margin of "
-            f"{CHECK_MARGIN:g}·√(held-out records the released total expects)"
+            "two noisy counts booked in the ledger: of the held-out records (each record's "
+            f"own draw, {HOLDOUT:.0%}; no tree read them), how many the trees classify "
+            "correctly where the prior's class is wrong, and the other way round; their "
+            "difference against ln(1000)/ε plus "
+            f"{CHECK_Z:g}·√(their sum), a sign test over the records where the two disagree"
         ),
         statistic=float(model.check_gain_),
         bar=check_bar(model),
         trusted=bool(model.check_passed_),
         fallback="the released class prior's class for every record",
     )
-
-
-def margin(model) -> float:
-    """The check's margin over ln(1000)/ε_check: :data:`CHECK_MARGIN`·√(h·n̂), h·n̂ the
-    held-out records the released total expects (public settings and a release). On
-    records without signal the gain of trees that answer another class than the prior's
-    is a sum of ±1 over the held-out records that disagree: its spread grows as √n."""
-    n_hat = float(np.clip(model.prior_counts_, 0, None).sum())
-    return CHECK_MARGIN * float(np.sqrt(HOLDOUT * n_hat))
 
 
 def route(tree: dict, codes: np.ndarray) -> np.ndarray:
@@ -263,7 +268,7 @@ def route(tree: dict, codes: np.ndarray) -> np.ndarray:
 def book_trees(ledger: PrivacyLedger, model) -> None:
     """The mode's trees and check in ``ledger`` (public numbers only): per tree t one
     group, ε_t: the tree's leaf release on the records not held out, in parallel with
-    1/T of the check's ε (one noisy count at T·ε_t on the held-out records, which no
+    1/T of the check's ε (two noisy counts at T·ε_t on the held-out records, which no
     tree reads: a record there meets the check only, one elsewhere the trees only)."""
     k = len(model.schema_.classes)
     eps_tree, trees = model.tree_epsilon_, model.n_estimators_
@@ -276,9 +281,10 @@ def book_trees(ledger: PrivacyLedger, model) -> None:
             eps_tree,
         )
         check = LedgerEntry(
-            f"part {t + 1} of {trees} of the held-out check: one noisy count (discrete "
-            f"Laplace, ε = {eps_tree * trees:g} in all) of how many more held-out records "
-            "the trees classify correctly than the class prior",
+            f"part {t + 1} of {trees} of the held-out check: two noisy counts (discrete "
+            f"Laplace, ε = {eps_tree * trees:g} in all; a record adds to one of them) of the "
+            "held-out records the trees classify correctly and the class prior does not, "
+            "and the other way round",
             f"the held-out records ({HOLDOUT:.0%}, each by its own draw)",
             eps_tree,
         )
