@@ -4,9 +4,10 @@ Paired: each fold fits DPBoostClassifier (registry defaults, the dataset's schem
 replayable noise seed 1000·seed + fold twice or more, once as the branch fits it ("mode")
 and once with the mode switched off ("main": ``randomsplit.applies`` returns False, which
 is main's model bit for bit), plus any variants: ``hold0.2`` (that share held out for the
-check), ``z0.5`` (the check's sign-test z), ``nocheck`` (the check's outcome ignored),
+check), ``z0.5`` (the check's sign-test z at every ε), ``nocheck`` (the check's outcome ignored),
 ``force`` (the mode on whatever n̂; ``force:T10d3`` with a second variant), ``above5``
-(the mode from ε = 5 up too, in place of the grown model; ``above5:T50d5``), ``T30d4``
+(the mode from ε = 5 up on any n̂, in place of the grown model; ``above5:T50d5``),
+``below5`` (the mode below ε = 5 only, as before it ran on mid-sized data from 5 up), ``T30d4``
 (those sizes at every ε), ``lr0.5``, ``lam5``, ``bins64``. ``NAME:perm`` permutes the
 labels (seeded by the run seed): a no-signal stand-in. Replayable noise: NOT private, a
 benchmark only. Prints per dataset, ε and seed the 5-fold mean accuracy %, the training
@@ -59,15 +60,19 @@ def _patches(name: str) -> list:
         patches.append(mock.patch.object(randomsplit, "RANDOM_RATE", 0.0))
         for part in name.split(":")[1:]:
             patches.extend(_patches(part))
-    elif name.startswith("above5"):  # the mode from ε = 5 up too, instead of the grown model
-        patches.append(mock.patch.object(randomsplit, "CAPACITY_EPSILON", float("inf")))
+    elif name.startswith("above5"):  # the mode from ε = 5 up on any n̂: no grown model
         patches.append(mock.patch.object(estimator, "grows", lambda *a: False))
         for part in name.split(":")[1:]:
             patches.extend(_patches(part))
+    elif name == "below5":  # the mode below ε = 5 only (main before the sign test)
+        applies = randomsplit.applies
+        below = lambda model, *a: float(model.epsilon) < 5 and applies(model, *a)  # noqa: E731
+        patches.append(mock.patch.object(randomsplit, "applies", below))
     elif name.startswith("hold"):
         patches.append(mock.patch.object(randomsplit, "HOLDOUT", float(name[4:])))
     elif name.startswith("z"):
-        patches.append(mock.patch.object(randomsplit, "CHECK_Z", float(name[1:])))
+        z = float(name[1:])
+        patches.append(mock.patch.object(randomsplit, "check_z", lambda epsilon: z))
     elif name == "nocheck":  # the check always passes (the trees' weight 1)
         patches.append(mock.patch.object(randomsplit, "CHECK_WEIGHTS", (1.0, 1.0)))
     elif name.startswith("T"):

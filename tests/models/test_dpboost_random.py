@@ -1,5 +1,6 @@
-"""DPBoost's random-split mode (issue 28, ``random_``): k > 2 classes below ε = 5 on many
-records boost complete trees whose splits read no record, every tree on every record.
+"""DPBoost's random-split mode (issue 28, ``random_``): k > 2 classes on many records (from
+ε = 5 up, fewer than the grown model's 6,000) boost complete trees whose splits read no
+record, every tree on every record.
 
 The rule reads public values and the released prior's total only; the splits do not
 depend on the data; the ledger books the prior, the edges and one sequential entry per
@@ -75,8 +76,10 @@ def test_the_rule_reads_public_values_and_the_released_total():
     assert RANDOM_RECORDS == 2500 and RANDOM_RATE == 20.0
     assert applies(model, RANDOM_RECORDS, 3) and not applies(model, RANDOM_RECORDS - 1, 3)
     assert not applies(model, 1e6, 2)  # two classes: never
-    assert not applies(DPBoostClassifier(epsilon=5.0), 1e6, 3)  # the grown model's range
-    assert applies(DPBoostClassifier(epsilon=4.99), 1e6, 3)
+    # From ε = 5 up the estimator asks the grown model first (presets.grows): the mode
+    # runs there only on fewer than CAPACITY_RECORDS records (test below).
+    assert applies(DPBoostClassifier(epsilon=5.0), 1e6, 3)
+    assert randomsplit.check_z(4.99) == 0.5 and randomsplit.check_z(5.0) == 2.0
     # ε = 0.1: the prior's 0.095 and the edges' 0.005 leave the trees nothing.
     assert tree_budget(0.1) == 0.0 and not applies(DPBoostClassifier(epsilon=0.1), 1e9, 3)
     # ε = 0.3: 0.3 − 0.095 − 0.015 = 0.19, so 28 classes need n̂·0.19/28 ≥ 20.
@@ -119,13 +122,29 @@ def test_a_fit_on_many_records_splits_at_random_and_its_ledger_totals_epsilon(fi
     # the check passed on this signal, so the trees keep their weight
     wins, losses = model.check_wins_, model.check_losses_
     assert model.check_gain_ == wins - losses
-    bar = np.log(1000) / (30 * eps_t) + np.sqrt(max(wins + losses, 0))
+    bar = np.log(1000) / (30 * eps_t) + 0.5 * np.sqrt(max(wins + losses, 0))
     assert randomsplit.check_bar(model) == pytest.approx(bar)
     assert model.check_passed_ and model.check_gain_ > bar
     np.testing.assert_array_equal(model.tree_weight_, 1.0)
     assert model.leaf_scale(1) == pytest.approx(2 / eps_t)
     assert model.score(X, y) > 0.8  # the quadrants, learnt
     assert "Random splits" in random_note(model)
+
+
+def test_from_epsilon_5_the_mode_runs_where_the_grown_model_does_not():
+    """4,000 records at ε = 5: too few for the grown model (6,000), so the mode runs, with
+    T = 30 trees of depth 5 and the sign test's larger z; 8,000 grow the model instead."""
+    X, y = records(8000, 12)
+    mid = DPBoostClassifier(epsilon=5.0, schema=SCHEMA, noise_seed=3).fit(X[:4000], y[:4000])
+    assert mid.random_ and not mid.grown_
+    assert (mid.n_estimators_, mid.max_depth_) == (30, 5)
+    disagreements = max(mid.check_wins_ + mid.check_losses_, 0)
+    bar = np.log(1000) / (30 * mid.tree_epsilon_) + 2.0 * np.sqrt(disagreements)
+    assert randomsplit.check_bar(mid) == pytest.approx(bar)
+    assert mid.check_passed_ and mid.score(X[4000:], y[4000:]) > 0.9
+    assert "below 6,000 from ε = 5 up" in random_note(mid)
+    large = DPBoostClassifier(epsilon=5.0, schema=SCHEMA, noise_seed=3).fit(X, y)
+    assert large.grown_ and not large.random_
 
 
 def test_hand_set_sizes_two_classes_and_few_records_keep_the_model(fitted):
@@ -183,7 +202,7 @@ def test_the_floor_keeps_the_prior_class_on_records_without_signal():
         # the bar the fit compared against: ln(1000)/(T·ε_t) plus the sign test's spread
         disagreements = max(model.check_wins_ + model.check_losses_, 0)
         bar = np.log(1000) / (model.n_estimators_ * model.tree_epsilon_)
-        bar += randomsplit.CHECK_Z * np.sqrt(disagreements)
+        bar += randomsplit.check_z(1.0) * np.sqrt(disagreements)
         assert outcome.bar == pytest.approx(bar) and outcome.statistic <= outcome.bar
 
 
@@ -220,20 +239,19 @@ class _NoNoise:
         return np.zeros(size, dtype=np.int64)
 
 
-def _check_noise(monkeypatch, factor: float, fits: int = 60) -> np.ndarray:
-    """The held-out check's released gain less its true gain over ``fits`` fits at ε = 0.3
-    (replayable noise seeds 0, 1, …), the check's noise drawn at ``factor`` × its booked
-    T·ε_t (1: the real code; 4: the mutant)."""
-    real = randomsplit.held_out_check
+def _check_noise(monkeypatch, factor: float, fits: int = 30) -> np.ndarray:
+    """The held-out check's released counts (W̃, L̃) less their true values over ``fits``
+    fits at ε = 0.3 (replayable noise seeds 0, 1, …), the noise drawn at ``factor`` × its
+    booked T·ε_t (1: the real code; 4: the mutant)."""
+    real = randomsplit.release_check
     drawn = []
 
-    def recorded(raw, prior, y, weights, epsilon, rng, keep_prior=False):
-        true = real(raw, prior, y, weights, epsilon, _NoNoise(), keep_prior)[0]
-        out = real(raw, prior, y, weights, factor * epsilon, rng, keep_prior)
-        drawn.append(out[0] - true)
+    def recorded(counts, epsilon, rng):
+        out = real(counts, factor * epsilon, rng)
+        drawn.extend(np.subtract(out, counts))
         return out
 
-    monkeypatch.setattr(randomsplit, "held_out_check", recorded)
+    monkeypatch.setattr(randomsplit, "release_check", recorded)
     X, y = records(3000, 11)
     for seed in range(fits):
         model = DPBoostClassifier(epsilon=0.3, schema=SCHEMA, noise_seed=seed).fit(X, y)
@@ -248,10 +266,10 @@ def _nonzero_p(epsilon: float) -> float:
 
 
 def test_the_check_carries_the_noise_the_ledger_books_and_a_4x_mutant_is_refuted():
-    """The check's one count at T·ε_t = 0.19 (ε = 0.3: 0.3 − 0.095 − 0.015): over 60 fits
-    (fixed replayable seeds) the share of non-zero noise passes a two-sided binomial test at
-    10⁻³ against P(Z ≠ 0) = 0.905; the mutant drawing it at 4 × 0.19 (P(Z ≠ 0) = 0.638, about
-    7 standard deviations lower on 60 draws) fails it."""
+    """The check's two counts at T·ε_t = 0.19 each (ε = 0.3: 0.3 − 0.095 − 0.015): over 30
+    fits (fixed replayable seeds, 60 draws) the share of non-zero noise passes a two-sided
+    binomial test at 10⁻³ against P(Z ≠ 0) = 0.905; the mutant drawing them at 4 × 0.19
+    (P(Z ≠ 0) = 0.638, about 7 standard deviations lower on 60 draws) fails it."""
     eps_check = randomsplit.tree_budget(0.3)
     assert eps_check == pytest.approx(0.19)
     with pytest.MonkeyPatch.context() as mp:
@@ -283,6 +301,8 @@ def test_the_train_preview_says_when_the_trees_split_at_random():
 
     on = app_train.structure_preview(SCHEMA, 4000, "dpboost", {}, epsilon=1.0)
     assert on.depth == 4 and "30 trees of depth 4" in on.text and "Random splits" in on.text
-    for n, eps in ((1000, 1.0), (4000, 0.1), (4000, 10.0)):
+    mid = app_train.structure_preview(SCHEMA, 4000, "dpboost", {}, epsilon=10.0)
+    assert mid.depth == 5 and "30 trees of depth 5" in mid.text and "Random splits" in mid.text
+    for n, eps in ((1000, 1.0), (4000, 0.1), (8000, 10.0)):  # few, ε too small, grown
         off = app_train.structure_preview(SCHEMA, n, "dpboost", {}, epsilon=eps)
         assert "Random splits" not in off.text
