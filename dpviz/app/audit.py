@@ -21,7 +21,7 @@ from dpviz.app.support import PreparedData
 from dpviz.evaluation import defaults
 from dpviz.evaluation.attack import AttackResult, membership_attack
 from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
-from dpviz.evaluation.audit_variants import RANDOM_EPSILON, RANDOM_MIN_EPSILON, VARIANT_RUNS
+from dpviz.evaluation.audit_variants import RANDOM_MIN_EPSILON, VARIANT_RUNS
 from dpviz.evaluation.release_audit import ReleaseAuditResult, audit_release
 from dpviz.models.boosting.presets import CAPACITY_EPSILON
 from dpviz.models.registry import get_algorithm
@@ -130,7 +130,7 @@ VARIANT_SUBJECTS = {
     ),
     "random": (
         "DPBoost's random-split mode: a public pair of 3,000 records of three classes, "
-        "ε < 5, reads the prior, the bin edges' histogram and every tree's leaf sums"
+        "reads the prior, the bin edges' histogram and every tree's leaf sums"
     ),
 }
 SCHEMA_SUBJECT = "This configuration, on a pair built from your schema"
@@ -160,7 +160,7 @@ the claim.
 """,
     "random": """\
 **The whole-release audit of DPBoost's random-split mode** fits it hundreds of times, with
-the registry defaults at your ε kept between 0.3 and 4, on two neighbouring
+the registry defaults at your ε (at least 0.3), on two neighbouring
 datasets D and D′ = D ∪ {x} that are public and fixed (no record of yours, not your
 schema): 3,000 records of one of three classes spread over a size feature, and x of
 another class. The model then draws its trees' splits without reading the records and
@@ -197,12 +197,12 @@ def default_runs(config: AuditConfig, variant: str | None = None) -> int:
 def variant_epsilon(config: AuditConfig, variant: str) -> float:
     """The ε a variant is audited at: the configuration's, raised to the ε the grown model
     needs (:data:`~dpviz.models.boosting.presets.CAPACITY_EPSILON`) for ``"grown"``,
-    kept between :data:`~dpviz.evaluation.audit_variants.RANDOM_MIN_EPSILON` and
-    :data:`~dpviz.evaluation.audit_variants.RANDOM_EPSILON` for ``"random"``."""
+    at least :data:`~dpviz.evaluation.audit_variants.RANDOM_MIN_EPSILON` for ``"random"``
+    (its pair of 3,000 records is below the grown model's 6,000 at every ε)."""
     if variant == "grown":
         return max(float(config.epsilon), CAPACITY_EPSILON)
-    if variant == "random":  # the mode applies below CAPACITY_EPSILON, from 0.3 on the pair
-        return min(max(float(config.epsilon), RANDOM_MIN_EPSILON), RANDOM_EPSILON)
+    if variant == "random":  # from 0.3 the pair's trees get the mode's budget
+        return max(float(config.epsilon), RANDOM_MIN_EPSILON)
     return float(config.epsilon)
 
 

@@ -38,8 +38,8 @@ pairs where the newer releases are made and x can show in them:
   the ``grown`` variant with ``params={"objective": "macro_f1"}``.
 
 - ``"random"`` (:data:`RANDOM_BACKGROUND`): 3,000 red records of evenly spread sizes,
-  all of class ``a`` of three; x is a blue ``c`` of size 5. With k = 3 classes, ε < 5
-  and a released prior of at least 2,500 records the fit uses the random-split mode
+  all of class ``a`` of three; x is a blue ``c`` of size 5. With k = 3 classes and a
+  released prior of 2,500 to 6,000 records the fit uses the random-split mode
   (:mod:`~dpviz.models.boosting.randomsplit`): T trees whose splits read no record, on
   every record but a held-out tenth. Read: the prior's ``c`` count, the histogram count
   of x's cell of ``size`` (the bin edges) and, in every tree, the noisy gradient sums
@@ -160,8 +160,8 @@ VARIANTS: dict[str, dict] = {
 # The ε each variant is audited at unless told: the grown model needs ε ≥ 5; at 10 its
 # leaves and the histogram carry a loss a few hundred fits can see.
 VARIANT_EPSILON = 10.0
-# The random-split mode applies below ε = 5; at 4 (depth 5, 30 trees) each tree's leaves
-# carry the most ε the mode gives them.
+# The ε the random-split mode is audited at unless told: at 4 (depth 5, 30 trees) each
+# tree's leaves carry a loss a hundred fits can see, and the audit stays as fast as below.
 RANDOM_EPSILON = 4.0
 # The least ε the Audit page audits the mode at: below it the pair's trees get too little
 # ε for the mode (0.3 − 0.095 − 0.015 = 0.19 to share: n̂·0.19/3 ≥ 20 on 3,000 records).
