@@ -239,7 +239,10 @@ def _split_transforms(n_fits: int, mutant=None) -> np.ndarray:
 
 
 def test_the_floored_trees_leaf_counts_follow_the_booked_law():
-    assert _fit(*_frame(60, ("no", "yes"), 9), BINARY, "accuracy", LAW_EPS).depth_ == 0
+    # Replayable seed: with fresh noise the depth's noisy count gave depth 1 in 14 of 200
+    # fits (and failed CI once); accuracy has no forced level, macro_f1 does (below).
+    data = _frame(60, ("no", "yes"), 9)
+    assert _fit(*data, BINARY, "accuracy", LAW_EPS, seed=0).depth_ == 0
     assert law_holds(_leaf_transforms(40), 500)
 
 
