@@ -89,6 +89,16 @@ def orange_juice() -> pd.DataFrame:
     return _rdata("ISLR", "OJ").rename(columns={"Purchase": "label"})
 
 
+def wvs() -> pd.DataFrame:
+    return _rdata("carData", "WVS").rename(columns={"poverty": "label"})
+
+
+def ketchup() -> pd.DataFrame:
+    # ``hid`` (the household) and ``id`` (the purchase) are identifiers, not features.
+    frame = _rdata("Ecdat", "Ketchup").drop(columns=["Ketchup.hid", "Ketchup.id"])
+    return frame.rename(columns={"Ketchup.choice": "label"})
+
+
 BUILDERS: dict[str, Callable[[], pd.DataFrame]] = {
     "breast_cancer": breast_cancer,
     "digits": digits,
@@ -100,6 +110,8 @@ BUILDERS: dict[str, Callable[[], pd.DataFrame]] = {
     "smarket": smarket,
     "hmda": hmda,
     "orange_juice": orange_juice,
+    "wvs": wvs,
+    "ketchup": ketchup,
 }
 
 
