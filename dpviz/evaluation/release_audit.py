@@ -60,7 +60,7 @@ score by at most one record's share); DPBoost's leaves and held-out check (the d
 deal x to one of 10 trees or the held-out cell with a secret draw, so no single leaf's
 law is fixed — the sharpened variant reads the leaf with one tree, and the ``grown``
 variant below every tree's leaf x reaches, a mixture over x's secret tree); the forest's
-floor check from ε = 2 up (two noisy out-of-bag counts, read only through whether the forest
+floor check from ε = 1 up (two noisy out-of-bag counts, read only through whether the forest
 falls back on its prior). The audit reads the
 rest; ``claimed_pair_loss`` is the most its readings can show.
 

@@ -17,8 +17,8 @@ its docstring stating its privacy role:
 - :mod:`~dpviz.models.forest.records` — the values passed between the parts;
 - :mod:`~dpviz.models.forest.diagnostics` — leaf table and diagnostics (NOT private).
 
-The floor's out-of-bag check of the trees against the prior, from ε = 2 up, is
-:mod:`dpviz.models.forest.floor` (booked; its ε comes out of the leaves' share).
+The floor's out-of-bag check of the trees against the prior, from ε = 1 up, is
+:mod:`dpviz.models.forest.floor` (booked; its ε comes out of the prior's share).
 """
 
 from __future__ import annotations
@@ -494,9 +494,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     @property
     def check_epsilon_(self) -> float:
         """ε of the floor's out-of-bag check (:mod:`dpviz.models.forest.floor`): 5% of ε from
-        ε = 2 up when the fit kept the checked records' routing (a private mechanism,
-        disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
-        configuration."""
+        ε = 1 up when the fit kept the checked records' routing (a private mechanism,
+        disjoint trees, a prior; a plain fit, not a distributed one), else 0; taken from the
+        prior's share. Public: the configuration."""
         return release.check_epsilon_of(self)
 
     def floor_outcome(self):

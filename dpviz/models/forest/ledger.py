@@ -7,6 +7,8 @@ whole is ε-DP; it reads no data.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
@@ -36,7 +38,9 @@ def build_ledger(
     mech = get_mechanism(mechanism)
     ledger = PrivacyLedger()
     tau = n_estimators
-    leaf_epsilon = epsilon - depth_count_epsilon - split_epsilon - prior_epsilon - check_epsilon
+    leaf_epsilon = decimal_rest(
+        epsilon, depth_count_epsilon, split_epsilon, prior_epsilon, check_epsilon
+    )
     eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
@@ -193,3 +197,11 @@ def batch_note(epsilons: list) -> str:
         f"ε = {first + later:g} for batches 1 and 2"
         + (f", ε = {2 * later:g} for two updates." if n > 2 else ".")
     )
+
+
+def decimal_rest(epsilon: float, *spent: float) -> float:
+    """``epsilon`` less every ``spent`` share, in decimal arithmetic on their printed values:
+    the ledger then sums to the ε asked for (1 − 0.05 − 0.05 is 0.9, not
+    0.8999999999999999). Public numbers only."""
+    rest = Decimal(repr(float(epsilon))) - sum(Decimal(repr(float(s))) for s in spent)
+    return float(rest)

@@ -42,7 +42,7 @@ from dpviz.models.forest.floor import (
     check_epsilon,
     release_check,
 )
-from dpviz.models.forest.ledger import build_ledger
+from dpviz.models.forest.ledger import build_ledger, decimal_rest
 from dpviz.models.forest.records import LeafOutputs
 from dpviz.models.forest.scoring import count_prior, small_epsilon_prior_cap
 from dpviz.models.trees.full import leaf_space_keys
@@ -73,14 +73,20 @@ def prior_epsilon_of(model: BaseEstimator) -> float:
     # Below ε = 1 disjoint trees sized from the record count ("auto" trees, the records
     # depth rule) are sized for their signal: their leaves get the budget.
     sized = model.n_estimators == "auto" or model.depth == "records"
-    return small_epsilon_prior_cap(float(model.epsilon), eps) if disjoint and sized else eps
+    if disjoint and sized:
+        eps = small_epsilon_prior_cap(float(model.epsilon), eps)
+    # The floor's check is paid from the prior's share, up to half of it (the default's
+    # 10% of ε becomes 5%; floor.CHECK_SHARE): with a few thousand records the prior's
+    # class is as sure at 5% as at 10%, while the leaves keep their ε.
+    paid = min(check_epsilon_of(model), eps / 2)
+    return decimal_rest(eps, paid) if paid else eps
 
 
 def check_epsilon_of(model: BaseEstimator) -> float:
     """ε of the floor's out-of-bag check (:mod:`dpviz.models.forest.floor`): 5% of ε from
-    ε = 2 up when the fit kept the checked records' routing (a private mechanism,
-    disjoint trees, a prior; a plain fit, not a distributed one), else 0. Public: the
-    configuration."""
+    ε = 1 up when the fit kept the checked records' routing (a private mechanism,
+    disjoint trees, a prior; a plain fit, not a distributed one), else 0; taken from the
+    prior's share (:func:`prior_epsilon_of`). Public: the configuration."""
     if getattr(model, "_check_routes", None) is None or not check_applies(model):
         return 0.0
     return check_epsilon(float(model.epsilon))
@@ -89,13 +95,13 @@ def check_epsilon_of(model: BaseEstimator) -> float:
 def leaf_epsilon_of(model: BaseEstimator) -> float:
     """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
     noisy class prior and the floor's check."""
-    spent = (
-        getattr(model, "depth_count_epsilon_", 0.0)
-        + getattr(model, "split_epsilon_", 0.0)
-        + model.prior_epsilon_
-        + model.check_epsilon_
+    return decimal_rest(
+        float(model.epsilon),
+        getattr(model, "depth_count_epsilon_", 0.0),
+        getattr(model, "split_epsilon_", 0.0),
+        model.prior_epsilon_,
+        model.check_epsilon_,
     )
-    return float(model.epsilon) - spent
 
 
 def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: bool = True) -> None:
