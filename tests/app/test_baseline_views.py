@@ -147,7 +147,7 @@ def test_curves_table_and_warning_say_when_a_line_predicts_one_class(rare_sweep)
     row = table.iloc[0]
     assert row[MAJORITY_LABEL] == f"{baseline:.1f}%"
     assert row["vs majority"] == "+0.0 pts" and row["one class only"] == "every fold"
-    assert row["floor fell back"] == "—"  # the forest's check runs from ε = 2
+    assert row["floor fell back"] == "—"  # a label forest's check runs from ε = 2
     warning = rare_sweep.one_class_warning(1.0, FIXED)
     assert (
         # Replayed noise (noise_seed): the ledger gives no guarantee, and the label says so.

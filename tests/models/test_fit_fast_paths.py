@@ -28,18 +28,21 @@ def _data(n: int = 1_500, seed: int = 0):
     return X, y
 
 
-def _fit(epsilon: float) -> DPRandomForestClassifier:
+def _fit(epsilon: float, mechanism: str = "laplace_counts") -> DPRandomForestClassifier:
     X, y = _data()
     # A declared count: the structure is the same at every ε of the split rung (ε ≥ 1).
-    model = DPRandomForestClassifier(epsilon, random_state=1, noise_seed=2, declared_n=1_500)
+    model = DPRandomForestClassifier(
+        epsilon, random_state=1, noise_seed=2, declared_n=1_500, mechanism=mechanism
+    )
     return model.fit(X, y)
 
 
 def test_the_check_routes_its_records_when_a_release_first_runs_it():
-    below, at_three = _fit(1.0), _fit(3.0)
-    assert below._check_routes._routes is None  # ε = 1: no check, no routing
+    # The true majority (no privacy) runs no check: same trees, no routing yet.
+    below, at_three = _fit(1.0, "none"), _fit(3.0)
+    assert below._check_routes._routes is None
     assert at_three._check_routes._routes is not None and at_three.floor_check_ is not None
-    below.release_instead(3.0)
+    below.release_instead(3.0, "laplace_counts")
     assert below._check_routes._checked is None  # routed: the records are dropped
     assert below.floor_check_ == at_three.floor_check_
     assert below.floor_trusted_ == at_three.floor_trusted_

@@ -114,7 +114,7 @@ def test_trees_without_signal_on_a_thousand_records_fall_back_where_a_sign_check
     disagree with the prior on ~450 records, so their gain's sampling spread (~21) dwarfs
     the check's noise (sd ~3) and the expected deficit (~4% of the disagreements). Fixed
     public and noise seeds 0–19 (replayable): no fit trusts its trees, while the released
-    gain is ≥ 0 (the old rule's test) in two of them (seeds 9 and 11)."""
+    gain is ≥ 0 (the old rule's test) in three of them (seeds 9, 11 and 14)."""
     schema = Schema(
         "label",
         ("no", "yes"),
@@ -132,7 +132,7 @@ def test_trees_without_signal_on_a_thousand_records_fall_back_where_a_sign_check
         assert model.floor_disagreements_ > 250  # the trees do leave the prior's class
         trusted += model.floor_trusted_
         nonnegative += model.floor_check_ >= 0
-    assert trusted == 0 and nonnegative == 2
+    assert trusted == 0 and nonnegative == 3
 
 
 def test_the_checked_records_follow_public_counts_only():
@@ -200,16 +200,37 @@ def test_with_signal_the_trees_are_trusted_and_beat_the_majority():
     assert roc_auc_score(y == "yes", model.predict_proba(X)[:, 1]) > 0.8
 
 
-def test_below_epsilon_two_nothing_is_checked_or_booked():
-    model = _fit(1.0, 0.0)
+def test_below_epsilon_one_nothing_is_checked_or_booked():
+    model = _fit(0.5, 0.0)
     assert model.check_epsilon_ == 0.0 and model.floor_check_ is None
     assert not any("out-of-bag" in e.query for e in model.ledger_.entries)
     # A relabel to ε = 10 runs the check of that release, and books it.
     model.release_instead(10.0)
     assert model.check_epsilon_ == 0.5 and model.floor_check_ is not None
     assert any("out-of-bag" in e.query for e in model.ledger_.entries)
-    spent = model.depth_count_epsilon_ + model.split_epsilon_ + model.prior_epsilon_ + 0.5
-    assert model.leaf_epsilon_ == pytest.approx(10.0 - spent)  # taken from the leaves
+    # Taken from the prior's 10% (1.0), which keeps what ~1,500 records ask of a prior
+    # (2⁻³ = 0.125) and so pays all of it; the leaves keep theirs.
+    assert model.prior_epsilon_ == 0.5
+    spent = model.depth_count_epsilon_ + model.split_epsilon_ + 1.0
+    assert model.leaf_epsilon_ == pytest.approx(10.0 - spent)
+
+
+def test_the_check_is_paid_by_the_prior_down_to_what_the_record_count_asks():
+    """ε = 1 on ~1,500 records: the prior's 0.1 less the check's 0.05 would leave 0.05,
+    below the 2⁻³ = 0.125 that ~1,500 records ask of a prior (PRIOR_RECORDS/n̂), so the
+    prior pays nothing and the leaves pay the check; the ledger still books ε in all.
+    Declared 20,000 records ask 2⁻⁷ of a prior: there the prior pays the whole check."""
+    model = _fit(1.0, 0.0)
+    assert model.check_epsilon_ == 0.05 and model.prior_epsilon_ == 0.1
+    assert model.leaf_epsilon_ == pytest.approx(
+        1.0 - model.depth_count_epsilon_ - model.split_epsilon_ - 0.15
+    )
+    # Replayable noise books an entry without a proof (ε = ∞); the others total ε.
+    booked = [max(e.epsilon for e in group) for group in model.ledger_.groups]
+    assert math.fsum(b for b in booked if math.isfinite(b)) == pytest.approx(1.0)
+    big = DPRandomForestClassifier(1.0, schema=SCHEMA, random_state=0, declared_n=20_000)
+    big.fit(*_records(1_500, 0.0, 0))
+    assert big.check_epsilon_ == 0.05 and big.prior_epsilon_ == 0.05
 
 
 def test_a_fallen_back_file_answers_as_the_model_and_states_its_check():

@@ -110,7 +110,7 @@ def test_the_numbers_are_the_ones_each_test_compared():
 @pytest.mark.parametrize(
     "algorithm,epsilon,params",
     [
-        ("fletcher_islam", 1.0, {}),  # the out-of-bag check runs from ε = 2
+        ("fletcher_islam", 0.5, {}),  # the out-of-bag check runs from ε = 1
         ("jpw", 1.0, {}),  # the leaf test from a leaf ε of 0.4 (ε ≈ 5 with 10 trees)
         ("jpw", 10.0, {"objective": "macro_f1"}),  # accuracy only
         ("dpboost", 1.0, {"preset": "paper"}),  # no prior, no check

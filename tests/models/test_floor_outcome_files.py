@@ -42,8 +42,8 @@ def test_a_file_read_back_gives_the_fitted_forests_outcome(algorithm, signal):
 
 @pytest.mark.parametrize("algorithm", ["fletcher_islam", "jpw"])
 def test_no_outcome_where_the_forest_ran_no_floor_test(algorithm):
-    # ε = 1: the check runs from ε = 2, the leaf test from a leaf ε of 0.4.
-    model, _ = fit(algorithm, 1.0, signal=False)
+    # ε = 0.5: the check runs from ε = 1, the leaf test from a leaf ε of 0.4.
+    model, _ = fit(algorithm, 0.5, signal=False)
     assert model.floor_outcome() is None
     assert read_back(model).floor_outcome() is None
 

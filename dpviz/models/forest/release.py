@@ -46,7 +46,7 @@ from dpviz.models.forest.ledger import build_ledger, decimal_rest
 from dpviz.models.forest.records import LeafOutputs
 from dpviz.models.forest.scoring import count_prior, small_epsilon_prior_cap
 from dpviz.models.trees.full import leaf_space_keys
-from dpviz.models.trees.prior import prior_epsilon
+from dpviz.models.trees.prior import prior_epsilon, prior_floor
 from dpviz.models.trees.space import export_node_limit
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism, largest_count
@@ -75,10 +75,11 @@ def prior_epsilon_of(model: BaseEstimator) -> float:
     sized = model.n_estimators == "auto" or model.depth == "records"
     if disjoint and sized:
         eps = small_epsilon_prior_cap(float(model.epsilon), eps)
-    # The floor's check is paid from the prior's share, up to half of it (the default's
-    # 10% of ε becomes 5%; floor.CHECK_SHARE): with a few thousand records the prior's
-    # class is as sure at 5% as at 10%, while the leaves keep their ε.
-    paid = min(check_epsilon_of(model), eps / 2)
+    # The floor's check (floor.CHECK_SHARE) is paid from the prior's ε down to what the
+    # record count asks of a prior (prior_floor: about 150/n̂), the leaves pay the rest:
+    # with thousands of records the prior's class is as sure at 5% of ε as at 10%, on a
+    # thousand it is not, and a check that falls back on a wrong class floors nothing.
+    paid = min(check_epsilon_of(model), max(decimal_rest(eps, prior_floor(counted)), 0.0))
     return decimal_rest(eps, paid) if paid else eps
 
 

@@ -60,3 +60,13 @@ def decimal_times(a: float, b: float) -> float:
 def _decimal_product(a: float, b: float) -> float:
     # Kept per (a, b): a sweep asks for the same few budget shares at every point.
     return float(Fraction(repr(a)) * Fraction(repr(b)))
+
+
+def prior_floor(n_records: float | None) -> float:
+    """The ε a prior needs for the record count ``n_records``: the power of two nearest
+    :data:`PRIOR_RECORDS`/n̂ on a log scale (as :func:`prior_epsilon` floors it), or ∞
+    without a count (nothing known, nothing to spare). Public: a count that is public or
+    already released."""
+    if not n_records:
+        return math.inf
+    return 2.0 ** round(math.log2(PRIOR_RECORDS / float(n_records)))
