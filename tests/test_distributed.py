@@ -39,8 +39,9 @@ def cluster():
 @pytest.mark.parametrize(
     "make",
     [
+        # ε = 0.5: below the floor's check (from ε = 1), which a distributed fit never runs.
         lambda s: DPRandomForestClassifier(
-            n_estimators=30, schema=s, random_state=2, noise_seed=5
+            0.5, n_estimators=30, schema=s, random_state=2, noise_seed=5
         ),
         lambda s: PrivateRDTClassifier(schema=s, random_state=2, noise_seed=5),
     ],
@@ -155,7 +156,7 @@ def test_cli_train_on_local_cluster(tmp_path, capsys, text_frame):
         "--schema",
         str(tmp_path / "s.json"),
         "--epsilon",
-        "1",
+        "0.5",  # below the floor's check, which a distributed fit never runs
         "--trees",
         "10",
         "--noise-seed",
@@ -165,7 +166,7 @@ def test_cli_train_on_local_cluster(tmp_path, capsys, text_frame):
     # A --schema file is declared public in the CLI's fixed words, on either path.
     declared = dataclasses.replace(schema, declaration=DECLARED_BY_SCHEMA_OPTION)
     memory = DPRandomForestClassifier(
-        n_estimators=10, schema=declared, random_state=0, noise_seed=3
+        0.5, n_estimators=10, schema=declared, random_state=0, noise_seed=3
     )
     memory.fit(pd.read_csv(tmp_path / "d.csv", dtype=str).drop(columns="label"), frame["label"])
     assert (tmp_path / "a.json").read_text() == ReleasedForest.from_estimator(memory).to_json()
