@@ -118,11 +118,17 @@ def _prior_share(what: str, *, counted: bool) -> Parameter:
         if counted
         else "at least 0.08"
     )
+    # The disjoint forest's floor check is paid from the prior (forest.release).
+    check = (
+        "; from ε = 1 the floor's out-of-bag check (5% of ε) is paid from it, down to about 150/n"
+        if counted
+        else ""
+    )
     return Parameter(
         "prior_share",
         0.1,
         f"share of ε (at most 0.8·ε; {floor}) for a noisy class prior that noise-only "
-        f"votes fall back on; 0 = the paper's {what}",
+        f"votes fall back on{check}; 0 = the paper's {what}",
         low=0.0,
         high=0.9,
     )
