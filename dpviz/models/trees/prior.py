@@ -45,8 +45,7 @@ def prior_epsilon(
         return 0.0
     floor = decimal_times(share, max(epsilon, max_share))
     if n_records:
-        wanted = 2.0 ** round(math.log2(PRIOR_RECORDS / float(n_records)))
-        floor = min(floor, max(decimal_times(share, epsilon), wanted))
+        floor = min(floor, max(decimal_times(share, epsilon), prior_floor(n_records)))
     return min(decimal_times(max_share, epsilon), floor)
 
 
