@@ -10,7 +10,10 @@ changed by a chain of ``:``-separated steps, applied in order:
 - ``pos=0.06``: a two-class set diluted to that share of its smaller class (records of
   it dropped at random);
 - ``350``: a stratified random subset of that many rows;
-- ``perm``: the labels permuted at random (no signal left).
+- ``perm``: the labels permuted at random (no signal left);
+- ``perm=0.9``: the labels of a random 90% of the records permuted among them (the class
+  shares kept, a tenth of the signal left: detectable in a leaf's counts, often too weak
+  to move its majority).
 
 ``wall_robot:cls=152/124/68`` is penguins' shape with wall_robot's signal,
 ``magic_gamma:cls=650/600:perm`` smarket's. Each run draws its stand-in (seed = run) and
@@ -62,6 +65,13 @@ def standin(spec: str, seed: int, datasets_dir: Path = DATASETS_DIR) -> tuple[st
         order = frame["label"].value_counts().index
         if step == "perm":
             frame = frame.assign(label=rng.permutation(labels))
+        elif step.startswith("perm="):
+            chosen = rng.choice(
+                len(labels), int(round(float(step[5:]) * len(labels))), replace=False
+            )
+            mixed = labels.copy()
+            mixed[chosen] = rng.permutation(labels[chosen])
+            frame = frame.assign(label=mixed)
         elif step.startswith("cls="):
             wanted = [int(v) for v in step[4:].split("/")]
             if len(wanted) > len(order):

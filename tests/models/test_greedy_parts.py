@@ -139,12 +139,28 @@ def test_own_shares_clip_and_normalise():
 def test_smooth_shares_keep_a_clear_signal_and_drop_pure_noise():
     counts = np.array([[900, 100], [100, 900]])
     clear = smooth_shares(small_tree(counts, [50.0, 50.0]), counts, 2)
-    np.testing.assert_allclose(clear, [[0.9, 0.1], [0.1, 0.9]], atol=1e-9)
+    # At ε = 50 (no noise) each leaf keeps its deviation from the root's 0.5 / 0.5 but
+    # for sampling's share: δ² = (320,000 − 500 − 500)/1000² by either moment estimate
+    # (500 = n̂·(1 − Σp²), and its spread without signal √(2·500²)), so a leaf keeps
+    # 319,000/(319,000 + 500) of its deviation of 0.4.
+    kept = 0.5 + 0.4 * 319_000 / 319_500
+    np.testing.assert_allclose(clear, [[kept, 1 - kept], [1 - kept, kept]], rtol=1e-12)
     # At ε = 1e-3 (noise sd ≈ 1400 per count) the leaves' gap does not stand out of the
     # noise: both predict the root's shares, the normalised sum of their counts.
     noisy = np.array([[900, 100], [300, 700]])
     drowned = smooth_shares(small_tree(noisy, [1e-3, 1e-3]), noisy, 2)
     np.testing.assert_allclose(drowned, [[0.6, 0.4], [0.6, 0.4]])
+
+
+def test_smooth_shares_drop_a_gap_that_sampling_alone_gives():
+    """Without noise (ε = 50) two leaves of 50 records at 27 / 23 and 23 / 27 deviate
+    from their parent's 0.5 / 0.5 by less than records drawn at the parent's shares do
+    (‖r‖² = 8 against n̂·(1 − Σp²) = 25): both answer the parent's shares, as a signal
+    test would; before sampling counted, the leaves kept 0.54 / 0.46 and labelled their
+    own majorities, which on data without signal is right less often than the root's."""
+    counts = np.array([[27, 23], [23, 27]])
+    shares = smooth_shares(small_tree(counts, [50.0, 50.0]), counts, 2)
+    np.testing.assert_array_equal(shares, [[0.5, 0.5], [0.5, 0.5]])
 
 
 @pytest.mark.parametrize("hierarchical", [True, False])

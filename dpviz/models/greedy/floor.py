@@ -6,8 +6,10 @@ its own majority, which on new records is right less often than the majority cla
 1,250 records at 52 / 48% without signal (a label-permuted magic_gamma, smarket's shape)
 put Friedman–Schuster 1.6 points and DPEA 2.2 points below the majority at ε = 10
 (bench/README, "Issue 28: the greedy trees' floor"). The hierarchical fallback
-(:func:`~dpviz.models.greedy.leaves.smooth_shares`) shrinks leaves against their counts'
-*noise* only; at large ε that noise is tiny and every chance difference is kept.
+(:func:`~dpviz.models.greedy.leaves.smooth_shares`) shrinks each depth's nodes against
+their noise and sampling, but its heterogeneity estimate per depth keeps the chance
+differences of a depth whose nodes stand out by chance; this test asks of the whole tree
+whether any depth stands out beyond what the splits' selection gives.
 
 **The test.** Take a partition of the records into groups of released noisy counts c̃_g
 (k classes, n̂_g = Σ c̃_g, not clipped), X the groups' spread around their pooled shares

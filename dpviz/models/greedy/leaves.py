@@ -11,10 +11,11 @@ composition). Everything after it is post-processing of released values and cost
   sum of its children's estimates, and a node with its own noisy histogram (root,
   stopping rule) the inverse-variance mean of that and the rest. From the root down, a
   node keeps the part of its deviation from its parent's shares that stands out of its
-  noise (empirical Bayes shrinkage, one heterogeneity estimate per depth): a leaf with a
-  clear signal keeps its own shares, a noise-dominated leaf (empty, or small against
-  its noise) falls back to its parent's and ultimately to the root's noisy class prior,
-  so when noise dominates the model predicts the majority class rather than noise.
+  noise and its records' sampling (empirical Bayes shrinkage, one heterogeneity estimate
+  per depth): a leaf with a clear signal keeps its own shares, a noise-dominated leaf
+  (empty, or small against its noise) or a chance imbalance falls back to its parent's
+  and ultimately to the root's noisy class prior, so when noise or chance dominates the
+  model predicts the majority class rather than them.
 - ``fallback="none"`` (:func:`own_shares`): a leaf predicts from its own clipped noisy
   counts (the papers' rule).
 - The released label of a leaf is a class of largest predicted share, ties broken
@@ -31,7 +32,7 @@ from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.trees.draws import Rng
 
 # The fallback keeps a depth's deviations from the parents only beyond this many standard
-# deviations of the noise in their moment estimate (see smooth_shares).
+# deviations that noise and sampling give their moment estimate (see node_shares).
 SHRINK_MARGIN = 1.0
 
 
@@ -73,6 +74,35 @@ def release_leaves(
     return noisy, proba, labels
 
 
+def depth_heterogeneity(
+    squared: np.ndarray, noise: np.ndarray, sampling: np.ndarray, n_hat: np.ndarray, k: int
+) -> float:
+    """δ²: how far the true class shares of one depth's nodes stand from their parents'
+    (E‖d‖²), from their squared deviations ``squared`` = ‖r‖², whose noise adds
+    ``noise`` and sampling ``sampling`` (n̂·(1 − Σp_P²): records drawn at the parent's
+    shares) on average, ``n_hat`` the nodes' sizes. The larger of two moment estimates,
+    each less :data:`SHRINK_MARGIN` of its spread without a true deviation:
+
+    - pooled, Σ(‖r‖² − noise − sampling)/Σn̂²: ruled by the large nodes;
+    - per node, the mean of (‖r‖² − noise − sampling)/n̂² over the nodes of n̂ ≥ 1:
+      every node counts alike, so small pure leaves under large mixed nodes are not
+      shrunk by the large nodes' small deviations.
+
+    Without a true deviation both are about 0 and the depth keeps its parents' shares.
+    Post-processing of released counts and public ε."""
+    spread_sq = 5.0 * noise**2 + 2.0 * sampling**2 / max(k - 1, 1)
+    excess = squared - noise - sampling
+    size = float(np.sum(n_hat**2))
+    pooled = float(np.sum(excess)) - SHRINK_MARGIN * math.sqrt(float(np.sum(spread_sq)))
+    best = max(0.0, pooled) / size if size > 0 else 0.0
+    big = n_hat >= 1.0
+    if big.any():
+        each = excess[big] / n_hat[big] ** 2
+        spread = math.sqrt(float(np.sum(spread_sq[big] / n_hat[big] ** 4))) / len(each)
+        best = max(best, float(np.mean(each)) - SHRINK_MARGIN * spread)
+    return best
+
+
 def own_shares(noisy: np.ndarray) -> np.ndarray:
     """Each leaf's class shares from its own noisy counts clipped at 0 (uniform when
     none is positive): the papers' rule, ``fallback="none"``."""
@@ -108,17 +138,21 @@ def node_shares(
     swapped with the largest, so the fallback's majority is that class. At each depth, a node
     of estimated size n̂ = max(Σ ĉ, 0) and parent shares p_P has deviation r = ĉ −
     n̂·p_P, whose noise contributes v·(k − 2 + k·Σp_P²) to ‖r‖² (the noise of ĉ
-    projected off n̂). The true deviation is modelled as n̂·d with E‖d‖² = δ², one
-    δ² per depth estimated by moments over its nodes, conservatively: δ² =
-    max(0, Σ(‖r‖² − noise) − z·√(5·Σ noise²)) / Σn̂², z = ``SHRINK_MARGIN`` = 1, where
-    √(5·Σ noise²) bounds the standard deviation of that sum when there is no true
-    deviation (Laplace noise has kurtosis 6, so Var(e²) = 5·Var(e)²); pure noise thus
-    rarely passes for a signal. The node keeps the share w = n̂²δ² / (n̂²δ² + noise)
-    of its deviation: p =
-    normalise(max(n̂·p_P + w·r, 0)). With little noise w → 1 (its own counts); a
-    node whose counts are noise-dominated (empty, or small against √v), or a depth
-    whose deviations do not stand out of the noise, gets w → 0 and predicts its
-    parent's shares — ultimately the root's noisy class prior, the majority class.
+    projected off n̂), and sampling s = n̂·(1 − Σp_P²) (its records drawn at the
+    parent's shares). The true deviation is modelled as n̂·d with E‖d‖² = δ², one δ² per
+    depth estimated by moments over its nodes, conservatively
+    (:func:`depth_heterogeneity`: less z = ``SHRINK_MARGIN`` = 1 spread of the estimate
+    without a true deviation, Laplace noise having kurtosis 6, so Var(e²) = 5·Var(e)²);
+    pure noise and chance imbalances thus rarely pass for a signal. The node keeps the
+    share w = n̂²δ² / (n̂²δ² + noise + s) of its deviation: p = normalise(max(n̂·p_P +
+    w·r, 0)). A large node with a clear deviation keeps nearly all of it; a node whose
+    counts are noise-dominated (empty, or small against √v), or a depth whose deviations
+    do not stand out of noise and sampling, gets w → 0 and predicts its parent's shares —
+    ultimately the root's noisy class prior, the majority class. Counting sampling
+    matters at large ε, where the noise is small: without it weak-signal data put the
+    greedy trees 2–3 points below the majority at ε = 10 (a leaf's chance lead decided
+    its label), and the floor's whole-tree test let them through because a signal was
+    there (bench/README, "the greedy fallback counts sampling").
 
     **Privacy.** Every input is released already (the noisy leaf and node counts,
     the tree) or public (the ε of each count), so this is post-processing: it costs
@@ -157,11 +191,11 @@ def node_shares(
         prior = proba[tree.parent[nodes]]
         n_hat = np.maximum(est[nodes].sum(axis=1), 0.0)
         dev = est[nodes] - n_hat[:, None] * prior
-        noise = var[nodes] * (k - 2 + k * (prior**2).sum(axis=1))
-        spread = float(np.sum(n_hat**2))
-        excess = float(np.sum((dev**2).sum(axis=1) - noise))
-        excess -= SHRINK_MARGIN * math.sqrt(5.0 * float(np.sum(noise**2)))
-        delta2 = max(0.0, excess) / spread if spread > 0 else 0.0
+        purity = (prior**2).sum(axis=1)
+        noise = var[nodes] * (k - 2 + k * purity)
+        sampling = n_hat * (1.0 - purity)
+        delta2 = depth_heterogeneity((dev**2).sum(axis=1), noise, sampling, n_hat, k)
+        noise = noise + sampling
         signal = n_hat**2 * delta2
         keep = np.divide(signal, signal + noise, out=np.zeros_like(signal), where=signal > 0)
         fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
