@@ -101,10 +101,14 @@ RANDOM_LEAVES = "leaves (x's leaf's noisy gradient sums, every tree)"
 def test_the_random_pair_makes_the_release_it_audits():
     """At ε = 1 and 4 the random pair's fit (3,000 records of class a, x of class c)
     splits at random; the leaves part reads every tree's k sums of x's leaf, x's shift
-    ‖g‖₁ ≈ 2 per tree within the booked sensitivity 2, the scale the ledger's."""
+    ‖g‖₁ ≈ 2 per tree within the booked sensitivity 2, the scale the ledger's.
+
+    ‖g‖₁ = 2·(1 − p_c(x)) falls as the trees learn x's class, by how much depends on the
+    noise (fresh noise put one tree at 1.88 once, replayable seed 2 at 1.72): the noise
+    is replayed from seed 0 (NOT private, a test) so that "≈ 2" is one fixed release."""
     schema, d, d_prime, x = variant_pair("random")
     for eps in (1.0, 4.0):
-        model = get_algorithm("dpboost").make(eps, schema=schema)
+        model = get_algorithm("dpboost").make(eps, schema=schema, noise_seed=0)
         model = model.fit_encoded(encode(d_prime, schema), schema)
         assert model.random_ and model.n_estimators_ == 30
         parts = variant_parts("random", model, encode(d, schema), encode(x, schema))
