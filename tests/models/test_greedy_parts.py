@@ -161,6 +161,9 @@ def test_smooth_shares_drop_a_gap_that_sampling_alone_gives():
     counts = np.array([[27, 23], [23, 27]])
     shares = smooth_shares(small_tree(counts, [50.0, 50.0]), counts, 2)
     np.testing.assert_array_equal(shares, [[0.5, 0.5], [0.5, 0.5]])
+    # Without sampling (the objectives other than accuracy) the noise alone is weighed.
+    own = smooth_shares(small_tree(counts, [50.0, 50.0]), counts, 2, sampling=False)
+    np.testing.assert_allclose(own, [[0.54, 0.46], [0.46, 0.54]], atol=1e-12)
 
 
 @pytest.mark.parametrize("hierarchical", [True, False])

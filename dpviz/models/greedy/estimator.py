@@ -47,9 +47,10 @@ signal (issue 28):
 - **Graceful degradation**: every released noisy count (leaves, node histograms) is
   combined into a per-node estimate, and each node's class shares are shrunk towards
   its parent's by empirical Bayes, as far as its deviation does not stand out of its
-  noise (see :func:`~dpviz.models.greedy.leaves.smooth_shares`): a noise-dominated leaf
-  predicts what its parent (ultimately the root: the class prior) predicts. Pure
-  post-processing of released values: no ε.
+  noise and, under ``objective="accuracy"``, of its records' sampling (see
+  :func:`~dpviz.models.greedy.leaves.node_shares`): a noise-dominated leaf, or a chance
+  imbalance, predicts what its parent (ultimately the root: the class prior) predicts.
+  Pure post-processing of released values: no ε.
 - **A floor on data without signal** (:mod:`~dpviz.models.greedy.floor`,
   ``objective="accuracy"`` with the hierarchical fallback): where the leaves' released
   counts, or the groups of any shallower depth, spread no more around their pooled
@@ -429,7 +430,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             self.leaf_epsilon_ = np.array([self.budget_.pick])
         else:
             first = self.root_class_ if self.budget_.pick else None
-            released = release_leaves(grown, self.fallback == "hierarchical", rng, first)
+            # Sampling counts in the fallback's shrinkage under accuracy alone (node_shares).
+            hierarchical = self.fallback == "hierarchical"
+            sampling = self.objective == ACCURACY
+            released = release_leaves(grown, hierarchical, rng, first, sampling)
         self.leaf_noisy_counts_, self.leaf_proba_, self.leaf_labels_ = released
         self.floor_signal_ = self.floor_bar_ = None
         if depth > 0 and floor_applies(self.objective, self.fallback, len(self.leaf_nodes_)):

@@ -56,17 +56,25 @@ def noisy_leaf_counts(counts: np.ndarray, epsilon: np.ndarray, rng: Rng) -> np.n
 
 
 def release_leaves(
-    tree: GrownTree, hierarchical: bool, rng: Rng, root_class: int | None = None
+    tree: GrownTree,
+    hierarchical: bool,
+    rng: Rng,
+    root_class: int | None = None,
+    sampling: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leaves' noisy counts, predicted class shares and released labels.
 
-    ``hierarchical``: shares by :func:`smooth_shares`, else :func:`own_shares`. The
+    ``hierarchical``: shares by :func:`smooth_shares` (``sampling``: counting it,
+    :func:`node_shares`), else :func:`own_shares`. The
     label is a class of largest predicted share (of the noisy counts themselves without
     the fallback); ties (frequent with integer counts) are broken uniformly at random
     (post-processing)."""
     k = tree.leaf_counts.shape[1]
     noisy = noisy_leaf_counts(tree.leaf_counts, tree.leaf_epsilon, rng)
-    proba = smooth_shares(tree, noisy, k, root_class) if hierarchical else own_shares(noisy)
+    if hierarchical:
+        proba = smooth_shares(tree, noisy, k, root_class, sampling)
+    else:
+        proba = own_shares(noisy)
     released = proba if hierarchical else noisy
     top = released.max(axis=1, keepdims=True)
     jitter = rng.random(released.shape)
@@ -75,7 +83,12 @@ def release_leaves(
 
 
 def depth_heterogeneity(
-    squared: np.ndarray, noise: np.ndarray, sampling: np.ndarray, n_hat: np.ndarray, k: int
+    squared: np.ndarray,
+    noise: np.ndarray,
+    sampling: np.ndarray,
+    n_hat: np.ndarray,
+    k: int,
+    per_node: bool = True,
 ) -> float:
     """δ²: how far the true class shares of one depth's nodes stand from their parents'
     (E‖d‖²), from their squared deviations ``squared`` = ‖r‖², whose noise adds
@@ -89,17 +102,22 @@ def depth_heterogeneity(
       shrunk by the large nodes' small deviations.
 
     Without a true deviation both are about 0 and the depth keeps its parents' shares.
-    Post-processing of released counts and public ε."""
-    spread_sq = 5.0 * noise**2 + 2.0 * sampling**2 / max(k - 1, 1)
+    ``per_node=False``: the pooled estimate alone. Post-processing of released counts and
+    public ε."""
+    # Var of a node's ‖r‖² without a true deviation: Laplace noise 5·noise², multinomial
+    # sampling 2·s²/(k − 1).
+    noise_sq, sampling_sq = 5.0 * noise**2, 2.0 * sampling**2 / max(k - 1, 1)
     excess = squared - noise - sampling
     size = float(np.sum(n_hat**2))
-    pooled = float(np.sum(excess)) - SHRINK_MARGIN * math.sqrt(float(np.sum(spread_sq)))
+    margin = math.sqrt(float(np.sum(noise_sq)) + float(np.sum(sampling_sq)))
+    pooled = float(np.sum(excess)) - SHRINK_MARGIN * margin
     best = max(0.0, pooled) / size if size > 0 else 0.0
     big = n_hat >= 1.0
-    if big.any():
+    if per_node and big.any():
         each = excess[big] / n_hat[big] ** 2
-        spread = math.sqrt(float(np.sum(spread_sq[big] / n_hat[big] ** 4))) / len(each)
-        best = max(best, float(np.mean(each)) - SHRINK_MARGIN * spread)
+        fourth = n_hat[big] ** 4
+        spread = math.sqrt(float(np.sum((noise_sq[big] + sampling_sq[big]) / fourth)))
+        best = max(best, float(np.mean(each)) - SHRINK_MARGIN * spread / len(each))
     return best
 
 
@@ -113,15 +131,23 @@ def own_shares(noisy: np.ndarray) -> np.ndarray:
 
 
 def smooth_shares(
-    tree: GrownTree, noisy: np.ndarray, k: int, root_class: int | None = None
+    tree: GrownTree,
+    noisy: np.ndarray,
+    k: int,
+    root_class: int | None = None,
+    sampling: bool = True,
 ) -> np.ndarray:
     """Each leaf's predicted class shares, from released values only (the leaves' rows
     of :func:`node_shares`)."""
-    return node_shares(tree, noisy, k, root_class)[tree.leaf_nodes]
+    return node_shares(tree, noisy, k, root_class, sampling)[tree.leaf_nodes]
 
 
 def node_shares(
-    tree: GrownTree, noisy: np.ndarray, k: int, root_class: int | None = None
+    tree: GrownTree,
+    noisy: np.ndarray,
+    k: int,
+    root_class: int | None = None,
+    sampling: bool = True,
 ) -> np.ndarray:
     """Every node's class shares (one row per node; the root's first), from released
     values only.
@@ -152,7 +178,11 @@ def node_shares(
     matters at large ε, where the noise is small: without it weak-signal data put the
     greedy trees 2–3 points below the majority at ε = 10 (a leaf's chance lead decided
     its label), and the floor's whole-tree test let them through because a signal was
-    there (bench/README, "the greedy fallback counts sampling").
+    there (bench/README, "the greedy fallback counts sampling"). ``sampling=False``
+    leaves s out (and δ² is the pooled estimate alone): the estimator does so for the
+    objectives other than accuracy, whose decisions weigh the shares by the prior or a
+    threshold on their order (on the validation group's imbalanced sets counting
+    sampling cost the macro_f1 objective 0.25 points).
 
     **Privacy.** Every input is released already (the noisy leaf and node counts,
     the tree) or public (the ε of each count), so this is post-processing: it costs
@@ -193,9 +223,10 @@ def node_shares(
         dev = est[nodes] - n_hat[:, None] * prior
         purity = (prior**2).sum(axis=1)
         noise = var[nodes] * (k - 2 + k * purity)
-        sampling = n_hat * (1.0 - purity)
-        delta2 = depth_heterogeneity((dev**2).sum(axis=1), noise, sampling, n_hat, k)
-        noise = noise + sampling
+        spread = n_hat * (1.0 - purity) if sampling else np.zeros_like(n_hat)
+        squared = (dev**2).sum(axis=1)
+        delta2 = depth_heterogeneity(squared, noise, spread, n_hat, k, per_node=sampling)
+        noise = noise + spread
         signal = n_hat**2 * delta2
         keep = np.divide(signal, signal + noise, out=np.zeros_like(signal), where=signal > 0)
         fit = np.clip(n_hat[:, None] * prior + keep[:, None] * dev, 0.0, None)
