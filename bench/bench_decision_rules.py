@@ -76,8 +76,8 @@ def null_variance(noisy: np.ndarray, prior: np.ndarray, eps: float) -> np.ndarra
     return out
 
 
-def _values(noisy, prior, eps):
-    base = _VALUES(noisy, prior, eps)
+def _values(noisy, prior, eps, alpha=None):
+    base = _VALUES(noisy, prior, eps, alpha=alpha)
     k = base.shape[1] - 1
     prior = np.asarray(prior, float)
     evidence = base[:, :k]

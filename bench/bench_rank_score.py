@@ -137,8 +137,8 @@ TARGETS = {
 
 
 def _target_values(target):
-    def values(noisy, prior, eps):
-        return MAIN_VALUES(noisy, target(noisy, prior, eps), eps)
+    def values(noisy, prior, eps, alpha=None):
+        return MAIN_VALUES(noisy, target(noisy, prior, eps), eps, alpha=alpha)
 
     return values
 
@@ -252,7 +252,7 @@ def _with_margins(sums, **kwargs):
 def _rank_values(rank):
     """Per-leaf values of ``rank`` with the count of trees reached (count_values' form)."""
 
-    def values(noisy, prior, eps):
+    def values(noisy, prior, eps, alpha=None):  # α: the rank rules keep their own
         v = rank(noisy, np.asarray(prior, dtype=np.float64), eps)
         return np.hstack([v, np.ones((len(v), 1))])
 

@@ -86,25 +86,29 @@ def _jpw(epsilon: float, X, y, **params) -> PrivateRDTClassifier:
     return model.fit(X, y)
 
 
-def test_no_signal_falls_back_on_the_prior_class_and_keeps_the_ranking():
+def test_no_signal_falls_back_on_the_prior_class_and_keeps_the_ranking(monkeypatch):
     """1,250 records at 52 / 48% without signal (smarket's shape), ε = 10 (leaf ε 0.855
     a tree), replayable noise seeds 0–3: the test finds no signal (mean u −0.31 to −0.04
     when written) and every test record gets the prior's class "no"; the class-1 scores
-    rank the records as the trees' own did (AUC equal). Without the test (the same
-    release under balanced_accuracy) 49–53% of the test records got "yes"."""
+    rank the records as the trees' own did (the same release and pseudo-count with the
+    trees trusted: AUC equal). Without the test (the same release under
+    balanced_accuracy, the default pseudo-count) 49–53% of the test records got "yes"."""
     X, y = _records(1_250, seed=3)
     X_test, y_test = _records(2_000, seed=4)
     for seed in range(4):
         model = _jpw(10.0, X, y, noise_seed=seed)
         assert not voting.release_leaves_trusted(model)
         assert (model.predict(X_test) == "no").all()
-        # The trees' own scores: the same release with the floor's test not applying.
         proba = model.predict_proba(X_test)[:, 1]
+        # The trees' own scores: the same release and leaves, the trees trusted.
+        with monkeypatch.context() as patch:
+            patch.setattr(voting, "LEAF_FLOOR_U", -np.inf)
+            assert voting.release_leaves_trusted(model)
+            plain = model.predict_proba(X_test)[:, 1]
+        assert roc_auc_score(y_test, proba) == pytest.approx(roc_auc_score(y_test, plain))
         model.objective = "balanced_accuracy"  # public; the test does not apply
         assert voting.release_leaves_trusted(model)
-        plain = model.predict_proba(X_test)[:, 1]
         assert not (model.predict(X_test) == "no").all()
-        assert roc_auc_score(y_test, proba) == pytest.approx(roc_auc_score(y_test, plain))
 
 
 def test_signal_passes_and_small_leaf_epsilon_does_not_test():

@@ -50,8 +50,10 @@ from dpviz.models.forest.scoring import (
 from dpviz.models.forest.signal import (
     LEAF_FLOOR_U,
     evidence_scale,
+    pooled_shrink_records,
     shared_floor_applies,
-    tree_signal,
+    terms_signal,
+    tree_terms,
 )
 from dpviz.models.forest.voting import outcome_of
 from dpviz.models.trees.features import feature_order
@@ -147,11 +149,15 @@ class ReleasedForest(ReleasedFile):
             # are read; inner nodes hold zeros).
             prior = count_prior(self.meta.get("prior_counts"), len(self.classes_))
             eps = float(self.meta["tree_epsilon"])
-            values = count_values(self.nodes.leaf_output, prior, eps)
+            leaves = self.nodes.leaf_output[self.nodes.feature < 0]
+            # As the estimator: Private-RDT's floor terms of every listed leaf (None where
+            # the test does not apply) set the leaves' pseudo-count and the floor's test.
+            terms = self._tree_terms(leaves)
+            alpha = None if terms is None else pooled_shrink_records(terms, prior, eps)
+            values = count_values(self.nodes.leaf_output, prior, eps, alpha=alpha)
             disjoint = self.meta.get("data_split") == "disjoint"
             # As the estimator: the evidence scale from every leaf's released counts and
             # the tree count (the file's list of trees).
-            leaves = self.nodes.leaf_output[self.nodes.feature < 0]
             scale = evidence_scale(leaves, prior, eps, len(self.trees)) if disjoint else 1.0
             # As the estimator: the margin over a class weighed by the prior's lead over it.
             weights = prior_lead_weights(
@@ -167,7 +173,8 @@ class ReleasedForest(ReleasedFile):
                 scale=scale,
                 margin_weights=weights,
             )
-            if not self.meta.get("floor_trusted", True) or not self._leaves_trusted(leaves):
+            trusted = terms is None or terms_signal(terms) >= LEAF_FLOOR_U
+            if not self.meta.get("floor_trusted", True) or not trusted:
                 # The floor's check (disjoint trees) or its leaf test (shared trees) did
                 # not trust the trees: the prior's class, their ranking.
                 return floor_scores(normalise_votes(votes), self.decision_prior)
@@ -178,16 +185,9 @@ class ReleasedForest(ReleasedFile):
             votes += self._prior_weight * prior_shares(self.meta["prior_counts"])
         return votes
 
-    def _leaves_trusted(self, leaves: np.ndarray) -> bool:
-        """As the estimator (:func:`~dpviz.models.forest.voting.release_leaves_trusted`):
-        Private-RDT's floor test of every listed leaf's released counts (``leaves``, in
-        node order), grouped by tree; True where it does not apply."""
-        signal = self._tree_signal(leaves)
-        return signal is None or signal >= LEAF_FLOOR_U
-
-    def _tree_signal(self, leaves: np.ndarray) -> float | None:
-        """As the estimator (:func:`~dpviz.models.forest.voting.release_tree_signal`): the
-        statistic of Private-RDT's floor on every listed leaf's released counts
+    def _tree_terms(self, leaves: np.ndarray) -> np.ndarray | None:
+        """As the estimator (:func:`~dpviz.models.forest.voting.release_tree_terms`): the
+        per-tree terms of Private-RDT's floor on every listed leaf's released counts
         (``leaves``, in node order), or None where the test does not apply."""
         meta = self.meta
         eps = float(meta["tree_epsilon"])
@@ -202,7 +202,7 @@ class ReleasedForest(ReleasedFile):
             return None
         nodes = np.flatnonzero(self.nodes.feature < 0)
         tree = np.searchsorted(self.nodes.roots, nodes, side="right") - 1
-        return tree_signal(leaves, tree, eps, int(meta.get("n_batches", 1)))
+        return tree_terms(leaves, tree, eps, int(meta.get("n_batches", 1)))
 
     def floor_outcome(self) -> FloorOutcome | None:
         """What the model's floor decided, read from the file's released values alone
@@ -213,7 +213,8 @@ class ReleasedForest(ReleasedFile):
         check = meta.get("floor_check")
         signal = None
         if check is None and meta["releases"] == "counts":
-            signal = self._tree_signal(self.nodes.leaf_output[self.nodes.feature < 0])
+            terms = self._tree_terms(self.nodes.leaf_output[self.nodes.feature < 0])
+            signal = None if terms is None else terms_signal(terms)
         return outcome_of(
             self.classes_,
             meta.get("prior_counts"),

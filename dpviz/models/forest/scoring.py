@@ -152,16 +152,20 @@ def prior_shares(prior_counts) -> np.ndarray:
     return counts / total if total > 0 else np.full(len(counts), 1.0 / len(counts))
 
 
-def shrunk_log_shares(noisy_counts, prior, epsilon: float) -> np.ndarray:
+def shrunk_log_shares(
+    noisy_counts, prior, epsilon: float, alpha: float | None = None
+) -> np.ndarray:
     """Log class shares of leaves from their released noisy counts, shrunk to ``prior``:
-    log((c⁺ + α·π) / (Σc⁺ + α)) with α = :func:`shrink_records` (two noise scales, an
-    eighth of the noise variance at tiny ε, and at least two records' worth).
+    log((c⁺ + α·π) / (Σc⁺ + α)) with α = ``alpha``, by default :func:`shrink_records`
+    (two noise scales, an eighth of the noise variance at tiny ε, and at least two
+    records' worth; Private-RDT's releases pass
+    :func:`~dpviz.models.forest.signal.pooled_shrink_records`).
 
     A leaf whose counts stand well above the noise and a few records keeps its own
     shares; a leaf of noise (or of none) answers about the prior. Post-processing of
     released values only."""
     counts = np.clip(np.asarray(noisy_counts, dtype=np.float64), 0.0, None)
-    alpha = shrink_records(epsilon)
+    alpha = shrink_records(epsilon) if alpha is None else float(alpha)
     prior = np.asarray(prior, dtype=np.float64)
     shares = (counts + alpha * prior) / (_row_sum(counts) + alpha)
     return np.log(shares + _TINY)
@@ -222,7 +226,7 @@ def target_weight(counts, epsilon: float) -> np.ndarray | None:
     return total / (total + sigma)
 
 
-def count_values(noisy_counts, prior, epsilon: float) -> np.ndarray:
+def count_values(noisy_counts, prior, epsilon: float, alpha: float | None = None) -> np.ndarray:
     """Per leaf, what a count forest sums over the trees: each class's evidence, the
     leaf's shrunk log share (:func:`shrunk_log_shares`) less the one it would show if its
     records followed the prior, and a last column of ones that counts the trees a record
@@ -235,8 +239,10 @@ def count_values(noisy_counts, prior, epsilon: float) -> np.ndarray:
     prior for leaves above the noise, uniform for leaves of noise. Each leaf then gives
     up (1 − w)·:func:`null_evidence`, w its :func:`target_weight`: noise adds no
     evidence for any class on average, and a leaf whose records stand above the noise
-    (w ≈ 1) keeps its evidence. Post-processing of released values."""
-    evidence, w = _evidence(noisy_counts, prior, epsilon)
+    (w ≈ 1) keeps its evidence. ``alpha``: the leaves' pseudo-count (None:
+    :func:`shrink_records`); the noise's share stays :func:`null_evidence`'s, at the
+    default. Post-processing of released values."""
+    evidence, w = _evidence(noisy_counts, prior, epsilon, alpha)
     if w is not None:
         prior = np.asarray(prior, dtype=np.float64)
         null = null_evidence(tuple(prior.tolist()), float(epsilon), LEAF_TARGET_NOISE_SCALES)
@@ -244,9 +250,11 @@ def count_values(noisy_counts, prior, epsilon: float) -> np.ndarray:
     return np.hstack([evidence, np.ones((len(evidence), 1))])
 
 
-def _evidence(noisy_counts, prior, epsilon: float) -> tuple[np.ndarray, np.ndarray | None]:
+def _evidence(
+    noisy_counts, prior, epsilon: float, alpha: float | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Each class's evidence of leaves (:func:`count_values` before the noise's share)
-    and the leaves' :func:`target_weight`."""
+    and the leaves' :func:`target_weight`; ``alpha`` as in :func:`shrunk_log_shares`."""
     counts = np.clip(np.asarray(noisy_counts, dtype=np.float64), 0.0, None)
     w = target_weight(counts, epsilon)
     prior = np.asarray(prior, dtype=np.float64)
@@ -254,10 +262,10 @@ def _evidence(noisy_counts, prior, epsilon: float) -> tuple[np.ndarray, np.ndarr
         prior = w * prior + (1.0 - w) / prior.shape[-1]
     k = counts.shape[1]
     mu = clipped_noise_mean(epsilon)
-    alpha = shrink_records(epsilon)
+    alpha = shrink_records(epsilon) if alpha is None else float(alpha)
     total = np.clip(_row_sum(counts) - k * mu, 0.0, None)
     expected = (total * prior + mu + alpha * prior) / (total + k * mu + alpha)
-    return shrunk_log_shares(counts, prior, epsilon) - np.log(expected + _TINY), w
+    return shrunk_log_shares(counts, prior, epsilon, alpha) - np.log(expected + _TINY), w
 
 
 @functools.lru_cache(maxsize=64)

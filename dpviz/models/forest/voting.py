@@ -34,8 +34,10 @@ from dpviz.models.forest.signal import (
     LEAF_FLOOR_U,
     SIGNAL_EPSILON,
     evidence_scale,
+    pooled_shrink_records,
     shared_floor_applies,
-    tree_signal,
+    terms_signal,
+    tree_terms,
 )
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide
 from dpviz.models.trees.floor import FloorOutcome
@@ -97,14 +99,18 @@ def record_free_votes(model: BaseEstimator) -> np.ndarray:
 
 def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
     """(per-leaf values to sum over the trees, the function that scores the sums) of
-    this release's count leaves (:func:`count_values`, :func:`count_votes`)."""
+    this release's count leaves (:func:`count_values`, :func:`count_votes`), the leaves
+    shrunk by :func:`release_shrink_records` (the default where it is None)."""
     prior = count_prior(model.prior_counts_, len(model.classes_))
     eps = model.tree_epsilon_
-    values = _release_memo(model, "values", (noisy_counts, model.prior_counts_, eps))
+    # First: it completes the release (the memo below is keyed on its arrays).
+    alpha = release_shrink_records(model)
+    key = (noisy_counts, model.prior_counts_, eps, alpha)
+    values = _release_memo(model, "values", key)
     if values is None:
         # Not frozen: the compiled sums take writable arrays (callers read it or copy it).
-        values = count_values(noisy_counts, prior, eps)
-        _remember(model, "values", (noisy_counts, model.prior_counts_, eps), values)
+        values = count_values(noisy_counts, prior, eps, alpha=alpha)
+        _remember(model, "values", key, values)
     disjoint = model.data_split == "disjoint"
     score = functools.partial(
         count_votes,
@@ -134,9 +140,31 @@ def release_leaves_trusted(model: BaseEstimator) -> bool:
 def release_tree_signal(model: BaseEstimator) -> float | None:
     """The statistic of Private-RDT's floor on this release
     (:func:`~dpviz.models.forest.signal.tree_signal` of the released counts of EVERY
-    leaf, grouped by tree), or None where the test does not apply, and when the trees
-    have more leaves than an export lists (their untrained leaves are drawn lazily, so
-    not every leaf is known). Computed once per release. Post-processing."""
+    leaf, grouped by tree), or None where :func:`release_tree_terms` is. Post-processing."""
+    terms = release_tree_terms(model)
+    return None if terms is None else terms_signal(terms)
+
+
+def release_shrink_records(model: BaseEstimator) -> float | None:
+    """The pseudo-count Private-RDT's leaves are shrunk by in this release
+    (:func:`~dpviz.models.forest.signal.pooled_shrink_records` of the floor's terms, the
+    count prior and the leaf ε), or None (the default,
+    :func:`~dpviz.models.forest.scoring.shrink_records`) where :func:`release_tree_terms`
+    is. A model file computes the same from its listed leaves. Post-processing."""
+    terms = release_tree_terms(model)
+    if terms is None:
+        return None
+    prior = count_prior(model.prior_counts_, len(model.classes_))
+    return pooled_shrink_records(terms, prior, model.tree_epsilon_)
+
+
+def release_tree_terms(model: BaseEstimator) -> np.ndarray | None:
+    """Per tree, the terms of Private-RDT's floor on this release
+    (:func:`~dpviz.models.forest.signal.tree_terms` of the released counts of EVERY
+    leaf, grouped by tree: its test and its shrinkage read them), or None where the test
+    does not apply, and when the trees have more leaves than an export lists (their
+    untrained leaves are drawn lazily, so not every leaf is known). Computed once per
+    release. Post-processing."""
     counts = model.leaf_noisy_counts_ is not None
     has_prior = model.prior_counts_ is not None
     eps = model.tree_epsilon_
@@ -145,7 +173,7 @@ def release_tree_signal(model: BaseEstimator) -> float | None:
     release.complete_release(model)
     if not getattr(model, "_empty_complete", False):
         return None
-    cached = _release_memo(model, "signal", (model.prior_counts_,))
+    cached = _release_memo(model, "terms", (model.prior_counts_,))
     if cached is not None:
         return cached
     space = release.leaf_space_trees(model)
@@ -157,9 +185,9 @@ def release_tree_signal(model: BaseEstimator) -> float | None:
     noisy = np.empty((len(keys), len(model.classes_)), dtype=np.int64)
     noisy[trained] = model.leaf_noisy_counts_[position[trained]]
     noisy[~trained] = release.empty_outputs(model, keys[~trained]).noisy_counts
-    signal = tree_signal(noisy, tree, eps, getattr(model, "n_batches_", 1))
-    _remember(model, "signal", (model.prior_counts_,), signal)
-    return signal
+    terms = _frozen(tree_terms(noisy, tree, eps, getattr(model, "n_batches_", 1)))
+    _remember(model, "terms", (model.prior_counts_,), terms)
+    return terms
 
 
 def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
@@ -316,8 +344,9 @@ def label_votes(routed: RoutedRecords, labels: np.ndarray, k: int) -> np.ndarray
 
 # Per model, what this release gave last (a sweep's point reads the same leaves twice:
 # the floor check's records and the test records reach every leaf of the built trees):
-# {"outputs": (release, keys, trained, outputs), "values": (release, (noisy, prior, ε),
-# values)}. Held beside the model, not in it, so that a copy (pickle) never carries it.
+# {"outputs": (release, keys, trained, outputs), "values": (release, (noisy, prior, ε, α),
+# values), "terms": (release, (prior,), Private-RDT's floor terms)}. Held beside the
+# model, not in it, so that a copy (pickle) never carries it.
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
