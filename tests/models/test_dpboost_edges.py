@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.models.boosting.edges import (
+from dpviz.models.trees.edges import (
     EDGE_CELLS,
     EDGE_SHARE,
     edge_cells,
@@ -101,7 +101,7 @@ def test_counts_at_four_times_the_booked_epsilon_are_refuted(monkeypatch):
         monkeypatch,
         SecureGenerator,
         "discrete_laplace",
-        "dpviz.models.boosting.edges",
+        "dpviz.models.trees.edges",
         "noisy_edges",
         4.0,
     )
