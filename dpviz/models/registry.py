@@ -189,10 +189,10 @@ _BINS = (
     Parameter("n_bins", 8, "bins per continuous feature", low=2, high=64),
     Parameter(
         "split_points",
-        "quantile",
-        "where continuous features are cut (quantile: from ε = 1, at the quantiles of a "
-        "noisy histogram of each, 5% of ε; below ε = 1 and with uniform: equal widths of "
-        "the public domain, the papers')",
+        "uniform",
+        "where continuous features are cut (uniform: equal widths of the public domain, "
+        "the papers'; quantile: from ε = 1, at the quantiles of a noisy histogram of "
+        "each, 5% of ε — for skewed features on many records)",
         choices=DPDecisionTreeClassifier.SPLIT_POINTS,
     ),
 )

@@ -218,23 +218,15 @@ def test_ledger_total_is_epsilon_without_stopping(name, steps, levels):
 @pytest.mark.parametrize("name", ["friedman_schuster", "dpea"])
 @pytest.mark.parametrize("epsilon", [0.05, 0.6, 8.0])
 def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
-    """Registry defaults (depth "auto", stopping rule): from ε = 1 the bin edges' noisy
-    histograms (0.05·ε) first; then, of the rest ε_t, the root histogram (0.1·ε_t), per
-    step level below the root a count group of ρ·ε' (ρ = 0.2) before the split group, and
-    the leaves. Every record's path spends exactly ε: the split of a level plus its count
-    is ε', the leaves ε', the root count 0.1·ε_t. (At ε = 0.05 the 2,000 records get no
-    split: see test_a_tree_without_splits_picks_its_class.)"""
+    """Registry defaults (depth "auto", stopping rule): the root histogram (0.1·ε), then
+    per step level below the root a count group of ρ·ε' (ρ = 0.2) before the split
+    group, and the leaves. Every record's path spends exactly ε: the split of a level
+    plus its count is ε', the leaves ε', the root count 0.1·ε. (At ε = 0.05 the 2,000
+    records get no split: see test_a_tree_without_splits_picks_its_class.)"""
     frame, schema = make_synth("SynthA", 2000, seed=0)
     model = get_algorithm(name).make(epsilon, schema=schema)
     model.fit(frame.drop(columns="label"), frame["label"])
     budget, ledger = model.budget_, model.ledger_
-    edges = 0.05 * epsilon if epsilon >= 1 else 0.0
-    assert schema.continuous and model.edge_epsilon_ == pytest.approx(edges)
-    assert (model.bin_edges_ is not None) == (edges > 0)
-    if edges:
-        assert ledger.groups[0][0].query.startswith("noisy histograms")
-        assert ledger.groups[0][0].epsilon == pytest.approx(edges)
-    epsilon -= edges  # what the tree's releases share
     root = 0.1 * epsilon
     assert budget.root == pytest.approx(root)
     if model.depth_ == 0:
@@ -258,8 +250,8 @@ def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
     for level, group in enumerate(splits):
         share = budget.level if level == 0 else 0.8 * budget.level
         assert group[0].epsilon == pytest.approx(share)
-    assert len(ledger.groups) == (edges > 0) + 1 + (pick > 0) + len(counts) + len(splits) + 1
-    assert ledger.epsilon_total == pytest.approx(epsilon + edges)
+    assert len(ledger.groups) == 1 + (pick > 0) + len(counts) + len(splits) + 1
+    assert ledger.epsilon_total == pytest.approx(epsilon)
     # The released node histograms are the ones the ledger books, at their ε.
     assert model.counted_nodes_[0] == 0
     assert model.counted_epsilon_[0] == pytest.approx(budget.root)
@@ -275,21 +267,17 @@ def test_ledger_books_the_node_counts_and_totals_epsilon(name, epsilon):
 
 def test_explicit_depth_books_counts_below_the_root_only():
     """An explicit depth: no root count (the root always splits), counts from step 2 on;
-    D = 1 (and DPEA's D = 2, one step) has no count at all, the release audit's setting.
-    (Equal-width bins: the tree's own budget, no bin edges' histograms.)"""
+    D = 1 (and DPEA's D = 2, one step) has no count at all, the release audit's setting."""
     frame, schema = make_synth("SynthA", 2000, seed=0)
     X, y = frame.drop(columns="label"), frame["label"]
-    uniform = {"split_points": "uniform"}
-    model = DPDecisionTreeClassifier(epsilon=1.0, max_depth=3, schema=schema, **uniform)
-    model.fit(X, y)
+    model = DPDecisionTreeClassifier(epsilon=1.0, max_depth=3, schema=schema).fit(X, y)
     assert model.budget_.root == 0 and model.step_epsilon_ == pytest.approx(0.25)
     assert model.budget_.count == pytest.approx(0.05)
     assert 0 not in model.counted_nodes_.tolist()
     assert model.ledger_.epsilon_total == pytest.approx(1.0)
     assert len(model.ledger_.groups) == 3 + 2 + 1
     for name, depth in (("friedman_schuster", 1), ("dpea", 2)):
-        single = get_algorithm(name).make(1.0, schema=schema, max_depth=depth, **uniform)
-        single.fit(X, y)
+        single = get_algorithm(name).make(1.0, schema=schema, max_depth=depth).fit(X, y)
         assert single.step_epsilon_ == pytest.approx(0.5)
         assert single.budget_.count == 0 and len(single.counted_nodes_) == 0
         np.testing.assert_allclose(single.leaf_epsilon_, 0.5)
@@ -570,7 +558,6 @@ def test_greedy_leaves_release_integer_discrete_laplace_counts(synth_a):
         steps=1,
         stopping="none",
         fallback="none",
-        split_points="uniform",
         schema=schema,
         noise_seed=2,
     ).fit(X, y)
@@ -692,10 +679,8 @@ def test_auto_depth_from_a_declared_n_spends_no_epsilon():
     frame, schema = make_synth("SynthA", 2000, seed=0)
     X, y = frame.drop(columns="label"), frame["label"]
     widths = [8] * len(schema.continuous)
-    # Equal-width bins: with split_points="quantile" the edges' histograms read all records.
-    uniform = {"split_points": "uniform", "schema": schema}
     for declared in (50, 2000, 10**6):
-        model = DPDecisionTreeClassifier(epsilon=1.0, declared_n=declared, **uniform)
+        model = DPDecisionTreeClassifier(epsilon=1.0, declared_n=declared, schema=schema)
         model.fit(X, y)
         assert model.depth_ == auto_depth(declared, widths, 2, 1.0)
         assert model.n_records_estimate_ == declared and model.budget_.root == 0
@@ -703,11 +688,11 @@ def test_auto_depth_from_a_declared_n_spends_no_epsilon():
         assert model.ledger_.epsilon_total == pytest.approx(1.0)
         assert not any("all records" in g[0].data for g in model.ledger_.groups)
     assert [
-        DPDecisionTreeClassifier(epsilon=1.0, declared_n=n, **uniform).fit(X, y).depth_
+        DPDecisionTreeClassifier(epsilon=1.0, declared_n=n, schema=schema).fit(X, y).depth_
         for n in (50, 10**6)
     ] == [1, 5]
     # Without a declared n the root's noisy histogram is the count (10% of ε).
-    model = DPDecisionTreeClassifier(epsilon=1.0, **uniform).fit(X, y)
+    model = DPDecisionTreeClassifier(epsilon=1.0, schema=schema).fit(X, y)
     assert model.budget_.root == pytest.approx(0.1)
     assert model.n_records_estimate_ == model.counted_noisy_counts_[0].sum()
     # An explicit integer still is the depth (the registry's value check too).

@@ -1,11 +1,12 @@
-"""The greedy trees' bins at noisy quantiles (``split_points="quantile"``, issue 28).
+"""The greedy trees' bins at noisy quantiles (``split_points="quantile"``, issue 28; the
+default is "uniform", the papers' equal widths).
 
 From ε = 1 on a schema with a continuous feature, 5% of ε buys a noisy histogram of each
 continuous feature (the release DPBoost's grown model makes, :mod:`dpviz.models.trees.edges`)
-and the tree cuts that feature at the quantiles it shows; the rest of ε is the tree's. The
-law of the counts and a 4ε mutant are checked in ``tests/privacy/test_ledger_entries.py``
-(entry kind "edges"); here: the budget, the bins, the model file and what two neighbouring
-files show.
+and the tree cuts that feature at the quantiles it shows; the rest of ε is the tree's. Here:
+the counts against their booked law and a 4ε mutant refuted (the exact check of
+``tests/privacy/test_ledger_entries.py``), the budget, the bins, the model file and what two
+neighbouring files show.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from dpviz.models.files.manifest import public_fields, unaccounted
 from dpviz.models.greedy.budget import QUANTILE_FROM, edge_epsilon
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
-from dpviz.models.trees.edges import EDGE_CELLS
+from dpviz.models.trees.edges import EDGE_CELLS, edge_cells
+from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
+from dpviz.tabular.encode import encode
+from tests.evaluation.test_release_audit import replayed_keys  # noqa: F401 (a fixture)
+from tests.privacy.test_ledger_entries import law_holds, pit_discrete_laplace, spend_more
 
 SCHEMA = Schema(
     "label",
@@ -49,8 +54,43 @@ X, Y = FRAME.drop(columns="label"), FRAME["label"]
 
 
 def _fit(epsilon: float, seed: int | None = 1, frame=FRAME, **params):
+    params = {"split_points": "quantile", **params}
     model = DPDecisionTreeClassifier(epsilon=epsilon, schema=SCHEMA, noise_seed=seed, **params)
     return model.fit(frame.drop(columns="label"), frame["label"])
+
+
+def _transforms(n_fits: int, steps: int) -> np.ndarray:
+    """Released − true cell counts of ``n_fits`` fits at ε = 1 (noise seeds 0, 1, …) as
+    randomised probability integral transforms under the booked law (128 per fit)."""
+    rng = np.random.default_rng(7)
+    cells = edge_cells(encode(FRAME, SCHEMA), SCHEMA)
+    true = np.bincount(cells[:, 0], minlength=EDGE_CELLS)
+    out = []
+    for seed in range(n_fits):
+        model = _fit(1.0, seed, steps=steps)
+        (entry,) = [e for e in model.ledger_.entries if e.query.startswith("noisy histograms")]
+        out.append(pit_discrete_laplace(model.edge_counts_[0] - true, entry.epsilon, rng))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_the_released_counts_follow_the_booked_law(steps):
+    assert law_holds(_transforms(3, steps), 300)
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_counts_at_four_times_the_booked_epsilon_are_refuted(steps, monkeypatch):
+    """The 4ε mutant (the same ledger, noise at 4·ε_q): its transforms pile up in the
+    middle bins (each outer bin expects 30 of 300 under the booked law)."""
+    spend_more(
+        monkeypatch,
+        SecureGenerator,
+        "discrete_laplace",
+        "dpviz.models.trees.edges",
+        "noisy_edges",
+        4.0,
+    )
+    assert not law_holds(_transforms(3, steps), 300)
 
 
 @pytest.mark.parametrize("steps", [1, 2])
@@ -95,9 +135,11 @@ def test_a_skewed_feature_is_cut_where_its_records_are():
         assert acc_q > 0.85 > acc_u
 
 
-def test_the_registry_default_is_quantile_and_bad_values_are_refused():
+def test_the_default_is_uniform_and_bad_values_are_refused():
     for name in ("friedman_schuster", "dpea"):
-        assert get_algorithm(name).defaults()["split_points"] == "quantile"
+        assert get_algorithm(name).defaults()["split_points"] == "uniform"
+        model = get_algorithm(name).make(5.0, schema=SCHEMA).fit(X, Y)
+        assert model.edge_epsilon_ == 0 and model.bin_edges_ is None
     with pytest.raises(ValueError, match="split_points must be one of"):
         DPDecisionTreeClassifier(split_points="median", schema=SCHEMA).fit(X, Y)
 
@@ -144,3 +186,20 @@ def test_neighbouring_files_differ_only_in_released_fields():
     assert unaccounted(doc) == [] and unaccounted(doc1) == []
     assert public_fields(doc) == public_fields(doc1)
     assert "bin_edges" in doc and "bin_edges" in doc1
+
+
+@pytest.mark.parametrize("algorithm", ["friedman_schuster", "dpea"])
+@pytest.mark.usefixtures("replayed_keys")
+def test_the_whole_release_audit_reads_the_edges_and_stays_within_the_ledger(algorithm):
+    """The defaults audit with ``split_points="quantile"`` (``dpviz audit --release
+    --param split_points=quantile``): at ε = 1 it also reads x's cell of the histogram
+    of ``size`` (D's 40 records against D' = D ∪ {x}); its bound stays within the ledger.
+    Keys replayed as in tests/evaluation/test_release_audit.py (a fresh private key per
+    fit, the same on every run)."""
+    from dpviz.evaluation.release_audit import audit_release
+
+    params = {"split_points": "quantile"}
+    result = audit_release(algorithm, n_runs=100, confidence=0.999, params=params)
+    assert result.params == params and result.ledger_epsilon == pytest.approx(1.0)
+    assert "bin edges" in result.reads
+    assert result.consistent is True, result

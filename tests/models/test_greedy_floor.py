@@ -100,10 +100,10 @@ def test_signal_passes_and_the_tree_is_unchanged(monkeypatch):
     """A clear signal (the "yes" share 0.33 / 0.63 by f0) at ε = 1 and 10: the tree passes
     the test (X/bar 1.43 and 1.77 when written, 1.38 and 1.76 under h-floor2's clipped
     statistic; at the depth of its first split) and the model is the one without the
-    floor, bit for bit. (Equal-width bins, as when written: the noise seed's draws.)"""
+    floor, bit for bit."""
     X, y = _records(1_000, seed=5, signal=0.15)
     for eps in (1.0, 10.0):
-        params = {"epsilon": eps, "noise_seed": 7, "split_points": "uniform"}
+        params = {"epsilon": eps, "noise_seed": 7}
         plain = _fit(X, y, floor=False, monkeypatch=monkeypatch, **params)
         floored = _fit(X, y, floor=True, monkeypatch=monkeypatch, **params)
         assert floored.floor_signal_ > 1.2 * floored.floor_bar_ > 0

@@ -51,14 +51,9 @@ def _frame(n: int, classes, seed: int, follow: float = 0.5) -> tuple[pd.DataFram
     return pd.DataFrame({"x": x, "col": col}), y
 
 
-def _fit(X, y, schema, objective, epsilon, steps=1, seed=None, split_points="quantile"):
+def _fit(X, y, schema, objective, epsilon, steps=1, seed=None):
     return DPDecisionTreeClassifier(
-        epsilon=epsilon,
-        steps=steps,
-        schema=schema,
-        objective=objective,
-        noise_seed=seed,
-        split_points=split_points,
+        epsilon=epsilon, steps=steps, schema=schema, objective=objective, noise_seed=seed
     ).fit(X, y)
 
 
@@ -169,9 +164,7 @@ def test_other_objectives_and_three_classes_fit_mains_model_bit_for_bit(monkeypa
     unrounded digest taken on one machine failed on another with 7d9cca9's own code.
     The greedy trees' no-signal floor (dpviz.models.greedy.floor, accuracy only) is
     switched off here: where its test passes it changes nothing (tests/models/
-    test_greedy_floor.py); these 80-record fits at ε 1 and 10 are where it acts. The bins
-    are equal widths (``split_points="uniform"``): so cut, the model is the one before the
-    bins at noisy quantiles, bit for bit (they draw nothing and spend nothing)."""
+    test_greedy_floor.py); these 80-record fits at ε 1 and 10 are where it acts."""
     import dpviz.models.greedy.estimator as greedy_estimator
 
     monkeypatch.setattr(greedy_estimator, "floor_applies", lambda *args: False)
@@ -184,7 +177,7 @@ def test_other_objectives_and_three_classes_fit_mains_model_bit_for_bit(monkeypa
                     objectives = ["accuracy", "balanced_accuracy"]
                     objectives += ["macro_f1"] if len(classes) > 2 else []
                     for objective in objectives:
-                        m = _fit(X, y, schema, objective, eps, steps, 7, "uniform")
+                        m = _fit(X, y, schema, objective, eps, steps, 7)
                         for a in (
                             m.feature_,
                             m.leaf_noisy_counts_,

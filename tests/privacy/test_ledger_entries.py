@@ -28,8 +28,7 @@ sample sizes below the check fails by a wide margin (each mutant's outer bins ex
 feature, three classes): forest (fletcher_islam) and Private-RDT (jpw): the noisy
 record count, the split tables (fletcher_islam's ``quantile`` split points), the class
 prior, the leaves, and the forest's floor check (its noisy out-of-bag wins and losses); greedy
-trees (friedman_schuster, dpea): the noisy histograms that place the bins' edges
-(``split_points="quantile"`` from ε = 1), the root's noisy class counts (record count of the
+trees (friedman_schuster, dpea): the root's noisy class counts (record count of the
 auto depth, the root's stopping test and the fallback's prior), the
 exponential-mechanism split choices, the stopping rule's node counts, the leaves (the
 hierarchical fallback is post-processing of these: it releases nothing of its own);
@@ -62,7 +61,6 @@ from dpviz.models.greedy.predict import model_codes
 from dpviz.models.greedy.score import gini_weight, score_sensitivity
 from dpviz.models.greedy.select import enumerate_subtrees
 from dpviz.models.registry import ALGORITHMS
-from dpviz.models.trees.edges import EDGE_CELLS, edge_cells
 from dpviz.privacy.noise import KeyedLeafNoise, SecureGenerator, epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
@@ -351,15 +349,6 @@ def _greedy_root(fit: Fit, rng) -> np.ndarray:
     return pit_discrete_laplace(z, booked(m, "noisy class counts of all records"), rng)
 
 
-def _greedy_edges(fit: Fit, rng) -> np.ndarray:
-    """The bin edges' noisy histograms (every cell of the continuous feature ``x``)."""
-    m = fit.model
-    cells = edge_cells(fit.encoded, fit.schema)
-    true = np.stack([np.bincount(c, minlength=EDGE_CELLS) for c in cells.T])
-    s = cells.shape[1]
-    return pit_discrete_laplace(m.edge_counts_ - true, booked(m, "noisy histograms") / s, rng)
-
-
 def _greedy_stopping(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     nodes = np.asarray(m.counted_nodes_)
@@ -386,7 +375,7 @@ def _greedy_split(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     if m.feature_[0] < 0:  # the root's noisy stopping test closed it: no choice made
         return np.zeros(0)
-    codes, n_values = model_codes(m, fit.encoded)  # the bins at the released edges
+    codes, n_values = model_codes(m, fit.encoded)  # as the tree cut them
     beta = gini_weight(m.criterion)
     layers = min(m.steps, m.depth_)
     candidates, scores = enumerate_subtrees(
@@ -517,7 +506,6 @@ _RELEASE = "dpviz.models.forest.release"
 _SPLITS = "dpviz.models.forest.splits"
 _GROW = "dpviz.models.greedy.grow"
 _CHECK = "dpviz.models.boosting.check"
-_EDGES = "dpviz.models.trees.edges"
 
 RECORD_COUNT = _at(SecureGenerator, "discrete_laplace", _FOREST, "_prepare")
 FOREST_PRIOR = _at(SecureGenerator, "discrete_laplace", _RELEASE, "noisy_class_totals")
@@ -581,16 +569,6 @@ ENTRIES = [
                     "discrete_laplace",
                     "dpviz.models.greedy.stopping",
                     "choose_depth",
-                ),
-            ),
-            Entry(
-                alg,
-                "edges",
-                "main",
-                _greedy_edges,
-                300,
-                _at(
-                    SecureGenerator, "discrete_laplace", "dpviz.models.trees.edges", "noisy_edges"
                 ),
             ),
             Entry(
@@ -744,7 +722,6 @@ def test_every_default_ledger_entry_kind_has_a_guard():
         "noisy class histogram": "prior",
         "laplace_counts leaf outputs": "leaves",
         "noisy class counts of all records": "root_counts",
-        "noisy histograms of the": "edges",
         "exponential-mechanism split step": "split_choice",
         "noisy class counts of the step-": "stopping_counts",
         "discrete Laplace leaf counts": "leaves",
