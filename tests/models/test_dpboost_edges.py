@@ -14,6 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.files import load as files
+from dpviz.models.files.manifest import public_fields, unaccounted
 from dpviz.models.trees.edges import (
     EDGE_CELLS,
     EDGE_SHARE,
@@ -22,9 +25,6 @@ from dpviz.models.trees.edges import (
     edge_values,
     edges_from_counts,
 )
-from dpviz.models.boosting.estimator import DPBoostClassifier
-from dpviz.models.files import load as files
-from dpviz.models.files.manifest import public_fields, unaccounted
 from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
