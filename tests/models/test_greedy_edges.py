@@ -203,3 +203,16 @@ def test_the_whole_release_audit_reads_the_edges_and_stays_within_the_ledger(alg
     assert result.params == params and result.ledger_epsilon == pytest.approx(1.0)
     assert "bin edges" in result.reads
     assert result.consistent is True, result
+
+
+def test_the_train_preview_says_where_the_bins_come_from():
+    from dpviz.app.preview import structure_preview
+
+    def text(split_points: str, epsilon: float) -> str:
+        params = {"split_points": split_points}
+        return structure_preview(SCHEMA, 5000, "friedman_schuster", params, epsilon).text
+
+    assert "quantiles of its noisy histogram (ε = 0.5" in text("quantile", 10.0)
+    assert "(ε − 0.5) / " in text("quantile", 10.0)
+    for quiet in (text("quantile", 0.5), text("uniform", 10.0)):
+        assert "8 public bins" in quiet and "quantiles" not in quiet
