@@ -19,6 +19,7 @@ from dpviz.models.boosting.randomsplit import applies as splits_at_random
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
 from dpviz.models.forest.sizing import forest_depth, signal_records
 from dpviz.models.greedy import estimator as greedy
+from dpviz.models.greedy.budget import edge_epsilon as greedy_edge_epsilon
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.greedy.stopping import depth_rule_epsilon
 from dpviz.models.registry import get_algorithm
@@ -120,11 +121,13 @@ def structure_preview(
     if isinstance(model, DPDecisionTreeClassifier):
         bins = [int(model.n_bins)] * len(schema.continuous) + widths[len(schema.continuous) :]
         d = int(model.steps)
+        edges = greedy_edge_epsilon(epsilon, model.split_points, len(schema.continuous))
+        tree_epsilon = epsilon - edges  # what the tree's releases share
         if model.max_depth == "auto":
             # A preview for the data owner only: the fitted tree reads a noisy (or the
             # declared) count instead of n_records.
             n = int(model.declared_n) or n_records
-            rest = depth_rule_epsilon(epsilon, n, counted=not model.declared_n)
+            rest = depth_rule_epsilon(tree_epsilon, n, counted=not model.declared_n)
             depth = greedy.auto_depth(n, bins, len(schema.classes), rest, d)
             if depth == 0:
                 text = (
@@ -137,12 +140,21 @@ def structure_preview(
             depth = int(model.max_depth)
         n_steps = math.ceil(depth / d)
         leaves = float(np.prod(sorted(bins, reverse=True)[:depth], dtype=np.float64))
+        shared, cut = (
+            (
+                f"ε − {edges:g}",
+                f"{model.n_bins} bins at the quantiles of its noisy histogram (ε = {edges:g} "
+                "for the histograms, booked first)",
+            )
+            if edges
+            else ("ε", f"{model.n_bins} public bins")
+        )
         text = (
             f"One tree of depth {depth}: {n_steps} exponential-mechanism step"
             f"{'s' * (n_steps > 1)} of {d} layer{'s' * (d > 1)} and the noisy leaf counts "
-            f"share ε, ε' = ε / {n_steps + 1} = {epsilon / (n_steps + 1):.3g} each. A "
-            f"continuous feature splits into its {model.n_bins} public bins; up to "
-            f"{leaves:,.0f} leaves for {n_records:,} records"
+            f"share {shared}, ε' = {f'({shared})' if edges else shared} / {n_steps + 1} = "
+            f"{tree_epsilon / (n_steps + 1):.3g} each. A continuous feature splits into its "
+            f"{cut}; up to {leaves:,.0f} leaves for {n_records:,} records"
             + (", so most leaves will be empty." if leaves > n_records else ".")
         )
         return DepthPreview(depth, text)

@@ -20,6 +20,7 @@ import numpy as np
 from dpviz.models.boosting.estimator import G_STAR
 from dpviz.models.boosting.tree import route
 from dpviz.models.greedy.estimator import bin_codes
+from dpviz.models.trees.edges import edge_cells
 from dpviz.privacy.mechanisms import get_mechanism
 from dpviz.privacy.noise import epsilon_fraction
 from dpviz.tabular.encode import EncodedData
@@ -284,8 +285,16 @@ def _forest_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> It
 
 
 def _greedy_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> Items:
-    """The root's noisy "yes" count, the stopping rule's on x's path, x's leaf's."""
+    """x's cell in the bin edges' noisy histograms (``split_points="quantile"`` from
+    ε = 1), the root's noisy "yes" count, the stopping rule's on x's path, x's leaf's."""
     items = Items()
+    if model.edge_epsilon_ > 0:
+        x_cells = edge_cells(x, model.schema_)[0]
+        d_cells = edge_cells(data, model.schema_)
+        s = len(x_cells)
+        for j, cell in enumerate(x_cells):
+            centre = int(np.sum(d_cells[:, j] == cell)) - on_prime
+            items.add(model.edge_counts_[j, cell], centre, model.edge_epsilon_ / s)
     parent, depth = np.asarray(model.parent_), np.asarray(model.node_depth_)
     leaf = int(model._leaf_of(x)[0])
     record_leaf = model._leaf_of(data)
@@ -333,11 +342,13 @@ DEFAULT_READINGS: dict[str, tuple[str, Callable[[Any, EncodedData, EncodedData, 
         _forest_items,
     ),
     "friedman_schuster": (
-        "the noisy 'yes' counts of the root, of the stopping rule on x's path and of x's leaf",
+        "the noisy counts of x's cells in the bin edges' histograms, and the noisy 'yes' "
+        "counts of the root, of the stopping rule on x's path and of x's leaf",
         _greedy_items,
     ),
     "dpea": (
-        "the noisy 'yes' counts of the root, of the stopping rule on x's path and of x's leaf",
+        "the noisy counts of x's cells in the bin edges' histograms, and the noisy 'yes' "
+        "counts of the root, of the stopping rule on x's path and of x's leaf",
         _greedy_items,
     ),
     "dpboost": ("the class prior's noisy 'yes' count", _boost_items),

@@ -79,12 +79,12 @@ from scipy.special import logsumexp
 
 from dpviz.evaluation.audit_readings import Event
 from dpviz.models.boosting import randomsplit
-from dpviz.models.boosting.edges import edge_cells
 from dpviz.models.boosting.newton import NEWTON_CLIP
 from dpviz.models.boosting.newton import gradients as newton_gradients
 from dpviz.models.boosting.predict import model_codes
 from dpviz.models.boosting.threshold import score_cells
 from dpviz.models.boosting.tree import route
+from dpviz.models.trees.edges import edge_cells
 from dpviz.privacy.noise import epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import EncodedData

@@ -42,9 +42,11 @@ claimed centres, every value shifted by exactly one record between D and D':
 - ``fletcher_islam``, ``jpw``: the noisy record count (5% of ε), the class prior's
   ``yes`` count, and the noisy ``yes`` count of every leaf x reaches (one leaf with
   disjoint data; one per tree for ``jpw``, whose trees share the records);
-- ``friedman_schuster``, ``dpea``: the root's noisy ``yes`` count (the record count,
-  stopping test and prior of the auto depth), the stopping rule's noisy ``yes`` count of
-  every node on x's path, and x's leaf's noisy ``yes`` count;
+- ``friedman_schuster``, ``dpea``: the noisy count of x's cell in the histogram of
+  ``size`` that places the bins' edges (``split_points="quantile"``, 5% of ε), the root's
+  noisy ``yes`` count (the record count, stopping test and prior of the auto depth), the
+  stopping rule's noisy ``yes`` count of every node on x's path, and x's leaf's noisy
+  ``yes`` count;
 - ``dpboost``: the class prior's ``yes`` count.
 
 Λ is the sum over these values of the claimed discrete-Laplace log-likelihood ratio;

@@ -50,9 +50,10 @@ METRICS = {
     "flipped_nonempty_leaves_pct": ("flipped_leaf_pct", 1.0),
 }
 # The paper's baselines: JPW with its registry defaults (10 trees), Friedman & Schuster
-# with their own split score (the max operator alone; dpviz's default adds Gini).
+# with their own split score (the max operator alone; dpviz's default adds Gini) and
+# their equal-width bins (dpviz's default cuts at noisy quantiles from ε = 1).
 OTHER_ALGORITHMS = ("jpw", "friedman_schuster")
-BASELINE_PRESETS = {"friedman_schuster": {"criterion": "max"}}
+BASELINE_PRESETS = {"friedman_schuster": {"criterion": "max", "split_points": "uniform"}}
 SCALING_SIZES = (3_000, 30_000, 300_000, 3_000_000)
 SCALING_EPSILONS = (0.01, 0.1, 1.0)
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpviz.models.boosting.edges import edge_values
 from dpviz.models.forest.estimator import DPRandomForestClassifier, feature_order, label_names
+from dpviz.models.trees.edges import edge_values
 from dpviz.models.trees.full import estimate_leaves
 from dpviz.models.trees.space import Frontier, choose_splits, expand, is_leaf
 from dpviz.privacy.mechanisms import gap, get_mechanism, is_majority

@@ -177,6 +177,23 @@ def test_the_greedy_split_score_is_a_choice_on_the_train_page():
     assert run.model.ledger_.epsilon_total == pytest.approx(run.settings.epsilon)
 
 
+def test_the_greedy_bins_are_a_choice_on_the_train_page():
+    """split_points (issue 28): equal widths by default; "quantile" books the noisy
+    histograms of the bin edges (from ε = 1: the Train page's ε is 1) and the Trees page
+    draws the tree cut at the released edges."""
+    at = open_train()
+    at.selectbox(key=key("train.algorithm")).set_value("friedman_schuster").run()
+    box = at.selectbox(key=key("train.friedman_schuster.split_points"))
+    assert box.value == "uniform" and list(box.options) == ["uniform", "quantile"]
+    at = train_in_app("friedman_schuster", split_points="quantile", **FAST["friedman_schuster"])
+    model = at.session_state[RUN_KEY].model
+    assert model.split_points == "quantile" and model.bin_edges_ is not None
+    assert any(e.query.startswith("noisy histograms") for e in model.ledger_.entries)
+    assert model.ledger_.epsilon_total == pytest.approx(at.session_state[RUN_KEY].settings.epsilon)
+    at.switch_page("pages/trees.py").run()
+    assert not at.exception, at.exception
+
+
 # --- train, then Trees and Leaves, for every non-forest algorithm --------------------------
 
 

@@ -14,7 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpviz.models.boosting.edges import (
+from dpviz.models.boosting.estimator import DPBoostClassifier
+from dpviz.models.files import load as files
+from dpviz.models.files.manifest import public_fields, unaccounted
+from dpviz.models.trees.edges import (
     EDGE_CELLS,
     EDGE_SHARE,
     edge_cells,
@@ -22,9 +25,6 @@ from dpviz.models.boosting.edges import (
     edge_values,
     edges_from_counts,
 )
-from dpviz.models.boosting.estimator import DPBoostClassifier
-from dpviz.models.files import load as files
-from dpviz.models.files.manifest import public_fields, unaccounted
 from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
@@ -101,7 +101,7 @@ def test_counts_at_four_times_the_booked_epsilon_are_refuted(monkeypatch):
         monkeypatch,
         SecureGenerator,
         "discrete_laplace",
-        "dpviz.models.boosting.edges",
+        "dpviz.models.trees.edges",
         "noisy_edges",
         4.0,
     )

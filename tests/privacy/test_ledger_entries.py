@@ -55,9 +55,9 @@ from dpviz.models.forest import splits as _forest_splits
 from dpviz.models.forest.estimator import split_tables
 from dpviz.models.greedy import estimator as _greedy_estimator
 from dpviz.models.greedy import grow as _greedy_grow
-from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.greedy.grow import GrownTree
 from dpviz.models.greedy.leaves import smooth_shares
+from dpviz.models.greedy.predict import model_codes
 from dpviz.models.greedy.score import gini_weight, score_sensitivity
 from dpviz.models.greedy.select import enumerate_subtrees
 from dpviz.models.registry import ALGORITHMS
@@ -375,7 +375,7 @@ def _greedy_split(fit: Fit, rng) -> np.ndarray:
     m = fit.model
     if m.feature_[0] < 0:  # the root's noisy stopping test closed it: no choice made
         return np.zeros(0)
-    codes, n_values = bin_codes(fit.encoded, fit.schema, m.n_bins)
+    codes, n_values = model_codes(m, fit.encoded)  # as the tree cut them
     beta = gini_weight(m.criterion)
     layers = min(m.steps, m.depth_)
     candidates, scores = enumerate_subtrees(

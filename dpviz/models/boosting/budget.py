@@ -4,7 +4,7 @@ Privacy role: bookkeeping from public numbers only (the parameters, the preset a
 schema's class count; never the data). In sequence: the noisy class prior (ε_p, see
 :func:`~dpviz.models.forest.estimator.prior_epsilon`; none in the paper preset), the
 grown model's noisy feature histograms that place its bin edges (ε_q = 5% of ε when
-the schema has a continuous feature, :mod:`~dpviz.models.boosting.edges`; 0 otherwise),
+the schema has a continuous feature, :mod:`~dpviz.models.trees.edges`; 0 otherwise),
 then per model ((ε − ε_p − ε_q)/k each for k one-vs-rest models in the paper preset;
 one model of ε − ε_p − ε_q for two classes or when the k parts share each tree) its
 N_e = ⌈T/T_e⌉ ensembles, ε_t = (ε − ε_p − ε_q)/(k·N_e) each (k = 1 for one model).
@@ -37,7 +37,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpviz.models.boosting import newton, randomsplit
-from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.presets import (
     CAPACITY_RECORDS,
     LARGE_EPSILON,
@@ -48,6 +47,7 @@ from dpviz.models.boosting.presets import (
     default_sizes,
 )
 from dpviz.models.objective import MACRO_F1
+from dpviz.models.trees.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.trees.prior import decimal_times, prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 

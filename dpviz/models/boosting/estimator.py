@@ -27,7 +27,7 @@ Two presets (``preset``):
   depth 5, η = 0.3, λ = 20, 32 bins and a flat leaf clip g* (``grown_``; the sizes it
   used are ``n_estimators_``, ``max_depth_``, … and ``fitted_parameters_``), whose
   continuous features split at bin edges from noisy quantiles: a booked release of 5%
-  of ε (``bin_edges_``, :mod:`~dpviz.models.boosting.edges`). Since issue 28's third
+  of ε (``bin_edges_``, :mod:`~dpviz.models.trees.edges`). Since issue 28's third
   pass the grown model boosts the log-loss (``loss_``: log-odds, softmax for k
   classes) with clipped Newton leaves from the released prior's log-shares, at depth
   4, η = 0.5, λ = 10, ½ of each tree's ε on splits growing 1.5× per level, its splits
@@ -216,7 +216,6 @@ from dpviz.models.boosting.check import (
     newton_floor,
     noisy_prior,
 )
-from dpviz.models.boosting.edges import edge_cells, edge_codes, noisy_edges
 from dpviz.models.boosting.ensemble import assign_trees, boost_ensembles, boost_newton
 from dpviz.models.boosting.newton import start_scores
 from dpviz.models.boosting.presets import (
@@ -235,6 +234,7 @@ from dpviz.models.boosting.randomsplit import boost_random, random_note
 from dpviz.models.boosting.threshold import fit_threshold, histogram_cells, threshold_epsilon
 from dpviz.models.boosting.tree import grow_tree, route, split_candidates, tree_scores
 from dpviz.models.objective import ACCURACY, check_objective
+from dpviz.models.trees.edges import edge_cells, edge_codes, noisy_edges
 from dpviz.models.trees.features import bin_codes
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import PrivacyLedger

@@ -18,10 +18,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from dpviz.models.boosting.edges import edge_codes
 from dpviz.models.boosting.newton import probabilities
 from dpviz.models.boosting.tree import tree_scores
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
+from dpviz.models.trees.edges import edge_codes
 from dpviz.models.trees.features import bin_codes
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data

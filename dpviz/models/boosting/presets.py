@@ -56,7 +56,7 @@ class Preset:
     trees can still correct the score; :data:`LARGE_EPSILON`).
     ``split_points`` — "equal" (a continuous feature's candidates cut its public domain
     into ``n_bins`` equal widths) or "quantile" (at bin edges from a booked noisy
-    histogram of each continuous feature, :mod:`~dpviz.models.boosting.edges`;
+    histogram of each continuous feature, :mod:`~dpviz.models.trees.edges`;
     :data:`LARGE_EPSILON`).
     ``loss`` — "square" (±1 targets, leaf values −Σg/(n + λ); Li et al.) or "logistic"
     (log-odds, softmax for k classes, boosted from the released prior's log-shares;
@@ -148,7 +148,7 @@ CAPACITY_RECORDS = 6000
 # clip. With the geometric clip at η = 0.3 tree 20's leaves would be clipped to
 # 0.7^19 ≈ 0.001 (an earlier try: more trees did not help); flat, every tree can
 # move the score. Its continuous features split at noisy quantiles (a booked release of
-# EDGE_SHARE·ε, :mod:`~dpviz.models.boosting.edges`): MAGIC 83.3 → 84.3 and bank
+# EDGE_SHARE·ε, :mod:`~dpviz.models.trees.edges`): MAGIC 83.3 → 84.3 and bank
 # marketing 88.4 → 89.0 at ε = 10 (5 folds; bench/README.md). The other choices are the
 # default preset's.
 #

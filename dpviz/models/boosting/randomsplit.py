@@ -4,7 +4,7 @@ Privacy role: T releases, one per tree, a held-out check, plus post-processing.
 Each tree is a complete tree of depth D whose splits are drawn WITHOUT reading a record
 (a feature uniformly among those with a threshold, a threshold uniformly among that
 feature's codes: the codes of the booked noisy-quantile bin edges,
-:mod:`~dpviz.models.boosting.edges`, or a discrete feature's values), so every tree
+:mod:`~dpviz.models.trees.edges`, or a discrete feature's values), so every tree
 reads every record not held out and spends its whole ε_t on its leaves. Each leaf
 releases the K-vector of its records' softmax gradient sums G with Laplace noise of
 scale 2/ε_t per value: one record's gradients g = p − y have ‖g‖₁ ≤ 2 and it lies in
@@ -51,7 +51,6 @@ from dataclasses import replace
 import numpy as np
 
 from dpviz.models.boosting.check import CHECK_THRESHOLD
-from dpviz.models.boosting.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.boosting.newton import gradients, start_scores
 from dpviz.models.boosting.presets import (
     CAPACITY_EPSILON,
@@ -61,6 +60,7 @@ from dpviz.models.boosting.presets import (
     default_sizes,
 )
 from dpviz.models.trees.draws import Rng
+from dpviz.models.trees.edges import EDGE_CELLS, EDGE_SHARE
 from dpviz.models.trees.floor import FloorOutcome
 from dpviz.models.trees.prior import prior_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger
@@ -145,7 +145,7 @@ def check_z(epsilon: float) -> float:
 
 def split_widths(n_values: np.ndarray, edges: np.ndarray | None) -> np.ndarray:
     """How many thresholds each feature offers: a continuous feature's distinct released
-    edges below :data:`~dpviz.models.boosting.edges.EDGE_CELLS` (its non-empty bins − 1),
+    edges below :data:`~dpviz.models.trees.edges.EDGE_CELLS` (its non-empty bins − 1),
     a discrete feature's values − 1. Post-processing of the edges' release."""
     widths = np.asarray(n_values, dtype=np.int64) - 1
     if edges is not None and len(edges):

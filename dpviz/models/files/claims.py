@@ -154,6 +154,9 @@ def estimator_ledger(meta: dict, schema: Schema, kind: str) -> PrivacyLedger:
     estimator = DPDecisionTreeClassifier() if kind == "tree" else DPBoostClassifier()
     known = estimator.get_params()
     given = {k: v for k, v in params.items() if k in known and k not in ("schema",)}
+    if kind == "tree":
+        # A tree file written before split_points existed cut at equal widths.
+        given.setdefault("split_points", "uniform")
     if kind == "boost" and "objective" in meta:
         # DPBoost's macro_f1 threshold is a booked release: the file's objective says
         # whether its ledger has one.

@@ -24,7 +24,6 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.boosting.budget import small_macro_f1
-from dpviz.models.boosting.edges import EDGE_CELLS, edge_codes
 from dpviz.models.boosting.estimator import DPBoostClassifier, route
 from dpviz.models.boosting.predict import decision_scores, scores_to_proba
 from dpviz.models.files.claims import estimator_ledger, verified_privacy
@@ -55,8 +54,10 @@ from dpviz.models.files.format import (
     whole,
 )
 from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.greedy.budget import edge_epsilon
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.trees.depth import MAX_DEPTH
+from dpviz.models.trees.edges import EDGE_CELLS, edge_codes
 from dpviz.models.trees.features import bin_codes, feature_order
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData, encode
@@ -96,8 +97,12 @@ class ReleasedTree(ReleasedFile):
     """A released greedy DP tree (Friedman–Schuster, DPEA): every node and the noisy class
     counts of every leaf, empty or not. Holds no data and no diagnostics.
 
-    Routing bins each continuous feature into the model's ``n_bins`` equal-width bins of
-    its public domain, as the estimator does; a record with an unknown discrete value
+    Routing bins each continuous feature into the model's ``n_bins`` bins, as the
+    estimator does: at its released ``bin_edges`` (post-processing of the booked noisy
+    histograms; ``split_points="quantile"`` from ε = 1) or at equal widths of its public
+    domain. A file may list edges exactly where its parameters book their histograms
+    (a file without ``split_points``, written before them, is read as "uniform"). A
+    record with an unknown discrete value
     at a split abstains (uniform class probabilities). ``predict`` and
     ``predict_proba`` equal the fitted estimator's on records without unknown values.
     """
@@ -144,6 +149,9 @@ class ReleasedTree(ReleasedFile):
             "n_bins": int(model.n_bins),
             "max_depth": int(getattr(model, "depth_", model.max_depth)),
         }
+        if model.bin_edges_ is not None:
+            meta["edge_cells"] = EDGE_CELLS
+            meta["bin_edges"] = [[int(v) for v in row] for row in model.bin_edges_]
         return cls(meta, model.schema_, tree)
 
     @classmethod
@@ -154,6 +162,18 @@ class ReleasedTree(ReleasedFile):
         meta, reason = cls.meta_of(doc)
         tree = cls(meta, schema, doc["tree"])
         tree.claim_reason = reason
+        params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
+        booked = edge_epsilon(
+            number_in(meta, "epsilon", 1e-300, 1e300),
+            params.get("split_points", "uniform"),
+            len(schema.continuous),
+        )
+        if (booked > 0) != (tree._edges is not None):
+            raise ValueError(
+                "the model's 'bin_edges' must be listed exactly where its parameters book "
+                "the noisy histograms that place them (split_points 'quantile', ε ≥ 1 and "
+                "a continuous feature)"
+            )
         tree.meta["privacy"] = verified_privacy(meta, estimator_ledger(meta, schema, "tree"))
         return tree
 
@@ -193,13 +213,17 @@ class ReleasedTree(ReleasedFile):
         for i in np.flatnonzero(~inner):
             values[i] = counts_row(output[i], k, "the tree")
         self._n_bins = n_bins
+        self._edges = released_edges(self.meta, len(self.schema.continuous), n_bins)
         self._feature = feature
         self._first_child = np.where(inner, first_child, -1)
         self._output = values
 
     def leaf_of(self, encoded: EncodedData) -> np.ndarray:
         """The leaf node each record reaches (-1 where an unknown value stops it)."""
-        codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        if self._edges is not None:
+            codes, _ = edge_codes(encoded, self.schema, self._edges)
+        else:
+            codes, _ = bin_codes(encoded, self.schema, self._n_bins)
         result = np.full(encoded.n_records, -1, dtype=np.int64)
         node = np.zeros(encoded.n_records, dtype=np.int64)
         active = np.arange(encoded.n_records)
@@ -228,8 +252,9 @@ class ReleasedTree(ReleasedFile):
 MAX_BOOST_DEPTH = 20
 
 
-def boost_edges(meta: dict[str, Any], n_continuous: int, n_bins: int) -> np.ndarray | None:
-    """A DPBoost file's released bin edges (None: equal-width public bins), checked:
+def released_edges(meta: dict[str, Any], n_continuous: int, n_bins: int) -> np.ndarray | None:
+    """A greedy-tree or DPBoost file's released bin edges (None: equal-width public
+    bins), checked:
     ``edge_cells`` must be this version's :data:`EDGE_CELLS` and ``bin_edges`` one
     non-decreasing list of ``n_bins`` − 1 cell indices in [1, EDGE_CELLS] per
     continuous feature."""
@@ -367,7 +392,7 @@ class ReleasedBoost(ReleasedFile):
         self._loss = self.meta.get("loss", "square")
         if self._loss not in ("square", "logistic"):
             raise ValueError("the model's 'loss' must be 'square' or 'logistic'")
-        self._edges = boost_edges(self.meta, len(self.schema.continuous), self._n_bins)
+        self._edges = released_edges(self.meta, len(self.schema.continuous), self._n_bins)
         m = len(self.schema.features)
         widths = np.asarray(
             [self._n_bins] * len(self.schema.continuous)

@@ -140,6 +140,14 @@ _GREEDY: dict[str, ManifestEntry] = {
         "scores around the root's noisy shares"
     ),
     "/decision_prior": _derived("the root's or the leaves' noisy class counts"),
+    "/edge_cells": _public(
+        "the file format (the cells of the noisy feature histograms), there with "
+        "split_points 'quantile' from ε = 1 on a schema with a continuous feature"
+    ),
+    "/bin_edges": _derived(
+        "noisy histograms of the continuous features (where their noisy distribution "
+        "functions cross each bin's share)"
+    ),
 }
 
 _SPLITS = (

@@ -8,8 +8,8 @@ TRUE counts: they are NOT private, for the data owner only, never part of a rele
 The functions taking ``model`` read a fitted
 :class:`~dpviz.models.greedy.estimator.DPDecisionTreeClassifier` (its ``feature_``,
 ``first_child_``, ``node_depth_``, ``leaf_nodes_``, ``leaf_proba_``, ``leaf_counts_``,
-``leaf_labels_``, ``leaf_epsilon_``, ``schema_``, ``classes_`` and the ``n_bins``
-parameter), which calls them from its members of the same names.
+``leaf_labels_``, ``leaf_epsilon_``, ``schema_``, ``classes_``, ``bin_edges_`` and the
+``n_bins`` parameter), which calls them from its members of the same names.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
+from dpviz.models.trees.edges import edge_codes
 from dpviz.models.trees.features import bin_codes
 from dpviz.models.trees.threshold import NEVER, best_threshold
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
@@ -114,10 +115,21 @@ def leaf_report(
     )
 
 
+def model_codes(model: BaseEstimator, encoded: EncodedData) -> tuple[np.ndarray, np.ndarray]:
+    """Every feature of ``encoded`` as the tree's codes, and each feature's number of codes:
+    continuous features cut at the model's released bin edges (``bin_edges_``:
+    post-processing of its booked noisy histograms) or, without them, at ``n_bins``
+    equal widths of the public domain."""
+    edges = getattr(model, "bin_edges_", None)
+    if edges is not None:
+        return edge_codes(encoded, model.schema_, edges)
+    return bin_codes(encoded, model.schema_, model.n_bins)
+
+
 def record_leaves(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     """The leaf node of each record of a fitted tree ``model``; -1 where an unknown
-    discrete value stops it (:func:`leaf_of` of its binned codes)."""
-    codes, _ = bin_codes(encoded, model.schema_, model.n_bins)
+    discrete value stops it (:func:`leaf_of` of its codes, :func:`model_codes`)."""
+    codes, _ = model_codes(model, encoded)
     return leaf_of(codes, model.feature_, model.first_child_, int(model.node_depth_.max()))
 
 

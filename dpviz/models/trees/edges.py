@@ -1,4 +1,5 @@
-"""Split candidates that follow the data: DPBoost's bin edges from noisy quantiles.
+"""Split candidates that follow the data: bin edges from noisy quantiles (DPBoost's grown
+model and random-split mode; the greedy trees with ``split_points="quantile"``).
 
 Privacy role: one release. Each continuous feature's public domain is cut into
 :data:`EDGE_CELLS` equal-width cells (public); every record is counted in one cell of
@@ -11,10 +12,11 @@ as one entry of ε_q over all records). Everything after the noise is post-proce
 shares (a cell index per edge, none repeated); :func:`edge_codes` maps records to the
 bin of their cell.
 
-Only the grown model (ε ≥ 5 and a released prior total ≥ 6,000:
-:func:`~dpviz.models.boosting.presets.grows`) makes this release, with
-ε_q = :data:`EDGE_SHARE`·ε; every other model cuts the public domains into equal widths
-and spends nothing here.
+Who makes it, with ε_q = :data:`EDGE_SHARE`·ε: DPBoost's grown model (ε ≥ 5 and a released
+prior total ≥ 6,000: :func:`~dpviz.models.boosting.presets.grows`) and its random-split
+mode; a greedy tree with ``split_points="quantile"`` from ε = 1
+(:func:`~dpviz.models.greedy.budget.edge_epsilon`). Every other model cuts the public
+domains into equal widths and spends nothing here.
 
 Why: 32 equal-width bins of a skewed public domain put most candidates where few
 records lie (MAGIC's fLength, bank marketing's call durations): its noise-free twin sat
@@ -37,7 +39,7 @@ from dpviz.tabular.encode import EncodedData
 # histogram counts. 128: 64, 128 and 256 gave MAGIC the same accuracy at ε = 10 (84.3,
 # 84.4, 84.2; 5 folds); fewer cells carry less noise per bin edge.
 EDGE_CELLS = 128
-# The share of ε the histograms spend (the grown model only). 0.05: at ε = 10 it is 0.5,
+# The share of ε the histograms spend. 0.05: at ε = 10 it is 0.5,
 # s/0.5 = 2s records of noise scale per cell for s continuous features.
 EDGE_SHARE = 0.05
 
