@@ -128,7 +128,7 @@ def settings_form(data) -> app_train.TrainSettings | None:
         {"ok": st.caption, "approximate": st.warning}.get(status.level, st.error)(status.text)
         try:
             preview = app_train.structure_preview(
-                data.schema, n_rows, algorithm, params, float(epsilon)
+                data.schema, n_rows, algorithm, params, float(epsilon), data.frame
             )
         except ValueError as exc:
             st.error(str(exc))

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from dpviz.app.data import NOT_PRIVATE_CHECK
 from dpviz.models.boosting.budget import small_by_records
 from dpviz.models.boosting.estimator import DPBoostClassifier, grown_note, grows, random_note
 from dpviz.models.boosting.randomsplit import applies as splits_at_random
@@ -96,9 +98,12 @@ def structure_preview(
     algorithm_id: str,
     params: Mapping[str, Any],
     epsilon: float = 1.0,
+    frame: pd.DataFrame | None = None,
 ) -> DepthPreview | None:
     """What the settings mean for the model's shape and budget, in a sentence (None for
-    an algorithm without a preview; ``ValueError`` for unusable settings)."""
+    an algorithm without a preview; ``ValueError`` for unusable settings). With the
+    records (``frame``), a greedy tree cut at equal widths also gets
+    :func:`crowded_bins_note` as its note for the data owner (NOT private)."""
     model = get_algorithm(algorithm_id).make(epsilon, **params)
     widths = [int(w) for w in branching(schema)]
     if isinstance(model, DPRandomForestClassifier):
@@ -149,6 +154,9 @@ def structure_preview(
             if edges
             else ("ε", f"{model.n_bins} public bins")
         )
+        crowded = None
+        if frame is not None and model.split_points == "uniform":
+            crowded = crowded_bins_note(frame, schema, int(model.n_bins))
         text = (
             f"One tree of depth {depth}: {n_steps} exponential-mechanism step"
             f"{'s' * (n_steps > 1)} of {d} layer{'s' * (d > 1)} and the noisy leaf counts "
@@ -157,7 +165,7 @@ def structure_preview(
             f"{cut}; up to {leaves:,.0f} leaves for {n_records:,} records"
             + (", so most leaves will be empty." if leaves > n_records else ".")
         )
-        return DepthPreview(depth, text)
+        return DepthPreview(depth, text, crowded)
     if isinstance(model, DPBoostClassifier):
         model.grown_ = grows(model, n_records)  # the fit reads the prior's noisy count
         model.small_ = len(schema.classes) == 2 and small_by_records(model, n_records)  # macro_f1
@@ -205,3 +213,37 @@ def structure_preview(
         )
         return DepthPreview(int(model.max_depth_), text)
     return None
+
+
+# The share of a continuous feature's records in the two fullest of its equal-width bins
+# from which the Train page points a greedy tree's user to split_points="quantile".
+CROWDED_SHARE = 0.9
+
+
+def crowded_bins_note(frame: pd.DataFrame, schema: Schema, n_bins: int) -> str | None:
+    """A check for the data owner (NOT private: it reads the records, on screen only): the
+    continuous features whose records crowd into two of their ``n_bins`` equal-width bins
+    (at least :data:`CROWDED_SHARE` of them), which a greedy tree cannot split further,
+    with the option that cuts at a noisy histogram's quantiles; None when there are none."""
+    crowded = []
+    for feature in schema.continuous:
+        if feature.name not in frame or not feature.high > feature.low:
+            continue
+        values = pd.to_numeric(frame[feature.name], errors="coerce").to_numpy(np.float64)
+        values = values[np.isfinite(values)]
+        if not len(values):
+            continue
+        cells = np.floor((values - feature.low) / (feature.high - feature.low) * n_bins)
+        counts = np.bincount(np.clip(cells, 0, n_bins - 1).astype(np.int64), minlength=n_bins)
+        share = np.sort(counts)[-2:].sum() / len(values)
+        if share >= CROWDED_SHARE:
+            crowded.append(f"'{feature.name}' {share:.0%}")
+    if not crowded:
+        return None
+    return (
+        f"Check ({NOT_PRIVATE_CHECK}): {len(crowded)} continuous feature(s) put most records "
+        f"into 2 of their {n_bins} equal-width bins ({', '.join(crowded)}), which the tree "
+        "cannot split further. split_points = quantile cuts them at the quantiles of a noisy "
+        "histogram instead (from ε = 1, 5% of ε): it helped skewed features on many records "
+        "and cost small or coded-integer sets some ranking (bench/README.md)."
+    )

@@ -194,6 +194,24 @@ def test_the_greedy_bins_are_a_choice_on_the_train_page():
     assert not at.exception, at.exception
 
 
+def test_crowded_equal_width_bins_point_to_the_quantile_bins():
+    """A feature whose records crowd into 2 of 8 equal-width bins of its public domain
+    (sizes 0–5 of 0–100): the Train page's preview for a greedy tree says so, labelled not
+    private, and names the option; with split_points = quantile the note goes."""
+    rng = np.random.default_rng(0)
+    size = rng.exponential(1.0, 600).clip(0, 100)
+    frame = pd.DataFrame({"size": size.astype(str), "label": np.where(size > 1, "yes", "no")})
+    schema = Schema("label", ("no", "yes"), (Feature("size", "continuous", low=0.0, high=100.0),))
+    data = support.prepare_upload(frame, "label", schema, name="skewed.csv")
+    at = open_train(data)
+    at.selectbox(key=key("train.algorithm")).set_value("friedman_schuster").run()
+    notes = texts(at.info)
+    assert "not private" in notes and "'size' 100%" in notes and "split_points = quantile" in notes
+    set_parameter(at, "friedman_schuster", "split_points", "quantile")
+    at.run()
+    assert not at.exception and "equal-width bins" not in texts(at.info)
+
+
 # --- train, then Trees and Leaves, for every non-forest algorithm --------------------------
 
 
