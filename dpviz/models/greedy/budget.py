@@ -93,7 +93,7 @@ FALLBACKS = ("hierarchical", "none")
 # the default) or, with "quantile", at the quantiles of a booked noisy histogram of it
 # (EDGE_SHARE·ε, from QUANTILE_FROM up). Measured on the shared sets first and the
 # validation sets once (bench/README.md, "The greedy trees' bins at noisy quantiles"): at
-# ε = 1 and 10 accuracy rose on both groups (wall_robot +10 to +17, diamonds +18 to +20,
+# ε = 1 and 10 accuracy rose on both groups (wall_robot +14 to +17, diamonds +18 to +20,
 # adult and MAGIC +0.5 to +1.5), but the validation group's mean binary AUC fell by
 # 0.8–1.0 (breast_cancer, hmda, caravan), so it is not the default. Below ε = 1 the
 # histograms' noise (s/(0.05·ε) records per cell) places the edges at random: pendigits
