@@ -13,7 +13,10 @@ release class counts plus exact discrete Laplace noise (integers: no floating-po
 channel).
 
 **Privacy.** For d ≤ 2, ``epsilon``-DP under add/remove-one neighbours (public
-schema). Each record meets: with ``max_depth="auto"`` and no ``declared_n``, the
+schema). Each record meets: with ``split_points="quantile"``, ε ≥ 1 and a continuous
+feature, first one count in each continuous feature's noisy histogram (ε_q = 0.05·ε in
+all; :mod:`~dpviz.models.trees.edges`), and what follows splits ε − ε_q in place of ε;
+with ``max_depth="auto"`` and no ``declared_n``, the
 root's noisy class histogram (ε_root = 0.1·ε); then at most ⌈D/d⌉ step levels of
 ε' = (ε − ε_root) / (⌈D/d⌉ + 1) each — below the root a level spends ρ·ε' (ρ = 0.2)
 on its node's noisy class histogram (the stopping rule) and the rest on the
