@@ -216,3 +216,25 @@ def test_the_train_preview_says_where_the_bins_come_from():
     assert "(ε − 0.5) / " in text("quantile", 10.0)
     for quiet in (text("quantile", 0.5), text("uniform", 10.0)):
         assert "8 public bins" in quiet and "quantiles" not in quiet
+
+
+def test_a_sweep_cuts_at_the_quantiles_from_epsilon_1():
+    """The Curves sweep fits the option at each ε: equal widths below ε = 1 (the same
+    accuracy as "uniform"), noisy quantiles from it (the skewed a > 4 becomes visible)."""
+    from dpviz.evaluation.sweep import run_sweep
+    from dpviz.evaluation.sweep_grid import SweepGrid
+    from dpviz.tabular.encode import encode
+
+    encoded = encode(FRAME, SCHEMA)
+    accuracy = {}
+    for split_points in ("uniform", "quantile"):
+        grid = SweepGrid(
+            epsilons=[0.5, 5.0],
+            algorithms=["friedman_schuster"],
+            presets={"friedman_schuster": {"split_points": split_points}},
+            references=False,
+        )
+        summary = run_sweep(encoded, SCHEMA, grid, folds=3, noise_seed=4).summary
+        accuracy[split_points] = dict(zip(summary["epsilon"], summary["accuracy_mean"]))
+    assert accuracy["quantile"][0.5] == accuracy["uniform"][0.5]
+    assert accuracy["quantile"][5.0] > 0.8 > 0.7 > accuracy["uniform"][5.0]
