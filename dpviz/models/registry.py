@@ -185,7 +185,7 @@ _GREEDY_TAIL = (
         choices=DPDecisionTreeClassifier.CRITERIA,
     ),
 )
-_BINS = (
+_GREEDY_BINS = (
     Parameter("n_bins", 8, "bins per continuous feature", low=2, high=64),
     Parameter(
         "split_points",
@@ -302,7 +302,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                 "leaves release counts with discrete Laplace noise."
             ),
             privacy="ε-DP",
-            parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, *_BINS, _OBJECTIVE),
+            parameters=(_GREEDY_DEPTH, *_GREEDY_TAIL, *_GREEDY_BINS, _OBJECTIVE),
             build=lambda **kw: DPDecisionTreeClassifier(steps=1, **kw),
             reference="sklearn_random_forest",
         ),
@@ -324,7 +324,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                     low=1,
                     high=4,
                 ),
-                *_BINS,
+                *_GREEDY_BINS,
                 Parameter(
                     "mcmc_steps",
                     1000,

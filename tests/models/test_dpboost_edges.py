@@ -26,10 +26,9 @@ from dpviz.models.trees.edges import (
     edges_from_counts,
 )
 from dpviz.models.trees.features import bin_codes
-from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
-from tests.privacy.test_ledger_entries import law_holds, pit_discrete_laplace, spend_more
+from tests.privacy.test_ledger_entries import EDGES, law_holds, pit_discrete_laplace
 
 SCHEMA = Schema(
     "label",
@@ -97,14 +96,7 @@ def test_the_released_counts_follow_the_booked_law():
 def test_counts_at_four_times_the_booked_epsilon_are_refuted(monkeypatch):
     """The 4ε mutant (the same ledger, noise at 4·ε_q/s): its transforms pile up in
     the middle bins and fail the same check."""
-    spend_more(
-        monkeypatch,
-        SecureGenerator,
-        "discrete_laplace",
-        "dpviz.models.trees.edges",
-        "noisy_edges",
-        4.0,
-    )
+    EDGES(4.0)(monkeypatch)
     assert not law_holds(_transforms(2), 700)
 
 

@@ -23,11 +23,10 @@ from dpviz.models.greedy.budget import QUANTILE_FROM, edge_epsilon
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.edges import EDGE_CELLS, edge_cells
-from dpviz.privacy.noise import SecureGenerator
 from dpviz.privacy.schema import Feature, Schema
 from dpviz.tabular.encode import encode
 from tests.evaluation.test_release_audit import replayed_keys  # noqa: F401 (a fixture)
-from tests.privacy.test_ledger_entries import law_holds, pit_discrete_laplace, spend_more
+from tests.privacy.test_ledger_entries import EDGES, law_holds, pit_discrete_laplace
 
 SCHEMA = Schema(
     "label",
@@ -82,14 +81,7 @@ def test_the_released_counts_follow_the_booked_law(steps):
 def test_counts_at_four_times_the_booked_epsilon_are_refuted(steps, monkeypatch):
     """The 4ε mutant (the same ledger, noise at 4·ε_q): its transforms pile up in the
     middle bins (each outer bin expects 30 of 300 under the booked law)."""
-    spend_more(
-        monkeypatch,
-        SecureGenerator,
-        "discrete_laplace",
-        "dpviz.models.trees.edges",
-        "noisy_edges",
-        4.0,
-    )
+    EDGES(4.0)(monkeypatch)
     assert not law_holds(_transforms(3, steps), 300)
 
 

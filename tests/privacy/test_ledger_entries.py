@@ -508,6 +508,9 @@ _GROW = "dpviz.models.greedy.grow"
 _CHECK = "dpviz.models.boosting.check"
 
 RECORD_COUNT = _at(SecureGenerator, "discrete_laplace", _FOREST, "_prepare")
+# The noisy histograms of the bin edges (DPBoost's grown model, the greedy trees'
+# split_points="quantile"): tests/models/test_dpboost_edges.py, test_greedy_edges.py.
+EDGES = _at(SecureGenerator, "discrete_laplace", "dpviz.models.trees.edges", "noisy_edges")
 FOREST_PRIOR = _at(SecureGenerator, "discrete_laplace", _RELEASE, "noisy_class_totals")
 
 

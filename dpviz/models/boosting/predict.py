@@ -21,8 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpviz.models.boosting.newton import probabilities
 from dpviz.models.boosting.tree import tree_scores
 from dpviz.models.objective import ACCURACY, decide, prior_from_counts
-from dpviz.models.trees.edges import edge_codes
-from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.edges import codes_at
 from dpviz.tabular.encode import EncodedData
 from dpviz.tabular.inputs import prediction_data
 
@@ -30,10 +29,7 @@ from dpviz.tabular.inputs import prediction_data
 def model_codes(model: BaseEstimator, encoded: EncodedData) -> tuple[np.ndarray, np.ndarray]:
     """The records' codes as the fitted ``model`` cut them: at its released bin edges
     (grown model) or at its public equal-width bins. Post-processing."""
-    edges = getattr(model, "bin_edges_", None)
-    if edges is not None:
-        return edge_codes(encoded, model.schema_, edges)
-    return bin_codes(encoded, model.schema_, model.n_bins_)
+    return codes_at(encoded, model.schema_, model.n_bins_, getattr(model, "bin_edges_", None))
 
 
 def scores_to_proba(scores: np.ndarray, loss: str = "square") -> np.ndarray:

@@ -57,8 +57,8 @@ from dpviz.models.forest.estimator import DPRandomForestClassifier
 from dpviz.models.greedy.budget import edge_epsilon
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.trees.depth import MAX_DEPTH
-from dpviz.models.trees.edges import EDGE_CELLS, edge_codes
-from dpviz.models.trees.features import bin_codes, feature_order
+from dpviz.models.trees.edges import EDGE_CELLS, codes_at
+from dpviz.models.trees.features import feature_order
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData, encode
 
@@ -220,10 +220,7 @@ class ReleasedTree(ReleasedFile):
 
     def leaf_of(self, encoded: EncodedData) -> np.ndarray:
         """The leaf node each record reaches (-1 where an unknown value stops it)."""
-        if self._edges is not None:
-            codes, _ = edge_codes(encoded, self.schema, self._edges)
-        else:
-            codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        codes, _ = codes_at(encoded, self.schema, self._n_bins, self._edges)
         result = np.full(encoded.n_records, -1, dtype=np.int64)
         node = np.zeros(encoded.n_records, dtype=np.int64)
         active = np.arange(encoded.n_records)
@@ -461,10 +458,7 @@ class ReleasedBoost(ReleasedFile):
 
     def scores(self, encoded: EncodedData) -> np.ndarray:
         """The boosted score of every record, one column per one-vs-rest part."""
-        if self._edges is not None:
-            codes, _ = edge_codes(encoded, self.schema, self._edges)
-        else:
-            codes, _ = bin_codes(encoded, self.schema, self._n_bins)
+        codes, _ = codes_at(encoded, self.schema, self._n_bins, self._edges)
         eta = self._eta
         return np.stack(
             [

@@ -20,8 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.objective import ACCURACY, MACRO_F1, decide, prior_from_counts
-from dpviz.models.trees.edges import edge_codes
-from dpviz.models.trees.features import bin_codes
+from dpviz.models.trees.edges import codes_at
 from dpviz.models.trees.threshold import NEVER, best_threshold
 from dpviz.privacy.mechanisms import get_mechanism, is_majority
 from dpviz.tabular.encode import EncodedData
@@ -120,10 +119,7 @@ def model_codes(model: BaseEstimator, encoded: EncodedData) -> tuple[np.ndarray,
     continuous features cut at the model's released bin edges (``bin_edges_``:
     post-processing of its booked noisy histograms) or, without them, at ``n_bins``
     equal widths of the public domain."""
-    edges = getattr(model, "bin_edges_", None)
-    if edges is not None:
-        return edge_codes(encoded, model.schema_, edges)
-    return bin_codes(encoded, model.schema_, model.n_bins)
+    return codes_at(encoded, model.schema_, model.n_bins, getattr(model, "bin_edges_", None))
 
 
 def record_leaves(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:

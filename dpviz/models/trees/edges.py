@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.models.trees.draws import Rng
+from dpviz.models.trees.features import bin_codes
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
 
@@ -130,6 +131,17 @@ def edge_codes(
         [n_bins] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     )
     return codes, n_values
+
+
+def codes_at(
+    encoded: EncodedData, schema: Schema, n_bins: int, edges: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every feature as a model's codes: continuous ones at its released ``edges``
+    (:func:`edge_codes`) or, without them, at ``n_bins`` equal widths of the public domain
+    (:func:`~dpviz.models.trees.features.bin_codes`). Post-processing."""
+    if edges is not None:
+        return edge_codes(encoded, schema, edges)
+    return bin_codes(encoded, schema, n_bins)
 
 
 def edge_values(schema: Schema, edges: np.ndarray) -> list[np.ndarray]:
