@@ -76,6 +76,9 @@ _SHARED_TREE_OPTIONS = {
 DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
 FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
 DATA_SPLIT_HELP = {
+    "auto": "disjoint parts below ε = 5; from ε = 5, with automatic trees, ⌈ε/0.5⌉ trees "
+    "that each read all records (leaf noise is then far below a small tree's sampling "
+    "noise)",
     "disjoint": "each tree reads its own disjoint part of the records and spends all of ε "
     "(parallel composition)",
     "shared": "every tree reads all records and spends ε / trees (sequential composition)",
@@ -559,7 +562,7 @@ def run_caption(run: TrainRun) -> str:
         return (
             f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
             f"{model.n_estimators_} trees · depth {model.depth_} ({model.depth}) · "
-            f"{model.data_split} data · {tail}"
+            f"{model.data_split_} data · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
     verdict = "" if run.private else " (NOT DP — see ledger)"

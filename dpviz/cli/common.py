@@ -16,7 +16,8 @@ from contextlib import nullcontext
 import numpy as np
 
 from dpviz.evaluation import defaults
-from dpviz.models.forest.estimator import AUTO_TREES, DATA_SPLITS
+from dpviz.models.forest.estimator import AUTO_TREES
+from dpviz.models.forest.sizing import SPLIT_CHOICES
 from dpviz.models.objective import HELP as OBJECTIVE_HELP
 from dpviz.models.objective import OBJECTIVES
 from dpviz.models.registry import ALGORITHMS, get_algorithm
@@ -345,7 +346,11 @@ def model_args(p: argparse.ArgumentParser, cluster: bool = True) -> None:
     p.add_argument("--epsilon", type=epsilon_float, required=True)
     p.add_argument("--trees", type=tree_count, help="trees, or auto (default: the algorithm's)")
     p.add_argument("--depth", type=depth_rule, help="depth rule or fixed depth")
-    p.add_argument("--split", choices=DATA_SPLITS, help="disjoint or shared records")
+    p.add_argument(
+        "--split",
+        choices=SPLIT_CHOICES,
+        help="records per tree: disjoint, shared, or auto (shared from ε = 5 with auto trees)",
+    )
     p.add_argument("--max-depth", type=positive_int, help="tree depth D (greedy trees)")
     p.add_argument(
         "--steps",

@@ -244,7 +244,7 @@ def _add_sweep(sub) -> None:
     p.add_argument("--depth", default=forest["depth"], help="comma-separated depth rules")
     p.add_argument("--mechanism", default=forest["mechanism"], help="comma-separated mechanisms")
     p.add_argument(
-        "--split", default=forest["data_split"], help="comma-separated: disjoint,shared"
+        "--split", default=forest["data_split"], help="comma-separated: auto,disjoint,shared"
     )
     p.add_argument("--folds", type=positive_int, default=defaults.SWEEP_FOLDS)
     objective_arg(p, default=ACCURACY)

@@ -232,7 +232,7 @@ def forest_path_scores(model: DPRandomForestClassifier, records: EncodedData) ->
     outputs = model.released_outputs(routed.leaf_keys)
     n = records.n_records
     y = records.y.astype(np.int64)
-    if model.data_split == "shared":
+    if model.data_split_ == "shared":
         leaves = matrix.T  # (records, trees)
     else:
         # The public keyed hash: the one tree a member trained.
@@ -259,7 +259,7 @@ def attack_scores(model: Any, records: EncodedData) -> tuple[np.ndarray, str]:
     if isinstance(model, DPRandomForestClassifier):
         counts = get_mechanism(model.mechanism).releases == "counts"
         what = "released count of the record's class" if counts else "released label"
-        where = "its hashed tree" if model.data_split != "shared" else "every tree"
+        where = "its hashed tree" if model.data_split_ != "shared" else "every tree"
         return forest_path_scores(model, records), f"the {what} at the record's leaf in {where}"
     return probability_scores(model, records), "predicted probability of the record's class"
 

@@ -56,7 +56,7 @@ from dpviz.evaluation.sweep_references import (
     _twin_row_beside,
 )
 from dpviz.models.forest.estimator import AUTO_TREES
-from dpviz.models.forest.sizing import signal_scale
+from dpviz.models.forest.sizing import auto_shared_trees, signal_scale
 from dpviz.models.forest.splits import split_epsilon
 from dpviz.models.objective import decide
 from dpviz.models.registry import get_algorithm
@@ -228,7 +228,9 @@ def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
     appearance: the ε it spends on split histograms
     (:func:`~dpviz.models.forest.splits.split_epsilon`) and, for a forest sized from the
     record count (``"auto"`` trees or the ``records`` depth rule), the decade of ε its
-    size follows below ε = 1 (:func:`~dpviz.models.forest.sizing.signal_scale`).
+    size follows below ε = 1 (:func:`~dpviz.models.forest.sizing.signal_scale`), and for
+    ``data_split="auto"`` the tree count of trees that share the records from ε = 5
+    (:func:`~dpviz.models.forest.sizing.auto_shared_trees`).
 
     A sweep grows one structure per rung and releases the leaves of every ε of the
     rung from it: each point is then distributed as a plain fit at its ε. Without
@@ -238,11 +240,16 @@ def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
     sized = getattr(model, "n_estimators", None) == AUTO_TREES or (
         getattr(model, "depth", None) == "records"
     )
-    rungs: dict[tuple[float, float], list[float]] = {}
+    split_at = getattr(model, "split_at", None)
+    rungs: dict[tuple, list[float]] = {}
     for eps in epsilons:
+        # Trees that share the records from ε = 5 (data_split="auto") are a structure of
+        # their own at each tree count, ⌈ε/0.5⌉.
+        shared = split_at is not None and model.data_split == "auto" and split_at(eps) == "shared"
         key = (
             split_epsilon(eps, len(schema.continuous), rule),
             signal_scale(eps) if sized else 1.0,
+            auto_shared_trees(eps) if shared else 0,
         )
         rungs.setdefault(key, []).append(eps)
     return list(rungs.values())

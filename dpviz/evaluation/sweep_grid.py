@@ -19,8 +19,8 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from dpviz.evaluation.metrics import BASELINE_METRICS
 from dpviz.models.forest.estimator import (
     AUTO_TREES,
-    DATA_SPLITS,
 )
+from dpviz.models.forest.sizing import SPLIT_CHOICES
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import check_rule
 from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
@@ -123,8 +123,10 @@ class SweepGrid:
         for mech in self.mechanisms:
             get_mechanism(mech)
         for split in self.data_splits:
-            if split not in DATA_SPLITS:
-                raise ValueError(f"data split must be 'disjoint' or 'shared', got {split!r}")
+            if split not in SPLIT_CHOICES:
+                raise ValueError(
+                    f"data split must be one of {', '.join(SPLIT_CHOICES)}, got {split!r}"
+                )
 
     def wants(self, series: str) -> bool:
         """Whether the sweep adds the reference ``series`` (one of REFERENCE_SERIES)."""

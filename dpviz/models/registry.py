@@ -12,11 +12,11 @@ from typing import Any
 from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.forest.estimator import (
     AUTO_TREES,
-    DATA_SPLITS,
     DPRandomForestClassifier,
     PrivateRDTClassifier,
     check_tree_count,
 )
+from dpviz.models.forest.sizing import SPLIT_CHOICES
 from dpviz.models.forest.splits import SPLIT_POINTS
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.objective import ACCURACY, OBJECTIVES
@@ -242,7 +242,12 @@ ALGORITHMS: dict[str, Algorithm] = {
                     choices=tuple(MECHANISMS),
                     validate=get_mechanism,
                 ),
-                Parameter("data_split", "disjoint", "records per tree", choices=DATA_SPLITS),
+                Parameter(
+                    "data_split",
+                    "disjoint",
+                    "records per tree (auto: disjoint, shared by ⌈ε/0.5⌉ trees from ε = 5)",
+                    choices=SPLIT_CHOICES,
+                ),
                 Parameter(
                     "split_points",
                     "quantile",

@@ -188,6 +188,20 @@ def test_the_defaults_audit_runs_what_users_run_and_stays_within_its_ledger(algo
     json.dumps(result.to_dict())
 
 
+@pytest.mark.usefixtures("replayed_keys")
+def test_the_audit_reads_the_shared_trees_of_data_split_auto_at_epsilon_ten():
+    """With data_split="auto" the forest's trees share the records from ε = 5: at ε = 10
+    the audit fits that forest (20 trees, x in every one of them unless held out for the
+    check) and its bound stays within the ledger's ε."""
+    auto = {"data_split": "auto"}
+    result = audit_release(
+        "fletcher_islam", epsilon=10.0, n_runs=60, params=auto, confidence=CONFIDENCE
+    )
+    assert result.params == auto and result.ledger_epsilon == pytest.approx(10.0)
+    assert result.consistent is True, result
+    assert 0.0 < result.claimed_pair_loss <= result.ledger_epsilon + 1e-6
+
+
 # --- mutants that break the ledger --------------------------------------------------------
 
 # Noise-scale divisor per algorithm and why (see test_less_noise_breaks_the_ledger), and

@@ -218,29 +218,35 @@ def _record(mp: pytest.MonkeyPatch, fit: Fit) -> None:
     mp.setattr(boosting, "held_out_check", checks)
 
 
-def fit_once(algorithm: str, data: str, seed: int, mutant=None, epsilon: float = 1.0) -> Fit:
-    """One fit at the registry defaults and ``epsilon`` with replayable noise ``seed``
-    (the official opt-in; the ledger then says NOT private), with ``mutant(monkeypatch)``
-    applied."""
+def fit_once(
+    algorithm: str, data: str, seed: int, mutant=None, epsilon: float = 1.0, params=()
+) -> Fit:
+    """One fit at the registry defaults (but ``params``, (name, value) pairs) and
+    ``epsilon`` with replayable noise ``seed`` (the official opt-in; the ledger then says
+    NOT private), with ``mutant(monkeypatch)`` applied."""
     encoded, schema = ENCODED[data]
     fit = Fit(None, encoded, schema, [], [], [])
     with pytest.MonkeyPatch.context() as mp:
         _record(mp, fit)
         if mutant is not None:
             mutant(mp)
-        model = ALGORITHMS[algorithm].make(epsilon, random_state=0, schema=schema, noise_seed=seed)
+        model = ALGORITHMS[algorithm].make(
+            epsilon, random_state=0, schema=schema, noise_seed=seed, **dict(params)
+        )
         fit.model = model.fit_encoded(encoded, schema)
     return fit
 
 
-_REAL: dict[tuple[str, str, float], list[Fit]] = {}
+_REAL: dict[tuple[str, str, float, tuple], list[Fit]] = {}
 
 
-def real_fits(algorithm: str, data: str, n: int, epsilon: float = 1.0) -> list[Fit]:
+def real_fits(
+    algorithm: str, data: str, n: int, epsilon: float = 1.0, params: tuple = ()
+) -> list[Fit]:
     """The first ``n`` fits of the real code (noise seeds 0, 1, …), shared by entries."""
-    cached = _REAL.setdefault((algorithm, data, epsilon), [])
+    cached = _REAL.setdefault((algorithm, data, epsilon, params), [])
     while len(cached) < n:
-        cached.append(fit_once(algorithm, data, len(cached), epsilon=epsilon))
+        cached.append(fit_once(algorithm, data, len(cached), epsilon=epsilon, params=params))
     return cached[:n]
 
 
@@ -495,10 +501,12 @@ class Entry:
     mutant: Callable[[float], Callable]
     factors: tuple[float, ...] = (4.0,)
     epsilon: float = 1.0  # the fits' ε (the floor's check runs from ε = 2 up)
+    params: tuple = ()  # (name, value) pairs over the registry defaults
 
     @property
     def id(self) -> str:
-        return f"{self.algorithm}-{self.kind}"
+        at = "" if self.epsilon == 1.0 else f"-eps{self.epsilon:g}"
+        return f"{self.algorithm}-{self.kind}{at}" + "".join(f"-{v}" for _, v in self.params)
 
 
 _FOREST = "dpviz.models.forest.estimator"
@@ -535,6 +543,34 @@ ENTRIES = [
             Entry(alg, "record_count", "main", _record_count, 100, RECORD_COUNT, (4.0, 50.0)),
             Entry(alg, "prior", "main", _forest_prior, 150, FOREST_PRIOR),
             Entry(alg, "leaves", "main", _forest_leaves, 500, _forest_leaf_mutant),
+        )
+    ),
+    # data_split="auto": from ε = 5 the trees share the records, each booked at its
+    # share, and a held-out tenth of the records is the floor's check.
+    *(
+        Entry(
+            "fletcher_islam",
+            kind,
+            "main",
+            read,
+            n,
+            mutant,
+            epsilon=10.0,
+            params=(("data_split", "auto"),),
+        )
+        for kind, read, n, mutant in (
+            ("leaves", _forest_leaves, 500, _forest_leaf_mutant),
+            (
+                "floor_check",
+                _forest_check,
+                150,
+                _at(
+                    SecureGenerator,
+                    "discrete_laplace",
+                    "dpviz.models.forest.floor",
+                    "release_check",
+                ),
+            ),
         )
     ),
     Entry(
@@ -691,9 +727,11 @@ def _fits_for(entry: Entry, mutant=None):
     seed = 0
     while True:
         if mutant is None:
-            yield real_fits(entry.algorithm, entry.data, seed + 1, entry.epsilon)[seed]
+            yield real_fits(entry.algorithm, entry.data, seed + 1, entry.epsilon, entry.params)[
+                seed
+            ]
         else:
-            yield fit_once(entry.algorithm, entry.data, seed, mutant, entry.epsilon)
+            yield fit_once(entry.algorithm, entry.data, seed, mutant, entry.epsilon, entry.params)
         seed += 1
 
 
@@ -735,10 +773,15 @@ def test_every_default_ledger_entry_kind_has_a_guard():
         "report-noisy-max class": "root_class",
     }
     guarded = {(e.algorithm, e.kind) for e in ENTRIES}
-    # The forest at ε = 4 as well: its floor check is booked from ε = 2 up. (At ε = 4 DPEA
-    # books stopping counts too; that code is Friedman–Schuster's, guarded above.)
-    for algorithm, epsilon in [*((a, 1.0) for a in ALGORITHMS), ("fletcher_islam", 4.0)]:
-        model = real_fits(algorithm, "main", 1, epsilon)[0].model
+    # The forest at ε = 4 as well: its floor check is booked from ε = 2 up; and with
+    # data_split="auto" at 10, where its trees share the records. (At ε = 4 DPEA books
+    # stopping counts too; that code is Friedman–Schuster's, guarded above.)
+    auto = (("data_split", "auto"),)
+    forests = [("fletcher_islam", 4.0, ()), ("fletcher_islam", 10.0, auto)]
+    for algorithm, epsilon, params in [*((a, 1.0, ()) for a in ALGORITHMS), *forests]:
+        model = real_fits(algorithm, "main", 1, epsilon, params)[0].model
+        if params:
+            assert model.data_split_ == "shared" and model.check_epsilon_ > 0
         for entry in model.ledger_.entries:
             if not entry.private:  # the replayable-noise marker of these test fits
                 continue

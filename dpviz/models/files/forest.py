@@ -197,6 +197,8 @@ class ReleasedForest(ReleasedFile):
             eps,
             meta.get("objective", "accuracy"),
             meta.get("prior_counts") is not None,
+            # Shared trees with a floor check hold records out (data_split="auto").
+            held_out=meta.get("floor_check") is not None,
         )
         if not applies:
             return None
@@ -211,8 +213,9 @@ class ReleasedForest(ReleasedFile):
         Post-processing: no ε."""
         meta = self.meta
         check = meta.get("floor_check")
+        held_out = check is not None and meta.get("data_split") == "shared"
         signal = None
-        if check is None and meta["releases"] == "counts":
+        if (check is None or held_out) and meta["releases"] == "counts":
             terms = self._tree_terms(self.nodes.leaf_output[self.nodes.feature < 0])
             signal = None if terms is None else terms_signal(terms)
         return outcome_of(
@@ -222,6 +225,8 @@ class ReleasedForest(ReleasedFile):
             disagreements=meta.get("floor_disagreements"),
             trusted=bool(meta.get("floor_trusted", True)),
             signal=signal,
+            # Only data_split="auto" checks shared trees: on records held out of them.
+            held_out=held_out,
         )
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
@@ -300,7 +305,7 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "n_estimators": int(model.n_estimators_),
         "depth": int(model.depth_),
         "depth_rule": str(model.depth),
-        "data_split": model.data_split,
+        "data_split": model.data_split_,
         "schema_inferred": bool(model.schema_.inferred),
         "n_batches": int(model.n_batches_),
         "prior_counts": None

@@ -33,15 +33,15 @@ def leaf_counts_of(
     parts = []
     k = len(model.schema_.classes)
     y = encoded.y
-    if model.data_split != "shared":
+    if model.data_split_ != "shared":
         model._compact_forest(np.arange(model.n_estimators_), encoded.n_records, keep=True)
     pairs = model._pass_pairs()
-    if model.data_split != "shared":
+    if model.data_split_ != "shared":
         fused = heap_counts(model, encoded, split_seed, keep_nodes)
         if fused is not None:
             return fused
-    for chunk in _tree_chunks(model.n_estimators_, encoded.n_records, model.data_split, pairs):
-        if model.data_split == "shared":
+    for chunk in _tree_chunks(model.n_estimators_, encoded.n_records, model.data_split_, pairs):
+        if model.data_split_ == "shared":
             routed = route_matrix(
                 model.space_,
                 model.root_keys_,
@@ -53,7 +53,7 @@ def leaf_counts_of(
             code = routed.pair_leaf.astype(np.int64) * k + y
         else:
             rec, tree = assign_pairs(
-                encoded, model.n_estimators_, model.data_split, split_seed, chunk
+                encoded, model.n_estimators_, model.data_split_, split_seed, chunk
             )
             # The trees built whole once, kept for predict and sweeps (routing only
             # reads the structure; prediction then changes nothing on the model).

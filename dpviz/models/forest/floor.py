@@ -7,7 +7,12 @@ trees beat the prior; if they do not, the forest's answers fall back on the prio
 class while its scores keep the trees' ranking.
 
 **The check.** With disjoint trees each training record trains one tree (its public
-keyed hash). Its *out-of-bag* answer is the argmax of the votes of the other trees
+keyed hash). Trees that share the records leave no record out of bag: the default
+forest's (from ε = 5, ``data_split="auto"``) hold out the records a public keyed hash
+deals to one of :func:`held_out_cells` cells, about a tenth and at most about
+:data:`CHECK_RECORDS`; no tree reads them, and their answer is every tree's vote
+(:func:`held_out_rows`). Private-RDT's leaf test (:mod:`~dpviz.models.forest.signal`)
+runs beside it. Its *out-of-bag* answer is the argmax of the votes of the other trees
 under the current release. Over the records of the first m trees (m from public values:
 the first tree, or enough for about :data:`CHECK_RECORDS` records when a record count n̂
 is declared or already released) the check counts
@@ -76,11 +81,15 @@ __all__ = [
     "check_epsilon",
     "check_threshold",
     "checked_trees",
+    "held_out",
+    "held_out_cells",
+    "held_out_rows",
     "floor_prior_weight",
     "floor_scores",
     "floor_weight",
     "out_of_bag_records",
     "release_check",
+    "trusted_by",
 ]
 
 # Share of ε the check's release takes, from ε = CHECK_FROM up, out of the class prior's
@@ -115,6 +124,11 @@ CHECK_Z = 1.0
 CHECK_RECORDS = 10_000
 # The noise stream of the check within a release (the prior's is 0xC1A55_0000).
 CHECK_STREAM = 0xF1_0000
+# Trees that share the records hold out one in this many of them (at least) for the check:
+# at ε ≥ 5, where they share, a tenth fewer records cost a tree little (bench/README
+# "Issue 28: trees that share the records from ε = 5").
+HELD_OUT_CELLS = 10
+_HELD_OUT_SEED = 0x4E1D_0000  # the hash that holds records out, beside the split seed
 
 
 def check_epsilon(epsilon: float) -> float:
@@ -139,6 +153,36 @@ def checked_trees(n_trees: int, n_records: int | None) -> int:
     return int(min(n_trees, max(1, math.ceil(n_trees * CHECK_RECORDS / float(n_records)))))
 
 
+def held_out(model) -> bool:
+    """Whether ``model``'s trees share the records and hold some out for the check: the
+    default forest where ``data_split="auto"`` means shared (from ε = 5). Public."""
+    return getattr(model, "data_split", None) == "auto" and model.data_split_ == "shared"
+
+
+def held_out_cells(n_records: int | None) -> int:
+    """Cells of the held-out hash: :data:`HELD_OUT_CELLS`, or more where a declared or
+    booked record count ``n_records`` would put more than about :data:`CHECK_RECORDS`
+    records in one. Public: a public or released count."""
+    if not n_records:
+        return HELD_OUT_CELLS
+    return int(max(HELD_OUT_CELLS, math.ceil(float(n_records) / CHECK_RECORDS)))
+
+
+def held_out_rows(model, encoded) -> np.ndarray:
+    """Whether each record of ``encoded`` is held out of ``model``'s shared trees for the
+    check: a keyed hash of the record alone (its values and label, public seed) in cell
+    0 of :func:`held_out_cells` (from the model's declared or booked record count), so
+    that adding or removing a record moves no other record (parallel composition
+    between the trees and the check). All False where :func:`held_out` is not. Reads the
+    records; nothing is released here."""
+    from dpviz.models.forest.assign import hash_trees
+
+    if not held_out(model):
+        return np.zeros(encoded.n_records, dtype=bool)
+    cells = held_out_cells(getattr(model, "depth_n_", None))
+    return hash_trees(encoded, cells, model._split_seed ^ _HELD_OUT_SEED) == 0
+
+
 def check_threshold(disagreements: int) -> float:
     """The released gain the trees must reach: :data:`CHECK_Z`·√max(D̃, 0), D̃ the
     released disagreements (0 when noise takes them below 0: the gain must then be
@@ -157,15 +201,29 @@ def check_counts(oob_votes: np.ndarray, y: np.ndarray, prior_class: int) -> tupl
     return int(np.count_nonzero(trees & ~prior)), int(np.count_nonzero(prior & ~trees))
 
 
-def release_check(counts: tuple[int, int], epsilon_c: float, generator) -> tuple[int, int, bool]:
+def release_check(
+    counts: tuple[int, int], epsilon_c: float, generator, *, held_out: bool = False
+) -> tuple[int, int, bool]:
     """(released gain G̃ = W̃ − L̃, released disagreements D̃ = W̃ + L̃, whether the trees
     are trusted): ``counts`` (W, L) plus independent exact discrete Laplace noise at
     ``epsilon_c`` from ``generator`` (a :class:`~dpviz.privacy.noise.SecureGenerator`
-    of the release); trusted when G̃ ≥ :func:`check_threshold` (D̃)."""
+    of the release); trusted when G̃ ≥ :func:`check_threshold` (D̃), or on a
+    ``held_out`` cell of shared trees unless G̃ < −check_threshold(D̃)
+    (:func:`trusted_by`)."""
     noise = generator.discrete_laplace(epsilon_c, 2)
     wins, losses = int(counts[0]) + int(noise[0]), int(counts[1]) + int(noise[1])
     gain, disagreements = wins - losses, wins + losses
-    return gain, disagreements, bool(gain >= check_threshold(disagreements))
+    return gain, disagreements, trusted_by(gain, disagreements, held_out)
+
+
+def trusted_by(gain: int, disagreements: int, held_out: bool = False) -> bool:
+    """Whether the released gain trusts the trees: G̃ ≥ :func:`check_threshold` (D̃)
+    for out-of-bag records of disjoint trees; for a held-out cell of shared trees
+    (a tenth of the records, its test far weaker) G̃ ≥ −check_threshold(D̃): their
+    leaf test already floors data without signal, and the cell only has to show that
+    the trees do not answer worse than the prior. Public: released values."""
+    bar = check_threshold(disagreements)
+    return bool(gain >= (-bar if held_out else bar))
 
 
 def floor_prior_weight(shares, n_trees: int) -> float:
@@ -200,7 +258,7 @@ def check_applies(model, *, any_epsilon: bool = False) -> bool:
         (any_epsilon or float(model.epsilon) >= check_from(model.mechanism))
         # A relabel or a sweep's point may release with another mechanism than the fit's.
         and (any_epsilon or get_mechanism(model.mechanism).private)
-        and model.data_split == "disjoint"
+        and (model.data_split_ == "disjoint" or held_out(model))
         and model.n_estimators_ >= 2
         # A prior to fall back on (the mechanism is private): its share, not its ε, which
         # pays for the check (release.prior_epsilon_of).
@@ -255,6 +313,9 @@ def out_of_bag_records(model, encoded) -> CheckRecords | None:
 
     if not check_applies(model, any_epsilon=True):
         return None
+    if held_out(model):
+        rows = np.flatnonzero(held_out_rows(model, encoded))
+        return CheckRecords(_rows(encoded, rows), None)
     n_trees = model.n_estimators_
     n_hat = getattr(model, "depth_n_", None)
     first = checked_trees(n_trees, n_hat) if n_hat else 1
@@ -263,11 +324,14 @@ def out_of_bag_records(model, encoded) -> CheckRecords | None:
     return CheckRecords(_rows(encoded, rows), own[rows])
 
 
-def _out_of_bag_routes(model, checked, own: np.ndarray):
+def _out_of_bag_routes(model, checked, own: np.ndarray | None):
     """(the out-of-bag routing of the records ``checked``, each out of its own tree
-    ``own``, their TRUE classes)."""
+    ``own`` or, held out of every tree (``own`` None), through all of them, their TRUE
+    classes)."""
     from dpviz.models.forest.records import RoutedRecords
 
+    if own is None:
+        return model.route_records(checked), checked.y
     n_trees = model.n_estimators_
     n = checked.n_records
     if not n:

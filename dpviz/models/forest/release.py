@@ -40,6 +40,7 @@ from dpviz.models.forest.floor import (
     check_applies,
     check_counts,
     check_epsilon,
+    held_out,
     release_check,
 )
 from dpviz.models.forest.ledger import build_ledger, decimal_rest
@@ -65,7 +66,7 @@ def prior_epsilon_of(model: BaseEstimator) -> float:
     30 without it)."""
     if not get_mechanism(model.mechanism).private:
         return 0.0
-    disjoint = model.data_split == "disjoint"
+    disjoint = model.data_split_ == "disjoint"
     counted = getattr(model, "depth_n_", None) if disjoint else None
     eps = prior_epsilon(
         float(model.epsilon), float(getattr(model, "prior_share", 0.0)), n_records=counted
@@ -124,7 +125,7 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
             "declare the record count (declared_n) before fitting"
         )
     model.tree_epsilon_ = (
-        leaf_eps / model.n_estimators_ if model.data_split == "shared" else leaf_eps
+        leaf_eps / model.n_estimators_ if model.data_split_ == "shared" else leaf_eps
     )
     released = release_counts(model, model.leaf_counts_, KeyedLeafNoise(source, model.leaf_keys_))
     model.leaf_labels_ = released.labels
@@ -158,7 +159,7 @@ def run_check(model: BaseEstimator, source: NoiseSource) -> None:
     counts = check_counts(votes, y, int(np.argmax(prior)))
     noise = source.child(CHECK_STREAM).generator()
     model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = release_check(
-        counts, model.check_epsilon_, noise
+        counts, model.check_epsilon_, noise, held_out=held_out(model)
     )
 
 
@@ -167,7 +168,7 @@ def noisy_class_totals(
 ) -> np.ndarray:
     """Class totals of counted leaves, each record once (its own tree when disjoint,
     tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
-    rows = leaf_tree == 0 if model.data_split == "shared" else slice(None)
+    rows = leaf_tree == 0 if model.data_split_ == "shared" else slice(None)
     totals = leaf_counts[rows].sum(axis=0)
     noise = source.child(_PRIOR_STREAM).generator()
     return totals + noise.discrete_laplace(model.prior_epsilon_, len(totals))
@@ -386,7 +387,7 @@ def privacy_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger
         model.mechanism,
         float(model.epsilon),
         getattr(model, "n_estimators_", None) or model.tree_count(),
-        model.data_split,
+        model.data_split_,
         schema_inferred=schema_inferred,
         n_batches=max(1, getattr(model, "n_batches_", 1)),
         depth_count_epsilon=getattr(model, "depth_count_epsilon_", 0.0),

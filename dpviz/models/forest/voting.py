@@ -20,7 +20,13 @@ from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
 from dpviz.models.forest import release
-from dpviz.models.forest.floor import CHECK_Z, check_threshold, floor_prior_weight, floor_scores
+from dpviz.models.forest.floor import (
+    CHECK_Z,
+    check_threshold,
+    floor_prior_weight,
+    floor_scores,
+    held_out,
+)
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
     count_prior,
@@ -111,7 +117,7 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
         # Not frozen: the compiled sums take writable arrays (callers read it or copy it).
         values = count_values(noisy_counts, prior, eps, alpha=alpha)
         _remember(model, "values", key, values)
-    disjoint = model.data_split == "disjoint"
+    disjoint = model.data_split_ == "disjoint"
     score = functools.partial(
         count_votes,
         prior=prior,
@@ -168,7 +174,9 @@ def release_tree_terms(model: BaseEstimator) -> np.ndarray | None:
     counts = model.leaf_noisy_counts_ is not None
     has_prior = model.prior_counts_ is not None
     eps = model.tree_epsilon_
-    if not shared_floor_applies(model.data_split, counts, eps, model.objective, has_prior):
+    if not shared_floor_applies(
+        model.data_split_, counts, eps, model.objective, has_prior, held_out(model)
+    ):
         return None
     release.complete_release(model)
     if not getattr(model, "_empty_complete", False):
@@ -203,7 +211,8 @@ def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
         check=check,
         disagreements=getattr(model, "floor_disagreements_", None),
         trusted=bool(getattr(model, "floor_trusted_", True)),
-        signal=None if check is not None else release_tree_signal(model),
+        signal=None if check is not None and not held_out(model) else release_tree_signal(model),
+        held_out=held_out(model),
     )
 
 
@@ -215,9 +224,12 @@ def outcome_of(
     disagreements: float | None,
     trusted: bool,
     signal: float | None,
+    held_out: bool = False,
 ) -> FloorOutcome | None:
     """The floor's decision from released values: the out-of-bag ``check`` (its gain,
-    ``disagreements`` and outcome ``trusted``) where it ran, else Private-RDT's leaf
+    ``disagreements`` and outcome ``trusted``; ``held_out``: on records held out of
+    shared trees, trusted unless the gain is below minus the bar, and with the leaf
+    ``signal`` beside it) where it ran, else Private-RDT's leaf
     ``signal`` (:func:`~dpviz.models.forest.signal.tree_signal`); None where neither ran
     or there is no released ``prior_counts`` to fall back on. A fitted forest and a
     model file read back give the same outcome. Post-processing."""
@@ -228,6 +240,29 @@ def outcome_of(
         f"the released class prior's first class, {str(first)!r}, for every record; its "
         "scores still rank the records as the trees do (ROC AUC unchanged)"
     )
+    if check is not None and held_out:
+        # Trees that share the records answer with the trees only if the leaf test
+        # (where it runs) trusts them too (voting.count_scoring).
+        leaves = (
+            ""
+            if signal is None
+            else (
+                f"; and the leaf signal test of every leaf's released counts, {signal:.3g} "
+                f"against {LEAF_FLOOR_U:g}"
+            )
+        )
+        return FloorOutcome(
+            test="held-out check",
+            reads=(
+                "two noisy counts booked in the ledger: on the records held out of every "
+                "tree, how many more the trees' votes get right than the prior's class, "
+                f"against −{CHECK_Z:g}·√(how many records the two answers disagree on)" + leaves
+            ),
+            statistic=float(check),
+            bar=-check_threshold(disagreements),
+            trusted=bool(trusted) and (signal is None or signal >= LEAF_FLOOR_U),
+            fallback=fallback,
+        )
     if check is not None:
         return FloorOutcome(
             test="out-of-bag check",
