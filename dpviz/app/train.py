@@ -77,8 +77,8 @@ DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
 FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
 DATA_SPLIT_HELP = {
     "auto": "disjoint parts below ε = 5; from ε = 5, with automatic trees, ⌈ε/0.5⌉ trees "
-    "that each read all records (leaf noise is then far below a small tree's sampling "
-    "noise)",
+    "that each read all records but a tenth held out for the floor's check (leaf noise is "
+    "then far below a small tree's sampling noise)",
     "disjoint": "each tree reads its own disjoint part of the records and spends all of ε "
     "(parallel composition)",
     "shared": "every tree reads all records and spends ε / trees (sequential composition)",
