@@ -81,7 +81,7 @@ def sweep_form(data, algorithms: list[str], presets: dict) -> app_curves.SweepSe
                 format_func=str,
                 key=K["depths"],
             )
-            splits = c.multiselect("Data per tree", ["disjoint", "shared"], key=K["splits"])
+            splits = c.multiselect("Data per tree", app_curves.SPLIT_CHOICES, key=K["splits"])
         else:
             mechanisms, trees, depths, splits = (
                 st.session_state[K[k]] for k in ("mechs", "trees", "depths", "splits")

@@ -55,6 +55,10 @@ _FOREST_DEPTH = _FOREST["depth"]
 # "auto": each fold's trees sized from its record count, declared public for the
 # evaluation (the released model reads a declared or noisy count instead).
 TREE_CHOICES = (AUTO_TREES, 1, 5, 10, 25, 50, 100, 200, 500)
+# The forest's data splits, as its registry entry offers them ("auto": shared from ε = 5).
+SPLIT_CHOICES = next(
+    p.choices for p in get_algorithm(FLETCHER_ISLAM).parameters if p.name == "data_split"
+)
 PER_DECADE = tuple(LADDERS)
 # Views of a sweep kept for switching back (a figure is ~20 kB, a table less).
 VIEWS_KEPT = 64

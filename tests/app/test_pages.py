@@ -564,3 +564,16 @@ def test_train_trees_that_share_the_records_at_large_epsilon():
     assert "20 trees" in at.session_state[RUN_KEY].describe()
     assert "20 trees · depth 5 (records) · shared data" in texts(at.caption)
     assert at.session_state[RUN_KEY].model.data_split_ == "shared"
+
+
+def test_curves_sweeps_the_auto_data_split_with_shared_trees_from_epsilon_five():
+    """'auto' among the Curves page's data splits: its points below ε = 5 are the
+    disjoint forest's, from ε = 5 ⌈ε/0.5⌉ trees that share the records."""
+    at = swept(
+        low=2.0, high=10.0, per_decade=3, trees=["auto"], splits=["auto"], mechs=["laplace_counts"]
+    )
+    rows = at.session_state[SWEEP_KEY].result.results
+    trees = rows[rows["series"] == "dp_forest"].groupby("epsilon")["n_estimators"].first()
+    assert trees[10.0] == 20 and trees[5.0] == 10 and trees[2.0] == 10
+    assert set(rows.loc[rows["series"] == "dp_forest", "data_split"]) == {"auto"}
+    assert len(charts(at)) >= 1
