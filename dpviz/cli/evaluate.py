@@ -41,6 +41,7 @@ from dpviz.evaluation import defaults
 from dpviz.evaluation.cross_validation import cross_validate
 from dpviz.evaluation.reproduce import FIGURES, reproduce, to_markdown
 from dpviz.evaluation.sweep import SweepGrid, fold_threads, reference_costs, run_sweep
+from dpviz.models.forest.sizing import auto_shared_trees, resolve_split
 from dpviz.models.objective import ACCURACY
 from dpviz.models.registry import ALGORITHMS, get_algorithm
 from dpviz.models.trees.depth import check_work, forest_work_seconds
@@ -92,16 +93,18 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
         return
     defaults = algo.defaults()
     rule = params.get("depth", defaults.get("depth", "theorem2"))
+    trees = params.get("n_estimators", defaults.get("n_estimators"))
+    split = params.get("data_split", defaults.get("data_split", "disjoint"))
+    # "auto" shares the records between ⌈ε/0.5⌉ trees from ε = 5: ε's work, not ε = 1's.
+    shared_auto = split == "auto" and resolve_split(split, trees, args.epsilon) == "shared"
     seconds = forest_work_seconds(
         encoded.n_records,
         len(schema.continuous),
-        resolved_trees(
-            params.get("n_estimators", defaults.get("n_estimators")),
-            encoded.n_records,
-            args.algorithm,
-        ),
+        auto_shared_trees(args.epsilon)
+        if shared_auto
+        else resolved_trees(trees, encoded.n_records, args.algorithm),
         estimate_depth(rule, schema, encoded.n_records),
-        data_split=params.get("data_split", defaults.get("data_split", "disjoint")),
+        data_split=resolve_split(split, trees, args.epsilon),
         folds=args.folds,
         repeats=args.repeats,
     )
