@@ -96,15 +96,15 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
     trees = params.get("n_estimators", defaults.get("n_estimators"))
     split = params.get("data_split", defaults.get("data_split", "disjoint"))
     # "auto" shares the records between ⌈ε/0.5⌉ trees from ε = 5: ε's work, not ε = 1's.
-    shared_auto = split == "auto" and resolve_split(split, trees, args.epsilon) == "shared"
+    resolved = resolve_split(split, trees, args.epsilon)
     seconds = forest_work_seconds(
         encoded.n_records,
         len(schema.continuous),
         auto_shared_trees(args.epsilon)
-        if shared_auto
+        if split == "auto" and resolved == "shared"
         else resolved_trees(trees, encoded.n_records, args.algorithm),
         estimate_depth(rule, schema, encoded.n_records),
-        data_split=resolve_split(split, trees, args.epsilon),
+        data_split=resolved,
         folds=args.folds,
         repeats=args.repeats,
     )

@@ -357,19 +357,21 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         if self._split_epsilon() > 0 and splits is None:
             tables = split_tables(encoded, self.schema_)
         self._prepare(encoded.n_records, source, tables=tables, splits=splits)
-        trained = self.trained_records(encoded)
+        held = held_out_rows(self, encoded)  # one hash pass: the trees' records and the check's
+        trained = self.trained_records(encoded, held)
         self._add_counts([self.leaf_counts_of(trained, self._split_seed)], trained.n_records)
-        self._check_routes = out_of_bag_records(self, encoded)  # the floor's check
+        self._check_routes = out_of_bag_records(self, encoded, held)  # the floor's check
         release.release_leaves(self, source)
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
-    def trained_records(self, encoded: EncodedData) -> EncodedData:
+    def trained_records(self, encoded: EncodedData, held: np.ndarray | None = None) -> EncodedData:
         """The records of ``encoded`` the trees read: all of them, less those held out
-        for the floor's check where the trees share the records
-        (:func:`~dpviz.models.forest.floor.held_out_rows`). A keyed hash of each record
-        alone decides, so data partitions agree with an in-memory fit."""
-        held = held_out_rows(self, encoded)
+        for the floor's check where the trees share the records (``held``, the mask of
+        :func:`~dpviz.models.forest.floor.held_out_rows`, computed when not given). A keyed
+        hash of each record alone decides, so data partitions agree with an in-memory fit."""
+        if held is None:
+            held = held_out_rows(self, encoded)
         return _rows(encoded, np.flatnonzero(~held)) if held.any() else encoded
 
     def _release_source(self, batch: int) -> NoiseSource:

@@ -7,12 +7,7 @@ trees beat the prior; if they do not, the forest's answers fall back on the prio
 class while its scores keep the trees' ranking.
 
 **The check.** With disjoint trees each training record trains one tree (its public
-keyed hash). Trees that share the records leave no record out of bag: the default
-forest's (from ε = 5, ``data_split="auto"``) hold out the records a public keyed hash
-deals to one of :func:`held_out_cells` cells, about a tenth and at most about
-:data:`CHECK_RECORDS`; no tree reads them, and their answer is every tree's vote
-(:func:`held_out_rows`). Private-RDT's leaf test (:mod:`~dpviz.models.forest.signal`)
-runs beside it. Its *out-of-bag* answer is the argmax of the votes of the other trees
+keyed hash). Its *out-of-bag* answer is the argmax of the votes of the other trees
 under the current release. Over the records of the first m trees (m from public values:
 the first tree, or enough for about :data:`CHECK_RECORDS` records when a record count n̂
 is declared or already released) the check counts
@@ -36,6 +31,14 @@ most those g records (tens of points on mushroom or pendigits are never at risk:
 G/√D is 50–80). z was chosen on the 11 shared sets and label-permuted and
 label-diluted 1,250-row copies of four of them (bench/README, "Issue 28: the floor's
 check").
+
+Trees that share the records leave no record out of bag. With ``data_split="auto"``
+(shared from ε = 5) they hold out the records a public keyed hash deals to one of
+:func:`held_out_cells` cells, about a tenth and at most about :data:`CHECK_RECORDS`; no
+tree reads them, their answer is every tree's vote (:func:`held_out_rows`), and the same
+two counts are released for them, trusted unless the trees lose to the prior
+(:func:`trusted_by`). Private-RDT's leaf test (:mod:`~dpviz.models.forest.signal`) runs
+beside it.
 
 **Privacy.** ``epsilon``-DP overall: ε_c is taken from the class prior's share down to
 what the record count asks of a prior, the leaves paying any rest
@@ -154,8 +157,8 @@ def checked_trees(n_trees: int, n_records: int | None) -> int:
 
 
 def held_out(model) -> bool:
-    """Whether ``model``'s trees share the records and hold some out for the check: the
-    default forest where ``data_split="auto"`` means shared (from ε = 5). Public."""
+    """Whether ``model``'s trees share the records and hold some out for the check: a
+    forest whose ``data_split="auto"`` means shared (from ε = 5). Public."""
     return getattr(model, "data_split", None) == "auto" and model.data_split_ == "shared"
 
 
@@ -300,21 +303,23 @@ class CheckRecords:
         self._routes = routes
 
 
-def out_of_bag_records(model, encoded) -> CheckRecords | None:
+def out_of_bag_records(model, encoded, held: np.ndarray | None = None) -> CheckRecords | None:
     """The checked records (routed lazily: :class:`CheckRecords`), or None when the check
     does not apply (:func:`check_applies`).
 
     The checked records are those the public keyed hash deals to the first
     :func:`checked_trees` trees (from the declared or booked record count; without one,
-    the first tree's). Reads the training data: kept on the model for the check of each
-    release (a relabel, a sweep's point), never released as such."""
+    the first tree's), or for shared trees those held out of them (``held``: the mask of
+    :func:`held_out_rows`, computed here when not given). Reads the training data: kept
+    on the model for the check of each release (a relabel, a sweep's point), never
+    released as such."""
     from dpviz.models.forest.assign import hash_trees
     from dpviz.models.forest.records import _rows
 
     if not check_applies(model, any_epsilon=True):
         return None
     if held_out(model):
-        rows = np.flatnonzero(held_out_rows(model, encoded))
+        rows = np.flatnonzero(held_out_rows(model, encoded) if held is None else held)
         return CheckRecords(_rows(encoded, rows), None)
     n_trees = model.n_estimators_
     n_hat = getattr(model, "depth_n_", None)

@@ -30,7 +30,7 @@ distinct ones and random labels: z ≈ 4); on the benchmark sets without signal 
 near 0 (tic-tac-toe, car, smarket, caravan, hmda).
 
 **Private-RDT's floor** (trees that all see every record, ``data_split="shared"``, as
-the default forest's do from ε = 5). On
+a forest's do from ε = 5 with ``data_split="auto"``). On
 data without signal a shared forest at large ε answers below the majority class: its
 leaves' noise is small, and the chance differences of its leaves decide (a 1,250-record
 set at 52 / 48% without signal, smarket's shape, lost 1.7 points at ε = 10). The test,
