@@ -10,6 +10,8 @@ changed by a chain of ``:``-separated steps, applied in order:
 - ``pos=0.06``: a two-class set diluted to that share of its smaller class (records of
   it dropped at random);
 - ``350``: a stratified random subset of that many rows;
+- ``cols=safety/buying``: keep only those feature columns (the label too): few distinct
+  records, each repeated with mixed labels, as in survey and shelf-price data;
 - ``perm``: the labels permuted at random (no signal left);
 - ``perm=0.9``: the labels of a random 90% of the records permuted among them (the class
   shares kept, a tenth of the signal left: detectable in a leaf's counts, often too weak
@@ -89,6 +91,12 @@ def standin(spec: str, seed: int, datasets_dir: Path = DATASETS_DIR) -> tuple[st
             keep = int(round(share * (len(labels) - len(minority)) / (1 - share)))
             drop = rng.choice(minority, max(len(minority) - keep, 0), replace=False)
             frame = frame.drop(frame.index[drop])
+        elif step.startswith("cols="):
+            kept = step[5:].split("/")
+            unknown = sorted(set(kept) - set(frame.columns))
+            if unknown:
+                raise ValueError(f"{spec}: {name} has no column {unknown[0]!r}")
+            frame = frame[[*kept, "label"]]
         elif step.isdigit():
             if len(frame) > int(step):
                 frame, _ = train_test_split(

@@ -479,15 +479,15 @@ _u64 = nb.uint64
 @nb.njit(
     [
         # Discrete codes in any layout (few columns, usually none): 3 signatures, not 9.
-        (c, i32[:, :], i32[::1], _u64, _u64[::1], _u64, i64, i64, i64, i64[::1])
+        (c, i32[:, :], _u64, _u64[::1], _u64, i64, i64, i64, i64[::1])
         for c in (_u64[:, ::1], _u64[::1, :], _u64[:, :])
     ],
     nogil=True,
     cache=True,
 )
-def record_trees(cont, disc, y, start, mult, golden, n_trees, a, b, out):
-    """``dpviz.privacy.randomness.hash_columns`` of each record's columns (continuous
-    values' bits, discrete codes, label; ``mult[j]``: column j's odd multiplier) modulo
+def record_trees(cont, disc, start, mult, golden, n_trees, a, b, out):
+    """``dpviz.privacy.randomness.hash_columns`` of each record's feature columns
+    (continuous values' bits, discrete codes; ``mult[j]``: column j's odd multiplier) modulo
     ``n_trees``, for records ``a``..``b``: one pass over the rows instead of five
     array passes per column. The same 64-bit arithmetic, so the same trees."""
     s, r = cont.shape[1], disc.shape[1]
@@ -504,9 +504,6 @@ def record_trees(cont, disc, y, start, mult, golden, n_trees, a, b, out):
             h ^= _u64(np.int64(disc[i, j]))
             h *= mult[s + j]
             h ^= h >> s29
-        h ^= _u64(np.int64(y[i]))
-        h *= mult[s + r]
-        h ^= h >> s29
         h += golden
         h ^= h >> s30
         h *= m1
@@ -547,16 +544,13 @@ def renumber(local, offsets, abstain, number):
 
 
 @nb.njit(inline="always")
-def _record_hash(bits, y, i, s, start, mult, golden):
+def _record_hash(bits, i, s, start, mult, golden):
     """``record_trees``' hash of row ``i`` (continuous columns only), before the modulo."""
     h = start
     for j in range(s):
         h ^= bits[i, j]
         h *= mult[j]
         h ^= h >> _u64(29)
-    h ^= _u64(np.int64(y[i]))
-    h *= mult[s]
-    h ^= h >> _u64(29)
     h += golden
     h ^= h >> _u64(30)
     h *= _u64(0xBF58476D1CE4E5B9)
@@ -611,7 +605,7 @@ def heap_fit_counts(
         b1 = min(b, b0 + HASH_BLOCK)
         # The block's trees first: independent hashes, which the core overlaps.
         for i in range(b0, b1):
-            tree[i - b0] = np.int64(_record_hash(bits, y, i, s, start, mult, golden) % trees)
+            tree[i - b0] = np.int64(_record_hash(bits, i, s, start, mult, golden) % trees)
         i = b0
         while i + 8 <= b1:
             t0, t1, t2, t3 = tree[i - b0], tree[i - b0 + 1], tree[i - b0 + 2], tree[i - b0 + 3]

@@ -79,7 +79,8 @@ def test_fit_rejects_a_regression_target_as_before():
 @pytest.mark.parametrize("path", ["compiled", "numpy"])
 def test_record_hash_in_one_pass_or_chunks_equals_the_column_hash(monkeypatch, path):
     """hash_trees: the compiled kernel (rows, one pass) and numpy (chunks of 32,768
-    records) give hash_columns' trees exactly, unknown (-1) discrete codes included."""
+    records) give hash_columns' trees of the feature columns exactly, unknown (-1)
+    discrete codes included; the label is not hashed."""
     if path == "compiled" and kernels.get(wait=True) is None:
         pytest.skip("numba is not installed")
     if path == "numpy":
@@ -98,9 +99,12 @@ def test_record_hash_in_one_pass_or_chunks_equals_the_column_hash(monkeypatch, p
     encoded = encode(frame, schema)
     encoded.discrete[::5, 0] = -1
     columns = [encoded.continuous[:, 0].view(np.uint64)]
-    columns += [encoded.discrete[:, 0].astype(np.uint64), encoded.y.astype(np.uint64)]
+    columns += [encoded.discrete[:, 0].astype(np.uint64)]
     expected = (hash_columns(columns, 11) % np.uint64(7)).astype(np.int64)
     np.testing.assert_array_equal(forest_module.hash_trees(encoded, 7, 11), expected)
+    relabelled = encode(frame.assign(label=rng.choice(["p", "q"], n)), schema)
+    relabelled.discrete[::5, 0] = -1
+    np.testing.assert_array_equal(forest_module.hash_trees(relabelled, 7, 11), expected)
 
 
 def test_keeping_every_leaf_changes_no_vote(monkeypatch):

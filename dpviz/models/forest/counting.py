@@ -112,7 +112,7 @@ def heap_counts(
         # The kernel is compiled for writeable arrays; joblib hands parallel folds
         # read-only memory maps (a copy: n × s floats, as the encoding made).
         cont = np.array(cont, order="K")
-    mult = splitmix64(np.arange(1, s + 2, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
+    mult = splitmix64(np.arange(1, s + 1, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
     start = np.uint64(splitmix64(np.uint64(split_seed)))
     y = np.array(y, dtype=np.int32)  # writeable and contiguous, as the kernel needs
     if y.min() < 0 or y.max() >= k:  # the kernel writes counts[.. * k + y] unchecked

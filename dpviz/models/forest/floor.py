@@ -173,7 +173,7 @@ def held_out_cells(n_records: int | None) -> int:
 
 def held_out_rows(model, encoded) -> np.ndarray:
     """Whether each record of ``encoded`` is held out of ``model``'s shared trees for the
-    check: a keyed hash of the record alone (its values and label, public seed) in cell
+    check: a keyed hash of the record alone (its feature values, public seed) in cell
     0 of :func:`held_out_cells` (from the model's declared or booked record count), so
     that adding or removing a record moves no other record (parallel composition
     between the trees and the check). All False where :func:`held_out` is not. Reads the

@@ -171,25 +171,23 @@ def route_levels(
 
 
 def record_trees(
-    continuous: np.ndarray, discrete: np.ndarray, y: np.ndarray, n_trees: int, seed: int
+    continuous: np.ndarray, discrete: np.ndarray, n_trees: int, seed: int
 ) -> np.ndarray | None:
-    """Each record's tree, ``hash_columns(its columns, seed) % n_trees`` (see
+    """Each record's tree, ``hash_columns(its feature columns, seed) % n_trees`` (see
     ``dpviz.models.forest.estimator.hash_trees``), by the compiled kernel in one pass over the
     rows; None while the kernels are not loaded (their loading starts)."""
     compiled = kernels.get(wait=False)
     if compiled is None:
         return None
     cont, disc = record_layout(continuous, discrete)
-    y = np.ascontiguousarray(y, dtype=np.int32)
-    if not y.flags.writeable:
-        y = y.copy()
-    width = cont.shape[1] + disc.shape[1] + 1
+    n = cont.shape[0]
+    width = cont.shape[1] + disc.shape[1]
     mult = splitmix64(np.arange(1, width + 1, dtype=np.uint64) ^ SALT_CHILD) | np.uint64(1)
     start = splitmix64(np.uint64(seed))
-    out = np.empty(len(y), dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
     fn = compiled["record_trees"]
-    args = (cont.view(np.uint64), disc, y, np.uint64(start), mult, GOLDEN, int(n_trees))
-    jobs = [(fn, (*args, a, b, out)) for a, b in split_ranges(len(y), thread_count(len(y)))]
+    args = (cont.view(np.uint64), disc, np.uint64(start), mult, GOLDEN, int(n_trees))
+    jobs = [(fn, (*args, a, b, out)) for a, b in split_ranges(n, thread_count(n))]
     if jobs:
         run_jobs(jobs)
     return out
