@@ -41,8 +41,7 @@ def _partition_counts(frame: pd.DataFrame, model: DPRandomForestClassifier):
         none = LeafCounts(empty.astype(np.uint64), empty, empty, np.zeros((0, k), np.int64), [])
         return none, encoded.report
     # Node tables (for the leaf table's path rules) would only weigh down the transfer.
-    trained = model.trained_records(encoded)  # less any held out for the floor's check
-    return model.leaf_counts_of(trained, model._split_seed, keep_nodes=False), encoded.report
+    return model.leaf_counts_of(encoded, model._split_seed, keep_nodes=False), encoded.report
 
 
 def _partition_size(frame: pd.DataFrame, schema: Schema) -> int:

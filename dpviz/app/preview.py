@@ -51,9 +51,9 @@ AUTO_PREVIEW_NOTE = (
 
 # At large ε a disjoint forest's trees are limited by their few records, not by noise.
 SHARED_HINT = (
-    f" From ε = {SHARED_FROM:g}, data split 'auto' lets ⌈ε/0.5⌉ trees read every record"
-    " (a tenth held out for the floor's check): more accurate on most benchmark sets, but"
-    " not the default, as it fell below the majority class on one weak-signal set."
+    f" From ε = {SHARED_FROM:g}, data split 'auto' grows ⌈ε/0.5⌉ trees in two halves of"
+    " the records, each record training half of them: more accurate on most benchmark"
+    " sets."
 )
 
 

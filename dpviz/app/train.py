@@ -49,6 +49,7 @@ from dpviz.figures.common import (
     mechanism_label,
 )
 from dpviz.models.forest.estimator import AUTO_TREES, DPRandomForestClassifier
+from dpviz.models.forest.floor import records_split
 from dpviz.models.forest.sizing import (
     SHARED_SMALL_TREES,
     SHARED_TREES,
@@ -77,8 +78,9 @@ DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
 FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
 DATA_SPLIT_HELP = {
     "auto": "disjoint parts below ε = 5; from ε = 5, with automatic trees, ⌈ε/0.5⌉ trees "
-    "that each read all records but a tenth held out for the floor's check (leaf noise is "
-    "then far below a small tree's sampling noise)",
+    "in two halves of the records: each record trains the trees of its half, and the "
+    "other half's votes check the trees against the prior (leaf noise is then far below "
+    "a small tree's sampling noise)",
     "disjoint": "each tree reads its own disjoint part of the records and spends all of ε "
     "(parallel composition)",
     "shared": "every tree reads all records and spends ε / trees (sequential composition)",
@@ -562,7 +564,7 @@ def run_caption(run: TrainRun) -> str:
         return (
             f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
             f"{model.n_estimators_} trees · depth {model.depth_} ({model.depth}) · "
-            f"{model.data_split_} data · {tail}"
+            f"{records_split(model)} data · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
     verdict = "" if run.private else " (NOT DP — see ledger)"

@@ -19,7 +19,6 @@ import numpy as np
 
 from dpviz.models.boosting.estimator import G_STAR
 from dpviz.models.boosting.tree import route
-from dpviz.models.forest.floor import held_out_rows
 from dpviz.models.greedy.estimator import bin_codes
 from dpviz.models.trees.edges import edge_cells
 from dpviz.privacy.mechanisms import get_mechanism
@@ -278,10 +277,8 @@ def _forest_items(model, data: EncodedData, x: EncodedData, on_prime: int) -> It
     keys = model.leaf_counts_of(x, model._split_seed, keep_nodes=False).keys
     pos = np.minimum(np.searchsorted(model.leaf_keys_, keys), len(model.leaf_keys_) - 1)
     trained = model.leaf_keys_[pos] == keys
-    # x held out of shared trees for the floor's check (floor.held_out_rows) is in no
-    # leaf's counts: its leaves then have the same law on D and D'.
-    in_leaves = 0 if held_out_rows(model, x)[0] else on_prime
-    true_yes = np.where(trained, model.leaf_counts_[pos, _YES], 0) - in_leaves
+    # x's leaves (of its own tree, or of the trees of its half) count it in D'.
+    true_yes = np.where(trained, model.leaf_counts_[pos, _YES], 0) - on_prime
     released = model.released_outputs(keys).noisy_counts[:, _YES]
     for value, centre in zip(released, true_yes, strict=True):
         items.add(value, centre, model.tree_epsilon_)

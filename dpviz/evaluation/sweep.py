@@ -56,6 +56,7 @@ from dpviz.evaluation.sweep_references import (
     _twin_row_beside,
 )
 from dpviz.models.forest.estimator import AUTO_TREES
+from dpviz.models.forest.floor import records_split
 from dpviz.models.forest.sizing import auto_shared_trees, signal_scale
 from dpviz.models.forest.splits import split_epsilon
 from dpviz.models.objective import decide
@@ -390,6 +391,7 @@ def _rung_rows(
                 "depth_rule": str(depth),
                 "depth": model.depth_,
                 "data_split": split,
+                "records_split": records_split(model),
                 **score(test.y, fractions, train.y, k, predicted, positive),
                 "empty_leaf_pct": empty_pct,
                 **diagnostics,

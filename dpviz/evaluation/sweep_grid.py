@@ -215,6 +215,9 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         summary["floor_runs"] = by_point.count()
     budget = [c for c in BUDGET_COLUMNS if c in results.columns]
     extra = grouped[[*DIAGNOSTICS, "depth", *budget]].mean()
+    if "records_split" in results.columns:
+        # How the point's trees read the records ("auto" resolved at its ε): its ledger.
+        extra["records_split"] = grouped["records_split"].first()
     extra["private"] = grouped["private"].all()
     extra["n_runs"] = grouped.size()
     return summary.join(extra).reset_index()

@@ -13,7 +13,8 @@ from typing import Any
 from dpviz.models.boosting.estimator import DPBoostClassifier
 from dpviz.models.files.format import REPLAYABLE, number_in, whole
 from dpviz.models.forest.estimator import build_ledger
-from dpviz.models.forest.ledger import batch_epsilons
+from dpviz.models.forest.floor import halves_epsilon
+from dpviz.models.forest.ledger import RECORD_SPLITS, batch_epsilons
 from dpviz.models.greedy.estimator import DPDecisionTreeClassifier
 from dpviz.models.trees.depth import MAX_DEPTH
 from dpviz.privacy.ledger import PrivacyLedger
@@ -24,7 +25,7 @@ from dpviz.privacy.signing import NOT_VERIFIED_NOTE
 
 def check_forest_meta(meta: dict, n_trees: int) -> None:
     """The forest's parameters: types, bounds, and agreement with the trees listed."""
-    from dpviz.models.forest.estimator import DATA_SPLITS, MAX_TREES
+    from dpviz.models.forest.estimator import MAX_TREES
 
     if not isinstance(meta["mechanism"], str):
         raise ValueError("the model's 'mechanism' must be a mechanism name")
@@ -41,8 +42,8 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
         raise ValueError(f"the model claims {meta['n_estimators']:,} trees but lists {n_trees:,}")
     whole(meta.get("depth"), "depth", low=1, high=MAX_DEPTH)
     meta.setdefault("data_split", "disjoint")
-    if meta["data_split"] not in DATA_SPLITS:
-        raise ValueError(f"the model's 'data_split' must be one of {', '.join(DATA_SPLITS)}")
+    if meta["data_split"] not in RECORD_SPLITS:
+        raise ValueError(f"the model's 'data_split' must be one of {', '.join(RECORD_SPLITS)}")
     for name in ("schema_inferred",):
         if name in meta and type(meta[name]) is not bool:
             raise ValueError(f"the model's {name!r} must be true or false")
@@ -72,7 +73,12 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
         check = meta.get(field)
         if check is not None and type(check) is not int:
             raise ValueError(f"the model's {field!r} must be a whole number or null")
-    expected = (eps - spent) / (n_trees if meta.get("data_split") == "shared" else 1)
+    split = meta.get("data_split")
+    expected = eps - spent
+    if split == "shared":
+        expected /= n_trees
+    elif split == "halves":
+        expected = halves_epsilon(expected, n_trees)
     # A file that does not state its per-tree ε (hand-written, or older) reads as the rest.
     meta.setdefault("tree_epsilon", expected)
     if not math.isclose(number_in(meta, "tree_epsilon", 0, eps), expected, rel_tol=1e-9):

@@ -38,7 +38,7 @@ from dpviz.models.forest.estimator import (
     PrivateRDTClassifier,
 )
 from dpviz.models.forest.estimator import space_for as build_space
-from dpviz.models.forest.floor import floor_scores
+from dpviz.models.forest.floor import evidence_epsilon, floor_scores, records_split
 from dpviz.models.forest.records import normalise_votes
 from dpviz.models.forest.scoring import (
     count_prior,
@@ -168,7 +168,7 @@ class ReleasedForest(ReleasedFile):
             votes = count_votes(
                 self.nodes.sums(encoded, values),
                 prior,
-                eps,
+                evidence_epsilon(eps, len(self.trees), self._halves),
                 noise_margins=disjoint,
                 scale=scale,
                 margin_weights=weights,
@@ -197,8 +197,6 @@ class ReleasedForest(ReleasedFile):
             eps,
             meta.get("objective", "accuracy"),
             meta.get("prior_counts") is not None,
-            # Shared trees with a floor check hold records out (data_split="auto").
-            held_out=meta.get("floor_check") is not None,
         )
         if not applies:
             return None
@@ -213,9 +211,8 @@ class ReleasedForest(ReleasedFile):
         Post-processing: no ε."""
         meta = self.meta
         check = meta.get("floor_check")
-        held_out = check is not None and meta.get("data_split") == "shared"
         signal = None
-        if (check is None or held_out) and meta["releases"] == "counts":
+        if (check is None or self._halves) and meta["releases"] == "counts":
             terms = self._tree_terms(self.nodes.leaf_output[self.nodes.feature < 0])
             signal = None if terms is None else terms_signal(terms)
         return outcome_of(
@@ -225,9 +222,14 @@ class ReleasedForest(ReleasedFile):
             disagreements=meta.get("floor_disagreements"),
             trusted=bool(meta.get("floor_trusted", True)),
             signal=signal,
-            # Only data_split="auto" checks shared trees: on records held out of them.
-            held_out=held_out,
+            halves=self._halves,
         )
+
+    @property
+    def _halves(self) -> bool:
+        """Whether the file's trees come in two halves of the records
+        (``data_split="auto"`` from ε = 5)."""
+        return self.meta.get("data_split") == "halves"
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         return normalise_votes(self._votes(X))
@@ -305,7 +307,7 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         "n_estimators": int(model.n_estimators_),
         "depth": int(model.depth_),
         "depth_rule": str(model.depth),
-        "data_split": model.data_split_,
+        "data_split": records_split(model),
         "schema_inferred": bool(model.schema_.inferred),
         "n_batches": int(model.n_batches_),
         "prior_counts": None

@@ -19,6 +19,7 @@ import pandas as pd
 from dpviz.models.files.claims import batch_list, forest_ledger, privacy_statement
 from dpviz.models.files.format import REPLAYABLE, number
 from dpviz.models.forest.assign import hash_trees
+from dpviz.models.forest.floor import halves_of
 from dpviz.privacy.noise import NoiseSource
 from dpviz.tabular.encode import encode
 
@@ -47,7 +48,7 @@ def update_forest(
     eps = float(meta["epsilon"])
     # Each batch spends what the first one did per tree (the file says so); files
     # from before the class prior and the noisy count spent all of ε on the leaves.
-    default_tree = eps / n_trees if meta["data_split"] == "shared" else eps
+    default_tree = eps / n_trees if meta["data_split"] == "shared" else eps  # files of old
     eps_tree = float(meta.get("tree_epsilon", default_tree))
     prior_eps = float(meta.get("prior_epsilon", 0.0))
     prior = meta.get("prior_counts")
@@ -55,15 +56,19 @@ def update_forest(
         # The batch's class totals (each record once) join the prior with fresh noise.
         totals = np.bincount(encoded.y, minlength=k)
         prior = [int(v) for v in prior + totals + rng.discrete_laplace(prior_eps, k)]
+    seed = int(meta.get("record_hash_seed", 0))
     if meta["data_split"] == "shared":
         tree_of = None
+    elif meta["data_split"] == "halves":
+        # Each record joins the trees of its half only (t mod 2), as at fit time.
+        tree_of = halves_of(encoded, seed)
     else:
-        tree_of = hash_trees(encoded, n_trees, int(meta.get("record_hash_seed", 0)))
+        tree_of = hash_trees(encoded, n_trees, seed)
     trees = []
     for t, (root, tree) in enumerate(zip(forest.nodes.roots, forest.trees)):
         records, leaves = forest.nodes.leaves(encoded, root)
         if tree_of is not None:
-            keep = tree_of[records] == t
+            keep = tree_of[records] == (t % 2 if meta["data_split"] == "halves" else t)
             records, leaves = records[keep], leaves[keep]
         counts = np.zeros((len(tree["feature"]), k), dtype=np.int64)
         np.add.at(counts, (leaves - root, encoded.y[records]), 1)

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator
 
 from dpviz.compiled import kernels
 from dpviz.models.forest.assign import assign_pairs
+from dpviz.models.forest.floor import halved, record_halves
 from dpviz.models.forest.records import LeafCounts, _tree_chunks
 from dpviz.models.trees.passes import run_jobs, split_ranges, thread_count
 from dpviz.models.trees.routing import number_leaves, route, route_matrix
@@ -40,6 +41,8 @@ def leaf_counts_of(
         fused = heap_counts(model, encoded, split_seed, keep_nodes)
         if fused is not None:
             return fused
+    # A halved forest's tree t counts the records of half t mod 2 only.
+    half = record_halves(model, encoded) if halved(model) else None
     for chunk in _tree_chunks(model.n_estimators_, encoded.n_records, model.data_split_, pairs):
         if model.data_split_ == "shared":
             routed = route_matrix(
@@ -51,6 +54,8 @@ def leaf_counts_of(
                 keep_nodes=keep_nodes,
             )
             code = routed.pair_leaf.astype(np.int64) * k + y
+            if half is not None:
+                code = code[chunk[:, None] % 2 == half[None, :]]
         else:
             rec, tree = assign_pairs(
                 encoded, model.n_estimators_, model.data_split_, split_seed, chunk

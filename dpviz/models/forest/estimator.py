@@ -34,13 +34,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpviz.models.forest import counting, diagnostics, release, routing, voting
 from dpviz.models.forest.assign import assign_pairs, hash_trees
-from dpviz.models.forest.floor import held_out_rows, out_of_bag_records
+from dpviz.models.forest.floor import out_of_bag_records
 from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.forest.records import (
     LeafCounts,
     LeafOutputs,
     RoutedRecords,
-    _rows,
 )
 from dpviz.models.forest.scoring import (
     EVIDENCE_GAIN,
@@ -216,7 +215,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         Number of trees. ``"auto"``: 10, 25, 50 or 100, the most that keep about 150
         records per tree (:func:`~dpviz.models.forest.sizing.suggest_trees`; with
         ``data_split="shared"`` 100), from ``declared_n`` or the noisy record count;
-        with ``data_split="auto"`` from ε = 5 up ⌈ε/0.5⌉ trees that share the records.
+        with ``data_split="auto"`` from ε = 5 up ⌈ε/0.5⌉ (rounded up to even) trees in
+        two halves of the records.
         Below ε = 1 the trees (then 3 or 5) and the ``records`` depth are
         sized for n·s records, s = ε rounded down to a power of ten
         (:func:`~dpviz.models.forest.sizing.signal_records`): a leaf's noise has scale 1/ε.
@@ -232,10 +232,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     data_split : {"disjoint", "shared", "auto"}, default="disjoint"
         Which records each tree reads: its own part (``"disjoint"``) or all of them
         (``"shared"``). ``"auto"``: disjoint, except with ``"auto"`` trees from ε = 5
-        up, where leaf noise is far below a small tree's sampling noise and
-        ⌈ε/0.5⌉ trees share the records, a tenth of which are held out of every tree
-        for the floor's check (:func:`~dpviz.models.forest.sizing.resolve_split`,
-        :func:`~dpviz.models.forest.floor.held_out_rows`; ``data_split_`` says which).
+        up, where leaf noise is far below a small tree's sampling noise: there the trees
+        come in two halves of the records (a public keyed hash of each record's
+        features), tree t reading half t mod 2 at 2ε/τ, so that every record is out of
+        the bag of half of the trees for the floor's check
+        (:func:`~dpviz.models.forest.sizing.resolve_split`,
+        :func:`~dpviz.models.forest.floor.halved`; ``data_split_`` is then
+        ``"shared"``, :func:`~dpviz.models.forest.floor.records_split` ``"halves"``).
         A public choice: ε and the parameters only. Not the default: on one
         weak-signal validation set it answered below the majority class (bench/README,
         "Issue 28: trees that share the records from ε = 5").
@@ -357,22 +360,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         if self._split_epsilon() > 0 and splits is None:
             tables = split_tables(encoded, self.schema_)
         self._prepare(encoded.n_records, source, tables=tables, splits=splits)
-        held = held_out_rows(self, encoded)  # one hash pass: the trees' records and the check's
-        trained = self.trained_records(encoded, held)
-        self._add_counts([self.leaf_counts_of(trained, self._split_seed)], trained.n_records)
-        self._check_routes = out_of_bag_records(self, encoded, held)  # the floor's check
+        self._add_counts([self.leaf_counts_of(encoded, self._split_seed)], encoded.n_records)
+        self._check_routes = out_of_bag_records(self, encoded)  # the floor's check
         release.release_leaves(self, source)
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def trained_records(self, encoded: EncodedData, held: np.ndarray | None = None) -> EncodedData:
-        """The records of ``encoded`` the trees read: all of them, less those held out
-        for the floor's check where the trees share the records (``held``, the mask of
-        :func:`~dpviz.models.forest.floor.held_out_rows`, computed when not given). A keyed
-        hash of each record alone decides, so data partitions agree with an in-memory fit."""
-        if held is None:
-            held = held_out_rows(self, encoded)
-        return _rows(encoded, np.flatnonzero(~held)) if held.any() else encoded
 
     def _release_source(self, batch: int) -> NoiseSource:
         """The noise of one release (batch ``batch`` of it): a fresh secret; or, opt-in

@@ -33,20 +33,21 @@ label-diluted 1,250-row copies of four of them (bench/README, "Issue 28: the flo
 check").
 
 Trees that share the records leave no record out of bag. With ``data_split="auto"``
-(shared from ε = 5) they hold out the records a public keyed hash deals to one of
-:func:`held_out_cells` cells, about a tenth and at most about :data:`CHECK_RECORDS`; no
-tree reads them, their answer is every tree's vote (:func:`held_out_rows`), and the same
-two counts are released for them, trusted unless the trees lose to the prior
-(:func:`trusted_by`). Private-RDT's leaf test (:mod:`~dpviz.models.forest.signal`) runs
-beside it.
+from ε = 5 the trees come in two halves (:func:`halved`): a public keyed hash of each
+record's features deals it to one half of the records (:func:`record_halves`), tree t
+reads the records of half t mod 2 only, so every record is out of the bag of half of
+the trees, whose votes are its out-of-bag answer; the check is the disjoint forest's
+(the same two counts, the same bar), on every record or, with a record count, on the
+records of one of ⌈n̂ / :data:`CHECK_RECORDS`⌉ hash cells. Private-RDT's leaf test
+(:mod:`~dpviz.models.forest.signal`) runs beside it.
 
 **Privacy.** ``epsilon``-DP overall: ε_c is taken from the class prior's share down to
 what the record count asks of a prior, the leaves paying any rest
 (:func:`~dpviz.models.forest.release.prior_epsilon_of`), so the ledger's total is what the
 user asked. Given the release so far (structure, leaves,
 prior: adaptive sequential composition), each record's term depends only on that record
-(its own tree is a public hash of its own values, the other trees' leaves and the prior
-are released) and adds 1 to at most one of W and L: adding or removing one record moves
+(its own tree, or half, is a public hash of its own features, the other trees' leaves and
+the prior are released) and adds 1 to at most one of W and L: adding or removing one record moves
 the vector (W, L) by at most 1 in L1 norm, and exact discrete Laplace noise at ε_c on
 each coordinate makes the release ε_c-DP. The choice and the fall-back scores are
 post-processing: with weight w = Δ/(2(1 + Δ)) (Δ the released prior's lead of its first
@@ -84,15 +85,17 @@ __all__ = [
     "check_epsilon",
     "check_threshold",
     "checked_trees",
-    "held_out",
-    "held_out_cells",
-    "held_out_rows",
+    "evidence_epsilon",
+    "halved",
+    "halves_epsilon",
+    "halves_of",
+    "record_halves",
+    "records_split",
     "floor_prior_weight",
     "floor_scores",
     "floor_weight",
     "out_of_bag_records",
     "release_check",
-    "trusted_by",
 ]
 
 # Share of ε the check's release takes, from ε = CHECK_FROM up, out of the class prior's
@@ -127,11 +130,10 @@ CHECK_Z = 1.0
 CHECK_RECORDS = 10_000
 # The noise stream of the check within a release (the prior's is 0xC1A55_0000).
 CHECK_STREAM = 0xF1_0000
-# Trees that share the records hold out one in this many of them (at least) for the check:
-# at ε ≥ 5, where they share, a tenth fewer records cost a tree little (bench/README
-# "Issue 28: trees that share the records from ε = 5").
-HELD_OUT_CELLS = 10
-_HELD_OUT_SEED = 0x4E1D_0000  # the hash that holds records out, beside the split seed
+# The hashes of a halved forest (beside the split seed): a record's half, and the cell
+# of the records its check reads on large data.
+_HALF_SEED = 0x4A1F_0000
+_CELL_SEED = 0xCE11_0000
 
 
 def check_epsilon(epsilon: float) -> float:
@@ -156,34 +158,53 @@ def checked_trees(n_trees: int, n_records: int | None) -> int:
     return int(min(n_trees, max(1, math.ceil(n_trees * CHECK_RECORDS / float(n_records)))))
 
 
-def held_out(model) -> bool:
-    """Whether ``model``'s trees share the records and hold some out for the check: a
-    forest whose ``data_split="auto"`` means shared (from ε = 5). Public."""
+def halved(model) -> bool:
+    """Whether ``model``'s trees come in two halves of the records: a forest whose
+    ``data_split="auto"`` means shared (from ε = 5). Public."""
     return getattr(model, "data_split", None) == "auto" and model.data_split_ == "shared"
 
 
-def held_out_cells(n_records: int | None) -> int:
-    """Cells of the held-out hash: :data:`HELD_OUT_CELLS`, or more where a declared or
-    booked record count ``n_records`` would put more than about :data:`CHECK_RECORDS`
-    records in one. Public: a public or released count."""
-    if not n_records:
-        return HELD_OUT_CELLS
-    return int(max(HELD_OUT_CELLS, math.ceil(float(n_records) / CHECK_RECORDS)))
+def records_split(model) -> str:
+    """How ``model``'s trees read the records: ``"halves"`` for a halved forest, else its
+    ``data_split_`` (``"disjoint"`` or ``"shared"``). What its ledger and its file state.
+    Public."""
+    return "halves" if halved(model) else model.data_split_
 
 
-def held_out_rows(model, encoded) -> np.ndarray:
-    """Whether each record of ``encoded`` is held out of ``model``'s shared trees for the
-    check: a keyed hash of the record alone (its feature values, public seed) in cell
-    0 of :func:`held_out_cells` (from the model's declared or booked record count), so
-    that adding or removing a record moves no other record (parallel composition
-    between the trees and the check). All False where :func:`held_out` is not. Reads the
-    records; nothing is released here."""
+def record_halves(model, encoded) -> np.ndarray:
+    """The half (0 or 1) of each record of ``encoded`` in a halved forest
+    (:func:`halves_of` with the model's public split seed)."""
+    return halves_of(encoded, model._split_seed)
+
+
+def halves_of(encoded, split_seed: int) -> np.ndarray:
+    """The half (0 or 1) of each record: a keyed hash of the record's features alone
+    (public ``split_seed``), so that adding or removing a record moves no other record
+    (parallel composition between the halves). Tree t reads the records of half t mod 2.
+    Reads the records; nothing is released here."""
     from dpviz.models.forest.assign import hash_trees
 
-    if not held_out(model):
-        return np.zeros(encoded.n_records, dtype=bool)
-    cells = held_out_cells(getattr(model, "depth_n_", None))
-    return hash_trees(encoded, cells, model._split_seed ^ _HELD_OUT_SEED) == 0
+    return hash_trees(encoded, 2, int(split_seed) ^ _HALF_SEED)
+
+
+def halves_epsilon(leaf_epsilon: float, n_trees: int) -> float:
+    """A halved forest's ε per tree: the leaves' ε over the trees of the larger half,
+    ⌈τ/2⌉ (a record is read by the trees of its half only: sequential composition
+    within a half, parallel between them). Public."""
+    return float(leaf_epsilon) / ((int(n_trees) + 1) // 2)
+
+
+def evidence_epsilon(tree_epsilon: float, n_trees: int, halves: bool) -> float:
+    """The ε a count forest's evidence gain γ is read at
+    (:func:`~dpviz.models.forest.scoring.evidence_gain`): the tree's, or for a halved
+    forest the leaves' ε over every tree, as if each tree read every record at ε/τ. Its
+    trees read half the records each at twice that ε, and γ at their own ε overstated
+    their evidence on imbalanced data (adult at ε = 10: −1.1 accuracy points, AUC
+    unchanged; bench/README "two halves"). Public."""
+    if not halves:
+        return float(tree_epsilon)
+    n_trees = int(n_trees)
+    return float(tree_epsilon) * ((n_trees + 1) // 2) / n_trees
 
 
 def check_threshold(disagreements: int) -> float:
@@ -204,29 +225,15 @@ def check_counts(oob_votes: np.ndarray, y: np.ndarray, prior_class: int) -> tupl
     return int(np.count_nonzero(trees & ~prior)), int(np.count_nonzero(prior & ~trees))
 
 
-def release_check(
-    counts: tuple[int, int], epsilon_c: float, generator, *, held_out: bool = False
-) -> tuple[int, int, bool]:
+def release_check(counts: tuple[int, int], epsilon_c: float, generator) -> tuple[int, int, bool]:
     """(released gain G̃ = W̃ − L̃, released disagreements D̃ = W̃ + L̃, whether the trees
     are trusted): ``counts`` (W, L) plus independent exact discrete Laplace noise at
     ``epsilon_c`` from ``generator`` (a :class:`~dpviz.privacy.noise.SecureGenerator`
-    of the release); trusted when G̃ ≥ :func:`check_threshold` (D̃), or on a
-    ``held_out`` cell of shared trees unless G̃ < −check_threshold(D̃)
-    (:func:`trusted_by`)."""
+    of the release); trusted when G̃ ≥ :func:`check_threshold` (D̃)."""
     noise = generator.discrete_laplace(epsilon_c, 2)
     wins, losses = int(counts[0]) + int(noise[0]), int(counts[1]) + int(noise[1])
     gain, disagreements = wins - losses, wins + losses
-    return gain, disagreements, trusted_by(gain, disagreements, held_out)
-
-
-def trusted_by(gain: int, disagreements: int, held_out: bool = False) -> bool:
-    """Whether the released gain trusts the trees: G̃ ≥ :func:`check_threshold` (D̃)
-    for out-of-bag records of disjoint trees; for a held-out cell of shared trees
-    (a tenth of the records, its test far weaker) G̃ ≥ −check_threshold(D̃): their
-    leaf test already floors data without signal, and the cell only has to show that
-    the trees do not answer worse than the prior. Public: released values."""
-    bar = check_threshold(disagreements)
-    return bool(gain >= (-bar if held_out else bar))
+    return gain, disagreements, gain >= check_threshold(disagreements)
 
 
 def floor_prior_weight(shares, n_trees: int) -> float:
@@ -261,7 +268,7 @@ def check_applies(model, *, any_epsilon: bool = False) -> bool:
         (any_epsilon or float(model.epsilon) >= check_from(model.mechanism))
         # A relabel or a sweep's point may release with another mechanism than the fit's.
         and (any_epsilon or get_mechanism(model.mechanism).private)
-        and (model.data_split_ == "disjoint" or held_out(model))
+        and (model.data_split_ == "disjoint" or halved(model))
         and model.n_estimators_ >= 2
         # A prior to fall back on (the mechanism is private): its share, not its ε, which
         # pays for the check (release.prior_epsilon_of).
@@ -280,16 +287,16 @@ class CheckRecords:
     routing only, never the records (the model routes them first:
     :func:`~dpviz.models.forest.release.prepare_copy`)."""
 
-    __slots__ = ("_checked", "_own", "_routes")
+    __slots__ = ("_checked", "_halves", "_own", "_routes")
 
-    def __init__(self, checked, own: np.ndarray):
-        self._checked, self._own, self._routes = checked, own, None
+    def __init__(self, checked, own: np.ndarray, halves: bool = False):
+        self._checked, self._own, self._halves, self._routes = checked, own, halves, None
 
     def routes(self, model):
         """(routing of the checked records through every tree but their own, their TRUE
         classes), computed on the first call through ``model``'s public trees."""
         if self._routes is None:
-            self._routes = _out_of_bag_routes(model, self._checked, self._own)
+            self._routes = _out_of_bag_routes(model, self._checked, self._own, self._halves)
             self._checked = self._own = None  # the records themselves are not kept
         return self._routes
 
@@ -303,24 +310,30 @@ class CheckRecords:
         self._routes = routes
 
 
-def out_of_bag_records(model, encoded, held: np.ndarray | None = None) -> CheckRecords | None:
+def out_of_bag_records(model, encoded, halves: np.ndarray | None = None) -> CheckRecords | None:
     """The checked records (routed lazily: :class:`CheckRecords`), or None when the check
     does not apply (:func:`check_applies`).
 
     The checked records are those the public keyed hash deals to the first
     :func:`checked_trees` trees (from the declared or booked record count; without one,
-    the first tree's), or for shared trees those held out of them (``held``: the mask of
-    :func:`held_out_rows`, computed here when not given). Reads the training data: kept
-    on the model for the check of each release (a relabel, a sweep's point), never
-    released as such."""
+    the first tree's); in a halved forest every record, or with a record count above
+    :data:`CHECK_RECORDS` those a keyed hash of their features puts in one of
+    ⌈n̂ / CHECK_RECORDS⌉ cells (``halves``: :func:`record_halves` of ``encoded``,
+    computed here when not given). Reads the training data: kept on the model for the
+    check of each release (a relabel, a sweep's point), never released as such."""
     from dpviz.models.forest.assign import hash_trees
     from dpviz.models.forest.records import _rows
 
     if not check_applies(model, any_epsilon=True):
         return None
-    if held_out(model):
-        rows = np.flatnonzero(held_out_rows(model, encoded) if held is None else held)
-        return CheckRecords(_rows(encoded, rows), None)
+    if halved(model):
+        half = record_halves(model, encoded) if halves is None else halves
+        n_hat = getattr(model, "depth_n_", None)
+        cells = max(1, math.ceil(float(n_hat) / CHECK_RECORDS)) if n_hat else 1
+        if cells == 1:
+            return CheckRecords(encoded, half, halves=True)
+        rows = np.flatnonzero(hash_trees(encoded, cells, model._split_seed ^ _CELL_SEED) == 0)
+        return CheckRecords(_rows(encoded, rows), half[rows], halves=True)
     n_trees = model.n_estimators_
     n_hat = getattr(model, "depth_n_", None)
     first = checked_trees(n_trees, n_hat) if n_hat else 1
@@ -329,14 +342,12 @@ def out_of_bag_records(model, encoded, held: np.ndarray | None = None) -> CheckR
     return CheckRecords(_rows(encoded, rows), own[rows])
 
 
-def _out_of_bag_routes(model, checked, own: np.ndarray | None):
+def _out_of_bag_routes(model, checked, own: np.ndarray, halves: bool = False):
     """(the out-of-bag routing of the records ``checked``, each out of its own tree
-    ``own`` or, held out of every tree (``own`` None), through all of them, their TRUE
+    ``own`` or, in a halved forest, out of the trees of its half ``own``, their TRUE
     classes)."""
     from dpviz.models.forest.records import RoutedRecords
 
-    if own is None:
-        return model.route_records(checked), checked.y
     n_trees = model.n_estimators_
     n = checked.n_records
     if not n:
@@ -349,7 +360,10 @@ def _out_of_bag_routes(model, checked, own: np.ndarray | None):
         # check's votes are then one pass over a matrix, the other trees' values added
         # in tree order as the pairs below would add them (the silent one adds nothing).
         oob = np.array(matrix, dtype=np.int32, order="C")
-        oob[own, np.arange(n)] = len(routed.leaf_keys)
+        if halves:  # the trees of a record's own half (t mod 2) read it
+            oob[np.arange(n_trees)[:, None] % 2 == own[None, :]] = len(routed.leaf_keys)
+        else:
+            oob[own, np.arange(n)] = len(routed.leaf_keys)
         return (
             RoutedRecords(n, None, None, routed.leaf_keys, routed.trained, oob, silent=True),
             checked.y,
@@ -360,7 +374,7 @@ def _out_of_bag_routes(model, checked, own: np.ndarray | None):
     record, leaf = routed.pair_record, routed.pair_leaf
     sizes = np.array([len(p.pair_leaf) for p in parts])
     tree = np.repeat(np.arange(n_trees), sizes)
-    # Each record's own tree leaves its out-of-bag votes.
-    keep = tree != own[record]
+    # Each record's own tree (or half) leaves its out-of-bag votes.
+    keep = (tree % 2 if halves else tree) != own[record]
     oob = RoutedRecords(n, record[keep], leaf[keep], routed.leaf_keys, routed.trained)
     return oob, checked.y

@@ -11,8 +11,13 @@ from decimal import Decimal
 
 import numpy as np
 
+from dpviz.models.forest.floor import halves_epsilon
 from dpviz.privacy.ledger import LedgerEntry, PrivacyLedger, book_inferred_schema, book_noise_mode
 from dpviz.privacy.mechanisms import get_mechanism
+
+# How the trees read the records, resolved: "auto" is one of these at a given ε
+# (floor.records_split).
+RECORD_SPLITS = ("disjoint", "shared", "halves")
 
 
 def build_ledger(
@@ -41,7 +46,15 @@ def build_ledger(
     leaf_epsilon = decimal_rest(
         epsilon, depth_count_epsilon, split_epsilon, prior_epsilon, check_epsilon
     )
-    eps_t = leaf_epsilon / tau if data_split == "shared" else leaf_epsilon
+    if data_split not in RECORD_SPLITS:
+        raise ValueError(
+            f"data_split must be one of {RECORD_SPLITS} (resolved), got {data_split!r}"
+        )
+    eps_t = leaf_epsilon
+    if data_split == "shared":
+        eps_t = leaf_epsilon / tau
+    elif data_split == "halves":
+        eps_t = halves_epsilon(leaf_epsilon, tau)
     if not mech.private:
         # A mechanism without a proof has no finite ε to record (smooth_em's exact loss
         # grows without bound with the leaf's gap; none releases the true majority).
@@ -135,6 +148,28 @@ def build_ledger(
                 f"leaf outputs ({mech.id})"
             ),
         )
+    elif data_split == "halves":
+        # Trees 2i and 2i + 1 read the two halves (and each batch its own records):
+        # parallel within a pair, the pairs compose.
+        for first in range(0, tau, 2):
+            pair = [t for t in (first, first + 1) if t < tau]
+            ledger.add_parallel(
+                [
+                    LedgerEntry(
+                        f"{mech.id} leaf outputs of tree {t + 1}{batch_text[b]}",
+                        f"half {t % 2 + 1} of the records (a keyed hash of their features)"
+                        + batch_text[b],
+                        eps_t,
+                        mech.private,
+                    )
+                    for t in pair
+                    for b in range(n_batches)
+                ],
+                summary=(
+                    f"Trees {' and '.join(str(t + 1) for t in pair)} read the two halves of "
+                    f"the records, ε = {eps_t:g} each"
+                ),
+            )
     elif n_batches == 1:
         for t in range(tau):
             ledger.add_sequential(

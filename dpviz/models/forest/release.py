@@ -40,7 +40,9 @@ from dpviz.models.forest.floor import (
     check_applies,
     check_counts,
     check_epsilon,
-    held_out,
+    halved,
+    halves_epsilon,
+    records_split,
     release_check,
 )
 from dpviz.models.forest.ledger import build_ledger, decimal_rest
@@ -124,9 +126,12 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
             f"(ε = {model.check_epsilon_:g}); choose a larger ε, or "
             "declare the record count (declared_n) before fitting"
         )
-    model.tree_epsilon_ = (
-        leaf_eps / model.n_estimators_ if model.data_split_ == "shared" else leaf_eps
-    )
+    if halved(model):
+        model.tree_epsilon_ = halves_epsilon(leaf_eps, model.n_estimators_)
+    elif model.data_split_ == "shared":
+        model.tree_epsilon_ = leaf_eps / model.n_estimators_
+    else:
+        model.tree_epsilon_ = leaf_eps
     released = release_counts(model, model.leaf_counts_, KeyedLeafNoise(source, model.leaf_keys_))
     model.leaf_labels_ = released.labels
     model.leaf_noisy_counts_ = released.noisy_counts
@@ -159,7 +164,7 @@ def run_check(model: BaseEstimator, source: NoiseSource) -> None:
     counts = check_counts(votes, y, int(np.argmax(prior)))
     noise = source.child(CHECK_STREAM).generator()
     model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = release_check(
-        counts, model.check_epsilon_, noise, held_out=held_out(model)
+        counts, model.check_epsilon_, noise
     )
 
 
@@ -167,8 +172,11 @@ def noisy_class_totals(
     model: BaseEstimator, leaf_tree: np.ndarray, leaf_counts: np.ndarray, source: NoiseSource
 ) -> np.ndarray:
     """Class totals of counted leaves, each record once (its own tree when disjoint,
-    tree 1 when shared), plus discrete Laplace noise at the prior's ε."""
-    rows = leaf_tree == 0 if model.data_split_ == "shared" else slice(None)
+    tree 1 when shared, trees 1 and 2 when halved), plus discrete Laplace noise at the
+    prior's ε."""
+    rows = slice(None)
+    if model.data_split_ == "shared":
+        rows = leaf_tree < (2 if halved(model) else 1)
     totals = leaf_counts[rows].sum(axis=0)
     noise = source.child(_PRIOR_STREAM).generator()
     return totals + noise.discrete_laplace(model.prior_epsilon_, len(totals))
@@ -387,7 +395,7 @@ def privacy_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger
         model.mechanism,
         float(model.epsilon),
         getattr(model, "n_estimators_", None) or model.tree_count(),
-        model.data_split_,
+        records_split(model),
         schema_inferred=schema_inferred,
         n_batches=max(1, getattr(model, "n_batches_", 1)),
         depth_count_epsilon=getattr(model, "depth_count_epsilon_", 0.0),

@@ -152,19 +152,19 @@ def shared_floor_applies(
     tree_epsilon: float,
     objective: str,
     prior: bool,
-    held_out: bool = False,
 ) -> bool:
-    """Whether a forest runs Private-RDT's floor test: shared trees, released noisy
+    """Whether a forest runs Private-RDT's floor test: shared trees (``data_split``
+    resolved, :func:`~dpviz.models.forest.floor.records_split`), released noisy
     ``counts``, a leaf ε per tree from :data:`LEAF_FLOOR_EPSILON` (or any, for trees
-    sized to about it that hold records out for the floor's check, ``held_out``:
-    ``data_split="auto"``, whose leaves get 0.35–0.43 of ε each as the prior's share
-    varies), ``objective="accuracy"`` (the others weigh the votes by the prior or a
-    threshold and keep their rules) and a released ``prior`` to fall back on. Public: the
+    sized to about it in two halves of the records, ``"halves"``: ``data_split="auto"``,
+    whose leaves get 0.7–0.85 of ε each as the prior's share varies),
+    ``objective="accuracy"`` (the others weigh the votes by the prior or a threshold and
+    keep their rules) and a released ``prior`` to fall back on. Public: the
     configuration and released values."""
     return (
-        data_split == "shared"
+        data_split in ("shared", "halves")
         and counts
-        and (held_out or float(tree_epsilon) >= LEAF_FLOOR_EPSILON)
+        and (data_split == "halves" or float(tree_epsilon) >= LEAF_FLOOR_EPSILON)
         and objective == ACCURACY
         and prior
     )

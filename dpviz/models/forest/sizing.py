@@ -194,20 +194,21 @@ def shared_tree_count(epsilon: float) -> int:
 # Records per tree at large ε (``data_split="auto"`` with ``"auto"`` trees; opt-in).
 # Disjoint trees each read 1/τ of the records; at large ε a leaf's noise is far below its
 # sampling noise, so a tree of few records is what limits the forest, and trees that all
-# read every record, at ε/τ each, answer better. From ε = SHARED_FROM the trees share the
-# records, ⌈ε / SHARED_TREE_EPSILON⌉ of them (each tree's leaves get about 0.4 of ε,
-# where Private-RDT's leaf test runs), less a held-out tenth for the floor's check
-# (floor.held_out_rows). Chosen on the 11 shared sets and their stand-ins (paired,
-# replayable noise; bench/README "Issue 28: trees that share the records from ε = 5"):
-# at ε = 10, 20 shared trees against the disjoint forest gave tic-tac-toe +5.7, pendigits
-# +6.0, mushroom +3.2 accuracy points and every set but bank marketing (−0.1) a gain; 10
-# shared trees at ε = 10 (leaf ε 0.85 each) put a weak-signal stand-in 0.8 points below
-# its majority; at ε = 3, 10 shared trees lost car 4.5 and wall_robot 1.8 points. Not the
-# default: on the validation set wvs (weak signal) it answered 0.5–0.6 points below the
-# majority at ε = 5 and 10, where the disjoint forest's out-of-bag check holds it.
+# read many records answer better. From ε = SHARED_FROM, ⌈ε / SHARED_TREE_EPSILON⌉ trees
+# (rounded up to even) come in two halves of the records: each record trains the trees
+# of its half at 2ε/τ each and is out of the bag of the others, which the floor's check
+# reads (floor.halved). Chosen on the 11 shared sets and their stand-ins (paired,
+# replayable noise; bench/README "Issue 28: trees that share the records from ε = 5" and
+# "two halves"): at ε = 10, 20 trees that all read every record against the disjoint
+# forest gave tic-tac-toe +5.7, pendigits +6.0, mushroom +3.2 accuracy points and every
+# set but bank marketing (−0.1) a gain; in two halves +0.3 more on average, every
+# label-permuted stand-in at its majority; 10 shared trees at ε = 10 (leaf ε 0.85 each)
+# put a weak-signal stand-in 0.8 points below its majority; at ε = 3, 10 shared trees
+# lost car 4.5 and wall_robot 1.8 points.
 SHARED_FROM = 5.0
 SHARED_TREE_EPSILON = 0.5
-# The data_split values a forest accepts: "auto" resolves to one of the other two.
+# The data_split values a forest accepts: "auto" resolves to one of the other two (and
+# where it resolves to "shared", the trees come in two halves: floor.halved).
 SPLIT_CHOICES = ("auto", "disjoint", "shared")
 
 
@@ -223,8 +224,9 @@ def resolve_split(data_split: str, n_estimators, epsilon: float) -> str:
 
 
 def auto_shared_trees(epsilon: float) -> int:
-    """The tree count of an ``"auto"`` forest whose trees share the records:
-    ⌈ε / :data:`SHARED_TREE_EPSILON`⌉ (10 at ε = 5, 20 at ε = 10), in exact decimal
-    arithmetic so that ε = 5 gives 10, not 11. Public: ε only."""
+    """The tree count of an ``"auto"`` forest whose trees come in two halves of the
+    records: ⌈ε / :data:`SHARED_TREE_EPSILON`⌉ rounded up to even (10 at ε = 5, 20 at
+    ε = 10, 12 at ε = 5.5), in exact decimal arithmetic so that ε = 5 gives 10, not 11.
+    Public: ε only."""
     ratio = Fraction(repr(float(epsilon))) / Fraction(repr(SHARED_TREE_EPSILON))
-    return max(1, math.ceil(ratio))
+    return 2 * max(1, math.ceil(ratio / 2))

@@ -23,9 +23,11 @@ from dpviz.models.forest import release
 from dpviz.models.forest.floor import (
     CHECK_Z,
     check_threshold,
+    evidence_epsilon,
     floor_prior_weight,
     floor_scores,
-    held_out,
+    halved,
+    records_split,
 )
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
 from dpviz.models.forest.scoring import (
@@ -121,7 +123,7 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
     score = functools.partial(
         count_votes,
         prior=prior,
-        epsilon=eps,
+        epsilon=evidence_epsilon(eps, model.n_estimators_, halved(model)),
         noise_margins=disjoint,
         scale=release_evidence_scale(model) if disjoint else 1.0,
         margin_weights=prior_lead_weights(model.prior_counts_, model.prior_epsilon_, len(prior)),
@@ -174,9 +176,7 @@ def release_tree_terms(model: BaseEstimator) -> np.ndarray | None:
     counts = model.leaf_noisy_counts_ is not None
     has_prior = model.prior_counts_ is not None
     eps = model.tree_epsilon_
-    if not shared_floor_applies(
-        model.data_split_, counts, eps, model.objective, has_prior, held_out(model)
-    ):
+    if not shared_floor_applies(records_split(model), counts, eps, model.objective, has_prior):
         return None
     release.complete_release(model)
     if not getattr(model, "_empty_complete", False):
@@ -211,8 +211,8 @@ def floor_outcome(model: BaseEstimator) -> FloorOutcome | None:
         check=check,
         disagreements=getattr(model, "floor_disagreements_", None),
         trusted=bool(getattr(model, "floor_trusted_", True)),
-        signal=None if check is not None and not held_out(model) else release_tree_signal(model),
-        held_out=held_out(model),
+        signal=None if check is not None and not halved(model) else release_tree_signal(model),
+        halves=halved(model),
     )
 
 
@@ -224,12 +224,11 @@ def outcome_of(
     disagreements: float | None,
     trusted: bool,
     signal: float | None,
-    held_out: bool = False,
+    halves: bool = False,
 ) -> FloorOutcome | None:
     """The floor's decision from released values: the out-of-bag ``check`` (its gain,
-    ``disagreements`` and outcome ``trusted``; ``held_out``: on records held out of
-    shared trees, trusted unless the gain is below minus the bar, and with the leaf
-    ``signal`` beside it) where it ran, else Private-RDT's leaf
+    ``disagreements`` and outcome ``trusted``; ``halves``: of a halved forest, with the
+    leaf ``signal`` beside it) where it ran, else Private-RDT's leaf
     ``signal`` (:func:`~dpviz.models.forest.signal.tree_signal`); None where neither ran
     or there is no released ``prior_counts`` to fall back on. A fitted forest and a
     model file read back give the same outcome. Post-processing."""
@@ -240,9 +239,9 @@ def outcome_of(
         f"the released class prior's first class, {str(first)!r}, for every record; its "
         "scores still rank the records as the trees do (ROC AUC unchanged)"
     )
-    if check is not None and held_out:
-        # Trees that share the records answer with the trees only if the leaf test
-        # (where it runs) trusts them too (voting.count_scoring).
+    if check is not None and halves:
+        # A halved forest answers with the trees only if the leaf test (where it runs)
+        # trusts them too (voting.count_scoring).
         leaves = (
             ""
             if signal is None
@@ -252,14 +251,15 @@ def outcome_of(
             )
         )
         return FloorOutcome(
-            test="held-out check",
+            test="out-of-bag check",
             reads=(
-                "two noisy counts booked in the ledger: on the records held out of every "
-                "tree, how many more the trees' votes get right than the prior's class, "
-                f"against −{CHECK_Z:g}·√(how many records the two answers disagree on)" + leaves
+                "two noisy counts booked in the ledger: how many more records the votes "
+                "of the half of the trees that did not read them get right than the "
+                f"prior's class, against {CHECK_Z:g}·√(how many records the two answers "
+                "disagree on)" + leaves
             ),
             statistic=float(check),
-            bar=-check_threshold(disagreements),
+            bar=check_threshold(disagreements),
             trusted=bool(trusted) and (signal is None or signal >= LEAF_FLOOR_U),
             fallback=fallback,
         )
