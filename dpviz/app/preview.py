@@ -122,8 +122,8 @@ def structure_preview(
             # Private-RDT's auto count, and the default forest's from ε = 5, follow ε
             # alone: exact, and no count read for it.
             shared = (
-                " that each read every record at ε/"
-                f"{trees} (from ε = {SHARED_FROM:g} the trees share the records)"
+                f" in two halves of the records, each tree reading one half at 2ε/{trees} "
+                f"(from ε = {SHARED_FROM:g}; the other half's votes check the trees)"
                 if model.data_split == "auto"
                 else ""
             )

@@ -542,6 +542,7 @@ def _row(index, folds, peer, eps, proba, seconds, train, test, k, private) -> di
         "depth_rule": "",
         "depth": np.nan,
         "data_split": "all",
+        "records_split": "all",
         **score(test.y, proba, train.y, k),
         **dict.fromkeys(DIAGNOSTICS, np.nan),
         "floored": np.nan,  # no floor test of dpviz's

@@ -179,6 +179,7 @@ def _refit_rows(
                 # resolved when fitting: the depth used.
                 "depth": getattr(model, "depth_", getattr(model, "max_depth_", model.max_depth)),
                 "data_split": "all",
+                "records_split": "all",
                 **score(
                     test.y,
                     model._proba(test),

@@ -189,10 +189,10 @@ def test_the_defaults_audit_runs_what_users_run_and_stays_within_its_ledger(algo
 
 
 @pytest.mark.usefixtures("replayed_keys")
-def test_the_audit_reads_the_shared_trees_of_data_split_auto_at_epsilon_ten():
-    """With data_split="auto" the forest's trees share the records from ε = 5: at ε = 10
-    the audit fits that forest (20 trees, x in every one of them unless held out for the
-    check) and its bound stays within the ledger's ε."""
+def test_the_audit_reads_the_halved_trees_of_data_split_auto_at_epsilon_ten():
+    """With data_split="auto" the forest's trees come in two halves of the records from
+    ε = 5: at ε = 10 the audit fits that forest (20 trees, x in the 10 of its half) and
+    its bound stays within the ledger's ε."""
     auto = {"data_split": "auto"}
     result = audit_release(
         "fletcher_islam", epsilon=10.0, n_runs=60, params=auto, confidence=CONFIDENCE

@@ -1,8 +1,8 @@
 """The forest's records per tree at large ε (issue 28: capacity that grows with ε):
 ``data_split="auto"`` keeps disjoint trees below ε = 5 and from there grows ⌈ε/0.5⌉
-trees that all read every record but a held-out tenth, the floor check's
-(:func:`dpviz.models.forest.sizing.resolve_split`,
-:func:`dpviz.models.forest.floor.held_out_rows`)."""
+(rounded up to even) trees in two halves of the records, each record out of the bag of
+half of them for the floor's check (:func:`dpviz.models.forest.sizing.resolve_split`,
+:func:`dpviz.models.forest.floor.halved`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import pytest
 from dpviz import DPRandomForestClassifier
 from dpviz.app.preview import SHARED_HINT, structure_preview
 from dpviz.evaluation.sweep import split_rungs
+from dpviz.models.files.claims import forest_ledger
 from dpviz.models.files.load import model_from_json, release
-from dpviz.models.forest.floor import held_out_cells, held_out_rows, trusted_by
+from dpviz.models.forest.floor import record_halves, records_split
 from dpviz.models.forest.sizing import (
     SHARED_FROM,
     SPLIT_CHOICES,
@@ -45,10 +46,11 @@ def test_auto_shares_the_records_from_epsilon_five_with_auto_trees(
 
 
 @pytest.mark.parametrize(
-    "epsilon, trees", [(5.0, 10), (5.01, 11), (7.0, 14), (10.0, 20), (0.5 * 37, 37)]
+    "epsilon, trees", [(5.0, 10), (5.01, 12), (7.0, 14), (10.0, 20), (0.5 * 37, 38)]
 )
-def test_shared_trees_take_half_an_epsilon_each(epsilon, trees):
-    """⌈ε/0.5⌉ in exact decimal arithmetic: 5 gives 10 (not 11 from a float quotient)."""
+def test_auto_trees_take_half_an_epsilon_each_in_pairs(epsilon, trees):
+    """⌈ε/0.5⌉ rounded up to even, in exact decimal arithmetic: 5 gives 10 (not 12 from a
+    float quotient of 10.000000000000002)."""
     assert auto_shared_trees(epsilon) == trees
 
 
@@ -64,60 +66,71 @@ def test_the_registry_offers_auto_and_bad_values_are_refused():
         DPRandomForestClassifier(schema=SCHEMA, data_split="halves").fit(X, y)
 
 
-def test_at_epsilon_ten_auto_is_twenty_shared_trees_and_a_held_out_check_on_its_ledger():
-    """The released model says what it is: 20 trees, each booked at its own share of ε
-    on all records, the floor's check on the held-out records (5% of ε, from the
-    prior's share, else the leaves'), and the whole ledger sums to ε."""
+def test_at_epsilon_ten_auto_is_twenty_trees_in_two_halves_and_a_check_on_its_ledger():
+    """The released model says what it is: 20 trees, each booked at twice its even share
+    of ε on its half of the records, pairs of trees on the two halves in parallel, the
+    floor's out-of-bag check (5% of ε, from the prior's share, else the leaves'), and the
+    whole ledger sums to ε."""
     X, y = _records(600, seed=2, signal=0.3)
     model = DPRandomForestClassifier(
         epsilon=10.0, data_split="auto", schema=SCHEMA, random_state=0
     ).fit(X, y)
-    assert model.data_split_ == "shared" and model.n_estimators_ == 20
+    assert model.data_split_ == "shared" and records_split(model) == "halves"
+    assert model.n_estimators_ == 20
     assert model.check_epsilon_ == pytest.approx(0.5)
-    assert model.tree_epsilon_ == pytest.approx(model.leaf_epsilon_ / 20)
+    assert model.tree_epsilon_ == pytest.approx(model.leaf_epsilon_ / 10)
     leaves = [e for e in model.ledger_.entries if "leaf outputs of tree" in e.query]
     assert len(leaves) == 20
-    assert all(e.data == "all records" for e in leaves)
+    assert [e.data.split(" of")[0] for e in leaves[:4]] == ["half 1", "half 2"] * 2
     assert all(e.epsilon == pytest.approx(model.tree_epsilon_) for e in leaves)
+    pairs = [g for g in model.ledger_.groups if any("leaf outputs" in e.query for e in g)]
+    assert len(pairs) == 10 and all(len(g) == 2 for g in pairs)
     assert model.ledger_.epsilon_total == pytest.approx(10.0)
-    assert model.floor_outcome().test == "held-out check"
+    assert model.floor_outcome().test == "out-of-bag check"
     loaded = model_from_json(release(model).to_json())
     assert loaded.floor_outcome() == model.floor_outcome()
+    assert forest_ledger(loaded.meta).epsilon_total == pytest.approx(10.0)
 
 
-def test_a_tenth_of_the_records_is_held_out_of_every_tree_by_their_own_hash():
-    """The held-out records (a keyed hash of each record alone) train no leaf: the
-    trees' counts are those of the other records, and adding records never moves one
-    in or out. About a tenth (binomial: 600 records, p = 0.1, within 4 sd)."""
+def test_each_record_trains_the_trees_of_its_half_dealt_by_a_hash_of_its_features():
+    """Tree t counts the records of half t mod 2, a keyed hash of each record's features
+    alone: about half each (binomial: 600 records, p = 1/2, within 4 sd), records with
+    the same features in one half whatever their labels, and adding records moves none."""
     X, y = _records(600, seed=12, signal=0.3)
     model = DPRandomForestClassifier(
         epsilon=10.0, data_split="auto", schema=SCHEMA, random_state=3, noise_seed=4
     ).fit(X, y)
     encoded = model._encode_predict(X)
     encoded.y = np.searchsorted(model.classes_, y)
-    held = held_out_rows(model, encoded)
-    assert abs(held.sum() - 60) <= 4 * np.sqrt(600 * 0.1 * 0.9)
-    per_tree = model.leaf_counts_[model.leaf_tree_ == 0].sum()
-    assert per_tree == 600 - held.sum() == model.n_train_records_
+    half = record_halves(model, encoded)
+    assert abs(np.count_nonzero(half == 0) - 300) <= 4 * np.sqrt(600 * 0.25)
+    for t in range(model.n_estimators_):
+        counted = model.leaf_counts_[model.leaf_tree_ == t].sum()
+        assert counted == np.count_nonzero(half == t % 2)
+    assert model.n_train_records_ == 600
+    relabelled = model._encode_predict(X)
+    relabelled.y = 1 - encoded.y
+    assert np.array_equal(record_halves(model, relabelled), half)
     more_X = np.vstack([X.to_numpy(), _records(300, seed=13)[0].to_numpy()])
-    more_y = np.concatenate([y, _records(300, seed=13)[1]])
-    more = DPRandomForestClassifier(
-        epsilon=10.0, data_split="auto", schema=SCHEMA, random_state=3, noise_seed=4
-    ).fit(pd.DataFrame(more_X, columns=X.columns), more_y)
-    assert held_out_cells(model.depth_n_) == held_out_cells(more.depth_n_) == 10
-    first = more._encode_predict(pd.DataFrame(more_X, columns=X.columns))
-    first.y = np.searchsorted(model.classes_, more_y)
-    assert np.array_equal(held_out_rows(more, first)[:600], held)
-    disjoint = DPRandomForestClassifier(epsilon=10.0, schema=SCHEMA).fit(X, y)
-    assert not held_out_rows(disjoint, encoded).any()
+    more = model._encode_predict(pd.DataFrame(more_X, columns=X.columns))
+    assert np.array_equal(record_halves(model, more)[:600], half)
 
 
-def test_the_held_out_check_presumes_trust_and_the_out_of_bag_check_asks_for_it():
-    """A held-out tenth tests only that the trees are not worse than the prior's class;
-    the out-of-bag check of disjoint trees asks them to beat it by z·√D."""
-    assert trusted_by(0, 100, held_out=True) and not trusted_by(0, 100)
-    assert trusted_by(-10, 100, held_out=True) and not trusted_by(-11, 100, held_out=True)
-    assert trusted_by(10, 100) and not trusted_by(9, 100)
+def test_the_check_reads_every_record_through_the_other_halfs_trees():
+    """The out-of-bag votes of a record are those of the trees of the other half: each
+    checked record is silent in exactly the trees of its own half."""
+    X, y = _records(600, seed=14, signal=0.3)
+    model = DPRandomForestClassifier(
+        epsilon=10.0, data_split="auto", schema=SCHEMA, random_state=5, noise_seed=6
+    ).fit(X, y)
+    routed, checked_y = model._check_routes.routes(model)
+    assert routed.n_records == len(checked_y) == 600
+    encoded = model._encode_predict(X)
+    encoded.y = np.searchsorted(model.classes_, y)
+    half = record_halves(model, encoded)
+    silent = np.asarray(routed.leaf_matrix) == len(routed.leaf_keys)
+    expected = np.arange(model.n_estimators_)[:, None] % 2 == half[None, :]
+    assert np.array_equal(silent, expected)
 
 
 def test_below_epsilon_five_auto_is_the_disjoint_forest_bit_for_bit():
@@ -158,7 +171,7 @@ def test_a_model_file_keeps_the_shared_trees_and_their_scores():
     )
     model.fit(X, y)
     file = release(model)
-    assert file.meta["data_split"] == "shared" and file.meta["n_estimators"] == 20
+    assert file.meta["data_split"] == "halves" and file.meta["n_estimators"] == 20
     assert file.meta["floor_trusted"] == model.floor_trusted_
     loaded = model_from_json(file.to_json())
     assert np.array_equal(loaded.predict_proba(X_test), model.predict_proba(X_test))
@@ -180,7 +193,7 @@ def test_a_sweep_grows_one_structure_per_shared_tree_count():
 def test_the_train_preview_says_the_trees_share_the_records():
     auto = {"data_split": "auto"}
     preview = structure_preview(SCHEMA, 5_000, "fletcher_islam", auto, epsilon=10.0)
-    assert preview.text.startswith("20 trees (auto, from ε) that each read every record")
+    assert preview.text.startswith("20 trees (auto, from ε) in two halves of the records")
     below = structure_preview(SCHEMA, 5_000, "fletcher_islam", auto, epsilon=1.0)
     assert below.text.startswith("About ")
     # The disjoint default at large ε points to the choice; below ε = 5 it does not.

@@ -545,8 +545,8 @@ ENTRIES = [
             Entry(alg, "leaves", "main", _forest_leaves, 500, _forest_leaf_mutant),
         )
     ),
-    # data_split="auto": from ε = 5 the trees share the records, each booked at its
-    # share, and a held-out tenth of the records is the floor's check.
+    # data_split="auto": from ε = 5 the trees come in two halves of the records, each
+    # booked at its share, and every record is checked through the other half's trees.
     *(
         Entry(
             "fletcher_islam",
@@ -774,7 +774,7 @@ def test_every_default_ledger_entry_kind_has_a_guard():
     }
     guarded = {(e.algorithm, e.kind) for e in ENTRIES}
     # The forest at ε = 4 as well: its floor check is booked from ε = 2 up; and with
-    # data_split="auto" at 10, where its trees share the records. (At ε = 4 DPEA books
+    # data_split="auto" at 10, where its trees come in two halves. (At ε = 4 DPEA books
     # stopping counts too; that code is Friedman–Schuster's, guarded above.)
     auto = (("data_split", "auto"),)
     forests = [("fletcher_islam", 4.0, ()), ("fletcher_islam", 10.0, auto)]

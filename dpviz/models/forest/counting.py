@@ -77,13 +77,15 @@ def leaf_counts_of(
             )
             code = routed.pair_leaf * k + y[rec]
         n_leaves = len(routed.leaf_keys)
-        counts = np.bincount(code.reshape(-1), minlength=n_leaves * k)
+        counts = np.bincount(code.reshape(-1), minlength=n_leaves * k).reshape(n_leaves, k)
+        # Routed leaves that only the other half's records reached count nobody here.
+        kept = slice(None) if half is None else counts.any(axis=1)
         parts.append(
             LeafCounts(
-                routed.leaf_keys,
-                routed.leaf_tree,
-                routed.leaf_depth,
-                counts.reshape(n_leaves, k),
+                routed.leaf_keys[kept],
+                routed.leaf_tree[kept],
+                routed.leaf_depth[kept],
+                counts[kept],
                 [(routed.leaf_keys, routed.leaf_node, routed.nodes)] if keep_nodes else [],
             )
         )
