@@ -362,13 +362,14 @@ def test_scheduler_and_local_cluster_exclude_each_other(capsys):
 def test_evaluate_with_the_auto_data_split_shares_the_records_at_large_epsilon(
     capsys, synth_files
 ):
-    """--split auto at ε = 10: ⌈ε/0.5⌉ = 20 trees that share the records (their work is
-    estimated as such), private by its ledger."""
+    """--split auto at ε = 10: ⌈ε/0.5⌉ = 20 trees in two halves of the records (their
+    work is estimated as such), private by its ledger."""
     data, schema, _ = synth_files
     common = ["--data", data, "--label", "label", "--schema", schema, "--folds", 2, "--json"]
     status, out, err = run(capsys, "evaluate", *common, "--epsilon", 10, "--split", "auto")
     assert status == 0, err
     result = json.loads(out)
     assert result["data_split"] == "auto"
-    assert "20 queries (laplace_counts leaf outputs of tree 1" in result["privacy"]["summary"]
+    assert "Trees 1 and 2 read the two halves of the records" in result["privacy"]["summary"]
+    assert "Trees 19 and 20 read the two halves" in result["privacy"]["summary"]
     assert result["privacy"]["epsilon_total"] == 10.0 and result["privacy"]["private"]

@@ -99,6 +99,37 @@ def ketchup() -> pd.DataFrame:
     return frame.rename(columns={"Ketchup.choice": "label"})
 
 
+# Added on 2026-11-29, after the rules they first judged were chosen (MANIFEST.md).
+def chile() -> pd.DataFrame:
+    return _rdata("carData", "Chile").rename(columns={"vote": "label"})
+
+
+def cracker() -> pd.DataFrame:
+    # ``id`` is the household, an identifier.
+    return _rdata("Ecdat", "Cracker").drop(columns=["id"]).rename(columns={"choice": "label"})
+
+
+def yogurt() -> pd.DataFrame:
+    return _rdata("Ecdat", "Yogurt").drop(columns=["id"]).rename(columns={"choice": "label"})
+
+
+def arrests() -> pd.DataFrame:
+    return _rdata("carData", "Arrests").rename(columns={"released": "label"})
+
+
+def resume_names() -> pd.DataFrame:
+    return _rdata("AER", "ResumeNames").rename(columns={"call": "label"})
+
+
+def cowles() -> pd.DataFrame:
+    return _rdata("carData", "Cowles").rename(columns={"volunteer": "label"})
+
+
+def weekly() -> pd.DataFrame:
+    # As smarket: ``Direction`` is the sign of ``Today``.
+    return _rdata("ISLR", "Weekly").drop(columns=["Today"]).rename(columns={"Direction": "label"})
+
+
 BUILDERS: dict[str, Callable[[], pd.DataFrame]] = {
     "breast_cancer": breast_cancer,
     "digits": digits,
@@ -112,6 +143,13 @@ BUILDERS: dict[str, Callable[[], pd.DataFrame]] = {
     "orange_juice": orange_juice,
     "wvs": wvs,
     "ketchup": ketchup,
+    "chile": chile,
+    "cracker": cracker,
+    "yogurt": yogurt,
+    "arrests": arrests,
+    "resume_names": resume_names,
+    "cowles": cowles,
+    "weekly": weekly,
 }
 
 

@@ -52,7 +52,7 @@ from dpviz.figures.curves import (
     series_id,
     series_status,
 )
-from dpviz.models.forest.estimator import AUTO_TREES, build_ledger
+from dpviz.models.forest.estimator import build_ledger
 from dpviz.models.forest.sizing import resolve_split
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.ledger import PrivacyLedger
@@ -386,11 +386,6 @@ class SweepTables(SweepLines):
             "n_estimators": fixed.get("n_estimators") or self.settings.n_estimators[0],
             "data_split": fixed.get("data_split") or self.settings.data_splits[0],
         }
-        split = resolve_split(row["data_split"], row["n_estimators"], float(epsilon))
-        # "auto" trees that share the records from ε = 5 come in two halves.
-        row["records_split"] = (
-            "halves" if row["data_split"] == "auto" and split == "shared" else split
-        )
         pins = {
             k: v for k, v in fixed.items() if k in ("n_estimators", "depth_rule", "data_split")
         }
@@ -408,23 +403,28 @@ class SweepTables(SweepLines):
         """A forest point's ledger from its summary row (budget columns absent or NaN:
         nothing spent before the leaves, as in sweeps saved before they existed)."""
         spent = {c: _zero(row.get(c, 0.0)) for c in BUDGET_COLUMNS}
-        split = row.get("records_split")
-        if not isinstance(split, str):
-            # Sweeps saved before the column: "auto" meant shared from ε = 5 then.
-            split = str(row["data_split"])
-            if split == "auto":
-                split = resolve_split(split, AUTO_TREES, epsilon)
         return build_ledger(
             str(row["mechanism"]),
             epsilon,
             int(row["n_estimators"]),
-            split,
+            _records_split(row, epsilon),
             schema_inferred=self.schema_inferred,
             depth_count_epsilon=spent["count_epsilon"],
             split_epsilon=spent["split_epsilon"],
             prior_epsilon=spent["prior_epsilon"],
             check_epsilon=spent["check_epsilon"],
         )
+
+
+def _records_split(row: Mapping, epsilon: float) -> str:
+    """How a forest point's trees read the records: its row's ``records_split``, or
+    resolved from its ``data_split`` (a point the sweep did not run; "auto" trees that
+    share the records from ε = 5 come in two halves)."""
+    split = row.get("records_split")
+    if isinstance(split, str):
+        return split
+    resolved = resolve_split(str(row["data_split"]), row["n_estimators"], float(epsilon))
+    return "halves" if row["data_split"] == "auto" and resolved == "shared" else resolved
 
 
 def forest_privacy(mechanisms, statuses: Sequence[str] | None = None) -> str:

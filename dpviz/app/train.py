@@ -76,6 +76,12 @@ _SHARED_TREE_OPTIONS = {
 }
 DEPTH_CHOICES = (*DEPTH_RULES, FIXED_DEPTH)
 FIXED_NUMBER_MAX = 30  # a choice that also takes a whole number (a fixed depth): its maximum
+# How a trained forest's trees read the records, in the results' caption.
+SPLIT_WORDS = {
+    "disjoint": "disjoint data",
+    "shared": "shared data",
+    "halves": "data in two halves",
+}
 DATA_SPLIT_HELP = {
     "auto": "disjoint parts below ε = 5; from ε = 5, with automatic trees, ⌈ε/0.5⌉ trees "
     "in two halves of the records: each record trains the trees of its half, and the "
@@ -564,7 +570,7 @@ def run_caption(run: TrainRun) -> str:
         return (
             f"{mechanism_label(model.mechanism, run.private)} · ε = {s.epsilon:g} · "
             f"{model.n_estimators_} trees · depth {model.depth_} ({model.depth}) · "
-            f"{records_split(model)} data · {tail}"
+            f"{SPLIT_WORDS[records_split(model)]} · {tail}"
         )
     shown = ", ".join(f"{k} = {v}" for k, v in s.values.items())
     verdict = "" if run.private else " (NOT DP — see ledger)"

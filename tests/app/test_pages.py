@@ -548,21 +548,22 @@ def test_train_sizes_the_forest_from_a_noisy_count_never_from_the_rows():
 
 def test_train_trees_that_share_the_records_at_large_epsilon():
     """At ε = 10 the default (disjoint) forest's preview points to data split 'auto';
-    choosing it trains ⌈ε/0.5⌉ = 20 trees that read every record, which the results say."""
+    choosing it trains ⌈ε/0.5⌉ = 20 trees in two halves of the records, which the results
+    say."""
     at = open_page("pages/train.py")
     at.number_input(key=key("train.eps")).set_value(10.0).run()
     shown = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
-    assert "data split 'auto' lets ⌈ε/0.5⌉ trees read every record" in shown
+    assert "data split 'auto' grows ⌈ε/0.5⌉ trees in two halves of the records" in shown
     at.get_by_key(key("train.fletcher_islam.data_split")).set_value("auto").run()
     shown = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
-    assert "20 trees (auto, from ε) that each read every record at ε/20" in shown
+    assert "20 trees (auto, from ε) in two halves of the records" in shown
     at.number_input(key=key("train.folds")).set_value(2)
     at.checkbox(key=key("train.sklearn")).uncheck()
     at.run()
     at.button(key="train.button").click().run()
     assert not at.exception, at.exception
     assert "20 trees" in at.session_state[RUN_KEY].describe()
-    assert "20 trees · depth 5 (records) · shared data" in texts(at.caption)
+    assert "20 trees · depth 5 (records) · data in two halves" in texts(at.caption)
     assert at.session_state[RUN_KEY].model.data_split_ == "shared"
 
 
