@@ -95,7 +95,7 @@ def _check_evaluate_work(args, encoded, schema: Schema, params: dict) -> None:
     rule = params.get("depth", defaults.get("depth", "theorem2"))
     trees = params.get("n_estimators", defaults.get("n_estimators"))
     split = params.get("data_split", defaults.get("data_split", "disjoint"))
-    # "auto" shares the records between ⌈ε/0.5⌉ trees from ε = 5: ε's work, not ε = 1's.
+    # "auto" grows ⌈ε/0.5⌉ trees (at most 100) in two halves from ε = 5: ε's work.
     resolved = resolve_split(split, trees, args.epsilon)
     seconds = forest_work_seconds(
         encoded.n_records,

@@ -63,6 +63,7 @@ from dpviz.evaluation import defaults
 from dpviz.evaluation.release_audit import clopper_pearson
 from dpviz.evaluation.sweep import subset
 from dpviz.models.forest.estimator import DPRandomForestClassifier, hash_trees
+from dpviz.models.forest.floor import halved, record_halves
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.privacy.schema import PrivacyLeakWarning, Schema
@@ -223,8 +224,9 @@ class AttackResult:
 
 def forest_path_scores(model: DPRandomForestClassifier, records: EncodedData) -> np.ndarray:
     """Each record's score read from a released forest along its path: in the trees
-    that would count it (its hashed tree with disjoint data, every tree with shared
-    data), the leaf's released count of its class (count mechanisms) or 1 where the
+    that would count it (its hashed tree with disjoint data, the trees of its hashed half
+    with ``data_split="auto"`` from ε = 5, every tree with shared data), the leaf's
+    released count of its class (count mechanisms) or 1 where the
     leaf's released label is its class (label mechanisms), summed. Reads released
     outputs, the public structure and the public hash only."""
     routed = model.route_records(records)
@@ -232,7 +234,13 @@ def forest_path_scores(model: DPRandomForestClassifier, records: EncodedData) ->
     outputs = model.released_outputs(routed.leaf_keys)
     n = records.n_records
     y = records.y.astype(np.int64)
-    if model.data_split_ == "shared":
+    counted = None
+    if halved(model):
+        leaves = matrix.T  # (records, trees), read in the trees of each record's half
+        counted = (
+            np.arange(model.n_estimators_)[None, :] % 2 == record_halves(model, records)[:, None]
+        )
+    elif model.data_split_ == "shared":
         leaves = matrix.T  # (records, trees)
     else:
         # The public keyed hash: the one tree a member trained.
@@ -243,6 +251,8 @@ def forest_path_scores(model: DPRandomForestClassifier, records: EncodedData) ->
         values = outputs.noisy_counts[leaves, y[:, None]].astype(np.float64)
     else:
         values = (outputs.labels[leaves] == y[:, None]).astype(np.float64)
+    if counted is not None:
+        values *= counted
     return values.sum(axis=1)
 
 
@@ -260,6 +270,8 @@ def attack_scores(model: Any, records: EncodedData) -> tuple[np.ndarray, str]:
         counts = get_mechanism(model.mechanism).releases == "counts"
         what = "released count of the record's class" if counts else "released label"
         where = "its hashed tree" if model.data_split_ != "shared" else "every tree"
+        if halved(model):
+            where = "the trees of its hashed half"
         return forest_path_scores(model, records), f"the {what} at the record's leaf in {where}"
     return probability_scores(model, records), "predicted probability of the record's class"
 

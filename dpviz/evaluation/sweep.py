@@ -245,7 +245,7 @@ def split_rungs(model, schema, epsilons: Sequence[float]) -> list[list[float]]:
     rungs: dict[tuple, list[float]] = {}
     for eps in epsilons:
         # Trees that share the records from ε = 5 (data_split="auto") are a structure of
-        # their own at each tree count, ⌈ε/0.5⌉.
+        # their own at each tree count (sizing.auto_shared_trees).
         shared = split_at is not None and model.data_split == "auto" and split_at(eps) == "shared"
         key = (
             split_epsilon(eps, len(schema.continuous), rule),

@@ -245,7 +245,8 @@ ALGORITHMS: dict[str, Algorithm] = {
                 Parameter(
                     "data_split",
                     "disjoint",
-                    "records per tree (auto: disjoint, shared by ⌈ε/0.5⌉ trees from ε = 5)",
+                    "records per tree (auto: disjoint, from ε = 5 ⌈ε/0.5⌉ trees, at most 100, "
+                    "in two halves of the records)",
                     choices=SPLIT_CHOICES,
                 ),
                 Parameter(

@@ -166,3 +166,37 @@ def test_a_noise_seed_replays_both_curves(algorithm):
     for run in runs:
         run.pop("seconds")  # how long it took, the only field a replay may change
     assert runs[0] == runs[1]
+
+
+def test_a_forest_in_two_halves_is_read_in_the_trees_of_each_records_half():
+    """data_split="auto" at ε = 10: a record's score sums the released counts of its
+    class at its leaves in the 10 trees of its hashed half only (the trees that would
+    count it), and the attack says so; the reference at ε = 10⁶ grows at most 100 trees."""
+    from dpviz import DPRandomForestClassifier
+    from dpviz.evaluation.attack import attack_scores
+    from dpviz.models.forest.floor import record_halves
+
+    frame = noisy_labels()
+    model = DPRandomForestClassifier(
+        10.0, data_split="auto", schema=SCHEMA, random_state=0, noise_seed=1
+    ).fit(frame[["a", "b", "c"]], frame["label"])
+    scores, what = attack_scores(model, RECORDS)
+    assert what.endswith("in the trees of its hashed half")
+    routed = model.route_records(RECORDS)
+    counts = model.released_outputs(routed.leaf_keys).noisy_counts
+    half = record_halves(model, RECORDS)
+    y = RECORDS.y.astype(np.int64)
+    expected = [
+        sum(
+            counts[routed.leaf_matrix[t, i], y[i]]
+            for t in range(model.n_estimators_)
+            if t % 2 == half[i]
+        )
+        for i in range(RECORDS.n_records)
+    ]
+    np.testing.assert_array_equal(scores, expected)
+    result = membership_attack(
+        RECORDS, SCHEMA, epsilon=10.0, params={"data_split": "auto"}, random_state=0, noise_seed=3
+    )
+    assert result.ledger_epsilon == pytest.approx(10.0)
+    json.dumps(result.to_dict())

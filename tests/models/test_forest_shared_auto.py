@@ -46,11 +46,13 @@ def test_auto_shares_the_records_from_epsilon_five_with_auto_trees(
 
 
 @pytest.mark.parametrize(
-    "epsilon, trees", [(5.0, 10), (5.01, 12), (7.0, 14), (10.0, 20), (0.5 * 37, 38)]
+    "epsilon, trees",
+    [(5.0, 10), (5.01, 12), (7.0, 14), (10.0, 20), (0.5 * 37, 38), (49.9, 100), (1e6, 100)],
 )
 def test_auto_trees_take_half_an_epsilon_each_in_pairs(epsilon, trees):
-    """⌈ε/0.5⌉ rounded up to even, in exact decimal arithmetic: 5 gives 10 (not 12 from a
-    float quotient of 10.000000000000002)."""
+    """⌈ε/0.5⌉ rounded up to even, at most 100 (a reference at ε = 10⁶ grew two million
+    trees), in exact decimal arithmetic: 5 gives 10 (not 12 from a float quotient of
+    10.000000000000002)."""
     assert auto_shared_trees(epsilon) == trees
 
 

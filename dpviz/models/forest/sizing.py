@@ -207,6 +207,9 @@ def shared_tree_count(epsilon: float) -> int:
 # lost car 4.5 and wall_robot 1.8 points.
 SHARED_FROM = 5.0
 SHARED_TREE_EPSILON = 0.5
+# At most this many (the paper's count): from ε = 50 a leaf's noise is far below a record,
+# and ⌈ε/0.5⌉ grew 2,000,000 trees for a reference at ε = 10⁶.
+SHARED_TREES_MAX = 100
 # The data_split values a forest accepts: "auto" resolves to one of the other two (and
 # where it resolves to "shared", the trees come in two halves: floor.halved).
 SPLIT_CHOICES = ("auto", "disjoint", "shared")
@@ -226,7 +229,7 @@ def resolve_split(data_split: str, n_estimators, epsilon: float) -> str:
 def auto_shared_trees(epsilon: float) -> int:
     """The tree count of an ``"auto"`` forest whose trees come in two halves of the
     records: ⌈ε / :data:`SHARED_TREE_EPSILON`⌉ rounded up to even (10 at ε = 5, 20 at
-    ε = 10, 12 at ε = 5.5), in exact decimal arithmetic so that ε = 5 gives 10, not 11.
-    Public: ε only."""
+    ε = 10, 12 at ε = 5.5), at most :data:`SHARED_TREES_MAX`, in exact decimal arithmetic
+    so that ε = 5 gives 10, not 11. Public: ε only."""
     ratio = Fraction(repr(float(epsilon))) / Fraction(repr(SHARED_TREE_EPSILON))
-    return 2 * max(1, math.ceil(ratio / 2))
+    return min(SHARED_TREES_MAX, 2 * max(1, math.ceil(ratio / 2)))
