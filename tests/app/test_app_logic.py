@@ -442,6 +442,34 @@ def test_candidate_table_puts_cost_and_guarantee_side_by_side(sweep):
     assert "NO privacy guarantee" in sweep.ledger_text("smooth_em", 0.5, fixed)
 
 
+def test_a_sweeps_ledger_of_the_auto_data_split_is_the_points_own():
+    """data_split="auto" is disjoint at ε = 1 and two halves of the records at ε = 10: each
+    point's ledger says so and totals its ε (it once booked every tree at the whole leaf ε
+    in turn: ε = 181 at 10), for a point the sweep ran and for one it did not."""
+    settings = app_curves.SweepSettings(
+        eps_low=1.0,
+        eps_high=10.0,
+        per_decade=3,
+        mechanisms=("laplace_counts",),
+        n_estimators=("auto",),
+        data_splits=("auto",),
+        folds=2,
+    )
+    run = app_curves.run(support.prepare_demo("demo_csv"), settings)
+    fixed = {"data_split": "auto"}
+    below = run.ledger_text("laplace_counts", 1.0, fixed)
+    assert "by parallel composition" in below and "two halves" not in below
+    assert "the released model is 1-differentially private" in below
+    above = run.ledger_text("laplace_counts", 10.0, fixed)
+    assert "Trees 1 and 2 read the two halves of the records" in above
+    assert "the released model is 10-differentially private" in above
+    rows = run.summary[run.summary["series"] == "dp_forest"]
+    splits = dict(zip(rows["epsilon"], rows["records_split"]))
+    assert splits == {1.0: "disjoint", 2.0: "disjoint", 5.0: "halves", 10.0: "halves"}
+    unswept = run.point_ledger("laplace_counts", 7.0, {"data_split": "auto", "n_estimators": 14})
+    assert unswept.epsilon_total == pytest.approx(7.0)
+
+
 def test_risk_lines_spell_out_the_bound():
     per_record, odds, posterior, attribute = app_curves.risk_lines(1.0)
     assert "k·ε" in per_record
