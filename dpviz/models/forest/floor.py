@@ -310,7 +310,7 @@ class CheckRecords:
         self._routes = routes
 
 
-def out_of_bag_records(model, encoded, halves: np.ndarray | None = None) -> CheckRecords | None:
+def out_of_bag_records(model, encoded) -> CheckRecords | None:
     """The checked records (routed lazily: :class:`CheckRecords`), or None when the check
     does not apply (:func:`check_applies`).
 
@@ -318,16 +318,15 @@ def out_of_bag_records(model, encoded, halves: np.ndarray | None = None) -> Chec
     :func:`checked_trees` trees (from the declared or booked record count; without one,
     the first tree's); in a halved forest every record, or with a record count above
     :data:`CHECK_RECORDS` those a keyed hash of their features puts in one of
-    ⌈n̂ / CHECK_RECORDS⌉ cells (``halves``: :func:`record_halves` of ``encoded``,
-    computed here when not given). Reads the training data: kept on the model for the
-    check of each release (a relabel, a sweep's point), never released as such."""
+    ⌈n̂ / CHECK_RECORDS⌉ cells. Reads the training data: kept on the model for the check
+    of each release (a relabel, a sweep's point), never released as such."""
     from dpviz.models.forest.assign import hash_trees
     from dpviz.models.forest.records import _rows
 
     if not check_applies(model, any_epsilon=True):
         return None
     if halved(model):
-        half = record_halves(model, encoded) if halves is None else halves
+        half = record_halves(model, encoded)
         n_hat = getattr(model, "depth_n_", None)
         cells = max(1, math.ceil(float(n_hat) / CHECK_RECORDS)) if n_hat else 1
         if cells == 1:
