@@ -117,6 +117,7 @@ def _compile():
             "row_argmax",
             "discrete_laplace_words",
             "build_binary_levels",
+            "build_levels",
             "reached",
             "renumber",
         )

@@ -12,7 +12,10 @@ tells them apart at the end (0 leaf, 1 unbuilt, 2 abstain, 3 internal).
 import numba as nb
 import numpy as np
 
-from dpviz.compiled.numba_build import build_binary_levels  # noqa: F401 (kernels.get lists it)
+from dpviz.compiled.numba_build import (  # noqa: F401 (kernels.get lists them)
+    build_binary_levels,
+    build_levels,
+)
 from dpviz.compiled.numba_noise import discrete_laplace_words  # noqa: F401 (kernels.get lists it)
 
 i32, f64, i64, i8 = nb.int32, nb.float64, nb.int64, nb.int8

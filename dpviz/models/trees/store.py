@@ -183,12 +183,74 @@ class NodeStore:
             self._grow(self.size + int(min(budget, below.sum())))
             if self._build_compiled(ids, binary_levels(len(ids), self.space.max_depth, budget)):
                 return
+        if self._build_levels_compiled(ids, budget):
+            return
         while len(ids):
             new = self.expand(ids)
             built += len(new)
             ids = new[self.first_child[new] == UNBUILT]
             if built + int(self.n_children[ids].sum()) > budget:
                 return
+
+    def _build_levels_compiled(self, ids: np.ndarray, budget: int) -> bool:
+        """The level loop of :meth:`build` in one compiled pass (``build_levels``): the
+        same nodes, numbers and order. False (nothing done) when the kernels are not
+        loaded or the nodes it may build could outgrow the store's bytes (the loop then
+        grows the store as it goes and stops where it must)."""
+        compiled = kernels.get(wait=False)
+        if compiled is None or "build_levels" not in compiled:
+            return False
+        space = self.space
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        first = int(self.n_children[ids].sum())
+        # Nodes built: the first level, then levels while the total stays within the
+        # budget; and no more than the subtrees below ``ids`` hold.
+        remaining = space.max_depth - self.depth[ids]
+        b = float(space.branching)
+        subtrees = float(np.sum(b ** np.minimum(remaining, 64) * b / max(b - 1.0, 1.0)))
+        need = self.size + int(min(max(first, budget), subtrees))
+        if need * node_bytes(space) > 2 * STORE_BYTES or need >= np.iinfo(np.int32).max:
+            return False
+        self._grow(need)
+        s = space.n_continuous
+        weights = (
+            np.empty(0)
+            if space.feature_weights is None
+            else np.array(space.feature_weights, dtype=np.float64)
+        )
+        cdf = (
+            np.zeros((0, 2))
+            if space.split_cdf is None
+            else np.array(space.split_cdf, dtype=np.float64, order="C")
+        )
+        salts = splitmix64(np.arange(space.branching, dtype=np.uint64) ^ SALT_CHILD)
+        self.size = compiled["build_levels"](
+            self.key,
+            self.tree,
+            self.depth,
+            self.parent,
+            self.edge,
+            self.in_feature,
+            self.in_threshold,
+            self.lows,
+            self.highs,
+            self.used,
+            self.feature,
+            self.threshold,
+            self.n_children,
+            self.first_child,
+            self.size,
+            ids,
+            budget,
+            space.max_depth,
+            salts,
+            np.array(space.n_values, dtype=np.int64),
+            weights,
+            cdf,
+            np.array(space.lows[:s], dtype=np.float64),
+            np.array(space.highs[:s], dtype=np.float64),
+        )
+        return True
 
     def _build_compiled(self, ids: np.ndarray, levels: int) -> bool:
         """Build ``levels`` levels of the binary trees below the roots ``ids`` (all of
