@@ -12,11 +12,13 @@ start-up). Wall and CPU seconds per sweep, medians, and the 1-minute load averag
 interleaved (one sweep of each in turn) so that both see the same load.
 ``--noise-seed N`` replays the noise (NOT private) and ``--rows-out PATH`` pickles the
 last sweep's rows without ``fit_seconds``: two checkouts' pickles must then be equal.
+``--data-split auto`` sweeps the forest with that ``data_split`` instead of the default.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -27,7 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_sweep(csv: str, noise_seed: int | None, rows_out: str | None) -> dict:
+def one_sweep(
+    csv: str, noise_seed: int | None, rows_out: str | None, data_split: str | None = None
+) -> dict:
     """One default sweep in this process (the checkout on ``sys.path``)."""
     import time
 
@@ -43,6 +47,8 @@ def one_sweep(csv: str, noise_seed: int | None, rows_out: str | None) -> dict:
     settings = curves.SweepSettings(
         sklearn_reference=curves.form_defaults(len(frame))["sklearn"], noise_seed=noise_seed
     )
+    if data_split:
+        settings = dataclasses.replace(settings, data_splits=(data_split,))
     wall, cpu = time.perf_counter(), time.process_time()
     run = curves.run(data, settings)
     out = {
@@ -56,9 +62,11 @@ def one_sweep(csv: str, noise_seed: int | None, rows_out: str | None) -> dict:
     return out
 
 
-def in_checkout(root: Path, csv: str, noise_seed, rows_out) -> dict:
+def in_checkout(root: Path, csv: str, noise_seed, rows_out, data_split=None) -> dict:
     """One sweep in a fresh process that imports dpviz from ``root``."""
     args = [sys.executable, str(Path(__file__).resolve()), csv, "--one"]
+    if data_split:
+        args += ["--data-split", data_split]
     if noise_seed is not None:
         args += ["--noise-seed", str(noise_seed)]
     if rows_out:
@@ -75,17 +83,18 @@ def main(argv=None) -> int:
     parser.add_argument("--against", type=Path, default=None, help="another checkout")
     parser.add_argument("--noise-seed", type=int, default=None)
     parser.add_argument("--rows-out", default=None, help="pickle of the last rows (a prefix)")
+    parser.add_argument("--data-split", default=None, help="the forest's data_split")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one_sweep(args.csv, args.noise_seed, args.rows_out)))
+        print(json.dumps(one_sweep(args.csv, args.noise_seed, args.rows_out, args.data_split)))
         return 0
     roots = {"this": ROOT} | ({"against": args.against.resolve()} if args.against else {})
     runs: dict[str, list[dict]] = {name: [] for name in roots}
     for _ in range(args.repeats):
         for name, root in roots.items():
             out = f"{args.rows_out}.{name}.pkl" if args.rows_out else None
-            runs[name].append(in_checkout(root, args.csv, args.noise_seed, out))
+            runs[name].append(in_checkout(root, args.csv, args.noise_seed, out, args.data_split))
             print(name, json.dumps(runs[name][-1]), flush=True)
     for name, values in runs.items():
         wall = statistics.median(v["wall"] for v in values)
