@@ -281,3 +281,19 @@ def test_a_split_at_four_times_the_booked_epsilon_is_refuted():
         _scaled_argument(mp, greedy_grow, "choose_subtrees", 4, 4.0)
 
     assert not law_holds(_split_transforms(300, mutant), 300)
+
+
+def test_tied_leaves_are_ordered_where_class_1_is_the_majority():
+    """2,000 records without signal, "yes" (class 1) 80% of them, at ε = 0.1: the "auto"
+    rule splits (depth 1), the fallback gives every leaf the same shares, and the
+    threshold then answers class 1, the majority, everywhere. The leaves are ordered
+    as where class 0 is the majority, so every fit answers "no" for some records (the
+    replayable noise seeds 0–5; with the check for class 0 alone, 5 of these 6 fits
+    answered "yes" for all of them)."""
+    X, y = _frame(2000, ("yes", "no"), 1, follow=0.0)
+    assert (y == "yes").mean() > 0.7
+    for seed in range(6):
+        tree = _fit(X, y, BINARY, "macro_f1", 0.1, seed=seed)
+        assert tree.depth_ >= 1
+        assert len(np.unique(tree.leaf_proba_[:, 1])) > 1
+        assert 0.0 < (tree.predict(X) == "no").mean() < 0.5

@@ -151,7 +151,6 @@ from dpviz.models.objective import ACCURACY, check_objective
 from dpviz.models.trees.draws import Rng
 from dpviz.models.trees.edges import edge_cells, noisy_edges
 from dpviz.models.trees.features import bin_codes
-from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.noise import NoiseSource
 from dpviz.privacy.schema import Schema
@@ -483,9 +482,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             )
             if labels is not None:
                 self.leaf_proba_, self.leaf_labels_ = proba, labels
-        if forced or (floor and fitted.decision_threshold(self) == NEVER):
+        if forced or (floor and fitted.answers_one_class(self)):
             # Post-processing: where the leaves' shares tie so that the macro_f1
-            # threshold answers the majority, it needs them in an order (order_ties).
+            # threshold answers the majority (class 0 or class 1), it needs them in an
+            # order (order_ties).
             self.leaf_proba_ = order_ties(
                 self.leaf_proba_, self.leaf_noisy_counts_, self.leaf_epsilon_
             )

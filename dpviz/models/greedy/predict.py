@@ -170,6 +170,18 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     return best_threshold(scores, model.leaf_noisy_counts_)
 
 
+def answers_one_class(model: BaseEstimator) -> bool:
+    """Whether the ``macro_f1`` threshold (:func:`decision_threshold`) answers one class
+    at every leaf: :data:`~dpviz.models.trees.threshold.NEVER` (class 0 everywhere), or a
+    threshold at or below every leaf's class-1 share (class 1 everywhere, where class 1
+    is the majority). False without a threshold. Post-processing of released values."""
+    threshold = decision_threshold(model)
+    if threshold is None:
+        return False
+    shares = leaf_proba(model.leaf_nodes_, model.leaf_nodes_, model.leaf_proba_)[:, 1]
+    return threshold == NEVER or bool(threshold <= shares.min())
+
+
 def decision(model: BaseEstimator, encoded: EncodedData) -> np.ndarray:
     """Each record's class index: the leaf's shares weighed by the ``objective``
     (:func:`~dpviz.models.objective.decide`; accuracy: their argmax)."""
