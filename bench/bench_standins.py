@@ -13,6 +13,8 @@ changed by a chain of ``:``-separated steps, applied in order:
 - ``cols=safety/buying``: keep only those feature columns (the label too): few distinct
   records, each repeated with mixed labels, as in survey and shelf-price data;
 - ``perm``: the labels permuted at random (no signal left);
+- ``rare_first``: the labels renamed so that the rarest class sorts first (class index 0)
+  and the largest last: the same data, the classes' indices reversed;
 - ``perm=0.9``: the labels of a random 90% of the records permuted among them (the class
   shares kept, a tenth of the signal left: detectable in a leaf's counts, often too weak
   to move its majority).
@@ -97,6 +99,12 @@ def standin(spec: str, seed: int, datasets_dir: Path = DATASETS_DIR) -> tuple[st
             if unknown:
                 raise ValueError(f"{spec}: {name} has no column {unknown[0]!r}")
             frame = frame[[*kept, "label"]]
+        elif step == "rare_first":
+            # The same records, the labels renamed so that the classes sort from the
+            # rarest to the largest (class index 0 the rarest): a rule that reads "class
+            # 0" for "the majority" shows as a difference from the unrenamed set.
+            rank = {label: f"c{i}_{label}" for i, label in enumerate(reversed(order))}
+            frame = frame.assign(label=frame["label"].map(rank))
         elif step.isdigit():
             if len(frame) > int(step):
                 frame, _ = train_test_split(
