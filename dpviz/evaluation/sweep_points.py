@@ -102,8 +102,9 @@ def release_votes(
     noisy = [i for i, item in enumerate(kept) if item[3] is not None]
     # Noisy counts: each leaf's evidence (k columns and a tree count), summed in tree
     # order as model.votes does, a few points per pass so that the output stays within
-    # a few (records, k + 1) arrays; then scored per point (``base``: count_votes).
-    width = k + 1
+    # a few (records, k + 1) arrays (2k + 1 with the squared evidence of trees that all
+    # read every record); then scored per point (``base``: count_votes).
+    width = kept[noisy[0]][3].shape[1] if noisy else k + 1
     group = max(1, 4 // max(1, width // 2))
     for g in range(0, len(noisy), group):
         part = noisy[g : g + group]

@@ -154,7 +154,8 @@ class ReleasedForest(ReleasedFile):
             # the test does not apply) set the leaves' pseudo-count and the floor's test.
             terms = self._tree_terms(leaves)
             alpha = None if terms is None else pooled_shrink_records(terms, prior, eps)
-            values = count_values(self.nodes.leaf_output, prior, eps, alpha=alpha)
+            shared = self.meta.get("data_split") == "shared" and not self._halves
+            values = count_values(self.nodes.leaf_output, prior, eps, alpha=alpha, squares=shared)
             disjoint = self.meta.get("data_split") == "disjoint"
             # As the estimator: the evidence scale from every leaf's released counts and
             # the tree count (the file's list of trees).

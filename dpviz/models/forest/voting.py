@@ -113,11 +113,13 @@ def count_scoring(model: BaseEstimator, noisy_counts: np.ndarray):
     eps = model.tree_epsilon_
     # First: it completes the release (the memo below is keyed on its arrays).
     alpha = release_shrink_records(model)
-    key = (noisy_counts, model.prior_counts_, eps, alpha)
+    # Trees that all read every record weigh their evidence by its spread (squares).
+    squares = records_split(model) == "shared"
+    key = (noisy_counts, model.prior_counts_, eps, alpha, squares)
     values = _release_memo(model, "values", key)
     if values is None:
         # Not frozen: the compiled sums take writable arrays (callers read it or copy it).
-        values = count_values(noisy_counts, prior, eps, alpha=alpha)
+        values = count_values(noisy_counts, prior, eps, alpha=alpha, squares=squares)
         _remember(model, "values", key, values)
     disjoint = model.data_split_ == "disjoint"
     score = functools.partial(
@@ -317,7 +319,6 @@ def release_evidence_scale(model: BaseEstimator) -> float:
 def _count_votes(
     model: BaseEstimator, routed: RoutedRecords, noisy_counts: np.ndarray, silent: bool = False
 ) -> np.ndarray:
-    k = len(model.classes_)
     values, score = model.count_scoring(noisy_counts)
     if silent:  # the silent leaf (RoutedRecords.silent): zero evidence, no tree counted
         values = np.vstack([values, np.zeros((1, values.shape[1]))])
@@ -331,7 +332,7 @@ def _count_votes(
         sums = np.stack(
             [
                 np.bincount(routed.pair_record, weights=picked[:, c], minlength=routed.n_records)
-                for c in range(k + 1)
+                for c in range(values.shape[1])
             ],
             axis=1,
         )
