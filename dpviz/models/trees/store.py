@@ -51,6 +51,24 @@ def build_budget(n_pairs: int, space: TreeSpace) -> int:
     return min(max(65_536, n_pairs // 4), STORE_BYTES // node_bytes(space))
 
 
+def _threshold_arrays(space: TreeSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled builders' threshold inputs: the released split cdf (0 rows: uniform
+    thresholds) and the continuous features' public lows and highs. Copies: the kernels
+    are typed for writeable arrays, and an unpickled model's space may hold read-only
+    ones (joblib's memory maps)."""
+    s = space.n_continuous
+    cdf = (
+        np.zeros((0, 2))
+        if space.split_cdf is None
+        else np.array(space.split_cdf, dtype=np.float64, order="C")
+    )
+    return (
+        cdf,
+        np.array(space.lows[:s], dtype=np.float64),
+        np.array(space.highs[:s], dtype=np.float64),
+    )
+
+
 class TooWide(Exception):
     """Building every child of the reached nodes would cost more than routing."""
 
@@ -212,16 +230,10 @@ class NodeStore:
         if need * node_bytes(space) > 2 * STORE_BYTES or need >= np.iinfo(np.int32).max:
             return False
         self._grow(need)
-        s = space.n_continuous
         weights = (
             np.empty(0)
             if space.feature_weights is None
             else np.array(space.feature_weights, dtype=np.float64)
-        )
-        cdf = (
-            np.zeros((0, 2))
-            if space.split_cdf is None
-            else np.array(space.split_cdf, dtype=np.float64, order="C")
         )
         salts = splitmix64(np.arange(space.branching, dtype=np.uint64) ^ SALT_CHILD)
         self.size = compiled["build_levels"](
@@ -246,9 +258,7 @@ class NodeStore:
             salts,
             np.array(space.n_values, dtype=np.int64),
             weights,
-            cdf,
-            np.array(space.lows[:s], dtype=np.float64),
-            np.array(space.highs[:s], dtype=np.float64),
+            *_threshold_arrays(space),
         )
         return True
 
@@ -274,14 +284,6 @@ class NodeStore:
             if weights is None
             else np.cumsum(np.asarray(weights, dtype=np.float64)[None, :], axis=1)[0]
         )
-        s = space.n_continuous
-        # Copies: the kernel is typed for writeable arrays, and an unpickled model's
-        # space may hold read-only ones (joblib's memory maps).
-        cdf = (
-            np.zeros((0, 2))
-            if space.split_cdf is None
-            else np.array(space.split_cdf, dtype=np.float64, order="C")
-        )
         salts = splitmix64(np.arange(2, dtype=np.uint64) ^ SALT_CHILD)
         self.size = compiled["build_binary_levels"](
             self.key,
@@ -303,9 +305,7 @@ class NodeStore:
             salts[0],
             salts[1],
             cum,
-            cdf,
-            np.array(space.lows[:s], dtype=np.float64),
-            np.array(space.highs[:s], dtype=np.float64),
+            *_threshold_arrays(space),
         )
         return True
 
