@@ -13,12 +13,11 @@ from dpviz.compiled import kernels
 from dpviz.compiled.kernels import UNBUILT
 from dpviz.models.forest.splits import cdf_from_counts
 from dpviz.models.trees.space import TreeSpace
-from dpviz.models.trees.store import STORE_FIELDS, NodeStore
+from dpviz.models.trees.store import NodeStore
 from dpviz.privacy.randomness import tree_root_keys
+from tests.models.test_build_compiled import _assert_same
 
 pytestmark = pytest.mark.skipif(kernels.get(wait=True) is None, reason="numba is not installed")
-
-_FIELDS = [name for name, _ in STORE_FIELDS] + ["lows", "highs", "used"]
 
 
 def _space(s: int, values: list[int], depth: int, released: bool) -> TreeSpace:
@@ -52,14 +51,6 @@ def _built(space, n_trees: int, budget: int, compiled: bool, monkeypatch, steps=
             unbuilt = np.flatnonzero(store.first_child[: store.size] == UNBUILT)
             store.build(unbuilt[::step], budget)
     return store
-
-
-def _assert_same(fast: NodeStore, slow: NodeStore) -> None:
-    assert fast.size == slow.size
-    for name in _FIELDS:
-        np.testing.assert_array_equal(
-            getattr(fast, name)[: fast.size], getattr(slow, name)[: slow.size], err_msg=name
-        )
 
 
 SPACES = [

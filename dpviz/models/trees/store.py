@@ -210,6 +210,21 @@ class NodeStore:
             if built + int(self.n_children[ids].sum()) > budget:
                 return
 
+    def _path_arrays(self) -> tuple[np.ndarray, ...]:
+        """What the compiled builders write of each node's path, in their order: key,
+        tree, depth, parent, edge, the edge's feature and threshold, the sub-domain."""
+        return (
+            self.key,
+            self.tree,
+            self.depth,
+            self.parent,
+            self.edge,
+            self.in_feature,
+            self.in_threshold,
+            self.lows,
+            self.highs,
+        )
+
     def _build_levels_compiled(self, ids: np.ndarray, budget: int) -> bool:
         """The level loop of :meth:`build` in one compiled pass (``build_levels``): the
         same nodes, numbers and order. False (nothing done) when the kernels are not
@@ -237,15 +252,7 @@ class NodeStore:
         )
         salts = splitmix64(np.arange(space.branching, dtype=np.uint64) ^ SALT_CHILD)
         self.size = compiled["build_levels"](
-            self.key,
-            self.tree,
-            self.depth,
-            self.parent,
-            self.edge,
-            self.in_feature,
-            self.in_threshold,
-            self.lows,
-            self.highs,
+            *self._path_arrays(),
             self.used,
             self.feature,
             self.threshold,
@@ -286,15 +293,7 @@ class NodeStore:
         )
         salts = splitmix64(np.arange(2, dtype=np.uint64) ^ SALT_CHILD)
         self.size = compiled["build_binary_levels"](
-            self.key,
-            self.tree,
-            self.depth,
-            self.parent,
-            self.edge,
-            self.in_feature,
-            self.in_threshold,
-            self.lows,
-            self.highs,
+            *self._path_arrays(),
             self.feature,
             self.threshold,
             self.n_children,
