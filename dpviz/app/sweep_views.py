@@ -403,16 +403,14 @@ class SweepTables(SweepLines):
         """A forest point's ledger from its summary row (budget columns absent or NaN:
         nothing spent before the leaves, as in sweeps saved before they existed)."""
         spent = {c: _zero(row.get(c, 0.0)) for c in BUDGET_COLUMNS}
+        spent["depth_count_epsilon"] = spent.pop("count_epsilon")  # build_ledger's name
         return build_ledger(
             str(row["mechanism"]),
             epsilon,
             int(row["n_estimators"]),
             _records_split(row, epsilon),
             schema_inferred=self.schema_inferred,
-            depth_count_epsilon=spent["count_epsilon"],
-            split_epsilon=spent["split_epsilon"],
-            prior_epsilon=spent["prior_epsilon"],
-            check_epsilon=spent["check_epsilon"],
+            **spent,
         )
 
 

@@ -119,8 +119,14 @@ def cmd_audit(args) -> dict:
         raise CliError("--classes and --max-count apply to --mechanism only")
     from dpviz.evaluation.release_audit import audit_release
 
-    if args.variant is not None and (args.release != "dpboost" or args.sharpened):
-        raise CliError("--variant audits dpboost's release, not with --sharpened")
+    forest_macro = args.variant == "macro_f1" and args.release == "fletcher_islam"
+    if args.variant is not None and (args.release != "dpboost" and not forest_macro):
+        raise CliError(
+            "--variant audits dpboost's release (macro_f1: fletcher_islam's too), "
+            "not another algorithm's"
+        )
+    if args.variant is not None and args.sharpened:
+        raise CliError("--variant audits the registry defaults, not with --sharpened")
     found = audit_release(
         args.release,
         epsilon=args.epsilon,  # None: 1, or 10 for a --variant (4 for random)
@@ -318,7 +324,7 @@ def _add_audit(sub) -> None:
         help="--release dpboost: audit the model grown for large ε (6,400 records), the "
         "macro_f1 objective's score histogram or the random-split mode (3,000 records of "
         "three classes), on their own pairs, with a bound per booked entry read (default "
-        "ε 10; 4 for random)",
+        "ε 10; 4 for random); --release fletcher_islam: macro_f1 only",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)

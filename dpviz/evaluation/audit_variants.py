@@ -1,4 +1,5 @@
-"""Two variants of the whole-release audit for DPBoost's newer releases (issue 28).
+"""Variants of the whole-release audit for DPBoost's newer releases and the default
+forest's macro_f1 score histogram (issue 28).
 
 The defaults audit (:mod:`dpviz.evaluation.release_audit`) reads DPBoost's class prior
 only, on a pair of 41 records at ε = 1: too small for the model to grow, and without
@@ -35,7 +36,12 @@ pairs where the newer releases are made and x can show in them:
   Read: the histogram's class-``yes`` count of the cell x falls in (the cells are a
   function of the released model, :func:`~dpviz.models.boosting.threshold.score_cells`;
   D's count there is the centre). The 64-bin histogram of the larger models is read by
-  the ``grown`` variant with ``params={"objective": "macro_f1"}``.
+  the ``grown`` variant with ``params={"objective": "macro_f1"}``. The same pair audits
+  the default forest (``fletcher_islam``) with ``objective="macro_f1"``: from ε = 1 its
+  releases book a noisy histogram of the checked records' out-of-bag scores
+  (:mod:`dpviz.models.forest.score_histogram`). Read: the count of the cell x's
+  out-of-bag score falls in (x scored by every tree but its own, named by the public
+  record hash); D's centre is D's checked records in that cell under the same release.
 
 - ``"random"`` (:data:`RANDOM_BACKGROUND`): 3,000 red records of evenly spread sizes,
   all of class ``a`` of three; x is a blue ``c`` of size 5. With k = 3 classes and a
@@ -84,6 +90,9 @@ from dpviz.models.boosting.newton import gradients as newton_gradients
 from dpviz.models.boosting.predict import model_codes
 from dpviz.models.boosting.threshold import score_cells
 from dpviz.models.boosting.tree import route
+from dpviz.models.forest.assign import hash_trees
+from dpviz.models.forest.floor import CheckRecords, checked_trees, out_of_bag_records
+from dpviz.models.forest.records import normalise_votes
 from dpviz.models.trees.edges import edge_cells
 from dpviz.privacy.noise import epsilon_fraction
 from dpviz.privacy.schema import Feature, Schema
@@ -442,9 +451,38 @@ def _histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
     )
 
 
+def _forest_histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
+    """The default forest's macro_f1 score histogram: the noisy count of the cell x's
+    out-of-bag score falls in (x scored by every tree but its own, which the public
+    record hash names). D's centre: D's checked records in that cell under the same
+    release (their out-of-bag scores read released leaves only); x adds one where it is
+    checked (the public hash and the released record count say whether)."""
+    name = "score histogram (x's cell)"
+
+    def cells(records) -> np.ndarray:
+        routed, _ = records.routes(model)
+        scores = normalise_votes(model.votes(routed))[:, 1]
+        return np.searchsorted(model.threshold_edges_, scores, side="right")
+
+    own_x = hash_trees(x, model.n_estimators_, model._split_seed)
+    cell_x = int(cells(CheckRecords(x, own_x))[0])
+    checked = out_of_bag_records(model, d)
+    centre = float(np.sum(cells(checked) == cell_x))
+    first = checked_trees(model.n_estimators_, getattr(model, "depth_n_", None))
+    return Part(
+        name,
+        np.array([float(model.threshold_counts_[cell_x])]),
+        np.array([centre]),
+        np.array([1.0 if own_x[0] < first else 0.0]),
+        np.array([_scale(model.threshold_epsilon_)]),
+    )
+
+
 def variant_parts(variant: str, model, d: EncodedData, x: EncodedData) -> list[Part]:
     """What ``variant`` reads from one fitted ``model``: functions of the released model
     and of the audit's public pair (D and x) only."""
+    if hasattr(model, "leaf_keys_"):  # the default forest: macro_f1 only
+        return [_forest_histogram_part(model, d, x)]
     if variant == "random":
         return [_prior_part(model, d, _C), _edge_part(model, d, x)] + [
             _random_leaf_part(model, d, x)

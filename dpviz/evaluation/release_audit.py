@@ -151,7 +151,12 @@ the ledger:
   with ``params={"objective": "macro_f1"}`` the score histogram too.
 - ``macro_f1``: 600 records, a quarter ``yes``, ``objective="macro_f1"``: the trees keep a
   weight ≥ 0.5, so the 64-bin score histogram is drawn; read: its class-``yes`` count in
-  the bin x's score falls in (claimed loss ε_th = 0.45 at ε = 10).
+  the bin x's score falls in (claimed loss ε_th = 0.45 at ε = 10). The same pair audits
+  the default forest's macro_f1 score histogram (``--release fletcher_islam``; from
+  ε = 1, :mod:`dpviz.models.forest.score_histogram`): read, the noisy count of the cell
+  x's out-of-bag score falls in (x scored by every tree but its own, public by its
+  record hash; D's centre the checked records of D in that cell under the same release;
+  claimed loss 0.05·ε = 0.5 at ε = 10).
 
 Measured (``tests/evaluation/test_release_audit_variants.py``): 200 fits per dataset
 refute a 4×-ε mutant of the grown leaves (bound 2.1–2.3 against a claimed 1.8–1.9, for
@@ -348,7 +353,7 @@ class ReleaseAuditResult:
         True when ``cancel`` stopped the audit early: ``n_runs`` fits per dataset were
         made, fewer than asked (the bound is valid for them, with less power).
     variant : str or None
-        The DPBoost variant audited (:data:`~dpviz.evaluation.audit_variants.VARIANTS`),
+        The variant audited (:data:`~dpviz.evaluation.audit_variants.VARIANTS`),
         None for the defaults or sharpened audit.
     parts : list of PartBound
         A variant's per-entry bounds (empty otherwise).
@@ -517,9 +522,10 @@ def audit_release(
         Checked after each pair of fits; True stops the audit, which then bounds ε
         from the fits made so far (``stopped`` in the result).
     variant : {"grown", "macro_f1", "random"} or None, default=None
-        ``dpboost`` only: audit the grown model (ε ≥ 5, a pair of 6,400 records), the
+        ``dpboost``: audit the grown model (ε ≥ 5, a pair of 6,400 records), the
         ``macro_f1`` objective's score histogram or the random-split mode (ε < 5, 3,000
-        records of three classes; default ε 4) on their own pairs
+        records of three classes; default ε 4); ``fletcher_islam``: ``macro_f1`` only
+        (its score histogram from ε = 1), on their own pairs
         (:mod:`dpviz.evaluation.audit_variants`), with a bound per booked entry read
         (``parts`` in the result).
 
@@ -687,8 +693,11 @@ def _part_bound(name: str, claimed: float, table: list[EventCount]) -> PartBound
 def _check_variant(algorithm: str, variant: str, sharpened: bool, pair) -> None:
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-    if algorithm != "dpboost":
-        raise ValueError(f"the {variant!r} variant audits dpboost, not {algorithm}")
+    audited = ("dpboost", "fletcher_islam") if variant == "macro_f1" else ("dpboost",)
+    if algorithm not in audited:
+        raise ValueError(
+            f"the {variant!r} variant audits {' and '.join(audited)}, not {algorithm}"
+        )
     if sharpened or pair is not None:
         raise ValueError("a variant is audited on its own pair, neither sharpened nor custom")
 
@@ -705,6 +714,11 @@ def _check_variant_probe(variant: str, model, epsilon: float) -> None:
             f"DPBoost did not split at random at epsilon = {epsilon:g} on the random pair "
             "(the mode needs epsilon below 5 and, on 3,000 records of 3 classes, at least "
             "0.3): use --epsilon 0.3 to 4.99 for the random variant"
+        )
+    if variant == "macro_f1" and hasattr(model, "leaf_keys_") and model.threshold_counts_ is None:
+        raise ValueError(
+            f"at epsilon = {epsilon:g} the forest books no macro_f1 score histogram (it "
+            "does from epsilon = 1, where its floor's check runs): use epsilon 1 or more"
         )
     if variant == "macro_f1" and model.threshold_counts_ is None:
         raise ValueError(

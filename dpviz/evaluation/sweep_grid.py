@@ -39,7 +39,13 @@ DIAGNOSTICS = (
 )
 # How a forest point's ε is split before its leaves (its ledger's other entries): a noisy
 # record count, the split histograms and the class prior, as its fold model spent them.
-BUDGET_COLUMNS = ("count_epsilon", "split_epsilon", "prior_epsilon", "check_epsilon")
+BUDGET_COLUMNS = (
+    "count_epsilon",
+    "split_epsilon",
+    "prior_epsilon",
+    "check_epsilon",
+    "threshold_epsilon",
+)
 GRID_KEYS = (
     "series",
     "algorithm",

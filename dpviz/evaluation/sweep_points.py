@@ -144,6 +144,7 @@ def _point_facts(
         model.split_epsilon_,
         model.prior_epsilon_,
         model.check_epsilon_,
+        model.threshold_epsilon_,
     )
     facts = {
         **_leaf_diagnostics(model, patterns),

@@ -259,3 +259,40 @@ def test_the_twin_has_the_structure_of_the_largest_swept_epsilon():
         top = rows[(rows["series"] != SERIES_NONPRIVATE) & (rows["epsilon"] == 3.0)]
         assert twin.iloc[0]["n_estimators"] == top.iloc[0]["n_estimators"] == 10
         assert twin.iloc[0]["depth"] == top.iloc[0]["depth"]
+
+
+def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
+    """With ``objective="macro_f1"`` on two classes, each point from ε = 1 up releases its
+    own score histogram (the forest's macro_f1 threshold, 5% of ε) and decides as a plain
+    fit at its ε does (same public seed, same replayed noise): threshold, budget column
+    and every metric; below ε = 1 nothing is booked for it."""
+    frame, schema = case(1500, 2)
+    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+    eps = [0.3, 1.0, 3.0]
+    preset = {"split_points": "uniform", "objective": "macro_f1"}
+    grid = sweep.SweepGrid(
+        epsilons=eps,
+        mechanisms=["laplace_counts"],
+        references=False,
+        presets={"fletcher_islam": preset},
+    )
+    rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
+    for e in eps:
+        plain = DPRandomForestClassifier(
+            epsilon=e,
+            declared_n=train.n_records,
+            schema=schema,
+            random_state=sweep._fold_seed(1, 0),
+            noise_seed=sweep._fold_seed(7, 0),
+            **preset,
+        ).fit_encoded(train, schema)
+        assert (plain.threshold_epsilon_ > 0) == (e >= 1.0)
+        fractions = sweep._fractions(plain._votes(test))
+        predicted = decide(
+            fractions, plain.decision_prior_, plain.objective, plain.decision_threshold_
+        )
+        expected = sweep.score(test.y, fractions, train.y, 2, predicted)
+        row = rows[rows["epsilon"] == e].iloc[0]
+        assert row["threshold_epsilon"] == plain.threshold_epsilon_, e
+        for metric in ("accuracy", "auc", "f1", "macro_f1"):
+            assert row[metric] == expected[metric], (e, metric)

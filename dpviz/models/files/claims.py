@@ -56,11 +56,12 @@ def check_forest_meta(meta: dict, n_trees: int) -> None:
         + number_in(meta, "split_epsilon", 0, eps, 0.0)
         + number_in(meta, "prior_epsilon", 0, eps, 0.0)
         + number_in(meta, "check_epsilon", 0, eps, 0.0)
+        + number_in(meta, "threshold_epsilon", 0, eps, 0.0)
     )
     if spent >= eps:
         raise ValueError(
-            "the model's record-count, split-histogram, prior and check budgets leave "
-            "nothing for the trees"
+            "the model's record-count, split-histogram, prior, check and score-histogram "
+            "budgets leave nothing for the trees"
         )
     trusted = meta.setdefault("floor_trusted", True)
     if type(trusted) is not bool:
@@ -128,6 +129,7 @@ def forest_ledger(meta: dict) -> PrivacyLedger:
         split_epsilon=float(meta.get("split_epsilon", 0.0)),
         prior_epsilon=float(meta.get("prior_epsilon", 0.0)),
         check_epsilon=float(meta.get("check_epsilon", 0.0)),
+        threshold_epsilon=float(meta.get("threshold_epsilon", 0.0)),
         earlier_releases=earlier_releases(meta),
     )
     return note_claim(ledger, meta)

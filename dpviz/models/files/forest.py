@@ -341,8 +341,13 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
         meta["floor_disagreements"] = model.floor_disagreements_
     # Each batch of records and the ε it spent (the ledger's note says how they compose).
     meta["batches"] = batch_list(meta, model.ledger_)
+    if model.threshold_epsilon_ > 0:
+        # The macro_f1 score histogram's ε (from ε = 1 up): absent otherwise, so files
+        # without one keep their bytes. The file's ledger books it.
+        meta["threshold_epsilon"] = float(model.threshold_epsilon_)
     if model.decision_threshold_ is not None:
-        # The macro_f1 rule's threshold (post-processing of the leaves and the prior);
-        # absent otherwise, so files of the other objectives keep their bytes.
+        # The macro_f1 rule's threshold (post-processing of the leaves and the prior, or
+        # of the booked score histogram); absent otherwise, so files of the other
+        # objectives keep their bytes.
         meta["decision_threshold"] = model.decision_threshold_
     return meta

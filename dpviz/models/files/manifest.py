@@ -108,6 +108,16 @@ _FOREST: dict[str, ManifestEntry] = {
     "/depth_count_epsilon": _derived("settings"),
     "/split_epsilon": _derived("settings"),
     "/check_epsilon": _derived("settings and the booked noisy record count (whether it runs)"),
+    "/threshold_epsilon": _derived(
+        "settings and the booked noisy record count (macro_f1 on two classes, where the "
+        "floor's check runs)"
+    ),
+    "/decision_threshold": _derived(
+        "the released leaf counts and prior, public constants and a public seed; from "
+        "ε = 1 up the noisy class × score histogram of the checked records' out-of-bag "
+        "scores, its cells from the same (the macro_f1 objective's threshold on two "
+        "classes; null otherwise)"
+    ),
     "/floor_check": _release("noisy out-of-bag gain of the trees over the prior's class"),
     "/floor_disagreements": _release(
         "noisy out-of-bag disagreements of the trees with the prior's class (with the gain)"

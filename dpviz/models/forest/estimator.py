@@ -277,9 +277,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     objective : {"accuracy", "balanced_accuracy", "macro_f1"}, default="accuracy"
         What ``predict`` optimises: the votes' argmax, or the votes weighed against
         :attr:`decision_prior_`, or for ``macro_f1`` on two classes with count leaves a
-        threshold from the released leaf counts (:attr:`decision_threshold_`,
-        :mod:`dpviz.models.objective`). Post-processing of the release: the privacy
-        guarantee does not change; ``predict_proba`` neither.
+        threshold (:attr:`decision_threshold_`): below ε = 1 from the released leaf
+        counts; from ε = 1 up from a booked histogram of out-of-bag scores, 5% of ε
+        (:mod:`dpviz.models.forest.score_histogram`). ε-DP either way.
     """
 
     def __init__(
@@ -535,6 +535,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         prior's share. Public: the configuration."""
         return release.check_epsilon_of(self)
 
+    @property
+    def threshold_epsilon_(self) -> float:
+        """ε of the ``macro_f1`` score histogram (:func:`release.threshold_epsilon_of`)."""
+        return release.threshold_epsilon_of(self)
+
     def floor_outcome(self):
         """What the floor decided for this release (a
         :class:`~dpviz.models.trees.floor.FloorOutcome`: the out-of-bag check of disjoint
@@ -546,7 +551,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     @property
     def leaf_epsilon_(self) -> float:
         """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
-        noisy class prior and the floor's check."""
+        noisy class prior, the floor's check and the macro_f1 score histogram."""
         return release.leaf_epsilon_of(self)
 
     def relabel(
@@ -600,6 +605,9 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         (:func:`~dpviz.models.forest.voting.votes`). Post-processing of released values
         only."""
         return voting.votes(self, routed)
+
+    def _synthetic_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return voting.synthetic_scores(self)
 
     def count_scoring(self, noisy_counts: np.ndarray):
         """(per-leaf values to sum over the trees, the function that scores the sums) of

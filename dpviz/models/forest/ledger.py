@@ -34,6 +34,7 @@ def build_ledger(
     prior_epsilon: float = 0.0,
     split_epsilon: float = 0.0,
     check_epsilon: float = 0.0,
+    threshold_epsilon: float = 0.0,
 ) -> PrivacyLedger:
     """The privacy ledger of a forest: one query per tree (and per batch of records
     added by ``partial_fit``) on its part of the data, a noisy record count when the
@@ -44,7 +45,12 @@ def build_ledger(
     ledger = PrivacyLedger()
     tau = n_estimators
     leaf_epsilon = decimal_rest(
-        epsilon, depth_count_epsilon, split_epsilon, prior_epsilon, check_epsilon
+        epsilon,
+        depth_count_epsilon,
+        split_epsilon,
+        prior_epsilon,
+        check_epsilon,
+        threshold_epsilon,
     )
     if data_split not in RECORD_SPLITS:
         raise ValueError(
@@ -115,6 +121,15 @@ def build_ledger(
                 "prior (discrete Laplace)",
                 first,
                 check_epsilon,
+            )
+        )
+    if threshold_epsilon > 0:
+        ledger.add_sequential(
+            LedgerEntry(
+                "noisy class × score histogram of the checked records' out-of-bag "
+                "scores: the macro_f1 threshold (discrete Laplace)",
+                first,
+                threshold_epsilon,
             )
         )
     for number, (earlier_mech, earlier_eps) in enumerate(earlier_releases, start=1):

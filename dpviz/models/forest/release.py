@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpviz.models.forest import score_histogram
 from dpviz.models.forest.floor import (
     CHECK_STREAM,
     check_applies,
@@ -46,8 +47,8 @@ from dpviz.models.forest.floor import (
     release_check,
 )
 from dpviz.models.forest.ledger import build_ledger, decimal_rest
-from dpviz.models.forest.records import LeafOutputs
-from dpviz.models.forest.scoring import count_prior, small_epsilon_prior_cap
+from dpviz.models.forest.records import LeafOutputs, normalise_votes
+from dpviz.models.forest.scoring import count_prior, prior_shares, small_epsilon_prior_cap
 from dpviz.models.trees.full import leaf_space_keys
 from dpviz.models.trees.prior import prior_epsilon, prior_floor
 from dpviz.models.trees.space import export_node_limit
@@ -96,15 +97,25 @@ def check_epsilon_of(model: BaseEstimator) -> float:
     return check_epsilon(float(model.epsilon))
 
 
+def threshold_epsilon_of(model: BaseEstimator) -> float:
+    """ε of the macro_f1 score histogram (:mod:`~dpviz.models.forest.score_histogram`):
+    its share of ε where it applies and the fit kept the checked records' routing, else 0;
+    taken from the leaves. Public: the configuration."""
+    if getattr(model, "_check_routes", None) is None or not score_histogram.applies(model):
+        return 0.0
+    return score_histogram.histogram_epsilon(float(model.epsilon))
+
+
 def leaf_epsilon_of(model: BaseEstimator) -> float:
     """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
-    noisy class prior and the floor's check."""
+    noisy class prior, the floor's check and the macro_f1 score histogram."""
     return decimal_rest(
         float(model.epsilon),
         getattr(model, "depth_count_epsilon_", 0.0),
         getattr(model, "split_epsilon_", 0.0),
         model.prior_epsilon_,
         model.check_epsilon_,
+        model.threshold_epsilon_,
     )
 
 
@@ -122,8 +133,9 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
             f"ε = {float(model.epsilon):g} leaves nothing for the leaves after the noisy "
             f"record count (ε = {model.depth_count_epsilon_:g}) and split histograms "
             f"(ε = {model.split_epsilon_:g}), both spent when the trees were grown, the "
-            f"class prior (ε = {model.prior_epsilon_:g}) and the floor's check "
-            f"(ε = {model.check_epsilon_:g}); choose a larger ε, or "
+            f"class prior (ε = {model.prior_epsilon_:g}), the floor's check "
+            f"(ε = {model.check_epsilon_:g}) and the macro_f1 score histogram "
+            f"(ε = {model.threshold_epsilon_:g}); choose a larger ε, or "
             "declare the record count (declared_n) before fitting"
         )
     if halved(model):
@@ -140,10 +152,12 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
         model.prior_counts_ = noisy_class_totals(
             model, model.leaf_tree_, model.leaf_counts_, source
         )
-    model._releases.append((mech.id, leaf_eps + model.prior_epsilon_ + model.check_epsilon_))
+    spent = leaf_eps + model.prior_epsilon_ + model.check_epsilon_ + model.threshold_epsilon_
+    model._releases.append((mech.id, spent))
     model._release_private = source.private
     reset_empty_outputs(model, every_leaf)
     run_check(model, source)
+    run_score_histogram(model, source)
     model._ledger = None  # built when first read: a sweep releases many times
     model.__dict__.pop("_diagnostics", None)
 
@@ -166,6 +180,28 @@ def run_check(model: BaseEstimator, source: NoiseSource) -> None:
     model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = release_check(
         counts, model.check_epsilon_, noise
     )
+
+
+def run_score_histogram(model: BaseEstimator, source: NoiseSource) -> None:
+    """The macro_f1 score histogram of this release
+    (:mod:`~dpviz.models.forest.score_histogram`): the checked records' out-of-bag class-1
+    scores under the leaves just released (and the floor's decision), in cells at
+    weighted quantiles of the release's synthetic scores, counted with discrete Laplace
+    noise at ``threshold_epsilon_``. Sets ``threshold_counts_`` and ``threshold_edges_``
+    (None where it does not apply)."""
+    model.threshold_counts_ = model.threshold_edges_ = None
+    eps = model.threshold_epsilon_
+    if not eps:
+        return
+    routed, _ = model._check_routes.routes(model)
+    synthetic, weights = model._synthetic_scores()
+    share = float(prior_shares(model.prior_counts_)[1])
+    edges = score_histogram.cell_edges(synthetic, weights.sum(axis=1), share)
+    scores = normalise_votes(model.votes(routed))[:, 1] if routed.n_records else np.zeros(0)
+    counts = score_histogram.true_histogram(scores, edges)
+    noise = source.child(score_histogram.STREAM).generator()
+    model.threshold_counts_ = score_histogram.release_histogram(counts, eps, noise)
+    model.threshold_edges_ = edges
 
 
 def noisy_class_totals(
@@ -402,6 +438,7 @@ def privacy_ledger(model: BaseEstimator, schema_inferred: bool) -> PrivacyLedger
         split_epsilon=getattr(model, "split_epsilon_", 0.0),
         prior_epsilon=model.prior_epsilon_,
         check_epsilon=model.check_epsilon_,
+        threshold_epsilon=model.threshold_epsilon_,
         earlier_releases=getattr(model, "_releases", [])[:-1],
         replayable=model.noise_seed is not None,
     )

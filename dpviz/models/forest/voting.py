@@ -30,6 +30,7 @@ from dpviz.models.forest.floor import (
     records_split,
 )
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
+from dpviz.models.forest.score_histogram import histogram_threshold
 from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
@@ -517,18 +518,27 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
 def decision_threshold(model: BaseEstimator) -> float | None:
     """The ``macro_f1`` threshold on class 1's vote share (:mod:`dpviz.models.trees.threshold`).
 
-    Every leaf of the release (trained or not: the leaves no record reached answer with
-    their noisy counts too, so the threshold depends on the release only, not on which
+    Where the release booked a histogram of the checked records' out-of-bag scores
+    (:mod:`~dpviz.models.forest.score_histogram`: from ε = 1 up), the cell edge above
+    which it puts 1.25 times the released prior's class-1 share of the records.
+    Elsewhere from the leaves
+    alone: every leaf of the release (trained or not: the leaves no record reached answer
+    with their noisy counts too, so the threshold depends on the release only, not on which
     leaves the records reached) is an atom of each class's distribution, weighed by its
     noisy count (runs of leaves summed, see :func:`~dpviz.models.trees.threshold.simulate_forest`);
     synthetic records draw one leaf per tree from it and are scored as
-    :func:`votes` scores them. None (the tempered prior rule instead) unless the
-    objective is ``macro_f1``, there are two classes and the leaves release counts, or
-    when the trees have more leaves than an export lists (their untrained leaves are
-    drawn lazily). Post-processing of released values with public randomness."""
+    :func:`votes` scores them (:func:`synthetic_scores`). None (the tempered prior rule
+    instead) unless the objective is ``macro_f1``, there are two classes and the leaves
+    release counts, or when the trees have more leaves than an export lists (their
+    untrained leaves are drawn lazily). Post-processing of released values with public
+    randomness."""
     model._check_fitted()
     if model.objective != MACRO_F1 or len(model.classes_) != 2:
         return None
+    counts = getattr(model, "threshold_counts_", None)
+    if counts is not None:
+        share = float(prior_shares(model.prior_counts_)[1])
+        return histogram_threshold(counts, model.threshold_edges_, share)
     release.complete_release(model)
     if model.leaf_noisy_counts_ is None or not getattr(model, "_empty_complete", False):
         return None
@@ -537,6 +547,17 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     cached = model.__dict__.get("_threshold_cache")
     if cached is not None and all(a is b for a, b in zip(cached[0], key)):
         return cached[1]
+    threshold = best_threshold(*synthetic_scores(model))
+    model._threshold_cache = (key, threshold)
+    return threshold
+
+
+def synthetic_scores(model: BaseEstimator) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic records' class-1 scores under this release of a two-class count forest and
+    their class weights (:func:`~dpviz.models.trees.threshold.simulate_forest`, a public
+    seed): the macro_f1 threshold's curve below ε = 1, and the score histogram's cells
+    from it. Draws every untrained leaf first. Post-processing of released values."""
+    release.complete_release(model)
     noisy = np.concatenate([model.leaf_noisy_counts_, model._empty_noisy]).astype(np.float64)
     # A record of class c at a leaf, as a new record sees it: the leaf less that record.
     values = [model.count_scoring(noisy - np.eye(2)[c])[0] for c in (0, 1)]
@@ -546,10 +567,7 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     shares = None if model.prior_counts_ is None else prior_shares(model.prior_counts_)
     if shares is None:
         shares = np.clip(noisy.sum(axis=0), 1.0, None)
-    scores, weights = simulate_forest(values, weights, model.n_estimators_, score, shares)
-    threshold = best_threshold(scores, weights)
-    model._threshold_cache = (key, threshold)
-    return threshold
+    return simulate_forest(values, weights, model.n_estimators_, score, shares)
 
 
 def predict(model: BaseEstimator, X) -> np.ndarray:
