@@ -76,10 +76,11 @@ def release_audit(data, config: app_audit.AuditConfig) -> None:
             format_func=subjects.get,
             key="audit.subject",
             help="The pair from your schema is too small for DPBoost to grow and has no "
-            "macro_f1 threshold: each of those releases has its own public pair, fitted "
-            "with the registry defaults (your other parameters do not apply).",
+            "macro_f1 threshold (DPBoost's or the forest's): each of those releases has its "
+            "own public pair, fitted with the registry defaults (your other parameters do "
+            "not apply).",
         )
-    st.markdown(app_audit.audit_text(variant))
+    st.markdown(app_audit.audit_text(variant, config.algorithm))
     if variant is not None:
         st.caption(
             f"Audited at ε = {app_audit.variant_epsilon(config, variant):g}, registry "

@@ -24,6 +24,7 @@ from dpviz.evaluation.audit_pair import DEFAULT_RUNS, audit_configuration
 from dpviz.evaluation.audit_variants import RANDOM_MIN_EPSILON, VARIANT_RUNS
 from dpviz.evaluation.release_audit import ReleaseAuditResult, audit_release
 from dpviz.models.boosting.presets import CAPACITY_EPSILON
+from dpviz.models.forest.floor import CHECK_FROM
 from dpviz.models.registry import get_algorithm
 
 Progress = Callable[[float, str], None]
@@ -133,6 +134,13 @@ VARIANT_SUBJECTS = {
         "reads the prior, the bin edges' histogram and every tree's leaf sums"
     ),
 }
+# The default forest's macro_f1 score histogram (from ε = 1): on DPBoost's macro_f1 pair.
+FOREST_SUBJECTS = {
+    "macro_f1": (
+        "The forest's macro_f1 threshold: a public pair of 600 records, ε ≥ 1, reads the "
+        "noisy histogram of the out-of-bag scores"
+    ),
+}
 SCHEMA_SUBJECT = "This configuration, on a pair built from your schema"
 # What the audit fits when a variant is chosen (AUDIT_TEXT describes the schema pair).
 VARIANT_TEXT = {
@@ -174,18 +182,37 @@ share of ε, so a few hundred fits see little of their loss.
 }
 
 
-def audit_text(variant: str | None = None) -> str:
+FOREST_TEXT = """\
+**The whole-release audit of the forest's macro_f1 threshold** fits the default forest with
+the registry defaults and ``objective="macro_f1"`` hundreds of times at your ε (at least 1,
+where the threshold reads a booked histogram) on two neighbouring datasets D and D′ = D ∪
+{x} that are public and fixed (no record of yours, not your schema): 600 records with a size
+feature, and x. Each release books a noisy histogram of its records' out-of-bag scores, each
+record scored by every tree but its own. Each fit gets fresh secret noise. The audit reads
+that histogram's count in the cell of x's score and gives a Clopper–Pearson lower bound on
+its privacy loss: a bound above the claimed loss refutes it (false alarm ≤ 1 −
+confidence); a bound below it does not prove the claim.
+"""
+
+
+def audit_text(variant: str | None = None, algorithm: str = "dpboost") -> str:
     """What the whole-release audit fits and reads: :data:`AUDIT_TEXT` for the
-    configuration on the schema pair (``None``), else the variant's own pair."""
-    return AUDIT_TEXT if variant is None else VARIANT_TEXT[variant]
+    configuration on the schema pair (``None``), else the variant's own pair (the
+    forest's macro_f1 variant: :data:`FOREST_TEXT`)."""
+    if variant is None:
+        return AUDIT_TEXT
+    return FOREST_TEXT if algorithm == "fletcher_islam" else VARIANT_TEXT[variant]
 
 
 def audit_subjects(config: AuditConfig) -> dict[str | None, str]:
     """What the whole-release audit can fit for ``config``: ``None`` (the configuration on
-    the schema pair) and, for DPBoost, its variants (label of each)."""
+    the schema pair) and, for DPBoost and the default forest, their variants (label of
+    each)."""
     subjects: dict[str | None, str] = {None: SCHEMA_SUBJECT}
     if config.algorithm == "dpboost":
         subjects.update(VARIANT_SUBJECTS)
+    if config.algorithm == "fletcher_islam":
+        subjects.update(FOREST_SUBJECTS)
     return subjects
 
 
@@ -198,11 +225,14 @@ def variant_epsilon(config: AuditConfig, variant: str) -> float:
     """The ε a variant is audited at: the configuration's, raised to the ε the grown model
     needs (:data:`~dpviz.models.boosting.presets.CAPACITY_EPSILON`) for ``"grown"``,
     at least :data:`~dpviz.evaluation.audit_variants.RANDOM_MIN_EPSILON` for ``"random"``
-    (its pair of 3,000 records is below the grown model's 6,000 at every ε)."""
+    (its pair of 3,000 records is below the grown model's 6,000 at every ε), at least 1 for
+    the forest's ``"macro_f1"`` (where its histogram is booked)."""
     if variant == "grown":
         return max(float(config.epsilon), CAPACITY_EPSILON)
     if variant == "random":  # from 0.3 the pair's trees get the mode's budget
         return max(float(config.epsilon), RANDOM_MIN_EPSILON)
+    if config.algorithm == "fletcher_islam":  # the histogram is booked from ε = 1
+        return max(float(config.epsilon), CHECK_FROM)
     return float(config.epsilon)
 
 
@@ -220,7 +250,10 @@ def run_release_audit(
     n_runs = default_runs(config, variant) if n_runs is None else int(n_runs)
     if variant is not None:
         if variant not in audit_subjects(config):
-            raise ValueError(f"{config.algorithm} has no {variant!r} audit: choose DPBoost")
+            raise ValueError(
+                f"{config.algorithm} has no {variant!r} audit: choose DPBoost (or, for "
+                "macro_f1, the default forest)"
+            )
         return audit_release(
             config.algorithm,
             epsilon=variant_epsilon(config, variant),

@@ -107,9 +107,25 @@ def test_dpboost_variants_run_on_their_own_pairs_and_grown_needs_epsilon_five():
     assert len(table) == len(found.parts) >= 2
 
 
-def test_other_algorithms_have_no_variants():
-    config = app_audit.AuditConfig("fletcher_islam", 1.0)
-    assert list(app_audit.audit_subjects(config)) == [None]
+def test_the_forest_audits_its_macro_f1_histogram_on_its_own_pair_from_epsilon_one():
+    config = app_audit.AuditConfig("fletcher_islam", 0.5)
+    assert list(app_audit.audit_subjects(config)) == [None, "macro_f1"]
+    assert app_audit.variant_epsilon(config, "macro_f1") == 1.0
+    assert app_audit.variant_epsilon(config.with_epsilon(10), "macro_f1") == 10.0
+    assert "out-of-bag" in app_audit.audit_text("macro_f1", "fletcher_islam")
+    assert "small tree" in app_audit.audit_text("macro_f1", "dpboost")
+    found = app_audit.run_release_audit(None, config, 20, variant="macro_f1")
+    assert found.variant == "macro_f1" and found.params == {"objective": "macro_f1"}
+    assert found.epsilon == 1.0
+    assert [p.name for p in found.parts] == ["score histogram (x's cell)", "all parts"]
     with pytest.raises(ValueError, match="no 'grown' audit"):
         app_audit.run_release_audit(None, config, 20, variant="grown")
+
+
+def test_other_algorithms_have_no_variants():
+    config = app_audit.AuditConfig("jpw", 1.0)
+    assert list(app_audit.audit_subjects(config)) == [None]
+    with pytest.raises(ValueError, match="no 'macro_f1' audit"):
+        app_audit.run_release_audit(None, config, 20, variant="macro_f1")
+    config = app_audit.AuditConfig("fletcher_islam", 1.0)
     assert app_audit.audit_parts_table(app_audit.run_release_audit(data(), config, 20)).empty

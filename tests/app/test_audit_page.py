@@ -146,7 +146,24 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     assert "Audited at ε = 1" in texts(at.caption) and "3,000 records" in texts(at.markdown)
 
 
-def test_algorithms_other_than_dpboost_have_one_audit_subject():
+def test_the_forest_offers_its_macro_f1_audit_from_epsilon_one():
+    data = town_data()
+    settings = app_train.TrainSettings(algorithm="fletcher_islam", epsilon=0.5)
+    at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+    subject = at.radio(key="audit.subject")
+    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 2
+    subject.set_value("macro_f1").run()
+    assert "Audited at ε = 1, registry defaults" in texts(at.caption)
+    assert "out-of-bag scores" in texts(at.markdown)
+    at.number_input(key="audit.runs.macro_f1").set_value(20).run()
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    assert "20 fits on each dataset" in said(at), said(at)
+    parts = at.dataframe[-1].value
+    assert "score histogram (x's cell)" in list(parts["booked entry"])
+
+
+def test_algorithms_other_than_dpboost_and_the_forest_have_one_audit_subject():
     at = trained_town()
     assert not [r for r in at.radio if r.key == "audit.subject"]
 
