@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 from dpviz.evaluation.metrics import BASELINE_METRICS
-from dpviz.evaluation.sweep import METRICS, SERIES_DP, Progress, SweepGrid, run_sweep
+from dpviz.evaluation.sweep import (
+    BUDGET_COLUMNS,
+    METRICS,
+    SERIES_DP,
+    Progress,
+    SweepGrid,
+    run_sweep,
+)
+from dpviz.models.forest.ledger import build_ledger
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import resolve_depth
+from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.schema import Schema
 from dpviz.tabular.encode import EncodedData
 
@@ -70,7 +81,7 @@ def cross_validate(
         threads=threads,
     )
     row = sweep.summary[sweep.summary.series == SERIES_DP].iloc[0]
-    ledger = model.privacy_ledger(schema.inferred)
+    ledger = _fold_ledger(sweep.results, model, schema, float(epsilon))
     branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     return {
         **{m: _mean_std(row, m) for m in METRICS},
@@ -104,6 +115,33 @@ def cross_validate(
         "data_split": data_split,
         "epsilon": float(epsilon),
     }
+
+
+def _fold_ledger(results, model, schema: Schema, epsilon: float) -> PrivacyLedger:
+    """The ledger of the first fold's model. A forest's depends on the fit (its tree
+    count, the record count's, split tables', check's and macro_f1 histogram's shares, how
+    its trees read the records): read from that fold's row, as the Curves page reads a
+    point's; the other families' from the configuration. Public numbers only."""
+    if not hasattr(model, "leaf_epsilon_"):
+        return model.privacy_ledger(schema.inferred)
+    first = results[results.series == SERIES_DP].iloc[0]
+    spent = {c: _zero(first.get(c, 0.0)) for c in BUDGET_COLUMNS}
+    spent["depth_count_epsilon"] = spent.pop("count_epsilon")  # build_ledger's name
+    return build_ledger(
+        str(first["mechanism"]),
+        epsilon,
+        int(first["n_estimators"]),
+        str(first["records_split"]),
+        schema_inferred=schema.inferred,
+        replayable=model.noise_seed is not None,
+        **spent,
+    )
+
+
+def _zero(value) -> float:
+    """A budget column's value, 0 where absent (NaN)."""
+    value = float(value)
+    return 0.0 if math.isnan(value) else value
 
 
 def _mean_std(row, metric: str) -> dict[str, float]:

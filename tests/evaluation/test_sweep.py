@@ -356,3 +356,20 @@ def test_cli_sweep_with_the_default_tree_count(tmp_path, capsys):
     sizes = rows.groupby("epsilon")["n_estimators"].unique().to_dict()
     assert {e: list(t) for e, t in sizes.items()} == {0.5: [3], 2.0: [10]}
     assert len(rows) == 2 * 2
+
+
+def test_evaluate_states_the_ledger_of_the_models_it_fitted(rare):
+    """The privacy entry of ``evaluate`` is a fold model's ledger, not the unfitted
+    configuration's: the auto tree count the fold's size gives (not the 100 trees of no
+    count), the split tables, the floor's check and, with ``objective="macro_f1"`` on two
+    classes, the score histogram beside it (two queries of 0.05), summing to ε (fresh
+    noise: a replayable seed voids the total)."""
+    encoded, schema = rare
+    found = cross_validate(encoded, schema, epsilon=1.0, objective="macro_f1", folds=3, seed=2)
+    summary = found["privacy"]["summary"].lower()
+    assert found["privacy"]["epsilon_total"] == pytest.approx(1.0)
+    assert "each of 10 trees" in summary and "100 trees" not in summary
+    assert "class × value tables" in summary, summary
+    assert "2 queries (noisy out-of-bag gain" in summary, summary
+    plain = cross_validate(encoded, schema, epsilon=1.0, folds=3, seed=2)["privacy"]["summary"]
+    assert "2 queries (noisy out-of-bag gain" not in plain.lower()
