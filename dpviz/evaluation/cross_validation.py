@@ -81,7 +81,8 @@ def cross_validate(
         threads=threads,
     )
     row = sweep.summary[sweep.summary.series == SERIES_DP].iloc[0]
-    ledger = _fold_ledger(sweep.results, model, schema, float(epsilon))
+    forest = get_algorithm(algorithm).forest_family
+    ledger = _fold_ledger(sweep.results, model, schema, float(epsilon), forest)
     branching = [2] * len(schema.continuous) + [len(f.values) for f in schema.discrete]
     return {
         **{m: _mean_std(row, m) for m in METRICS},
@@ -117,12 +118,12 @@ def cross_validate(
     }
 
 
-def _fold_ledger(results, model, schema: Schema, epsilon: float) -> PrivacyLedger:
+def _fold_ledger(results, model, schema: Schema, epsilon: float, forest: bool) -> PrivacyLedger:
     """The ledger of the first fold's model. A forest's depends on the fit (its tree
     count, the record count's, split tables', check's and macro_f1 histogram's shares, how
     its trees read the records): read from that fold's row, as the Curves page reads a
     point's; the other families' from the configuration. Public numbers only."""
-    if not hasattr(model, "leaf_epsilon_"):
+    if not forest:
         return model.privacy_ledger(schema.inferred)
     first = results[results.series == SERIES_DP].iloc[0]
     spent = {c: _zero(first.get(c, 0.0)) for c in BUDGET_COLUMNS}
