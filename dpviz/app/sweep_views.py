@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from dpviz.evaluation.sweep import (
-    BUDGET_COLUMNS,
     FLETCHER_ISLAM,
     SERIES_DP,
     SERIES_HGB,
@@ -32,6 +31,7 @@ from dpviz.evaluation.sweep import (
     SERIES_SKLEARN,
     SweepResult,
 )
+from dpviz.evaluation.sweep_grid import row_ledger
 from dpviz.figures.common import (
     ALL_METRIC_NAMES,
     MACRO_F1,
@@ -52,8 +52,6 @@ from dpviz.figures.curves import (
     series_id,
     series_status,
 )
-from dpviz.models.forest.estimator import build_ledger
-from dpviz.models.forest.sizing import resolve_split
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import MECHANISMS
@@ -400,29 +398,9 @@ class SweepTables(SweepLines):
         return self.point_ledger(mechanism, epsilon, fixed).describe()
 
     def _forest_ledger(self, row: Mapping, epsilon: float) -> PrivacyLedger:
-        """A forest point's ledger from its summary row (budget columns absent or NaN:
-        nothing spent before the leaves, as in sweeps saved before they existed)."""
-        spent = {c: _zero(row.get(c, 0.0)) for c in BUDGET_COLUMNS}
-        spent["depth_count_epsilon"] = spent.pop("count_epsilon")  # build_ledger's name
-        return build_ledger(
-            str(row["mechanism"]),
-            epsilon,
-            int(row["n_estimators"]),
-            _records_split(row, epsilon),
-            schema_inferred=self.schema_inferred,
-            **spent,
-        )
-
-
-def _records_split(row: Mapping, epsilon: float) -> str:
-    """How a forest point's trees read the records: its row's ``records_split``, or
-    resolved from its ``data_split`` (a point the sweep did not run; "auto" trees that
-    share the records from ε = 5 come in two halves)."""
-    split = row.get("records_split")
-    if isinstance(split, str):
-        return split
-    resolved = resolve_split(str(row["data_split"]), row["n_estimators"], float(epsilon))
-    return "halves" if row["data_split"] == "auto" and resolved == "shared" else resolved
+        """A forest point's ledger from its summary row
+        (:func:`~dpviz.evaluation.sweep_grid.row_ledger`)."""
+        return row_ledger(row, epsilon, schema_inferred=self.schema_inferred)
 
 
 def forest_privacy(mechanisms, statuses: Sequence[str] | None = None) -> str:

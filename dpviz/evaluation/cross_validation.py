@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from dpviz.evaluation.metrics import BASELINE_METRICS
-from dpviz.evaluation.sweep import (
-    BUDGET_COLUMNS,
-    METRICS,
-    SERIES_DP,
-    Progress,
-    SweepGrid,
-    run_sweep,
-)
-from dpviz.models.forest.ledger import build_ledger
+from dpviz.evaluation.sweep import METRICS, SERIES_DP, Progress, SweepGrid, run_sweep
+from dpviz.evaluation.sweep_grid import row_ledger
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import resolve_depth
 from dpviz.privacy.ledger import PrivacyLedger
@@ -126,23 +117,9 @@ def _fold_ledger(results, model, schema: Schema, epsilon: float, forest: bool) -
     if not forest:
         return model.privacy_ledger(schema.inferred)
     first = results[results.series == SERIES_DP].iloc[0]
-    spent = {c: _zero(first.get(c, 0.0)) for c in BUDGET_COLUMNS}
-    spent["depth_count_epsilon"] = spent.pop("count_epsilon")  # build_ledger's name
-    return build_ledger(
-        str(first["mechanism"]),
-        epsilon,
-        int(first["n_estimators"]),
-        str(first["records_split"]),
-        schema_inferred=schema.inferred,
-        replayable=model.noise_seed is not None,
-        **spent,
+    return row_ledger(
+        first, epsilon, schema_inferred=schema.inferred, replayable=model.noise_seed is not None
     )
-
-
-def _zero(value) -> float:
-    """A budget column's value, 0 where absent (NaN)."""
-    value = float(value)
-    return 0.0 if math.isnan(value) else value
 
 
 def _mean_std(row, metric: str) -> dict[str, float]:

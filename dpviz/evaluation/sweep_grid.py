@@ -20,9 +20,11 @@ from dpviz.evaluation.metrics import BASELINE_METRICS
 from dpviz.models.forest.estimator import (
     AUTO_TREES,
 )
-from dpviz.models.forest.sizing import SPLIT_CHOICES
+from dpviz.models.forest.ledger import build_ledger
+from dpviz.models.forest.sizing import SPLIT_CHOICES, resolve_split
 from dpviz.models.registry import get_algorithm
 from dpviz.models.trees.depth import check_rule
+from dpviz.privacy.ledger import PrivacyLedger
 from dpviz.privacy.mechanisms import get_mechanism, valid_epsilon
 from dpviz.tabular.encode import EncodedData
 
@@ -288,3 +290,40 @@ def _fractions(votes: np.ndarray) -> np.ndarray:
     else:
         total = votes.sum(axis=1, keepdims=True)
     return np.divide(votes, total, out=np.full_like(votes, 1.0 / votes.shape[1]), where=total > 0)
+
+
+def row_ledger(
+    row: Mapping, epsilon: float, *, schema_inferred: bool, replayable: bool = False
+) -> PrivacyLedger:
+    """A forest point's ledger from its row (a fold's, or a summary's): its mechanism, tree
+    count, how its trees read the records and what it spent before the leaves
+    (:data:`BUDGET_COLUMNS`; absent or NaN: nothing, as in sweeps saved before they
+    existed). Public numbers only."""
+    spent = {c: _zero(row.get(c, 0.0)) for c in BUDGET_COLUMNS}
+    spent["depth_count_epsilon"] = spent.pop("count_epsilon")  # build_ledger's name
+    return build_ledger(
+        str(row["mechanism"]),
+        float(epsilon),
+        int(row["n_estimators"]),
+        _records_split(row, epsilon),
+        schema_inferred=schema_inferred,
+        replayable=replayable,
+        **spent,
+    )
+
+
+def _records_split(row: Mapping, epsilon: float) -> str:
+    """How a forest point's trees read the records: its row's ``records_split``, or
+    resolved from its ``data_split`` (a point the sweep did not run; "auto" trees that
+    share the records from ε = 5 come in two halves)."""
+    split = row.get("records_split")
+    if isinstance(split, str):
+        return split
+    resolved = resolve_split(str(row["data_split"]), row["n_estimators"], float(epsilon))
+    return "halves" if row["data_split"] == "auto" and resolved == "shared" else resolved
+
+
+def _zero(value) -> float:
+    """A budget column's value, 0 where absent (NaN)."""
+    value = float(value)
+    return 0.0 if np.isnan(value) else value
