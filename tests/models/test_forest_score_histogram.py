@@ -35,7 +35,7 @@ SCHEMA = Schema(
         Feature("col", "discrete", values=("r", "g", "b")),
     ),
 )
-HISTOGRAM = "noisy class × score histogram"
+HISTOGRAM = "noisy histogram of the checked records' out-of-bag scores"
 
 
 def imbalanced_frame(n: int, seed: int, signal: bool = True) -> pd.DataFrame:

@@ -114,7 +114,7 @@ _FOREST: dict[str, ManifestEntry] = {
     ),
     "/decision_threshold": _derived(
         "the released leaf counts and prior, public constants and a public seed; from "
-        "ε = 1 up the noisy class × score histogram of the checked records' out-of-bag "
+        "ε = 1 up the noisy histogram of the checked records' out-of-bag "
         "scores, its cells from the same (the macro_f1 objective's threshold on two "
         "classes; null otherwise)"
     ),

@@ -126,7 +126,7 @@ def build_ledger(
     if threshold_epsilon > 0:
         ledger.add_sequential(
             LedgerEntry(
-                "noisy class × score histogram of the checked records' out-of-bag "
+                "noisy histogram of the checked records' out-of-bag "
                 "scores: the macro_f1 threshold (discrete Laplace)",
                 first,
                 threshold_epsilon,
