@@ -33,14 +33,12 @@ from pathlib import Path
 from unittest import mock
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_standins import standin
-from bench.utility.data import DATASETS_DIR, VALIDATION_DIR, load_dataset
+from bench.utility.data import DATASETS_DIR
+from bench.utility.paired import class_indices, paired_folds, paired_model
 from dpviz.models.boosting import check
-from dpviz.models.registry import get_algorithm
 
 
 def sign_check(z: float):
@@ -72,49 +70,29 @@ def parse(variant: str) -> tuple[bool, float | None]:
     return hard, float(rest.removeprefix("sign"))
 
 
-def dataset(name: str, run: int, datasets_dir: Path):
-    """A shared or validation set by name, or a stand-in (``bench_standins`` spec)."""
-    if ":" in name:
-        label, frame = standin(name, run, datasets_dir)
-        return load_dataset(label, frame=frame)
-    plain = VALIDATION_DIR / f"{name}.csv.gz"
-    return load_dataset(name, VALIDATION_DIR if plain.exists() else datasets_dir)
-
-
 def gaps(name: str, epsilon: float, runs: int, variants: list[str], datasets_dir: Path):
     """Per variant, the five-fold mean gap to the majority of every run (points)."""
-    out = {v: [] for v in variants}
-    for run in range(runs):
-        data = dataset(name, run, datasets_dir)
+    per = {v: [[] for _ in range(runs)] for v in variants}
+    for run, fold, data, train, test in paired_folds(name, runs, datasets_dir):
         y = data.y
-        index = {c: i for i, c in enumerate(data.schema.classes)}
-        per = {v: [] for v in variants}
-        folds = StratifiedKFold(5, shuffle=True, random_state=run).split(np.zeros(len(y)), y)
-        for fold, (train, test) in enumerate(folds):
-            majority = np.bincount(y[train], minlength=data.n_classes).argmax()
-            for variant in variants:
-                hard, z = parse(variant)
-                model = get_algorithm("dpboost").make(
-                    epsilon, random_state=run * 1_000_003 + fold, schema=data.schema
-                )
-                model.set_params(noise_seed=1000 * run + fold)
-                patch = (
-                    mock.patch("dpviz.models.boosting.estimator.held_out_check", sign_check(z))
-                    if z is not None
-                    else contextlib.nullcontext()
-                )
-                with patch:
-                    model.fit(data.features.iloc[train], data.labels()[train])
-                pred = np.array([index[str(c)] for c in model.predict(data.features.iloc[test])])
-                if hard and model.check_passed_ is False:
-                    first = model.classes_[int(np.argmax(np.clip(model.prior_counts_, 0, None)))]
-                    pred = np.full(len(test), index[str(first)])
-                per[variant].append(
-                    100 * (np.mean(pred == y[test]) - np.mean(y[test] == majority))
-                )
+        majority = np.bincount(y[train], minlength=data.n_classes).argmax()
         for variant in variants:
-            out[variant].append(float(np.mean(per[variant])))
-    return out
+            hard, z = parse(variant)
+            model = paired_model("dpboost", epsilon, data, run, fold)
+            patch = (
+                mock.patch("dpviz.models.boosting.estimator.held_out_check", sign_check(z))
+                if z is not None
+                else contextlib.nullcontext()
+            )
+            with patch:
+                model.fit(data.features.iloc[train], data.labels()[train])
+            pred = class_indices(data, model.predict(data.features.iloc[test]))
+            if hard and model.check_passed_ is False:
+                first = model.classes_[int(np.argmax(np.clip(model.prior_counts_, 0, None)))]
+                pred = np.full(len(test), class_indices(data, [first])[0])
+            gap = 100 * (np.mean(pred == y[test]) - np.mean(y[test] == majority))
+            per[variant][run].append(gap)
+    return {v: [float(np.mean(g)) for g in per[v]] for v in variants}
 
 
 def main() -> None:

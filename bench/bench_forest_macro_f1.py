@@ -27,14 +27,12 @@ from unittest import mock
 
 import numpy as np
 from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_boost_check import dataset
 from bench.utility.data import DATASETS_DIR
+from bench.utility.paired import class_indices, paired_folds, paired_model
 from dpviz.models.forest import score_histogram
-from dpviz.models.registry import get_algorithm
 
 MODES = ("off", "on")
 
@@ -48,32 +46,22 @@ def run(name: str, epsilon: float, runs: int, mode: str, datasets_dir: Path) -> 
         else mock.patch.object(score_histogram, "applies", score_histogram.applies)
     )
     with patch:
-        for r in range(runs):
-            data = dataset(name, r, datasets_dir)
+        for run, fold, data, train, test in paired_folds(name, runs, datasets_dir):
             y = data.y
-            index = {c: i for i, c in enumerate(data.schema.classes)}
-            folds = StratifiedKFold(5, shuffle=True, random_state=r).split(np.zeros(len(y)), y)
-            for fold, (train, test) in enumerate(folds):
-                model = get_algorithm("fletcher_islam").make(
-                    epsilon,
-                    random_state=r * 1_000_003 + fold,
-                    schema=data.schema,
-                    objective="macro_f1",
+            model = paired_model("fletcher_islam", epsilon, data, run, fold, objective="macro_f1")
+            model.fit(data.features.iloc[train], data.labels()[train])
+            pred = class_indices(data, model.predict(data.features.iloc[test]))
+            majority = np.bincount(y[train], minlength=data.n_classes).argmax()
+            base = np.full(len(test), majority)
+            out["gap"].append(
+                100
+                * (
+                    f1_score(y[test], pred, average="macro")
+                    - f1_score(y[test], base, average="macro")
                 )
-                model.set_params(noise_seed=1000 * r + fold)
-                model.fit(data.features.iloc[train], data.labels()[train])
-                pred = np.array([index[str(c)] for c in model.predict(data.features.iloc[test])])
-                majority = np.bincount(y[train], minlength=data.n_classes).argmax()
-                base = np.full(len(test), majority)
-                out["gap"].append(
-                    100
-                    * (
-                        f1_score(y[test], pred, average="macro")
-                        - f1_score(y[test], base, average="macro")
-                    )
-                )
-                out["minority"].append(100 * np.mean(pred != majority))
-                out["accuracy"].append(100 * (np.mean(pred == y[test]) - np.mean(base == y[test])))
+            )
+            out["minority"].append(100 * np.mean(pred != majority))
+            out["accuracy"].append(100 * (np.mean(pred == y[test]) - np.mean(base == y[test])))
     return out
 
 

@@ -21,41 +21,31 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_boost_check import dataset
 from bench.utility.data import DATASETS_DIR
+from bench.utility.paired import class_indices, paired_folds, paired_model
 from dpviz.models.forest.scoring import count_prior
 from dpviz.models.forest.signal import signal_z
-from dpviz.models.registry import get_algorithm
 
 
 def folds(name: str, epsilon: float, runs: int, datasets_dir: Path):
     """(z, accuracy gap in points) of every fold."""
     out = []
-    for r in range(runs):
-        data = dataset(name, r, datasets_dir)
+    for run, fold, data, train, test in paired_folds(name, runs, datasets_dir):
         y = data.y
-        index = {c: i for i, c in enumerate(data.schema.classes)}
-        split = StratifiedKFold(5, shuffle=True, random_state=r).split(np.zeros(len(y)), y)
-        for fold, (train, test) in enumerate(split):
-            model = get_algorithm("fletcher_islam").make(
-                epsilon, random_state=r * 1_000_003 + fold, schema=data.schema
-            )
-            model.set_params(noise_seed=1000 * r + fold)
-            model.fit(data.features.iloc[train], data.labels()[train])
-            model.predict(data.features.iloc[:1])  # draws every leaf of the release
-            leaves = [model.leaf_noisy_counts_]
-            if model._empty_noisy is not None:
-                leaves.append(model._empty_noisy)
-            prior = count_prior(model.prior_counts_, len(model.classes_))
-            z = signal_z(np.concatenate(leaves), prior, model.tree_epsilon_)
-            pred = np.array([index[str(c)] for c in model.predict(data.features.iloc[test])])
-            majority = np.bincount(y[train], minlength=data.n_classes).argmax()
-            gap = 100 * (np.mean(pred == y[test]) - np.mean(y[test] == majority))
-            out.append((z, gap))
+        model = paired_model("fletcher_islam", epsilon, data, run, fold)
+        model.fit(data.features.iloc[train], data.labels()[train])
+        model.predict(data.features.iloc[:1])  # draws every leaf of the release
+        leaves = [model.leaf_noisy_counts_]
+        if model._empty_noisy is not None:
+            leaves.append(model._empty_noisy)
+        prior = count_prior(model.prior_counts_, len(model.classes_))
+        z = signal_z(np.concatenate(leaves), prior, model.tree_epsilon_)
+        pred = class_indices(data, model.predict(data.features.iloc[test]))
+        majority = np.bincount(y[train], minlength=data.n_classes).argmax()
+        out.append((z, 100 * (np.mean(pred == y[test]) - np.mean(y[test] == majority))))
     return np.array(out)
 
 

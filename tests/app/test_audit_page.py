@@ -116,10 +116,15 @@ def test_the_page_audit_refutes_a_halved_noise_mutant(monkeypatch):
     assert "REFUTED" in texts(at.error), texts(at.success)
 
 
-def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_entry():
+def audit_after_training(algorithm: str, epsilon: float) -> AppTest:
+    """The Audit page on the town data after a Train run of ``algorithm`` at ``epsilon``."""
     data = town_data()
-    settings = app_train.TrainSettings(algorithm="dpboost", epsilon=1.0)
-    at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+    settings = app_train.TrainSettings(algorithm=algorithm, epsilon=epsilon)
+    return open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+
+
+def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_entry():
+    at = audit_after_training("dpboost", 1.0)
     subject = at.radio(key="audit.subject")
     assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 4
     schema_pair = "built from your *schema* only"
@@ -147,9 +152,7 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
 
 
 def test_the_forest_offers_its_macro_f1_audit_from_epsilon_one():
-    data = town_data()
-    settings = app_train.TrainSettings(algorithm="fletcher_islam", epsilon=0.5)
-    at = open_audit(data, types.SimpleNamespace(fingerprint=data.fingerprint, settings=settings))
+    at = audit_after_training("fletcher_islam", 0.5)
     subject = at.radio(key="audit.subject")
     assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 2
     subject.set_value("macro_f1").run()

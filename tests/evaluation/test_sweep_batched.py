@@ -166,6 +166,25 @@ def test_a_twin_of_another_structure_is_fitted_on_its_own():
     assert sweep_references._twin_votes(other, dp, train, schema, dp.route_records(test)) is None
 
 
+def plain_point(train, test, schema, epsilon: float, **params):
+    """A plain fit at ``epsilon`` as fold 0 of a sweep with seeds (1, 7) makes it (the
+    fold's size declared, its public seed, its replayed noise) and the scores of its
+    objective's predictions on ``test``."""
+    plain = DPRandomForestClassifier(
+        epsilon=epsilon,
+        declared_n=train.n_records,
+        schema=schema,
+        random_state=sweep._fold_seed(1, 0),
+        noise_seed=sweep._fold_seed(7, 0),
+        **params,
+    ).fit_encoded(train, schema)
+    fractions = sweep._fractions(plain._votes(test))
+    rule = (plain.decision_prior_, plain.objective, plain.decision_threshold_)
+    predicted = decide(fractions, *rule)
+    k = len(schema.classes)
+    return plain, sweep.score(test.y, fractions, train.y, k, predicted)
+
+
 def test_each_point_of_a_forest_sized_from_the_count_is_a_plain_fit_at_its_epsilon(path):
     """Below ε = 1 the default forest's size and prior's ε follow ε (auto trees and the
     records depth per decade of ε, the prior at most ε/4): a sweep grows one structure
@@ -185,18 +204,7 @@ def test_each_point_of_a_forest_sized_from_the_count_is_a_plain_fit_at_its_epsil
     assert set(rows["n_estimators"]) == {3, 10}  # 100 signal records below ε = 1: 3 trees
     for mech in mechanisms:
         for e in eps:
-            plain = DPRandomForestClassifier(
-                epsilon=e,
-                mechanism=mech,
-                declared_n=train.n_records,
-                schema=schema,
-                random_state=sweep._fold_seed(1, 0),
-                noise_seed=sweep._fold_seed(7, 0),
-                **preset,
-            ).fit_encoded(train, schema)
-            fractions = sweep._fractions(plain._votes(test))
-            predicted = decide(fractions, plain.decision_prior_, plain.objective)
-            expected = sweep.score(test.y, fractions, train.y, 3, predicted)
+            plain, expected = plain_point(train, test, schema, e, mechanism=mech, **preset)
             row = rows[(rows["mechanism"] == mech) & (rows["epsilon"] == e)].iloc[0]
             assert (row["n_estimators"], row["depth"]) == (plain.n_estimators_, plain.depth_)
             assert row["prior_epsilon"] == plain.prior_epsilon_, (mech, e)
@@ -278,20 +286,8 @@ def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
     )
     rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
     for e in eps:
-        plain = DPRandomForestClassifier(
-            epsilon=e,
-            declared_n=train.n_records,
-            schema=schema,
-            random_state=sweep._fold_seed(1, 0),
-            noise_seed=sweep._fold_seed(7, 0),
-            **preset,
-        ).fit_encoded(train, schema)
+        plain, expected = plain_point(train, test, schema, e, **preset)
         assert (plain.threshold_epsilon_ > 0) == (e >= 1.0)
-        fractions = sweep._fractions(plain._votes(test))
-        predicted = decide(
-            fractions, plain.decision_prior_, plain.objective, plain.decision_threshold_
-        )
-        expected = sweep.score(test.y, fractions, train.y, 2, predicted)
         row = rows[rows["epsilon"] == e].iloc[0]
         assert row["threshold_epsilon"] == plain.threshold_epsilon_, e
         for metric in ("accuracy", "auc", "f1", "macro_f1"):

@@ -156,22 +156,23 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
     model._releases.append((mech.id, spent))
     model._release_private = source.private
     reset_empty_outputs(model, every_leaf)
-    run_check(model, source)
-    run_score_histogram(model, source)
+    checked = run_check(model, source)
+    run_score_histogram(model, source, checked if model.floor_trusted_ else None)
     model._ledger = None  # built when first read: a sweep releases many times
     model.__dict__.pop("_diagnostics", None)
 
 
-def run_check(model: BaseEstimator, source: NoiseSource) -> None:
+def run_check(model: BaseEstimator, source: NoiseSource) -> np.ndarray | None:
     """The floor's check of this release (:mod:`dpviz.models.forest.floor`): the checked
     records' out-of-bag votes under the leaves just released, their wins and losses
     against the prior's class, released with discrete Laplace noise at
     ``check_epsilon_``. Sets ``floor_check_`` (the released gain W̃ − L̃, None without a
     check), ``floor_disagreements_`` (W̃ + L̃, None without a check) and
-    ``floor_trusted_`` (False: the forest answers the prior's class)."""
+    ``floor_trusted_`` (False: the forest answers the prior's class). Returns those votes
+    (None without a check)."""
     model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = None, None, True
     if not model.check_epsilon_:
-        return
+        return None
     routed, y = model._check_routes.routes(model)
     prior = count_prior(model.prior_counts_, len(model.classes_))
     votes = model.votes(routed) if routed.n_records else np.zeros((0, len(prior)))
@@ -180,15 +181,20 @@ def run_check(model: BaseEstimator, source: NoiseSource) -> None:
     model.floor_check_, model.floor_disagreements_, model.floor_trusted_ = release_check(
         counts, model.check_epsilon_, noise
     )
+    return votes
 
 
-def run_score_histogram(model: BaseEstimator, source: NoiseSource) -> None:
+def run_score_histogram(
+    model: BaseEstimator, source: NoiseSource, votes: np.ndarray | None = None
+) -> None:
     """The macro_f1 score histogram of this release
     (:mod:`~dpviz.models.forest.score_histogram`): the checked records' out-of-bag class-1
     scores under the leaves just released (and the floor's decision), in cells at
     weighted quantiles of the release's synthetic scores, counted with discrete Laplace
-    noise at ``threshold_epsilon_``. Sets ``threshold_counts_`` and ``threshold_edges_``
-    (None where it does not apply)."""
+    noise at ``threshold_epsilon_``. ``votes``: the check's votes of those records where
+    the floor kept trusting the trees (the scoring they were cast under is unchanged;
+    None: cast them again). Sets ``threshold_counts_`` and ``threshold_edges_`` (None
+    where it does not apply)."""
     model.threshold_counts_ = model.threshold_edges_ = None
     eps = model.threshold_epsilon_
     if not eps:
@@ -197,7 +203,9 @@ def run_score_histogram(model: BaseEstimator, source: NoiseSource) -> None:
     synthetic, weights = model._synthetic_scores()
     share = float(prior_shares(model.prior_counts_)[1])
     edges = score_histogram.cell_edges(synthetic, weights.sum(axis=1), share)
-    scores = normalise_votes(model.votes(routed))[:, 1] if routed.n_records else np.zeros(0)
+    if votes is None:
+        votes = model.votes(routed) if routed.n_records else np.zeros((0, 2))
+    scores = normalise_votes(votes)[:, 1]
     counts = score_histogram.true_histogram(scores, edges)
     noise = source.child(score_histogram.STREAM).generator()
     model.threshold_counts_ = score_histogram.release_histogram(counts, eps, noise)
