@@ -169,7 +169,12 @@ def run(name, eps, seeds, datasets_dir, a_values, weights=WEIGHTS, gates=(False,
                 if "noisy" in kept:
                     keep = _relevant(model, layout) if gate is True else None
                     nb = nb_ratio(
-                        kept["noisy"], layout, cells, model.split_epsilon_, a, keep,
+                        kept["noisy"],
+                        layout,
+                        cells,
+                        model.split_epsilon_,
+                        a,
+                        keep,
                         shrink=gate == "shrink",
                     )
                 for w in weights:
@@ -199,14 +204,16 @@ def main(argv=None) -> None:
     for eps in args.epsilon:
         for name in args.sets:
             for seed in args.runs:
-                gates = (False,) + ((True,) if args.gate else ()) + (("shrink",) if args.shrink else ())
+                gates = (False,) + ((True,) if args.gate else ())
+                gates += ("shrink",) if args.shrink else ()
                 rows = run(name, eps, [seed], args.datasets_dir, args.a, args.weights, gates)
                 frame = pd.DataFrame(rows)
                 header = not args.out.exists()
                 frame.to_csv(args.out, mode="a", header=header, index=False)
                 summary = frame.groupby(["a", "gate", "w"], sort=False)[["auc", "acc"]].mean()
+                tags = {"shrink": "s", True: "g"}
                 text = " ".join(
-                    f"a{a:g}{'s' if g == 'shrink' else 'g' if g is True else ''}w{w:g}={r.auc:.1f}/{r.acc:.1f}"
+                    f"a{a:g}{tags.get(g, '')}w{w:g}={r.auc:.1f}/{r.acc:.1f}"
                     for (a, g, w), r in summary.iterrows()
                 )
                 print(f"{name} eps={eps:g} run={seed} {text}", flush=True)

@@ -134,11 +134,15 @@ VARIANT_SUBJECTS = {
         "reads the prior, the bin edges' histogram and every tree's leaf sums"
     ),
 }
-# The default forest's macro_f1 score histogram (from ε = 1): on DPBoost's macro_f1 pair.
+# The default forest's score histograms (from ε = 1): on DPBoost's macro_f1 pair.
 FOREST_SUBJECTS = {
     "macro_f1": (
         "The forest's macro_f1 threshold: a public pair of 600 records, ε ≥ 1, reads the "
         "noisy histogram of the out-of-bag scores"
+    ),
+    "accuracy": (
+        "The forest's accuracy cut: a public pair of 600 records, ε ≥ 1, reads the noisy "
+        "histogram of the out-of-bag scores per class"
     ),
 }
 SCHEMA_SUBJECT = "This configuration, on a pair built from your schema"
@@ -193,15 +197,28 @@ that histogram's count in the cell of x's score and gives a Clopper–Pearson lo
 its privacy loss: a bound above the claimed loss refutes it (false alarm ≤ 1 −
 confidence); a bound below it does not prove the claim.
 """
+FOREST_ACCURACY_TEXT = """\
+**The whole-release audit of the forest's accuracy cut** fits the default forest with the
+registry defaults (its default objective, accuracy) hundreds of times at your ε (at least
+1, where the cut reads a booked histogram) on two neighbouring datasets D and D′ = D ∪ {x}
+that are public and fixed (no record of yours, not your schema): 600 records with a size
+feature, and x. Each release books a noisy histogram of its records' out-of-bag scores,
+one row per class, each record scored by every tree but its own. Each fit gets fresh
+secret noise. The audit reads the count of x's class in the cell of x's score and gives a
+Clopper–Pearson lower bound on its privacy loss: a bound above the claimed loss refutes
+it (false alarm ≤ 1 − confidence); a bound below it does not prove the claim.
+"""
 
 
 def audit_text(variant: str | None = None, algorithm: str = "dpboost") -> str:
     """What the whole-release audit fits and reads: :data:`AUDIT_TEXT` for the
     configuration on the schema pair (``None``), else the variant's own pair (the
-    forest's macro_f1 variant: :data:`FOREST_TEXT`)."""
+    forest's variants: :data:`FOREST_TEXT`, :data:`FOREST_ACCURACY_TEXT`)."""
     if variant is None:
         return AUDIT_TEXT
-    return FOREST_TEXT if algorithm == "fletcher_islam" else VARIANT_TEXT[variant]
+    if algorithm == "fletcher_islam":
+        return FOREST_ACCURACY_TEXT if variant == "accuracy" else FOREST_TEXT
+    return VARIANT_TEXT[variant]
 
 
 def audit_subjects(config: AuditConfig) -> dict[str | None, str]:
@@ -226,7 +243,7 @@ def variant_epsilon(config: AuditConfig, variant: str) -> float:
     needs (:data:`~dpviz.models.boosting.presets.CAPACITY_EPSILON`) for ``"grown"``,
     at least :data:`~dpviz.evaluation.audit_variants.RANDOM_MIN_EPSILON` for ``"random"``
     (its pair of 3,000 records is below the grown model's 6,000 at every ε), at least 1 for
-    the forest's ``"macro_f1"`` (where its histogram is booked)."""
+    the forest's ``"macro_f1"`` and ``"accuracy"`` (where its histograms are booked)."""
     if variant == "grown":
         return max(float(config.epsilon), CAPACITY_EPSILON)
     if variant == "random":  # from 0.3 the pair's trees get the mode's budget
@@ -252,7 +269,7 @@ def run_release_audit(
         if variant not in audit_subjects(config):
             raise ValueError(
                 f"{config.algorithm} has no {variant!r} audit: choose DPBoost (or, for "
-                "macro_f1, the default forest)"
+                "macro_f1 or accuracy, the default forest)"
             )
         return audit_release(
             config.algorithm,

@@ -165,7 +165,10 @@ VARIANTS: dict[str, dict] = {
     "grown": {},
     "macro_f1": {"objective": "macro_f1"},
     "random": {},
+    "accuracy": {},
 }
+# The variants of the default forest (the others are DPBoost's; macro_f1 is both's).
+FOREST_VARIANTS = ("macro_f1", "accuracy")
 # The ε each variant is audited at unless told: the grown model needs ε ≥ 5; at 10 its
 # leaves and the histogram carry a loss a few hundred fits can see.
 VARIANT_EPSILON = 10.0
@@ -179,7 +182,7 @@ RANDOM_MIN_EPSILON = 0.3
 # leaves need about 200, the histogram 80: tests/evaluation/test_release_audit_variants.py).
 # A grown fit on 6,401 records costs 30–45 ms of CPU with its reading, a macro_f1 fit on
 # 601 about 35 ms (most of it the model's own deconvolution of the histogram).
-VARIANT_RUNS = {"grown": 200, "macro_f1": 100, "random": 100}
+VARIANT_RUNS = {"grown": 200, "macro_f1": 100, "random": 100, "accuracy": 150}
 _YES = 1
 _SIMULATED = 20_000
 _QUANTILES = (0.5, 0.8, 0.95)
@@ -452,27 +455,37 @@ def _histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
 
 
 def _forest_histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
-    """The default forest's macro_f1 score histogram: the noisy count of the cell x's
-    out-of-bag score falls in (x scored by every tree but its own, which the public
-    record hash names). D's centre: D's checked records in that cell under the same
-    release (their out-of-bag scores read released leaves only); x adds one where it is
-    checked (the public hash and the released record count say whether)."""
-    name = "score histogram (x's cell)"
+    """The default forest's score histogram: the noisy count of the cell x's out-of-bag
+    score falls in (x scored by every tree but its own, which the public record hash
+    names), in x's class's row where the histogram counts each class apart (the
+    ``accuracy`` objective). D's centre: D's checked records in that cell (and class)
+    under the same release (their out-of-bag scores read released leaves only); x adds
+    one where it is checked (the public hash and the released record count say
+    whether)."""
+    by_class = np.ndim(model.threshold_counts_) == 2
+    name = "score histogram (x's cell, x's class)" if by_class else "score histogram (x's cell)"
 
-    def cells(records) -> np.ndarray:
-        routed, _ = records.routes(model)
+    def cells(records) -> tuple[np.ndarray, np.ndarray]:
+        routed, y = records.routes(model)
         scores = normalise_votes(model.votes(routed))[:, 1]
-        return np.searchsorted(model.threshold_edges_, scores, side="right")
+        return np.searchsorted(model.threshold_edges_, scores, side="right"), np.asarray(y)
 
     own_x = hash_trees(x, model.n_estimators_, model._split_seed)
-    cell_x = int(cells(CheckRecords(x, own_x))[0])
-    checked = out_of_bag_records(model, d)
-    centre = float(np.sum(cells(checked) == cell_x))
+    cell_x = int(cells(CheckRecords(x, own_x))[0][0])
+    cell_d, y_d = cells(out_of_bag_records(model, d))
+    here = cell_d == cell_x
+    if by_class:
+        here &= y_d == int(x.y[0])
+    value = (
+        model.threshold_counts_[int(x.y[0]), cell_x]
+        if by_class
+        else model.threshold_counts_[cell_x]
+    )
     first = checked_trees(model.n_estimators_, getattr(model, "depth_n_", None))
     return Part(
         name,
-        np.array([float(model.threshold_counts_[cell_x])]),
-        np.array([centre]),
+        np.array([float(value)]),
+        np.array([float(np.sum(here))]),
         np.array([1.0 if own_x[0] < first else 0.0]),
         np.array([_scale(model.threshold_epsilon_)]),
     )
@@ -481,7 +494,7 @@ def _forest_histogram_part(model, d: EncodedData, x: EncodedData) -> Part:
 def variant_parts(variant: str, model, d: EncodedData, x: EncodedData) -> list[Part]:
     """What ``variant`` reads from one fitted ``model``: functions of the released model
     and of the audit's public pair (D and x) only."""
-    if hasattr(model, "leaf_keys_"):  # the default forest: macro_f1 only
+    if hasattr(model, "leaf_keys_"):  # the default forest: its score histogram only
         return [_forest_histogram_part(model, d, x)]
     if variant == "random":
         return [_prior_part(model, d, _C), _edge_part(model, d, x)] + [

@@ -63,8 +63,9 @@ deal x to one of 10 trees or the held-out cell with a secret draw, so no single 
 law is fixed — the sharpened variant reads the leaf with one tree, and the ``grown``
 variant below every tree's leaf x reaches, a mixture over x's secret tree); the forest's
 floor check from ε = 1 up (two noisy out-of-bag counts, read only through whether the forest
-falls back on its prior). The audit reads the
-rest; ``claimed_pair_loss`` is the most its readings can show.
+falls back on its prior) and its accuracy objective's score histogram from ε = 1 up (read
+only through the cut it sets; the ``accuracy`` variant below reads its counts). The audit
+reads the rest; ``claimed_pair_loss`` is the most its readings can show.
 
 **The sharpened pair.** A public schema with one discrete feature ``colour`` (``blue``, ``red``)
 and two classes (``no``, ``yes``); D holds 20 red records, ten of each class; x is a
@@ -157,6 +158,11 @@ the ledger:
   x's out-of-bag score falls in (x scored by every tree but its own, public by its
   record hash; D's centre the checked records of D in that cell under the same release;
   claimed loss 0.05·ε = 0.5 at ε = 10).
+- ``accuracy`` (``--release fletcher_islam`` only): the same pair with the forest's
+  default objective, whose releases from ε = 1 book the histogram one row per class (the
+  accuracy cut, :mod:`dpviz.models.forest.score_histogram`); read, the count of x's class
+  in the cell of x's out-of-bag score (claimed loss 0.5 at ε = 10; a 4×-ε mutant reaches
+  1.17 at 150 fits).
 
 Measured (``tests/evaluation/test_release_audit_variants.py``): 200 fits per dataset
 refute a 4×-ε mutant of the grown leaves (bound 2.1–2.3 against a claimed 1.8–1.9, for
@@ -191,6 +197,7 @@ from dpviz.evaluation.audit_readings import (
     choose_events,
 )
 from dpviz.evaluation.audit_variants import (
+    FOREST_VARIANTS,
     VARIANT_RUNS,
     VARIANTS,
     variant_epsilon,
@@ -693,7 +700,9 @@ def _part_bound(name: str, claimed: float, table: list[EventCount]) -> PartBound
 def _check_variant(algorithm: str, variant: str, sharpened: bool, pair) -> None:
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-    audited = ("dpboost", "fletcher_islam") if variant == "macro_f1" else ("dpboost",)
+    audited = {"macro_f1": ("dpboost", "fletcher_islam"), "accuracy": ("fletcher_islam",)}.get(
+        variant, ("dpboost",)
+    )
     if algorithm not in audited:
         raise ValueError(
             f"the {variant!r} variant audits {' and '.join(audited)}, not {algorithm}"
@@ -715,9 +724,13 @@ def _check_variant_probe(variant: str, model, epsilon: float) -> None:
             "(the mode needs epsilon below 5 and, on 3,000 records of 3 classes, at least "
             "0.3): use --epsilon 0.3 to 4.99 for the random variant"
         )
-    if variant == "macro_f1" and hasattr(model, "leaf_keys_") and model.threshold_counts_ is None:
+    if (
+        variant in FOREST_VARIANTS
+        and hasattr(model, "leaf_keys_")
+        and model.threshold_counts_ is None
+    ):
         raise ValueError(
-            f"at epsilon = {epsilon:g} the forest books no macro_f1 score histogram (it "
+            f"at epsilon = {epsilon:g} the forest books no {variant} score histogram (it "
             "does from epsilon = 1, where its floor's check runs): use epsilon 1 or more"
         )
     if variant == "macro_f1" and model.threshold_counts_ is None:

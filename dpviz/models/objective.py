@@ -8,7 +8,10 @@ for DPBoost its scores on the probability scale) and a class prior ``π̂`` it r
 
 with a public exponent ``a`` per objective (:data:`EXPONENTS`):
 
-- ``accuracy`` (a = 0): the plain argmax, what every model predicted before;
+- ``accuracy`` (a = 0): the plain argmax, what every model predicted before; the
+  default forest from ε = 1 up may instead cut class 1's score at a threshold read
+  from a booked histogram of out-of-bag scores (``decision_threshold_``;
+  :mod:`dpviz.models.forest.score_histogram`);
 - ``balanced_accuracy`` (a = 1): the Bayes rule for balanced accuracy when ``s`` is
   calibrated, argmax p̂(c|x)/π̂_c — every class is weighed as if the classes were
   equally frequent, so a rare class is predicted where its odds beat its base rate;
@@ -80,12 +83,13 @@ def class_weights(objective: str, prior) -> np.ndarray:
 def decide(scores, prior, objective: str, threshold: float | None = None) -> np.ndarray:
     """Each record's class index: argmax_c scores[:, c]·π̂_c^(−a) (ties to the lowest
     index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``.
-    ``macro_f1`` with a ``threshold`` (two classes, a model's ``decision_threshold_``):
-    class 1 where scores[:, 1] ≥ threshold
+    ``accuracy`` or ``macro_f1`` with a ``threshold`` (two classes, a model's
+    ``decision_threshold_``): class 1 where scores[:, 1] ≥ threshold
     (:func:`~dpviz.models.trees.threshold.decide_threshold`)."""
     scores = np.asarray(scores, dtype=np.float64)
-    if check_objective(objective) == ACCURACY:
-        return np.argmax(scores, axis=1)
-    if objective == MACRO_F1 and threshold is not None and scores.shape[1] == 2:
+    check_objective(objective)
+    if threshold is not None and scores.shape[1] == 2 and objective in (ACCURACY, MACRO_F1):
         return decide_threshold(scores, threshold)
+    if objective == ACCURACY:
+        return np.argmax(scores, axis=1)
     return np.argmax(scores * class_weights(objective, prior), axis=1)

@@ -109,7 +109,7 @@ def test_dpboost_variants_run_on_their_own_pairs_and_grown_needs_epsilon_five():
 
 def test_the_forest_audits_its_macro_f1_histogram_on_its_own_pair_from_epsilon_one():
     config = app_audit.AuditConfig("fletcher_islam", 0.5)
-    assert list(app_audit.audit_subjects(config)) == [None, "macro_f1"]
+    assert list(app_audit.audit_subjects(config)) == [None, "macro_f1", "accuracy"]
     assert app_audit.variant_epsilon(config, "macro_f1") == 1.0
     assert app_audit.variant_epsilon(config.with_epsilon(10), "macro_f1") == 10.0
     assert "out-of-bag" in app_audit.audit_text("macro_f1", "fletcher_islam")
@@ -120,6 +120,16 @@ def test_the_forest_audits_its_macro_f1_histogram_on_its_own_pair_from_epsilon_o
     assert [p.name for p in found.parts] == ["score histogram (x's cell)", "all parts"]
     with pytest.raises(ValueError, match="no 'grown' audit"):
         app_audit.run_release_audit(None, config, 20, variant="grown")
+
+
+def test_the_forest_audits_its_accuracy_cut_on_the_same_pair():
+    config = app_audit.AuditConfig("fletcher_islam", 0.5)
+    assert app_audit.variant_epsilon(config, "accuracy") == 1.0
+    assert "per class" in app_audit.audit_subjects(config)["accuracy"]
+    assert "accuracy cut" in app_audit.audit_text("accuracy", "fletcher_islam")
+    found = app_audit.run_release_audit(None, config, 20, variant="accuracy")
+    assert found.variant == "accuracy" and found.params == {} and found.epsilon == 1.0
+    assert [p.name for p in found.parts] == ["score histogram (x's cell, x's class)", "all parts"]
 
 
 def test_other_algorithms_have_no_variants():

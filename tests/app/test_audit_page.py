@@ -154,7 +154,7 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
 def test_the_forest_offers_its_macro_f1_audit_from_epsilon_one():
     at = audit_after_training("fletcher_islam", 0.5)
     subject = at.radio(key="audit.subject")
-    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 2
+    assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 3
     subject.set_value("macro_f1").run()
     assert "Audited at ε = 1, registry defaults" in texts(at.caption)
     assert "out-of-bag scores" in texts(at.markdown)
@@ -164,6 +164,19 @@ def test_the_forest_offers_its_macro_f1_audit_from_epsilon_one():
     assert "20 fits on each dataset" in said(at), said(at)
     parts = at.dataframe[-1].value
     assert "score histogram (x's cell)" in list(parts["booked entry"])
+
+
+def test_the_forest_offers_its_accuracy_cut_audit():
+    at = audit_after_training("fletcher_islam", 0.5)
+    at.radio(key="audit.subject").set_value("accuracy").run()
+    assert "Audited at ε = 1, registry defaults" in texts(at.caption)
+    assert "accuracy cut" in texts(at.markdown)
+    at.number_input(key="audit.runs.accuracy").set_value(20).run()
+    at.button(key="audit.release").click().run()
+    assert not at.exception, at.exception
+    assert "20 fits on each dataset" in said(at), said(at)
+    parts = at.dataframe[-1].value
+    assert "score histogram (x's cell, x's class)" in list(parts["booked entry"])
 
 
 def test_algorithms_other_than_dpboost_and_the_forest_have_one_audit_subject():

@@ -241,7 +241,9 @@ def test_the_forest_books_the_histograms_and_follows_the_data():
     assert ledger.private and ledger.epsilon_total == pytest.approx(1.0)
     assert "noisy class × value tables of every feature" in ledger.describe().lower()
     spent = model.depth_count_epsilon_ + model.split_epsilon_ + model.prior_epsilon_
-    assert model.tree_epsilon_ == pytest.approx(1.0 - spent - model.check_epsilon_)
+    assert model.tree_epsilon_ == pytest.approx(
+        1.0 - spent - model.check_epsilon_ - model.threshold_epsilon_
+    )
     # Uniform thresholds on [0, 1000] put 10% below 100, where 99% of x lies; the noisy
     # distribution over three quarters (the pseudo-records, two noise scales of the
     # class-summed counts per bin, keep ~20% of the mass spread over the domain).

@@ -342,12 +342,14 @@ def _export_meta(model: DPRandomForestClassifier, counts_mech: bool) -> dict[str
     # Each batch of records and the ε it spent (the ledger's note says how they compose).
     meta["batches"] = batch_list(meta, model.ledger_)
     if model.threshold_epsilon_ > 0:
-        # The macro_f1 score histogram's ε (from ε = 1 up): absent otherwise, so files
-        # without one keep their bytes. The file's ledger books it.
+        # The objective's score histogram's ε (accuracy or macro_f1, from ε = 1 up):
+        # absent otherwise, so files without one keep their bytes. The file's ledger
+        # books it.
         meta["threshold_epsilon"] = float(model.threshold_epsilon_)
     if model.decision_threshold_ is not None:
-        # The macro_f1 rule's threshold (post-processing of the leaves and the prior, or
-        # of the booked score histogram); absent otherwise, so files of the other
-        # objectives keep their bytes.
+        # The objective's threshold: macro_f1's (post-processing of the leaves and the
+        # prior, or of the booked score histogram) or the accuracy cut (of the booked
+        # histogram by class, where it beat the argmax); absent otherwise, so files
+        # that predict by the argmax keep their bytes.
         meta["decision_threshold"] = model.decision_threshold_
     return meta

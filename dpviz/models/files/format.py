@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from dpviz.models.objective import ACCURACY, MACRO_F1, check_objective, decide
+from dpviz.models.objective import ACCURACY, check_objective, decide
 from dpviz.models.trees.depth import MAX_DEPTH
 from dpviz.models.trees.features import feature_order
 from dpviz.models.trees.space import EXPORT_FRONTIER_BYTES as EXPORT_FRONTIER_BYTES
@@ -206,8 +206,9 @@ class ReleasedFile:
 
     @property
     def decision_threshold(self) -> float | None:
-        """The ``macro_f1`` rule's threshold on class 1's score the file released with
-        (post-processing of its leaf counts), None where it has none."""
+        """The threshold on class 1's score the file's own objective cuts at (``macro_f1``,
+        or the default forest's ``accuracy`` cut; post-processing of its release), None
+        where it has none."""
         value = self.meta.get("decision_threshold")
         return None if value is None else float(value)
 
@@ -220,10 +221,10 @@ class ReleasedFile:
         """Each record's class under ``objective`` (default: the file's own), as the
         fitted estimator predicts it: post-processing of the release."""
         objective = check_objective(self.objective if objective is None else objective)
-        if objective == ACCURACY:
+        # The threshold was computed for the file's own objective only.
+        threshold = self.decision_threshold if objective == self.objective else None
+        if objective == ACCURACY and threshold is None:
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-        # The threshold was computed for the file's own objective: macro_f1 only.
-        threshold = self.decision_threshold if objective == MACRO_F1 else None
         scores = self.decision_scores(X)
         return self.classes_[decide(scores, self.decision_prior, objective, threshold)]
 

@@ -109,14 +109,15 @@ _FOREST: dict[str, ManifestEntry] = {
     "/split_epsilon": _derived("settings"),
     "/check_epsilon": _derived("settings and the booked noisy record count (whether it runs)"),
     "/threshold_epsilon": _derived(
-        "settings and the booked noisy record count (macro_f1 on two classes, where the "
-        "floor's check runs)"
+        "settings and the booked noisy record count (accuracy or macro_f1 on two "
+        "classes, where the floor's check runs)"
     ),
     "/decision_threshold": _derived(
         "the released leaf counts and prior, public constants and a public seed; from "
         "ε = 1 up the noisy histogram of the checked records' out-of-bag "
-        "scores, its cells from the same (the macro_f1 objective's threshold on two "
-        "classes; null otherwise)"
+        "scores, its cells from the same or public (the macro_f1 objective's threshold "
+        "on two classes, or the accuracy objective's cut where it beat the argmax and "
+        "the floor trusted the trees; null otherwise)"
     ),
     "/floor_check": _release("noisy out-of-bag gain of the trees over the prior's class"),
     "/floor_disagreements": _release(

@@ -279,7 +279,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         :attr:`decision_prior_`, or for ``macro_f1`` on two classes with count leaves a
         threshold (:attr:`decision_threshold_`): below ε = 1 from the released leaf
         counts; from ε = 1 up from a booked histogram of out-of-bag scores, 5% of ε
-        (:mod:`dpviz.models.forest.score_histogram`). ε-DP either way.
+        (:mod:`dpviz.models.forest.score_histogram`); for ``accuracy`` there from ε = 1
+        up, the same per class: a cut where it beats the argmax. ε-DP either way.
     """
 
     def __init__(
@@ -537,7 +538,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def threshold_epsilon_(self) -> float:
-        """ε of the ``macro_f1`` score histogram (:func:`release.threshold_epsilon_of`)."""
+        """ε of the objective's score histogram (:func:`release.threshold_epsilon_of`)."""
         return release.threshold_epsilon_of(self)
 
     def floor_outcome(self):
@@ -551,7 +552,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     @property
     def leaf_epsilon_(self) -> float:
         """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
-        noisy class prior, the floor's check and the macro_f1 score histogram."""
+        noisy class prior, the floor's check and the objective's score histogram."""
         return release.leaf_epsilon_of(self)
 
     def relabel(
@@ -646,14 +647,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def decision_threshold_(self) -> float | None:
-        """The ``macro_f1`` objective's threshold on class 1's votes share, computed from
-        this release's noisy leaf counts (:func:`~dpviz.models.forest.voting.decision_threshold`);
-        None where the rule is the tempered prior. Post-processing only."""
+        """The cut on class 1's votes share ``predict`` applies (``macro_f1``, ``accuracy``:
+        :func:`~dpviz.models.forest.voting.decision_threshold`), or None. Post-processing."""
         return voting.decision_threshold(self)
 
     def predict(self, X) -> np.ndarray:
-        """Majority vote of the trees (vote ties to the lowest class index), weighed by
-        the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
+        """Majority vote of the trees (ties to the lowest class index), weighed by the
+        ``objective`` or cut (:func:`~dpviz.models.objective.decide`; post-processing)."""
         return voting.predict(self, X)
 
     # --- counting: reads the training data, TRUE counts never released as such -------

@@ -127,7 +127,8 @@ def build_ledger(
         ledger.add_sequential(
             LedgerEntry(
                 "noisy histogram of the checked records' out-of-bag "
-                "scores: the macro_f1 threshold (discrete Laplace)",
+                "scores: the decision threshold of the accuracy (per class) or macro_f1 "
+                "objective (discrete Laplace)",
                 first,
                 threshold_epsilon,
             )

@@ -98,7 +98,7 @@ def check_epsilon_of(model: BaseEstimator) -> float:
 
 
 def threshold_epsilon_of(model: BaseEstimator) -> float:
-    """ε of the macro_f1 score histogram (:mod:`~dpviz.models.forest.score_histogram`):
+    """ε of the objective's score histogram (:mod:`~dpviz.models.forest.score_histogram`):
     its share of ε where it applies and the fit kept the checked records' routing, else 0;
     taken from the leaves. Public: the configuration."""
     if getattr(model, "_check_routes", None) is None or not score_histogram.applies(model):
@@ -108,7 +108,7 @@ def threshold_epsilon_of(model: BaseEstimator) -> float:
 
 def leaf_epsilon_of(model: BaseEstimator) -> float:
     """ε of the leaf outputs: ε less a noisy record count, the split histograms, a
-    noisy class prior, the floor's check and the macro_f1 score histogram."""
+    noisy class prior, the floor's check and the decision's score histogram."""
     return decimal_rest(
         float(model.epsilon),
         getattr(model, "depth_count_epsilon_", 0.0),
@@ -134,7 +134,7 @@ def release_leaves(model: BaseEstimator, source: NoiseSource, *, every_leaf: boo
             f"record count (ε = {model.depth_count_epsilon_:g}) and split histograms "
             f"(ε = {model.split_epsilon_:g}), both spent when the trees were grown, the "
             f"class prior (ε = {model.prior_epsilon_:g}), the floor's check "
-            f"(ε = {model.check_epsilon_:g}) and the macro_f1 score histogram "
+            f"(ε = {model.check_epsilon_:g}) and the decision's score histogram "
             f"(ε = {model.threshold_epsilon_:g}); choose a larger ε, or "
             "declare the record count (declared_n) before fitting"
         )
@@ -187,26 +187,33 @@ def run_check(model: BaseEstimator, source: NoiseSource) -> np.ndarray | None:
 def run_score_histogram(
     model: BaseEstimator, source: NoiseSource, votes: np.ndarray | None = None
 ) -> None:
-    """The macro_f1 score histogram of this release
+    """The objective's score histogram of this release
     (:mod:`~dpviz.models.forest.score_histogram`): the checked records' out-of-bag class-1
-    scores under the leaves just released (and the floor's decision), in cells at
-    weighted quantiles of the release's synthetic scores, counted with discrete Laplace
-    noise at ``threshold_epsilon_``. ``votes``: the check's votes of those records where
-    the floor kept trusting the trees (the scoring they were cast under is unchanged;
-    None: cast them again). Sets ``threshold_counts_`` and ``threshold_edges_`` (None
-    where it does not apply)."""
+    scores under the leaves just released (and the floor's decision), counted with discrete
+    Laplace noise at ``threshold_epsilon_`` — per class in public cells for ``accuracy``,
+    in cells at weighted quantiles of the release's synthetic scores for ``macro_f1``.
+    ``votes``: the check's votes of those records where the floor kept trusting the trees
+    (the scoring they were cast under is unchanged; None: cast them again). Sets
+    ``threshold_counts_`` and ``threshold_edges_`` (None where it does not apply)."""
     model.threshold_counts_ = model.threshold_edges_ = None
     eps = model.threshold_epsilon_
     if not eps:
         return
-    routed, _ = model._check_routes.routes(model)
-    synthetic, weights = model._synthetic_scores()
-    share = float(prior_shares(model.prior_counts_)[1])
-    edges = score_histogram.cell_edges(synthetic, weights.sum(axis=1), share)
+    routed, y = model._check_routes.routes(model)
+    by_class = score_histogram.by_class(model)
+    if by_class:
+        edges = score_histogram.ACCURACY_EDGES
+    else:
+        synthetic, weights = model._synthetic_scores()
+        share = float(prior_shares(model.prior_counts_)[1])
+        edges = score_histogram.cell_edges(synthetic, weights.sum(axis=1), share)
     if votes is None:
         votes = model.votes(routed) if routed.n_records else np.zeros((0, 2))
     scores = normalise_votes(votes)[:, 1]
-    counts = score_histogram.true_histogram(scores, edges)
+    if by_class:
+        counts = score_histogram.true_class_histogram(scores, y, edges)
+    else:
+        counts = score_histogram.true_histogram(scores, edges)
     noise = source.child(score_histogram.STREAM).generator()
     model.threshold_counts_ = score_histogram.release_histogram(counts, eps, noise)
     model.threshold_edges_ = edges

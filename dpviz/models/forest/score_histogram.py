@@ -1,35 +1,50 @@
-"""The default forest's ``macro_f1`` threshold from ε = 1 up: a booked histogram of the
-checked records' out-of-bag scores.
+"""The default forest's decision threshold from ε = 1 up: a booked histogram of the
+checked records' out-of-bag scores, for the ``accuracy`` (by class) and ``macro_f1``
+objectives.
 
-Below ε = 1 (and wherever this release does not apply) the threshold is read from the
-released leaf counts alone (:func:`~dpviz.models.forest.voting.decision_threshold`:
+Where the floor's out-of-bag check runs (:func:`~dpviz.models.forest.floor.check_applies`:
+ε ≥ 1, disjoint trees, a prior), each release of a two-class count forest books one more
+count: the checked records, each scored by every tree but its own as a new record would
+be (the check's routing), fall into cells of class 1's score, counted with exact discrete
+Laplace noise at :data:`SHARE`·ε taken from the leaves.
+
+**accuracy** (the default objective). The forest ranks well but its scores sit below
+class 1's share where the leaves are noisy, and the argmax (class 1 where its score
+passes 0.5) then answers the majority too often: MAGIC at ε = 1 scored AUC 87.5 and
+accuracy 73.8, where a cut on the same scores reaches 81–82. The histogram counts each
+class apart in public cells (:data:`ACCURACY_EDGES`, every 0.25 in log-odds, 0.5 among
+them), and the cut is the cell edge of largest noisy accuracy
+Σ_{cells ≥ cut} c̃₁ + Σ_{cells < cut} c̃₀, used only where it beats the argmax's cut (0.5)
+by :data:`CUT_Z` noise standard deviations of the difference (:func:`accuracy_cut`; the
+cells between the two cuts, two counts each) and the floor trusted the trees; elsewhere
+the argmax stands. Chosen on the shared sets and their stand-ins (bench/README.md, "the
+default forest's accuracy cut").
+
+**macro_f1.** Below ε = 1 (and wherever this release does not apply) the threshold is
+read from the released leaf counts alone (:func:`~dpviz.models.forest.voting.decision_threshold`:
 synthetic records drawn from the leaves). On imbalanced data with little signal those
 synthetic scores spread wider than real records' scores, and that threshold answers the
 rare class for almost no record (caravan, 6% positives, at ε = 1: 0.0–0.5% of the test
-records, at or below the majority's macro-F1 in both benchmark seeds).
+records, at or below the majority's macro-F1 in both benchmark seeds). From ε = 1 the
+histogram counts the checked records' scores (both classes together), and the rule
+answers the rarer class for about :data:`TARGET` times its share p̂ of the records (p̂
+from the released prior; :func:`target_share`), cutting at the cell edge where the noisy
+counts come closest: under a binormal score the cut of largest macro-F1 answers the
+rarer class for 1.0–1.3 × its share at every AUC from 0.5 to 0.9 (bench/README.md, "the
+macro_f1 threshold kept to a window"), and even a ranking no better than chance then
+beats the majority's macro-F1. The cells' edges are weighted quantiles of the release's
+synthetic scores, finer near the cut. Chosen on the shared sets and their stand-ins
+(bench/README.md, "the default forest's macro_f1 threshold from a booked score
+histogram"): against the leaves' rule, and against a class × score histogram with the
+curve's best cut, at ε = 1 and 10.
 
-Where the floor's out-of-bag check runs (:func:`~dpviz.models.forest.floor.check_applies`:
-ε ≥ 1, disjoint trees, a prior), the release books one more count: the checked records,
-each scored by every tree but its own as a new record would be (the check's routing),
-fall into cells of class 1's score, counted with exact discrete Laplace noise at
-:data:`SHARE`·ε. The rule then answers the rarer class for about :data:`TARGET` times its
-share p̂ of the records (p̂ from the released prior; :func:`target_share`), cutting at the
-cell edge where the noisy counts come closest: under a binormal score the cut of largest
-macro-F1 answers the rarer class for 1.0–1.3 × its share at every AUC from 0.5 to 0.9
-(bench/README.md, "the macro_f1 threshold kept to a window"), and even a ranking no
-better than chance then beats the majority's macro-F1.
-The cells' edges are weighted quantiles of the release's synthetic scores, finer near
-the cut. Chosen on the shared sets and their stand-ins (bench/README.md, "the default
-forest's macro_f1 threshold from a booked score histogram"): against the leaves' rule,
-and against a class × score histogram with the curve's best cut, at ε = 1 and 10.
-
-Privacy: the edges are a function of the released leaves and prior and a public seed; a
-checked record's score reads only the released leaves of the trees other than its own,
-and which records are checked is the public record hash and a released count
-(:func:`~dpviz.models.forest.floor.out_of_bag_records`). Adding or removing one record
-changes one cell's count by one: L1 sensitivity 1, so the noisy histogram is
-``SHARE``·ε-DP, booked in the ledger after the check (sequential: the same records). The
-threshold is post-processing of it and the released prior.
+Privacy: the edges are public (accuracy) or a function of the released leaves and prior
+and a public seed (macro_f1); a checked record's score reads only the released leaves of
+the trees other than its own, and which records are checked is the public record hash
+and a released count (:func:`~dpviz.models.forest.floor.out_of_bag_records`). Adding or
+removing one record changes one cell's count by one: L1 sensitivity 1, so the noisy
+histogram is ``SHARE``·ε-DP, booked in the ledger after the check (sequential: the same
+records). The threshold is post-processing of it and the released prior.
 """
 
 from __future__ import annotations
@@ -37,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpviz.models.forest.floor import check_applies
-from dpviz.models.objective import MACRO_F1
+from dpviz.models.objective import ACCURACY, MACRO_F1
 from dpviz.models.trees.prior import decimal_times
 from dpviz.models.trees.threshold import NEVER
 from dpviz.privacy.mechanisms import get_mechanism
@@ -53,17 +68,35 @@ BINS = 32
 TAIL = (3.0, 2.0, 1.5, 1.25, 1.1, 1.0, 0.9, 0.75, 0.5)
 # The noise stream of the histogram within a release.
 STREAM = 0xF2_0000
+# The objectives whose threshold the histogram sets.
+OBJECTIVES = (ACCURACY, MACRO_F1)
+# accuracy: the public cells' inner edges, every 0.25 in log-odds from −6 to 6 (0.5 at
+# 0). A fixed grid, not the synthetic scores' quantiles: those left MAGIC's real scores
+# from 0.2 to 0.5, 40% of the records and the best cut among them, in one cell
+# (bench/README.md).
+ACCURACY_EDGES = 1.0 / (1.0 + np.exp(-np.arange(-24, 25) / 4.0))
+# accuracy: the cut must beat the argmax's by this many noise standard deviations. The
+# best of about 50 noisy cuts is picked, so 2 let noise alone move the cut (votes at
+# ε = 1 lost 1.5 points, a label-permuted MAGIC stand-in 0.3); 3.5 moved no
+# label-permuted stand-in (bench/README.md).
+CUT_Z = 3.5
 
 
 def applies(model) -> bool:
-    """Whether ``model``'s releases book the histogram: ``objective="macro_f1"``, two
-    classes, noisy counts and the floor's check (ε ≥ 1, disjoint trees, a prior). Public:
-    the configuration."""
-    if getattr(model, "objective", None) != MACRO_F1 or len(model.classes_) != 2:
+    """Whether ``model``'s releases book the histogram: an objective of
+    :data:`OBJECTIVES`, two classes, noisy counts and the floor's check (ε ≥ 1, disjoint
+    trees, a prior). Public: the configuration."""
+    if getattr(model, "objective", None) not in OBJECTIVES or len(model.classes_) != 2:
         return False
     if get_mechanism(model.mechanism).releases != "counts":
         return False
     return check_applies(model)
+
+
+def by_class(model) -> bool:
+    """Whether the histogram counts each class apart (the ``accuracy`` objective's).
+    Public: the configuration."""
+    return getattr(model, "objective", None) == ACCURACY
 
 
 def histogram_epsilon(epsilon: float) -> float:
@@ -102,6 +135,17 @@ def true_histogram(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.bincount(cell, minlength=len(edges) + 1).astype(np.int64)
 
 
+def true_class_histogram(scores: np.ndarray, y: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(2, cells): how many of the checked records of class 0 and of class 1 (their TRUE
+    classes ``y``) have their class-1 ``scores`` in each cell. TRUE counts: released only
+    with noise."""
+    cell = np.searchsorted(edges, np.asarray(scores, dtype=np.float64), side="right")
+    y = np.asarray(y)
+    return np.stack([np.bincount(cell[y == c], minlength=len(edges) + 1) for c in (0, 1)]).astype(
+        np.int64
+    )
+
+
 def release_histogram(counts: np.ndarray, epsilon: float, noise) -> np.ndarray:
     """``counts`` plus exact discrete Laplace noise at ``epsilon`` each (one record
     changes one count by one: ε-DP)."""
@@ -133,3 +177,31 @@ def histogram_threshold(noisy: np.ndarray, edges: np.ndarray, share: float) -> f
         return NEVER
     gap = np.abs(above / above[0] - target)
     return float(lower_edges(edges)[int(np.argmin(gap))])
+
+
+def count_variance(epsilon: float) -> float:
+    """The variance of one count's exact discrete Laplace noise at ``epsilon``:
+    2q/(1 − q)², q = e^(−ε). Public."""
+    q = float(np.exp(-float(epsilon)))
+    return 2.0 * q / (1.0 - q) ** 2
+
+
+def accuracy_cut(noisy: np.ndarray, edges: np.ndarray, epsilon: float) -> float | None:
+    """The ``accuracy`` objective's cut on class 1's score from the released (2, cells)
+    histogram ``noisy`` of the checked records (cells split at ``edges``, 0.5 among them;
+    noise at ``epsilon`` a count): the lower edge of the cell from which answering class
+    1 has the largest noisy accuracy Σ_{cells ≥ cut} c̃₁ + Σ_{cells < cut} c̃₀ (0: class 1
+    everywhere, :data:`~dpviz.models.trees.threshold.NEVER`: class 0 everywhere; the
+    highest cut on ties), or None (the argmax, the cut at 0.5) unless that accuracy beats
+    the cut at 0.5 by :data:`CUT_Z` standard deviations of the two sums' difference (the
+    noise of the cells between them, two counts each). Post-processing of the released
+    histogram."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    lower = np.concatenate([lower_edges(edges), [NEVER]])
+    above_1 = np.concatenate([np.cumsum(noisy[1][::-1])[::-1], [0.0]])
+    below_0 = np.concatenate([[0.0], np.cumsum(noisy[0])])
+    accuracy = above_1 + below_0
+    base = int(np.flatnonzero(lower == 0.5)[0])
+    best = len(accuracy) - 1 - int(np.argmax(accuracy[::-1]))
+    spread = np.sqrt(2.0 * abs(best - base) * count_variance(epsilon))
+    return float(lower[best]) if accuracy[best] - accuracy[base] > CUT_Z * spread else None

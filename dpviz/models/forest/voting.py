@@ -30,7 +30,7 @@ from dpviz.models.forest.floor import (
     records_split,
 )
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
-from dpviz.models.forest.score_histogram import histogram_threshold
+from dpviz.models.forest.score_histogram import accuracy_cut, histogram_threshold
 from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
@@ -516,27 +516,43 @@ def decision_prior(model: BaseEstimator) -> np.ndarray:
 
 
 def decision_threshold(model: BaseEstimator) -> float | None:
-    """The ``macro_f1`` threshold on class 1's vote share (:mod:`dpviz.models.trees.threshold`).
+    """The threshold on class 1's vote share that ``predict`` cuts at (two classes), or
+    None.
 
-    Where the release booked a histogram of the checked records' out-of-bag scores
-    (:mod:`~dpviz.models.forest.score_histogram`: from ε = 1 up), the cell edge above
-    which it puts 1.25 times the released prior's class-1 share of the records.
-    Elsewhere from the leaves
-    alone: every leaf of the release (trained or not: the leaves no record reached answer
-    with their noisy counts too, so the threshold depends on the release only, not on which
-    leaves the records reached) is an atom of each class's distribution, weighed by its
-    noisy count (runs of leaves summed, see :func:`~dpviz.models.trees.threshold.simulate_forest`);
-    synthetic records draw one leaf per tree from it and are scored as
-    :func:`votes` scores them (:func:`synthetic_scores`). None (the tempered prior rule
-    instead) unless the objective is ``macro_f1``, there are two classes and the leaves
-    release counts, or when the trees have more leaves than an export lists (their
-    untrained leaves are drawn lazily). Post-processing of released values with public
-    randomness."""
+    ``accuracy``: where the release booked the checked records' out-of-bag scores by
+    class (:mod:`~dpviz.models.forest.score_histogram`: from ε = 1 up) and the floor
+    trusted the trees, the cut of largest noisy accuracy when it beats the argmax's by
+    a noise margin (:func:`~dpviz.models.forest.score_histogram.accuracy_cut`); None (the
+    argmax) otherwise.
+
+    ``macro_f1`` (:mod:`dpviz.models.trees.threshold`): where the release booked a
+    histogram of the checked records' out-of-bag scores (from ε = 1 up), the cell edge
+    above which it puts 1.25 times the released prior's class-1 share of the records.
+    Elsewhere from the leaves alone: every leaf of the release (trained or not: the
+    leaves no record reached answer with their noisy counts too, so the threshold depends
+    on the release only, not on which leaves the records reached) is an atom of each
+    class's distribution, weighed by its noisy count (runs of leaves summed, see
+    :func:`~dpviz.models.trees.threshold.simulate_forest`); synthetic records draw one
+    leaf per tree from it and are scored as :func:`votes` scores them
+    (:func:`synthetic_scores`). None (the tempered prior rule instead) when the leaves
+    release labels, or when the trees have more leaves than an export lists (their
+    untrained leaves are drawn lazily).
+
+    None for the other objectives and more classes. Post-processing of released values
+    with public randomness."""
     model._check_fitted()
-    if model.objective != MACRO_F1 or len(model.classes_) != 2:
+    if len(model.classes_) != 2:
         return None
     counts = getattr(model, "threshold_counts_", None)
-    if counts is not None:
+    if model.objective == ACCURACY:
+        # A histogram booked under another objective (set_params after the fit) is not
+        # this rule's: the argmax.
+        if counts is None or np.ndim(counts) != 2 or not getattr(model, "floor_trusted_", True):
+            return None
+        return accuracy_cut(counts, model.threshold_edges_, model.threshold_epsilon_)
+    if model.objective != MACRO_F1:
+        return None
+    if counts is not None and np.ndim(counts) == 1:
         share = float(prior_shares(model.prior_counts_)[1])
         return histogram_threshold(counts, model.threshold_edges_, share)
     release.complete_release(model)
@@ -572,10 +588,11 @@ def synthetic_scores(model: BaseEstimator) -> tuple[np.ndarray, np.ndarray]:
 
 def predict(model: BaseEstimator, X) -> np.ndarray:
     """Majority vote of the trees (vote ties to the lowest class index), weighed by
-    the ``objective`` (:func:`~dpviz.models.objective.decide`; post-processing)."""
+    the ``objective`` or cut at its threshold (:func:`~dpviz.models.objective.decide`;
+    post-processing)."""
     model._check_fitted()
     proba = model.predict_proba(X)
-    if model.objective == ACCURACY:
+    if model.objective == ACCURACY and model.decision_threshold_ is None:
         return model.classes_[vote_labels(proba)]
     rule = decide(proba, model.decision_prior_, model.objective, model.decision_threshold_)
     return model.classes_[rule]
