@@ -383,8 +383,15 @@ def test_class_prior_is_booked_and_answers_where_the_leaves_hold_no_evidence():
     assert model.tree_epsilon_ == pytest.approx(0.085 - model.prior_epsilon_)
     assert model.ledger_.epsilon_total == pytest.approx(0.1)
     assert "noisy class histogram" in model.ledger_.describe().lower()
-    # The histogram's noise has scale at most 67 against a lead of 2,100 records.
-    assert (model.predict(X) == "major").mean() > 0.99
+    # The histogram's noise has scale at most 67 against a lead of 2,100 records. Fixed
+    # replayable seeds 0–9 (fresh noise fell to 98.97% in 1 of 30 draws): each answers
+    # the majority for at least 98% of the records, 99% on average.
+    shares = [
+        (model.set_params(noise_seed=seed).fit(X, y).predict(X) == "major").mean()
+        for seed in range(10)
+    ]
+    assert min(shares) > 0.98 and np.mean(shares) > 0.99, shares
+    model.set_params(noise_seed=None).fit(X, y)
     paper = DPRandomForestClassifier(
         epsilon=0.1,
         n_estimators=100,
