@@ -141,7 +141,7 @@ FOREST_SUBJECTS = {
         "noisy histogram of the out-of-bag scores"
     ),
     "accuracy": (
-        "The forest's accuracy cut: a public pair of 600 records, ε ≥ 1, reads the noisy "
+        "The forest's accuracy cut: a public pair of 8,000 records, ε ≥ 1, reads the noisy "
         "histogram of the out-of-bag scores per class"
     ),
 }
@@ -201,8 +201,9 @@ FOREST_ACCURACY_TEXT = """\
 **The whole-release audit of the forest's accuracy cut** fits the default forest with the
 registry defaults (its default objective, accuracy) hundreds of times at your ε (at least
 1, where the cut reads a booked histogram) on two neighbouring datasets D and D′ = D ∪ {x}
-that are public and fixed (no record of yours, not your schema): 600 records with a size
-feature, and x. Each release books a noisy histogram of its records' out-of-bag scores,
+that are public and fixed (no record of yours, not your schema): 8,000 records with a size
+feature (enough for the histogram to be booked from ε = 1), and x. Each release books a
+noisy histogram of its records' out-of-bag scores,
 one row per class, each record scored by every tree but its own. Each fit gets fresh
 secret noise. The audit reads the count of x's class in the cell of x's score and gives a
 Clopper–Pearson lower bound on its privacy loss: a bound above the claimed loss refutes

@@ -141,6 +141,19 @@ MACRO_BACKGROUND = pd.DataFrame(
         "label": np.where(_yes, "yes", "no"),
     }
 )
+# The forest's accuracy cut is booked only where the checked records times its ε reach
+# score_histogram.CUT_RECORDS (350): 8,000 records do from ε = 1 (400), 600 would not
+# below ε ≈ 12. The macro_f1 pair's law, scaled up.
+_ACCURACY_N = 8000
+_acc_sizes = np.linspace(0.05, 9.95, _ACCURACY_N)
+_acc_yes = (_acc_sizes > 8) ^ (np.arange(_ACCURACY_N) % 10 == 0)
+ACCURACY_BACKGROUND = pd.DataFrame(
+    {
+        "colour": ["red"] * _ACCURACY_N,
+        "size": _acc_sizes,
+        "label": np.where(_acc_yes, "yes", "no"),
+    }
+)
 _EXTRA = pd.DataFrame({"colour": ["blue"], "size": [5.0], "label": ["yes"]})
 RANDOM_SCHEMA = Schema(
     "label",
@@ -200,7 +213,9 @@ def variant_pair(variant: str) -> tuple[Schema, pd.DataFrame, pd.DataFrame, pd.D
     if variant == "random":
         d_prime = pd.concat([RANDOM_BACKGROUND, _RANDOM_EXTRA], ignore_index=True)
         return RANDOM_SCHEMA, RANDOM_BACKGROUND.copy(), d_prime, _RANDOM_EXTRA.copy()
-    background = GROWN_BACKGROUND if variant == "grown" else MACRO_BACKGROUND
+    background = {"grown": GROWN_BACKGROUND, "accuracy": ACCURACY_BACKGROUND}.get(
+        variant, MACRO_BACKGROUND
+    )
     d_prime = pd.concat([background, _EXTRA], ignore_index=True)
     return VARIANT_SCHEMA, background.copy(), d_prime, _EXTRA.copy()
 

@@ -35,6 +35,8 @@ def show(run: app_train.TrainRun) -> None:
         "**Privacy of the released model.** " + run.privacy_summary
     )
     floor_notice(run.floor)
+    if run.decision:
+        st.caption(run.decision)
     st.markdown(
         f"**Scores on held-out folds** (mean ± 1 std) — {NOT_PRIVATE_DIAGNOSTICS}: publishing "
         "them is not covered by ε."

@@ -37,8 +37,12 @@ from tests.models.test_forest_score_histogram import (
 )
 from tests.privacy.test_ledger_entries import law_holds, pit_discrete_laplace
 
+# 8,000 records: at ε = 1 the checked records times the histogram's ε (0.05) reach
+# score_histogram.CUT_RECORDS; FRAME's 3,000 do not.
+BIG = imbalanced_frame(8000, 5)
 
-def _fit(seed, frame=FRAME, schema=SCHEMA, epsilon=1.0, **params):
+
+def _fit(seed, frame=BIG, schema=SCHEMA, epsilon=1.0, **params):
     model = DPRandomForestClassifier(
         epsilon=epsilon, schema=schema, random_state=0, noise_seed=seed, **params
     )
@@ -100,6 +104,16 @@ def test_nothing_is_booked_below_epsilon_one(epsilon):
     assert model.decision_threshold_ is None
     assert not any(e.query.startswith(HISTOGRAM) for e in model.ledger_.entries)
     assert "threshold_epsilon" not in json.loads(files.release(model).to_json())
+
+
+def test_too_few_records_for_a_cut_book_nothing():
+    """3,000 records at ε = 1: the checked records times 0.05 (150) stay below
+    CUT_RECORDS, so no cut could pass its margin and the leaves keep the 5%; at ε = 10
+    (1,500) the histogram is booked. The record count read is the booked one."""
+    small = _fit(1, FRAME)
+    assert small.threshold_epsilon_ == 0.0 and small.threshold_counts_ is None
+    assert small.depth_n_ * 0.05 < score_histogram.CUT_RECORDS
+    assert _fit(1, FRAME, epsilon=10.0).threshold_epsilon_ == pytest.approx(0.5)
 
 
 def test_more_classes_book_nothing():
@@ -209,9 +223,10 @@ def test_on_magic_the_cut_recovers_what_the_argmax_loses(magic):
 
 
 def test_without_signal_the_argmax_stands():
-    """Fixed replayable seeds 0–5, 3,000 training records of 8% ``yes`` without signal:
-    no cut beats the argmax by the margin, so ``predict`` is the argmax."""
-    train = imbalanced_frame(3000, 1, signal=False)
+    """Fixed replayable seeds 0–5, 8,000 training records of 8% ``yes`` without signal:
+    the histogram is booked, no cut beats the argmax by the margin, so ``predict`` is the
+    argmax."""
+    train = imbalanced_frame(8000, 1, signal=False)
     X = train.drop(columns="label")
     for seed in range(6):
         model = _fit(seed, train)
@@ -237,7 +252,7 @@ def test_a_histogram_of_the_other_objective_is_not_read(magic):
     assert np.ndim(model.threshold_counts_) == 2
     # macro_f1 falls back on the leaves' rule, as where no histogram was booked.
     assert model.decision_threshold_ == best_threshold(*synthetic_scores(model))
-    back = _fit(0, FRAME, SCHEMA, objective="macro_f1")
+    back = _fit(0, BIG, SCHEMA, objective="macro_f1")
     back.set_params(objective="accuracy")
     assert back.decision_threshold_ is None
 
@@ -266,7 +281,7 @@ def test_a_file_predicts_with_the_cut_and_books_the_histogram(magic):
 def test_neighbouring_files_agree_on_every_public_field():
     extra = pd.DataFrame([{"a": 9.5, "col": "g", "label": "yes"}])
     doc = json.loads(files.release(_fit(None)).to_json())
-    bigger = pd.concat([FRAME, extra], ignore_index=True)
+    bigger = pd.concat([BIG, extra], ignore_index=True)
     doc1 = json.loads(files.release(_fit(None, bigger)).to_json())
     assert unaccounted(doc) == [] and unaccounted(doc1) == []
     assert public_fields(doc) == public_fields(doc1)
