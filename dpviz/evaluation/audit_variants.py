@@ -131,29 +131,22 @@ GROWN_BACKGROUND = pd.DataFrame(
         "label": ["no"] * _GROWN_N,
     }
 )
-_MACRO_N = 600
-_sizes = np.linspace(0.05, 9.95, _MACRO_N)
-_yes = (_sizes > 8) ^ (np.arange(_MACRO_N) % 10 == 0)
-MACRO_BACKGROUND = pd.DataFrame(
-    {
-        "colour": ["red"] * _MACRO_N,
-        "size": _sizes,
-        "label": np.where(_yes, "yes", "no"),
-    }
-)
+
+
+def _size_pair_background(n: int) -> pd.DataFrame:
+    """``n`` red records spread over size, "yes" above size 8, every tenth flipped."""
+    sizes = np.linspace(0.05, 9.95, n)
+    yes = (sizes > 8) ^ (np.arange(n) % 10 == 0)
+    return pd.DataFrame(
+        {"colour": ["red"] * n, "size": sizes, "label": np.where(yes, "yes", "no")}
+    )
+
+
+MACRO_BACKGROUND = _size_pair_background(600)
 # The forest's accuracy cut is booked only where the checked records times its ε reach
 # score_histogram.CUT_RECORDS (350): 8,000 records do from ε = 1 (400), 600 would not
 # below ε ≈ 12. The macro_f1 pair's law, scaled up.
-_ACCURACY_N = 8000
-_acc_sizes = np.linspace(0.05, 9.95, _ACCURACY_N)
-_acc_yes = (_acc_sizes > 8) ^ (np.arange(_ACCURACY_N) % 10 == 0)
-ACCURACY_BACKGROUND = pd.DataFrame(
-    {
-        "colour": ["red"] * _ACCURACY_N,
-        "size": _acc_sizes,
-        "label": np.where(_acc_yes, "yes", "no"),
-    }
-)
+ACCURACY_BACKGROUND = _size_pair_background(8000)
 _EXTRA = pd.DataFrame({"colour": ["blue"], "size": [5.0], "label": ["yes"]})
 RANDOM_SCHEMA = Schema(
     "label",

@@ -151,32 +151,26 @@ def test_dpboost_offers_its_grown_and_macro_f1_audits_with_a_bound_per_booked_en
     assert "Audited at ε = 1" in texts(at.caption) and "3,000 records" in texts(at.markdown)
 
 
-def test_the_forest_offers_its_macro_f1_audit_from_epsilon_one():
+@pytest.mark.parametrize(
+    "variant, says, entry",
+    [
+        ("macro_f1", "out-of-bag scores", "score histogram (x's cell)"),
+        ("accuracy", "accuracy cut", "score histogram (x's cell, x's class)"),
+    ],
+)
+def test_the_forest_offers_its_histogram_audits_from_epsilon_one(variant, says, entry):
     at = audit_after_training("fletcher_islam", 0.5)
     subject = at.radio(key="audit.subject")
     assert subject.options[0] == app_audit.SCHEMA_SUBJECT and len(subject.options) == 3
-    subject.set_value("macro_f1").run()
+    subject.set_value(variant).run()
     assert "Audited at ε = 1, registry defaults" in texts(at.caption)
-    assert "out-of-bag scores" in texts(at.markdown)
-    at.number_input(key="audit.runs.macro_f1").set_value(20).run()
+    assert says in texts(at.markdown)
+    at.number_input(key=f"audit.runs.{variant}").set_value(20).run()
     at.button(key="audit.release").click().run()
     assert not at.exception, at.exception
     assert "20 fits on each dataset" in said(at), said(at)
     parts = at.dataframe[-1].value
-    assert "score histogram (x's cell)" in list(parts["booked entry"])
-
-
-def test_the_forest_offers_its_accuracy_cut_audit():
-    at = audit_after_training("fletcher_islam", 0.5)
-    at.radio(key="audit.subject").set_value("accuracy").run()
-    assert "Audited at ε = 1, registry defaults" in texts(at.caption)
-    assert "accuracy cut" in texts(at.markdown)
-    at.number_input(key="audit.runs.accuracy").set_value(20).run()
-    at.button(key="audit.release").click().run()
-    assert not at.exception, at.exception
-    assert "20 fits on each dataset" in said(at), said(at)
-    parts = at.dataframe[-1].value
-    assert "score histogram (x's cell, x's class)" in list(parts["booked entry"])
+    assert entry in list(parts["booked entry"])
 
 
 def test_algorithms_other_than_dpboost_and_the_forest_have_one_audit_subject():

@@ -270,28 +270,22 @@ def test_the_cli_runs_a_variant(capsys):
         assert "--variant" in capsys.readouterr().err
 
 
-def test_the_cli_audits_the_forest_histogram(capsys):
-    """``dpviz audit --release fletcher_islam --variant macro_f1``: one bound on the
-    forest's score histogram; another algorithm's --variant macro_f1 is refused."""
+@pytest.mark.parametrize(
+    "variant, entry, refused, says",
+    [
+        ("macro_f1", FOREST_HISTOGRAM, "jpw", "--variant audits dpboost"),
+        ("accuracy", FOREST_CLASS_HISTOGRAM, "dpboost", "fletcher_islam's score histogram"),
+    ],
+)
+def test_the_cli_audits_the_forest_histograms(capsys, variant, entry, refused, says):
+    """``dpviz audit --release fletcher_islam --variant macro_f1|accuracy``: one bound on
+    the forest's score histogram; the same variant of an algorithm that has none is
+    refused."""
     from dpviz.cli import main
 
-    status = main(["audit", "--release", "fletcher_islam", "--variant", "macro_f1", "--runs", "3"])
+    status = main(["audit", "--release", "fletcher_islam", "--variant", variant, "--runs", "3"])
     out = capsys.readouterr()
     assert status == 0, out.err
-    assert f"parts.{FOREST_HISTOGRAM}: lower bound" in out.out and "claimed 0.500" in out.out
-    status = main(["audit", "--release", "jpw", "--variant", "macro_f1", "--runs", "3"])
-    assert status != 0 and "--variant audits dpboost" in capsys.readouterr().err
-
-
-def test_the_cli_audits_the_forest_accuracy_histogram(capsys):
-    """``dpviz audit --release fletcher_islam --variant accuracy``: one bound on the
-    forest's per-class score histogram; DPBoost's --variant accuracy is refused."""
-    from dpviz.cli import main
-
-    status = main(["audit", "--release", "fletcher_islam", "--variant", "accuracy", "--runs", "3"])
-    out = capsys.readouterr()
-    assert status == 0, out.err
-    assert f"parts.{FOREST_CLASS_HISTOGRAM}: lower bound" in out.out
-    assert "claimed 0.500" in out.out
-    status = main(["audit", "--release", "dpboost", "--variant", "accuracy", "--runs", "3"])
-    assert status != 0 and "fletcher_islam's score histogram" in capsys.readouterr().err
+    assert f"parts.{entry}: lower bound" in out.out and "claimed 0.500" in out.out
+    status = main(["audit", "--release", refused, "--variant", variant, "--runs", "3"])
+    assert status != 0 and says in capsys.readouterr().err

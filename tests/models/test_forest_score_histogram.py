@@ -211,11 +211,18 @@ def test_a_file_predicts_with_the_threshold_and_books_the_histogram():
     assert ledger.epsilon_total == pytest.approx(model.ledger_.epsilon_total)
 
 
-def test_neighbouring_files_agree_on_every_public_field():
+# 8,000 records: enough for the accuracy objective's histogram at ε = 1 (its own tests:
+# tests/models/test_forest_accuracy_cut.py).
+BIG = imbalanced_frame(8000, 5)
+
+
+@pytest.mark.parametrize("objective, frame", [("macro_f1", FRAME), ("accuracy", BIG)])
+def test_neighbouring_files_agree_on_every_public_field(objective, frame):
     extra = pd.DataFrame([{"a": 9.5, "col": "g", "label": "yes"}])
-    doc = json.loads(files.release(_fit(None)).to_json())
-    bigger = pd.concat([FRAME, extra], ignore_index=True)
-    doc1 = json.loads(files.release(_fit(None, bigger)).to_json())
+    doc = json.loads(files.release(_fit(None, frame, objective=objective)).to_json())
+    bigger = pd.concat([frame, extra], ignore_index=True)
+    doc1 = json.loads(files.release(_fit(None, bigger, objective=objective)).to_json())
+    assert "threshold_epsilon" in doc
     assert unaccounted(doc) == [] and unaccounted(doc1) == []
     assert public_fields(doc) == public_fields(doc1)
     assert doc["threshold_epsilon"] == doc1["threshold_epsilon"]
