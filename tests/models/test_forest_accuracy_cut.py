@@ -17,25 +17,25 @@ import numpy as np
 import pytest
 
 from dpviz.models.files import load as files
-from dpviz.models.files.claims import forest_ledger
-from dpviz.models.files.manifest import unaccounted
 from dpviz.models.forest import score_histogram
-from dpviz.models.forest.records import normalise_votes
 from dpviz.models.forest.voting import synthetic_scores
 from dpviz.models.objective import decide
 from dpviz.models.trees.threshold import NEVER, best_threshold
-from dpviz.privacy.schema import Schema, infer_schema
+from dpviz.privacy.schema import infer_schema
 from tests.conftest import dataset_frame
 from tests.models.test_forest_score_histogram import (
     BIG,
     FRAME,
     HISTOGRAM,
     SCHEMA,
+    assert_booked_from_the_leaves,
+    assert_file_cuts_as_the_model,
     imbalanced_frame,
+    law_transforms,
     spend_four_times_on_the_forest_histogram,
 )
 from tests.models.test_forest_score_histogram import _fit as fit_forest
-from tests.privacy.test_ledger_entries import law_holds, pit_discrete_laplace
+from tests.privacy.test_ledger_entries import law_holds
 
 
 def _fit(seed, frame=BIG, schema=SCHEMA, epsilon=1.0, objective="accuracy", **params):
@@ -45,21 +45,8 @@ def _fit(seed, frame=BIG, schema=SCHEMA, epsilon=1.0, objective="accuracy", **pa
     return fit_forest(seed, frame, schema, objective, epsilon, **params)
 
 
-def _true_histogram(model) -> np.ndarray:
-    routed, y = model._check_routes.routes(model)
-    scores = normalise_votes(model.votes(routed))[:, 1]
-    return score_histogram.true_class_histogram(scores, y, model.threshold_edges_)
-
-
 def _transforms(n_fits: int) -> np.ndarray:
-    rng = np.random.default_rng(11)
-    out = []
-    for seed in range(n_fits):
-        model = _fit(seed)
-        (entry,) = [e for e in model.ledger_.entries if e.query.startswith(HISTOGRAM)]
-        z = model.threshold_counts_ - _true_histogram(model)
-        out.append(pit_discrete_laplace(z.ravel(), entry.epsilon, rng))
-    return np.concatenate(out)
+    return law_transforms(_fit, n_fits, 11)
 
 
 def test_the_released_histogram_follows_the_booked_law():
@@ -77,18 +64,7 @@ def test_a_histogram_at_four_times_the_booked_epsilon_is_refuted(monkeypatch):
 def test_the_default_objective_books_the_histogram_from_the_leaves():
     model = _fit(None)
     assert model.objective == "accuracy"
-    (entry,) = [e for e in model.ledger_.entries if e.query.startswith(HISTOGRAM)]
-    assert entry.epsilon == model.threshold_epsilon_ == score_histogram.SHARE * 1.0
-    assert entry.data == "all records"
-    assert model.ledger_.epsilon_total == pytest.approx(1.0)
-    spent = (
-        model.depth_count_epsilon_
-        + model.split_epsilon_
-        + model.prior_epsilon_
-        + model.check_epsilon_
-        + model.threshold_epsilon_
-    )
-    assert model.leaf_epsilon_ == pytest.approx(1.0 - spent)
+    assert_booked_from_the_leaves(model)
     assert model.threshold_counts_.shape == (2, len(score_histogram.ACCURACY_EDGES) + 1)
     assert model.threshold_edges_ is score_histogram.ACCURACY_EDGES
 
@@ -110,13 +86,6 @@ def test_too_few_records_for_a_cut_book_nothing():
     assert small.threshold_epsilon_ == 0.0 and small.threshold_counts_ is None
     assert small.depth_n_ * 0.05 < score_histogram.CUT_RECORDS
     assert _fit(1, FRAME, epsilon=10.0).threshold_epsilon_ == pytest.approx(0.5)
-
-
-def test_more_classes_book_nothing():
-    schema = Schema("label", ("x", "y", "z"), SCHEMA.features)
-    frame = FRAME.assign(label=np.where(FRAME["a"] > 6, "z", np.where(FRAME["a"] > 3, "y", "x")))
-    model = _fit(2, frame, schema)
-    assert model.threshold_epsilon_ == 0.0 and model.decision_threshold_ is None
 
 
 def test_the_edges_are_public_log_odds_cells_with_the_argmax_cut_among_them():
@@ -256,19 +225,11 @@ def test_a_histogram_of_the_other_objective_is_not_read(magic):
 def test_a_file_predicts_with_the_cut_and_books_the_histogram(magic):
     schema, train, test = magic
     model = _fit(1, train, schema)
-    doc = files.release(model).to_json()
-    meta = json.loads(doc)
-    assert meta["decision_threshold"] == model.decision_threshold_
-    assert meta["threshold_epsilon"] == model.threshold_epsilon_
-    assert unaccounted(meta) == []
-    back = files.ReleasedForest.from_json(doc)
+    assert model.decision_threshold_ is not None
     X = test.drop(columns="label")
-    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    back = assert_file_cuts_as_the_model(model, X)
     # Asked for another objective, the file does not apply the accuracy cut.
     np.testing.assert_array_equal(
         back.predict(X, objective="balanced_accuracy"),
         model.set_params(objective="balanced_accuracy").predict(X),
     )
-    ledger = forest_ledger(back.meta)
-    assert any(e.query.startswith(HISTOGRAM) for e in ledger.entries)
-    assert ledger.epsilon_total == pytest.approx(model.ledger_.epsilon_total)

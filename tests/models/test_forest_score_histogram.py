@@ -50,6 +50,9 @@ def imbalanced_frame(n: int, seed: int, signal: bool = True) -> pd.DataFrame:
 
 
 FRAME = imbalanced_frame(3000, 0)
+# 8,000 records: enough for the accuracy objective's histogram at ε = 1 (its own tests:
+# tests/models/test_forest_accuracy_cut.py).
+BIG = imbalanced_frame(8000, 5)
 
 
 def _fit(seed, frame=FRAME, schema=SCHEMA, objective="macro_f1", epsilon=1.0, **params):
@@ -65,20 +68,30 @@ def _fit(seed, frame=FRAME, schema=SCHEMA, objective="macro_f1", epsilon=1.0, **
 
 
 def _true_histogram(model) -> np.ndarray:
-    routed, _ = model._check_routes.routes(model)
+    """The TRUE counts the model's histogram released with noise (per class for the
+    accuracy objective)."""
+    routed, y = model._check_routes.routes(model)
     scores = normalise_votes(model.votes(routed))[:, 1]
+    if score_histogram.by_class(model):
+        return score_histogram.true_class_histogram(scores, y, model.threshold_edges_)
     return score_histogram.true_histogram(scores, model.threshold_edges_)
 
 
-def _transforms(n_fits: int) -> np.ndarray:
-    rng = np.random.default_rng(7)
+def law_transforms(fit, n_fits: int, rng_seed: int) -> np.ndarray:
+    """The released counts' noise of ``fit(seed)`` for seeds 0 … n_fits − 1, through the
+    exact discrete Laplace PIT at the booked ε."""
+    rng = np.random.default_rng(rng_seed)
     out = []
     for seed in range(n_fits):
-        model = _fit(seed)
+        model = fit(seed)
         (entry,) = [e for e in model.ledger_.entries if e.query.startswith(HISTOGRAM)]
         z = model.threshold_counts_ - _true_histogram(model)
-        out.append(pit_discrete_laplace(z, entry.epsilon, rng))
+        out.append(pit_discrete_laplace(z.ravel(), entry.epsilon, rng))
     return np.concatenate(out)
+
+
+def _transforms(n_fits: int) -> np.ndarray:
+    return law_transforms(_fit, n_fits, 7)
 
 
 def test_the_released_histogram_follows_the_booked_law():
@@ -106,8 +119,9 @@ def test_a_histogram_at_four_times_the_booked_epsilon_is_refuted(monkeypatch):
     assert not law_holds(_transforms(10), 300)
 
 
-def test_the_ledger_books_the_histogram_from_the_leaves():
-    model = _fit(None)
+def assert_booked_from_the_leaves(model) -> None:
+    """One ledger entry of 5% of ε (1) for the histogram, on all records, taken from the
+    leaves: the ledger still totals ε."""
     (entry,) = [e for e in model.ledger_.entries if e.query.startswith(HISTOGRAM)]
     assert entry.epsilon == model.threshold_epsilon_ == score_histogram.SHARE * 1.0
     assert entry.data == "all records"
@@ -120,6 +134,11 @@ def test_the_ledger_books_the_histogram_from_the_leaves():
         + model.threshold_epsilon_
     )
     assert model.leaf_epsilon_ == pytest.approx(1.0 - spent)
+
+
+def test_the_ledger_books_the_histogram_from_the_leaves():
+    model = _fit(None)
+    assert_booked_from_the_leaves(model)
     assert 0.0 <= model.decision_threshold_ <= 1.0
 
 
@@ -136,10 +155,12 @@ def test_nothing_is_booked_where_the_rule_does_not_apply(objective, epsilon):
     assert "threshold_epsilon" not in doc
 
 
-def test_more_classes_book_nothing():
+@pytest.mark.parametrize("objective", ["macro_f1", "accuracy"])
+def test_more_classes_book_nothing(objective):
+    """Three classes on 8,000 records (enough for the accuracy cut's histogram on two)."""
     schema = Schema("label", ("x", "y", "z"), SCHEMA.features)
-    frame = FRAME.assign(label=np.where(FRAME["a"] > 6, "z", np.where(FRAME["a"] > 3, "y", "x")))
-    model = _fit(2, frame, schema)
+    frame = BIG.assign(label=np.where(BIG["a"] > 6, "z", np.where(BIG["a"] > 3, "y", "x")))
+    model = _fit(2, frame, schema, objective=objective)
     assert model.threshold_epsilon_ == 0.0 and model.decision_threshold_ is None
 
 
@@ -196,24 +217,24 @@ def test_without_signal_the_rule_answers_about_the_rare_share():
     assert all(g > 0 for g in gains), gains
 
 
-def test_a_file_predicts_with_the_threshold_and_books_the_histogram():
-    model = _fit(3)
+def assert_file_cuts_as_the_model(model, X) -> files.ReleasedForest:
+    """The model's file: its threshold and histogram ε stored, every field accounted
+    for, the same predictions on ``X``, the histogram in its ledger. Returns the file."""
     doc = files.release(model).to_json()
     meta = json.loads(doc)
     assert meta["decision_threshold"] == model.decision_threshold_
     assert meta["threshold_epsilon"] == model.threshold_epsilon_
     assert unaccounted(meta) == []
     back = files.ReleasedForest.from_json(doc)
-    X = FRAME.drop(columns="label")
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     ledger = forest_ledger(back.meta)
     assert any(e.query.startswith(HISTOGRAM) for e in ledger.entries)
     assert ledger.epsilon_total == pytest.approx(model.ledger_.epsilon_total)
+    return back
 
 
-# 8,000 records: enough for the accuracy objective's histogram at ε = 1 (its own tests:
-# tests/models/test_forest_accuracy_cut.py).
-BIG = imbalanced_frame(8000, 5)
+def test_a_file_predicts_with_the_threshold_and_books_the_histogram():
+    assert_file_cuts_as_the_model(_fit(3), FRAME.drop(columns="label"))
 
 
 @pytest.mark.parametrize("objective, frame", [("macro_f1", FRAME), ("accuracy", BIG)])
