@@ -42,6 +42,7 @@ from dpviz.figures.common import (
 from dpviz.figures.tree_layout import leaf_totals
 from dpviz.models.files.load import MAX_EXPORT_NODES, Released, check_public_schema, release
 from dpviz.models.forest.estimator import DPRandomForestClassifier
+from dpviz.models.objective import describe_cut
 from dpviz.models.registry import Algorithm, get_algorithm
 from dpviz.models.trees.floor import FloorOutcome
 from dpviz.privacy.signing import signing_key
@@ -364,8 +365,10 @@ class ReleasedModel:
     @cached_property
     def decision(self) -> str | None:
         """How the released model's two-class ``predict`` cuts class 1's score, where it
-        does not take the plain argmax (:func:`decision_text`), or None."""
-        return decision_text(self.model)
+        does not take the plain argmax (:func:`~dpviz.models.objective.describe_cut`), or
+        None."""
+        text = describe_cut(self.model)
+        return None if text is None else f"**Decision of the released model.** {text}"
 
     @cached_property
     def export_problem(self) -> str | None:
@@ -441,31 +444,3 @@ def _rename(trace, name: str) -> None:
     trace.name = name
     if trace.hovertemplate and old:
         trace.hovertemplate = trace.hovertemplate.replace(old, name, 1)
-
-
-def decision_text(model) -> str | None:
-    """The released model's cut on class 1's score (its ``decision_threshold_``: the
-    default forest's accuracy cut, or a macro_f1 threshold) in one sentence, or None
-    where ``predict`` takes the argmax or weighs by the prior. Public: the threshold is
-    post-processing of the release (the model file stores it)."""
-    threshold = getattr(model, "decision_threshold_", None)
-    classes = getattr(model, "classes_", ())
-    if threshold is None or len(classes) != 2:
-        return None
-    yes, no = (str(c) for c in classes[1::-1])
-    if threshold <= 0.0:
-        rule = f"answers {yes!r} for every record"
-    elif threshold > 1.0:
-        rule = f"answers {no!r} for every record"
-    else:
-        rule = f"answers {yes!r} where its score for {yes!r} is at least {threshold:.3g}"
-    if model.objective == "accuracy":
-        rule += " rather than 0.5 (the majority vote)"
-        source = (
-            "the cut of highest accuracy on a noisy histogram of its out-of-bag scores, "
-            "booked in its ledger, kept because it beat the majority vote by more than that "
-            "histogram's noise"
-        )
-    else:
-        source = f"the {model.objective} threshold it computed from its released values"
-    return f"**Decision of the released model.** It {rule}: {source}."

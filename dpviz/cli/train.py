@@ -39,6 +39,7 @@ from dpviz.models.files.load import (
     load_model,
     release,
 )
+from dpviz.models.objective import describe_cut
 from dpviz.models.registry import get_algorithm
 from dpviz.privacy.schema import DECLARED_BY_SCHEMA_OPTION, MISSING, Schema
 from dpviz.privacy.session_ledger import Release, append_jsonl, lineage_of, read_jsonl
@@ -137,6 +138,7 @@ def cmd_train(args) -> dict:
             "summary": ledger.describe(),
         },
         **_floor_summary(model),
+        **({"decision": cut} if (cut := describe_cut(model)) else {}),
     }
 
 

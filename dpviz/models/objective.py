@@ -93,3 +93,31 @@ def decide(scores, prior, objective: str, threshold: float | None = None) -> np.
     if objective == ACCURACY:
         return np.argmax(scores, axis=1)
     return np.argmax(scores * class_weights(objective, prior), axis=1)
+
+
+def describe_cut(model) -> str | None:
+    """The model's cut on class 1's score (its ``decision_threshold_``: the default
+    forest's accuracy cut, or a macro_f1 threshold) in one sentence, or None where
+    ``predict`` takes the argmax or weighs by the prior. Public: the threshold is
+    post-processing of the release (a model file stores it)."""
+    threshold = getattr(model, "decision_threshold_", None)
+    classes = getattr(model, "classes_", ())
+    if threshold is None or len(classes) != 2:
+        return None
+    yes, no = (str(c) for c in classes[1::-1])
+    if threshold <= 0.0:
+        rule = f"answers {yes!r} for every record"
+    elif threshold > 1.0:
+        rule = f"answers {no!r} for every record"
+    else:
+        rule = f"answers {yes!r} where its score for {yes!r} is at least {threshold:.3g}"
+    if model.objective == ACCURACY:
+        rule += " rather than 0.5 (the majority vote)"
+        source = (
+            "the cut of highest accuracy on a noisy histogram of its out-of-bag scores, "
+            "booked in its ledger, kept because it beat the majority vote by more than that "
+            "histogram's noise"
+        )
+    else:
+        source = f"the {model.objective} threshold it computed from its released values"
+    return f"It {rule}: {source}."

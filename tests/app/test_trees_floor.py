@@ -12,8 +12,9 @@ import pytest
 from dpviz.app import support
 from dpviz.app import train as app_train
 from dpviz.app.session import DATA_KEY, RUN_KEY
-from dpviz.app.train_results import ReleasedModel, decision_text
+from dpviz.app.train_results import ReleasedModel
 from dpviz.evaluation.demos import DEFAULT_DEMO
+from dpviz.models.objective import describe_cut
 from dpviz.models.trees.threshold import NEVER
 from tests.app.test_fragments import page
 from tests.models.test_floor_outcome import fit
@@ -43,11 +44,10 @@ def test_trees_page_warns_when_the_trees_fell_back(monkeypatch, data, trained):
 def test_train_page_states_the_released_models_cut(monkeypatch, data, trained):
     """A two-class model whose ``predict`` cuts class 1's score (the default forest's
     accuracy cut from ε = 1 up) says where, beside its floor."""
-    text = decision_text(
-        SimpleNamespace(
-            decision_threshold_=0.378, classes_=np.array(["g", "h"]), objective="accuracy"
-        )
+    model = SimpleNamespace(
+        decision_threshold_=0.378, classes_=np.array(["g", "h"]), objective="accuracy"
     )
+    text = ReleasedModel("fletcher_islam", model).decision
     assert text.startswith("**Decision of the released model.** It answers 'h' where its")
     assert "at least 0.378 rather than 0.5 (the majority vote)" in text
     assert "noisy histogram of its out-of-bag scores" in text
@@ -62,10 +62,10 @@ def test_the_cut_in_words():
             decision_threshold_=threshold, classes_=np.array(classes), objective=objective
         )
 
-    assert decision_text(model(None)) is None
-    assert decision_text(model(0.3, classes=("a", "b", "c"))) is None
-    assert "answers 'yes' for every record" in decision_text(model(0.0))
-    assert "answers 'no' for every record" in decision_text(model(NEVER))
-    macro = decision_text(model(0.12, "macro_f1"))
+    assert describe_cut(model(None)) is None
+    assert describe_cut(model(0.3, classes=("a", "b", "c"))) is None
+    assert "answers 'yes' for every record" in describe_cut(model(0.0))
+    assert "answers 'no' for every record" in describe_cut(model(NEVER))
+    macro = describe_cut(model(0.12, "macro_f1"))
     assert "at least 0.12: the macro_f1 threshold it computed" in macro
     assert "majority vote" not in macro

@@ -19,7 +19,7 @@ import pytest
 from dpviz.models.files import load as files
 from dpviz.models.forest import score_histogram
 from dpviz.models.forest.voting import synthetic_scores
-from dpviz.models.objective import decide
+from dpviz.models.objective import decide, describe_cut
 from dpviz.models.trees.threshold import NEVER, best_threshold
 from dpviz.privacy.schema import infer_schema
 from tests.conftest import dataset_frame
@@ -233,3 +233,22 @@ def test_a_file_predicts_with_the_cut_and_books_the_histogram(magic):
         back.predict(X, objective="balanced_accuracy"),
         model.set_params(objective="balanced_accuracy").predict(X),
     )
+
+
+def test_the_cli_train_summary_states_the_cut(magic, tmp_path, capsys):
+    """``dpviz train --json`` on MAGIC at ε = 1 (fixed replayable seed): the summary says
+    where the released model cuts, in the words the Train page uses."""
+    from dpviz.cli import main
+
+    schema, train, _ = magic
+    data, declared, out = tmp_path / "train.csv", tmp_path / "schema.json", tmp_path / "m.json"
+    train.to_csv(data, index=False)
+    declared.write_text(schema.to_json())
+    args = ["train", "--data", str(data), "--label", "label", "--schema", str(declared)]
+    assert main([*args, "--epsilon", "1", "--noise-seed", "1", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    cut = json.loads(out.read_text())["decision_threshold"]
+    assert summary["decision"].startswith(
+        f"It answers 'h' where its score for 'h' is at least {cut:.3g} rather than 0.5"
+    )
+    assert describe_cut(_fit(2, train, schema)).startswith("It answers 'h'")
