@@ -101,8 +101,9 @@ def test_the_released_histogram_follows_the_booked_law():
 
 
 def spend_four_times_on_the_forest_histogram(monkeypatch) -> None:
-    """The 4ε mutant of the forest's macro_f1 score histogram: the same ledger, noise at
-    4·ε_h (shared with the whole-release audit's mutant test)."""
+    """The 4ε mutant of the forest's score histograms (macro_f1's and the accuracy cut's):
+    the same ledger, noise at 4·ε_h (shared with the whole-release audit's mutant
+    tests)."""
     spend_more(
         monkeypatch,
         SecureGenerator,
