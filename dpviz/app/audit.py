@@ -203,11 +203,11 @@ registry defaults (its default objective, accuracy) hundreds of times at your ε
 1, where the cut reads a booked histogram) on two neighbouring datasets D and D′ = D ∪ {x}
 that are public and fixed (no record of yours, not your schema): 8,000 records with a size
 feature (enough for the histogram to be booked from ε = 1), and x. Each release books a
-noisy histogram of its records' out-of-bag scores,
-one row per class, each record scored by every tree but its own. Each fit gets fresh
-secret noise. The audit reads the count of x's class in the cell of x's score and gives a
-Clopper–Pearson lower bound on its privacy loss: a bound above the claimed loss refutes
-it (false alarm ≤ 1 − confidence); a bound below it does not prove the claim.
+noisy histogram of its records' out-of-bag scores, one row per class, each record scored
+by every tree but its own. Each fit gets fresh secret noise. The audit reads the count of
+x's class in the cell of x's score and gives a Clopper–Pearson lower bound on its privacy
+loss: a bound above the claimed loss refutes it (false alarm ≤ 1 − confidence); a bound
+below it does not prove the claim.
 """
 
 

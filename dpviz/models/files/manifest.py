@@ -110,7 +110,8 @@ _FOREST: dict[str, ManifestEntry] = {
     "/check_epsilon": _derived("settings and the booked noisy record count (whether it runs)"),
     "/threshold_epsilon": _derived(
         "settings and the booked noisy record count (accuracy or macro_f1 on two "
-        "classes, where the floor's check runs)"
+        "classes, where the floor's check runs; accuracy where the checked records times "
+        "its ε reach 350)"
     ),
     "/decision_threshold": _derived(
         "the released leaf counts and prior, public constants and a public seed; from "
