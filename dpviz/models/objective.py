@@ -14,7 +14,9 @@ with a public exponent ``a`` per objective (:data:`EXPONENTS`):
   :mod:`dpviz.models.forest.score_histogram`);
 - ``balanced_accuracy`` (a = 1): the Bayes rule for balanced accuracy when ``s`` is
   calibrated, argmax p̂(c|x)/π̂_c — every class is weighed as if the classes were
-  equally frequent, so a rare class is predicted where its odds beat its base rate;
+  equally frequent, so a rare class is predicted where its odds beat its base rate; the
+  default forest from ε = 1 up may instead cut class 1's score where its booked
+  histogram of out-of-bag scores shows a better balanced accuracy;
 - ``macro_f1``: on two classes, where the model released per-leaf noisy class counts
   (the forests with count leaves, the greedy trees), a threshold on class 1's score
   that the model computes from its own released leaf counts
@@ -82,13 +84,13 @@ def class_weights(objective: str, prior) -> np.ndarray:
 
 def decide(scores, prior, objective: str, threshold: float | None = None) -> np.ndarray:
     """Each record's class index: argmax_c scores[:, c]·π̂_c^(−a) (ties to the lowest
-    index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``.
-    ``accuracy`` or ``macro_f1`` with a ``threshold`` (two classes, a model's
-    ``decision_threshold_``): class 1 where scores[:, 1] ≥ threshold
+    index, as ``np.argmax``). ``accuracy`` is the plain argmax of ``scores``. With a
+    ``threshold`` (two classes, a model's ``decision_threshold_`` for its objective):
+    class 1 where scores[:, 1] ≥ threshold
     (:func:`~dpviz.models.trees.threshold.decide_threshold`)."""
     scores = np.asarray(scores, dtype=np.float64)
     check_objective(objective)
-    if threshold is not None and scores.shape[1] == 2 and objective in (ACCURACY, MACRO_F1):
+    if threshold is not None and scores.shape[1] == 2:
         return decide_threshold(scores, threshold)
     if objective == ACCURACY:
         return np.argmax(scores, axis=1)
@@ -111,12 +113,13 @@ def describe_cut(model) -> str | None:
         rule = f"answers {no!r} for every record"
     else:
         rule = f"answers {yes!r} where its score for {yes!r} is at least {threshold:.3g}"
-    if model.objective == ACCURACY:
-        rule += " rather than 0.5 (the majority vote)"
+    if model.objective in (ACCURACY, "balanced_accuracy"):
+        plain = "0.5 (the majority vote)" if model.objective == ACCURACY else "its prior's share"
+        rule += f" rather than {plain}"
         source = (
-            "the cut of highest accuracy on a noisy histogram of its out-of-bag scores, "
-            "booked in its ledger, kept because it beat the majority vote by more than that "
-            "histogram's noise"
+            f"the cut of highest {model.objective.replace('_', ' ')} on a noisy histogram "
+            "of its out-of-bag scores, booked in its ledger, kept because it beat that rule "
+            "by more than the histogram's noise"
         )
     else:
         source = f"the {model.objective} threshold it computed from its released values"

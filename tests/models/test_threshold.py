@@ -56,10 +56,11 @@ def test_decide_with_a_threshold():
     scores = np.array([[0.2, 0.8], [0.7, 0.3], [0.9, 0.1]])
     assert decide(scores, [0.9, 0.1], "macro_f1", 0.3).tolist() == [1, 1, 0]
     assert decide(scores, [0.9, 0.1], "macro_f1", NEVER).tolist() == [0, 0, 0]
-    # accuracy cuts at it too (the default forest's cut); balanced_accuracy ignores it
+    # every objective cuts at it (the default forest's accuracy and balanced cuts)
     assert decide(scores, [0.9, 0.1], "accuracy", 0.3).tolist() == [1, 1, 0]
     assert decide(scores, [0.9, 0.1], "accuracy").tolist() == [1, 0, 0]
-    assert decide(scores, [0.9, 0.1], "balanced_accuracy", 0.95).tolist() == [1, 1, 0]
+    assert decide(scores, [0.9, 0.1], "balanced_accuracy").tolist() == [1, 1, 0]
+    assert decide(scores, [0.9, 0.1], "balanced_accuracy", 0.95).tolist() == [0, 0, 0]
 
 
 def test_one_tree_is_exact():

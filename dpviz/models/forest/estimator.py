@@ -279,8 +279,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         :attr:`decision_prior_`, or for ``macro_f1`` on two classes with count leaves a
         threshold (:attr:`decision_threshold_`): below ε = 1 from the released leaf
         counts; from ε = 1 up from a booked histogram of out-of-bag scores, 5% of ε
-        (:mod:`dpviz.models.forest.score_histogram`); for ``accuracy`` there from ε = 1
-        up, the same per class: a cut where it beats the argmax. ε-DP either way.
+        (:mod:`dpviz.models.forest.score_histogram`); for ``accuracy`` and
+        ``balanced_accuracy`` there, the same per class: a cut where it beats the rule.
     """
 
     def __init__(

@@ -127,8 +127,8 @@ def build_ledger(
         ledger.add_sequential(
             LedgerEntry(
                 "noisy histogram of the checked records' out-of-bag "
-                "scores: the decision threshold of the accuracy (per class) or macro_f1 "
-                "objective (discrete Laplace)",
+                "scores: the decision threshold of the objective (per class for accuracy "
+                "and balanced_accuracy, macro_f1's in all) (discrete Laplace)",
                 first,
                 threshold_epsilon,
             )

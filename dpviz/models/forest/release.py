@@ -202,7 +202,8 @@ def run_score_histogram(
     routed, y = model._check_routes.routes(model)
     by_class = score_histogram.by_class(model)
     if by_class:
-        edges = score_histogram.ACCURACY_EDGES
+        share = float(count_prior(model.prior_counts_, 2)[1])
+        edges = score_histogram.class_edges(model.objective, share)
     else:
         synthetic, weights = model._synthetic_scores()
         share = float(prior_shares(model.prior_counts_)[1])

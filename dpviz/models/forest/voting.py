@@ -30,7 +30,12 @@ from dpviz.models.forest.floor import (
     records_split,
 )
 from dpviz.models.forest.records import LeafOutputs, RoutedRecords, _rows, normalise_votes
-from dpviz.models.forest.score_histogram import accuracy_cut, histogram_threshold
+from dpviz.models.forest.score_histogram import (
+    BALANCED,
+    accuracy_cut,
+    balanced_cut,
+    histogram_threshold,
+)
 from dpviz.models.forest.scoring import (
     count_prior,
     count_values,
@@ -544,12 +549,17 @@ def decision_threshold(model: BaseEstimator) -> float | None:
     if len(model.classes_) != 2:
         return None
     counts = getattr(model, "threshold_counts_", None)
-    if model.objective == ACCURACY:
+    if model.objective in (ACCURACY, BALANCED):
         # A histogram booked under another objective (set_params after the fit) is not
-        # this rule's: the argmax.
+        # this rule's unless it counts each class (and, for balanced_accuracy, has a cell
+        # edge at the prior's cut): else the argmax.
         if counts is None or np.ndim(counts) != 2 or not getattr(model, "floor_trusted_", True):
             return None
-        return accuracy_cut(counts, model.threshold_edges_, model.threshold_epsilon_)
+        edges, eps = model.threshold_edges_, model.threshold_epsilon_
+        if model.objective == ACCURACY:
+            return accuracy_cut(counts, edges, eps)
+        base = float(decision_prior(model)[1])
+        return balanced_cut(counts, edges, eps, base) if np.any(edges == base) else None
     if model.objective != MACRO_F1:
         return None
     if counts is not None and np.ndim(counts) == 1:
