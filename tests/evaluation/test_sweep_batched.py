@@ -297,23 +297,34 @@ def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
             assert row[metric] == expected[metric], (e, metric)
 
 
-def test_each_accuracy_point_books_and_cuts_as_a_plain_fit():
-    """The default objective on two classes: each point from ε = 1 up where the records
-    suffice books its own per-class score histogram (the accuracy cut, 5% of ε) and
-    decides as a plain fit at its ε does (same public seed, same replayed noise): budget
-    column, cut and every metric. MAGIC (bundled), 9,000 training records: the cut is
-    used at ε = 1 (it was in every bench fold there); below ε = 1 nothing is booked."""
-    frame = dataset_frame("magic_gamma").sample(12000, random_state=0)
+@pytest.mark.parametrize("objective", ["accuracy", "balanced_accuracy"])
+def test_each_accuracy_point_books_and_cuts_as_a_plain_fit(objective):
+    """The default objective (and balanced_accuracy) on two classes: each point from
+    ε = 1 up where the records suffice books its own per-class score histogram (the
+    cut, 5% of ε) and decides as a plain fit at its ε does (same public seed, same
+    replayed noise): budget column, cut and every metric; below ε = 1 nothing is booked.
+    MAGIC (bundled) cut to 10% "h", 10,000 training records: at ε = 3 both cuts are
+    used (fixed seeds)."""
+    frame = dataset_frame("magic_gamma")
     schema = dataclasses.replace(infer_schema(frame, "label", warn=False), inferred=False)
-    train, test = encode(frame.iloc[:9000], schema), encode(frame.iloc[9000:], schema)
+    rng = np.random.default_rng(0)
+    g, h = (rng.permutation(np.flatnonzero(frame["label"] == c)) for c in ("g", "h"))
+    train = encode(frame.iloc[np.r_[g[:9000], h[:1000]]], schema)
+    test = encode(frame.iloc[np.r_[g[9000:], h[1000:1400]]], schema)
     eps = [0.3, 1.0, 3.0]
-    grid = sweep.SweepGrid(epsilons=eps, mechanisms=["laplace_counts"], references=False)
+    preset = {"objective": objective}
+    grid = sweep.SweepGrid(
+        epsilons=eps,
+        mechanisms=["laplace_counts"],
+        references=False,
+        presets={"fletcher_islam": preset},
+    )
     rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
     for e in eps:
-        plain, expected = plain_point(train, test, schema, e)
+        plain, expected = plain_point(train, test, schema, e, **preset)
         assert (plain.threshold_epsilon_ > 0) == (e >= 1.0)
         row = rows[rows["epsilon"] == e].iloc[0]
         assert row["threshold_epsilon"] == plain.threshold_epsilon_, e
         for metric in ("accuracy", "auc", "f1", "macro_f1"):
             assert row[metric] == expected[metric], (e, metric)
-    assert plain_point(train, test, schema, 1.0)[0].decision_threshold_ is not None
+    assert plain_point(train, test, schema, 3.0, **preset)[0].decision_threshold_ is not None
