@@ -272,15 +272,11 @@ def test_the_twin_has_the_structure_of_the_largest_swept_epsilon():
         assert twin.iloc[0]["depth"] == top.iloc[0]["depth"]
 
 
-def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
-    """With ``objective="macro_f1"`` on two classes, each point from ε = 1 up releases its
-    own score histogram (the forest's macro_f1 threshold, 5% of ε) and decides as a plain
-    fit at its ε does (same public seed, same replayed noise): threshold, budget column
-    and every metric; below ε = 1 nothing is booked for it."""
-    frame, schema = case(1500, 2)
-    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+def assert_histogram_points_are_plain_fits(train, test, schema, preset: dict) -> None:
+    """A default-forest sweep with ``preset`` at ε 0.3, 1 and 3: each point books its
+    score histogram from ε = 1 up (none below) and scores as a plain fit at its ε does
+    (same public seed, same replayed noise): budget column and every metric."""
     eps = [0.3, 1.0, 3.0]
-    preset = {"split_points": "uniform", "objective": "macro_f1"}
     grid = sweep.SweepGrid(
         epsilons=eps,
         mechanisms=["laplace_counts"],
@@ -295,6 +291,18 @@ def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
         assert row["threshold_epsilon"] == plain.threshold_epsilon_, e
         for metric in ("accuracy", "auc", "f1", "macro_f1"):
             assert row[metric] == expected[metric], (e, metric)
+
+
+def test_each_macro_f1_point_books_and_reads_its_own_score_histogram():
+    """With ``objective="macro_f1"`` on two classes, each point from ε = 1 up releases its
+    own score histogram (the forest's macro_f1 threshold, 5% of ε) and decides as a plain
+    fit at its ε does (same public seed, same replayed noise): threshold, budget column
+    and every metric; below ε = 1 nothing is booked for it."""
+    frame, schema = case(1500, 2)
+    train, test = encode(frame.iloc[:1000], schema), encode(frame.iloc[1000:], schema)
+    assert_histogram_points_are_plain_fits(
+        train, test, schema, {"split_points": "uniform", "objective": "macro_f1"}
+    )
 
 
 @pytest.mark.parametrize("objective", ["accuracy", "balanced_accuracy"])
@@ -311,20 +319,6 @@ def test_each_accuracy_point_books_and_cuts_as_a_plain_fit(objective):
     g, h = (rng.permutation(np.flatnonzero(frame["label"] == c)) for c in ("g", "h"))
     train = encode(frame.iloc[np.r_[g[:9000], h[:1000]]], schema)
     test = encode(frame.iloc[np.r_[g[9000:], h[1000:1400]]], schema)
-    eps = [0.3, 1.0, 3.0]
     preset = {"objective": objective}
-    grid = sweep.SweepGrid(
-        epsilons=eps,
-        mechanisms=["laplace_counts"],
-        references=False,
-        presets={"fletcher_islam": preset},
-    )
-    rows = pd.DataFrame(sweep._fold_rows(train, test, schema, grid, 0, 5, (1, 7)))
-    for e in eps:
-        plain, expected = plain_point(train, test, schema, e, **preset)
-        assert (plain.threshold_epsilon_ > 0) == (e >= 1.0)
-        row = rows[rows["epsilon"] == e].iloc[0]
-        assert row["threshold_epsilon"] == plain.threshold_epsilon_, e
-        for metric in ("accuracy", "auc", "f1", "macro_f1"):
-            assert row[metric] == expected[metric], (e, metric)
+    assert_histogram_points_are_plain_fits(train, test, schema, preset)
     assert plain_point(train, test, schema, 3.0, **preset)[0].decision_threshold_ is not None
