@@ -209,25 +209,31 @@ def test_a_forest_histogram_at_four_times_its_epsilon_is_refuted(
     assert entry in result.refuted_parts, result.parts
 
 
-def test_bad_variant_arguments_are_refused():
-    with pytest.raises(ValueError, match="variant must be one of"):
-        audit_release("dpboost", variant="nope")
-    with pytest.raises(ValueError, match="audits dpboost"):
-        audit_release("jpw", variant="grown")
-    with pytest.raises(ValueError, match="neither sharpened"):
-        audit_release("dpboost", variant="grown", sharpened=True)
-    with pytest.raises(ValueError, match="did not grow"):
-        audit_release("dpboost", variant="grown", epsilon=1.0, n_runs=1)
-    with pytest.raises(ValueError, match="did not split at random"):
-        audit_release("dpboost", variant="random", epsilon=0.1, n_runs=1)
-    with pytest.raises(ValueError, match="audits dpboost and fletcher_islam, not jpw"):
-        audit_release("jpw", variant="macro_f1")
-    with pytest.raises(ValueError, match="books no macro_f1 score histogram"):
-        audit_release("fletcher_islam", variant="macro_f1", epsilon=0.5, n_runs=1)
-    with pytest.raises(ValueError, match="books no accuracy score histogram"):
-        audit_release("fletcher_islam", variant="accuracy", epsilon=0.5, n_runs=1)
-    with pytest.raises(ValueError, match="audits fletcher_islam, not dpboost"):
-        audit_release("dpboost", variant="accuracy")
+@pytest.mark.parametrize(
+    "algorithm, arguments, match",
+    [
+        ("dpboost", {"variant": "nope"}, "variant must be one of"),
+        ("jpw", {"variant": "grown"}, "audits dpboost"),
+        ("dpboost", {"variant": "grown", "sharpened": True}, "neither sharpened"),
+        ("dpboost", {"variant": "grown", "epsilon": 1.0, "n_runs": 1}, "did not grow"),
+        ("dpboost", {"variant": "random", "epsilon": 0.1, "n_runs": 1}, "did not split at random"),
+        ("jpw", {"variant": "macro_f1"}, "audits dpboost and fletcher_islam, not jpw"),
+        (
+            "fletcher_islam",
+            {"variant": "macro_f1", "epsilon": 0.5, "n_runs": 1},
+            "books no macro_f1 score histogram",
+        ),
+        (
+            "fletcher_islam",
+            {"variant": "accuracy", "epsilon": 0.5, "n_runs": 1},
+            "books no accuracy score histogram",
+        ),
+        ("dpboost", {"variant": "accuracy"}, "audits fletcher_islam, not dpboost"),
+    ],
+)
+def test_bad_variant_arguments_are_refused(algorithm, arguments, match):
+    with pytest.raises(ValueError, match=match):
+        audit_release(algorithm, **arguments)
 
 
 def test_the_cli_runs_a_variant(capsys):
